@@ -1,0 +1,76 @@
+// Broker: the process-wide services a request handler needs (config, topics, long-poll watchers,
+// identity) and their lifecycle: start() opens storage and binds listeners, run() serves on
+// num.io.threads threads until SIGTERM/SIGINT or shutdown(), then drains connections (in-flight
+// requests answered) and flushes and closes every log. Handlers get it through RequestContext;
+// its accessors are safe from any thread once start() has returned.
+#pragma once
+
+#include "broker/net/asio.h"
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "broker/config.h"
+#include "broker/partition_watchers.h"
+#include "broker/topic_registry.h"
+#include "protocol/base/result.h"
+
+namespace strata::storage {
+class Env;
+class LogManager;
+}  // namespace strata::storage
+
+namespace strata::broker {
+
+class Server;
+class RequestDispatcher;
+
+class Broker {
+ public:
+  explicit Broker(BrokerConfig config, storage::Env* env = nullptr);
+  ~Broker();
+
+  Status start();
+  // Serves until shutdown; returns after the graceful stop completed.
+  void run();
+  // Starts a graceful stop (any thread, idempotent).
+  void shutdown();
+
+  const BrokerConfig& config() const { return config_; }
+  TopicRegistry& topics() { return *topics_; }
+  PartitionWatchers& watchers() { return watchers_; }
+  boost::asio::io_context& io() { return io_; }
+  int32_t node_id() const { return config_.node_id; }
+  bool stopping() const { return stopping_.load(); }
+  const std::string& cluster_id() const;
+  // The address clients are told to use (advertised.listeners, else the bound listener).
+  const Listener& advertised() const { return advertised_; }
+  const std::vector<Listener>& bound_listeners() const { return bound_; }
+
+ private:
+  void schedule_flush();
+  void finish_shutdown();
+
+  BrokerConfig config_;
+  storage::Env* env_;
+  boost::asio::io_context io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+  std::unique_ptr<storage::LogManager> logs_;
+  std::unique_ptr<TopicRegistry> topics_;
+  PartitionWatchers watchers_;
+  std::unique_ptr<RequestDispatcher> dispatcher_;
+  std::unique_ptr<Server> server_;
+  boost::asio::signal_set signals_;
+  boost::asio::steady_timer flush_timer_;
+  boost::asio::steady_timer shutdown_timer_;
+  std::vector<Listener> bound_;
+  Listener advertised_;
+  std::atomic<bool> stopping_{false};
+  int shutdown_polls_ = 0;
+};
+
+// Milliseconds since the epoch (wall clock), as Kafka timestamps are.
+int64_t now_ms();
+
+}  // namespace strata::broker

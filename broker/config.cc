@@ -1,0 +1,260 @@
+#include "broker/config.h"
+
+#include <charconv>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+namespace strata::broker {
+namespace {
+
+using Setter = std::function<Status(BrokerConfig&, const std::string&)>;
+
+struct KeyDef {
+  ConfigKeyDoc doc;
+  Setter set;
+};
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+template <typename T>
+Status parse_int(const std::string& key, const std::string& v, T min, T max, T& out) {
+  T x{};
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || p != v.data() + v.size()) {
+    return Status(Errc::invalid_argument, "config " + key + ": '" + v + "' is not an integer");
+  }
+  if (x < min || x > max) {
+    return Status(Errc::invalid_argument, "config " + key + ": " + v + " is out of range [" +
+                                              std::to_string(min) + ", " + std::to_string(max) + "]");
+  }
+  out = x;
+  return Status::Ok();
+}
+
+Setter bool_key(bool BrokerConfig::*field, const char* name) {
+  return [field, name](BrokerConfig& c, const std::string& v) -> Status {
+    if (v == "true") c.*field = true;
+    else if (v == "false") c.*field = false;
+    else return Status(Errc::invalid_argument, std::string("config ") + name + ": '" + v +
+                                                 "' is not true or false");
+    return Status::Ok();
+  };
+}
+
+Setter enum_key(std::string BrokerConfig::*field, const char* name, std::vector<std::string> allowed) {
+  return [field, name, allowed](BrokerConfig& c, const std::string& v) -> Status {
+    for (const auto& a : allowed) {
+      if (a == v) {
+        c.*field = v;
+        return Status::Ok();
+      }
+    }
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    return Status(Errc::invalid_argument,
+                  std::string("config ") + name + ": '" + v + "' is not one of " + list);
+  };
+}
+
+const std::vector<KeyDef>& key_defs() {
+  static const std::vector<KeyDef> defs = [] {
+    std::vector<KeyDef> d;
+    auto i32 = [&d](const char* n, const char* def, const char* doc, int32_t BrokerConfig::*f,
+                    int32_t lo, int32_t hi) {
+      d.push_back({{n, def, doc}, [=](BrokerConfig& c, const std::string& v) {
+                     return parse_int<int32_t>(n, v, lo, hi, c.*f);
+                   }});
+    };
+    auto i64 = [&d](const char* n, const char* def, const char* doc, int64_t BrokerConfig::*f,
+                    int64_t lo, int64_t hi) {
+      d.push_back({{n, def, doc}, [=](BrokerConfig& c, const std::string& v) {
+                     return parse_int<int64_t>(n, v, lo, hi, c.*f);
+                   }});
+    };
+    constexpr int32_t kI32Max = INT32_MAX;
+    constexpr int64_t kI64Max = INT64_MAX;
+    i32("node.id", "1", "Id of this broker; reported in Metadata and stored in meta.properties.",
+        &BrokerConfig::node_id, 0, kI32Max);
+    d.push_back({{"listeners", "PLAINTEXT://127.0.0.1:9092",
+                  "Comma-separated NAME://host:port to listen on; port 0 binds a free port."},
+                 [](BrokerConfig& c, const std::string& v) -> Status {
+                   auto r = parse_listeners(v);
+                   if (!r.ok()) return Status(Errc::invalid_argument, "config listeners: " + r.status().message());
+                   if (r->empty()) return Status(Errc::invalid_argument, "config listeners: empty");
+                   c.listeners = *r;
+                   return Status::Ok();
+                 }});
+    d.push_back({{"advertised.listeners", "",
+                  "Addresses given to clients in Metadata; empty = the bound listeners."},
+                 [](BrokerConfig& c, const std::string& v) -> Status {
+                   if (v.empty()) {
+                     c.advertised_listeners.clear();
+                     return Status::Ok();
+                   }
+                   auto r = parse_listeners(v);
+                   if (!r.ok()) return Status(Errc::invalid_argument, "config advertised.listeners: " + r.status().message());
+                   c.advertised_listeners = *r;
+                   return Status::Ok();
+                 }});
+    d.push_back({{"log.dirs", "./data", "Comma-separated directories holding partition logs."},
+                 [](BrokerConfig& c, const std::string& v) -> Status {
+                   c.log_dirs.clear();
+                   std::stringstream ss(v);
+                   std::string item;
+                   while (std::getline(ss, item, ',')) {
+                     item = trim(item);
+                     if (!item.empty()) c.log_dirs.push_back(item);
+                   }
+                   if (c.log_dirs.empty()) return Status(Errc::invalid_argument, "config log.dirs: empty");
+                   return Status::Ok();
+                 }});
+    i32("num.io.threads", "0", "Threads serving network I/O and requests; 0 = number of cores.",
+        &BrokerConfig::num_io_threads, 0, 1024);
+    i32("num.partitions", "1", "Partition count of auto-created topics and of CreateTopics with -1.",
+        &BrokerConfig::num_partitions, 1, 100000);
+    d.push_back({{"default.replication.factor", "1",
+                  "Replication factor used when CreateTopics passes -1; only 1 exists today."},
+                 [](BrokerConfig& c, const std::string& v) -> Status {
+                   return parse_int<int16_t>("default.replication.factor", v, 1, 1,
+                                             c.default_replication_factor);
+                 }});
+    d.push_back({{"auto.create.topics.enable", "true",
+                  "Create unknown topics named in Metadata requests (if the client allows it)."},
+                 bool_key(&BrokerConfig::auto_create_topics_enable, "auto.create.topics.enable")});
+    i64("log.segment.bytes", "1073741824", "Roll a new segment when the active one reaches this size.",
+        &BrokerConfig::log_segment_bytes, 14, kI32Max);
+    i64("log.roll.ms", "604800000", "Roll a new segment when the active one is older than this.",
+        &BrokerConfig::log_roll_ms, 1, kI64Max);
+    i64("log.flush.interval.messages", "9223372036854775807",
+        "fsync a partition after this many messages; the default leaves flushing to the OS.",
+        &BrokerConfig::log_flush_interval_messages, 1, kI64Max);
+    i64("log.flush.interval.ms", "9223372036854775807",
+        "fsync a partition when its oldest unflushed message is this old; default: never.",
+        &BrokerConfig::log_flush_interval_ms, 0, kI64Max);
+    i64("log.flush.scheduler.interval.ms", "1000",
+        "How often the time-based flush policy is checked.",
+        &BrokerConfig::log_flush_scheduler_interval_ms, 1, kI64Max);
+    i32("log.index.interval.bytes", "4096", "Bytes between two entries of the sparse offset index.",
+        &BrokerConfig::log_index_interval_bytes, 0, kI32Max);
+    i32("log.index.size.max.bytes", "10485760", "Largest .index file; a full index rolls the segment.",
+        &BrokerConfig::log_index_size_max_bytes, 4, kI32Max);
+    i32("message.max.bytes", "1048588",
+        "Largest record batch a producer may send (after the broker's recompression, if any).",
+        &BrokerConfig::message_max_bytes, 0, kI32Max);
+    i32("socket.request.max.bytes", "104857600",
+        "Largest request frame; a larger size prefix closes the connection.",
+        &BrokerConfig::socket_request_max_bytes, 1, kI32Max);
+    d.push_back({{"compression.type", "producer",
+                  "Codec batches are stored with: producer (keep the producer's) or "
+                  "uncompressed/gzip/snappy/lz4/zstd (recompress)."},
+                 enum_key(&BrokerConfig::compression_type, "compression.type",
+                          {"producer", "uncompressed", "none", "gzip", "snappy", "lz4", "zstd"})});
+    d.push_back({{"log.message.timestamp.type", "CreateTime",
+                  "CreateTime keeps the producer's timestamps; LogAppendTime stamps the broker's."},
+                 enum_key(&BrokerConfig::log_message_timestamp_type, "log.message.timestamp.type",
+                          {"CreateTime", "LogAppendTime"})});
+    i64("log.retention.ms", "604800000",
+        "Default retention.ms of topics (stored; enforced by the retention task of issue 4).",
+        &BrokerConfig::log_retention_ms, -1, kI64Max);
+    i64("log.retention.bytes", "-1",
+        "Default retention.bytes of topics (stored; enforced by the retention task of issue 4).",
+        &BrokerConfig::log_retention_bytes, -1, kI64Max);
+    d.push_back({{"log.cleanup.policy", "delete", "Default cleanup.policy of topics: delete or compact."},
+                 enum_key(&BrokerConfig::log_cleanup_policy, "log.cleanup.policy",
+                          {"delete", "compact", "compact,delete", "delete,compact"})});
+    d.push_back({{"log.level", "info", "Broker log level: trace, debug, info, warn, error."},
+                 enum_key(&BrokerConfig::log_level, "log.level",
+                          {"trace", "debug", "info", "warn", "error", "critical", "off"})});
+    return d;
+  }();
+  return defs;
+}
+
+}  // namespace
+
+const std::vector<ConfigKeyDoc>& config_keys() {
+  static const std::vector<ConfigKeyDoc> docs = [] {
+    std::vector<ConfigKeyDoc> v;
+    for (const auto& d : key_defs()) v.push_back(d.doc);
+    return v;
+  }();
+  return docs;
+}
+
+Result<std::vector<Listener>> parse_listeners(const std::string& value) {
+  std::vector<Listener> out;
+  std::stringstream ss(value);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    item = trim(item);
+    if (item.empty()) continue;
+    auto sep = item.find("://");
+    if (sep == std::string::npos) return Result<std::vector<Listener>>(Errc::invalid_argument, "'" + item + "' is not NAME://host:port");
+    Listener l;
+    l.name = item.substr(0, sep);
+    std::string hp = item.substr(sep + 3);
+    auto colon = hp.rfind(':');
+    if (colon == std::string::npos) return Result<std::vector<Listener>>(Errc::invalid_argument, "'" + item + "' has no port");
+    l.host = hp.substr(0, colon);
+    if (l.host.size() >= 2 && l.host.front() == '[' && l.host.back() == ']') {
+      l.host = l.host.substr(1, l.host.size() - 2);
+    }
+    int32_t port = 0;
+    Status st = parse_int<int32_t>("port", hp.substr(colon + 1), 0, 65535, port);
+    if (!st.ok()) return st;
+    l.port = static_cast<uint16_t>(port);
+    out.push_back(l);
+  }
+  return out;
+}
+
+Result<BrokerConfig> parse_config(const std::string& text, const std::vector<std::string>& overrides) {
+  std::map<std::string, std::string> kv;
+  for (const auto& d : key_defs()) kv[d.doc.name] = d.doc.default_value;
+
+  auto apply = [&kv](const std::string& line, const std::string& where) -> Status {
+    std::string l = trim(line);
+    if (l.empty() || l[0] == '#' || l[0] == '!') return Status::Ok();
+    auto eq = l.find_first_of("=:");
+    if (eq == std::string::npos) return Status(Errc::invalid_argument, where + ": expected key=value: " + l);
+    std::string key = trim(l.substr(0, eq));
+    std::string value = trim(l.substr(eq + 1));
+    if (!kv.count(key)) return Status(Errc::invalid_argument, where + ": unknown config key '" + key + "'");
+    kv[key] = value;
+    return Status::Ok();
+  };
+
+  std::stringstream ss(text);
+  std::string line;
+  int n = 0;
+  while (std::getline(ss, line)) {
+    ++n;
+    STRATA_RETURN_IF_ERROR(apply(line, "line " + std::to_string(n)));
+  }
+  for (const auto& o : overrides) STRATA_RETURN_IF_ERROR(apply(o, "--override"));
+
+  BrokerConfig c;
+  for (const auto& d : key_defs()) STRATA_RETURN_IF_ERROR(d.set(c, kv[d.doc.name]));
+  c.values = std::move(kv);
+  return c;
+}
+
+Result<BrokerConfig> load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  std::string text;
+  if (!path.empty()) {
+    std::ifstream in(path);
+    if (!in) return Result<BrokerConfig>(Errc::not_found, "cannot read config file " + path);
+    std::stringstream buf;
+    buf << in.rdbuf();
+    text = buf.str();
+  }
+  return parse_config(text, overrides);
+}
+
+}  // namespace strata::broker

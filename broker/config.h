@@ -1,0 +1,68 @@
+// Broker configuration: the typed view of server.properties (Kafka key names where Kafka has the
+// concept). Built once at start-up by load_config(); immutable afterwards, so any thread may read it.
+// Every key the broker knows is declared in config.cc's table with its default and one line of
+// documentation; config/server.properties lists the same keys (a unit test keeps them in step).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "protocol/base/result.h"
+
+namespace strata::broker {
+
+struct Listener {
+  std::string name;  // e.g. PLAINTEXT
+  std::string host;
+  uint16_t port = 0;
+};
+
+struct BrokerConfig {
+  int32_t node_id = 1;
+  std::vector<Listener> listeners;
+  std::vector<Listener> advertised_listeners;  // empty -> same as listeners (bound port)
+  std::vector<std::string> log_dirs;
+  int32_t num_io_threads = 0;  // 0 = number of cores
+  int32_t num_partitions = 1;
+  int16_t default_replication_factor = 1;
+  bool auto_create_topics_enable = true;
+  int64_t log_segment_bytes = 1073741824;
+  int64_t log_roll_ms = 604800000;
+  int64_t log_flush_interval_messages = INT64_MAX;
+  int64_t log_flush_interval_ms = INT64_MAX;
+  int64_t log_flush_scheduler_interval_ms = 1000;
+  int32_t log_index_interval_bytes = 4096;
+  int32_t log_index_size_max_bytes = 10485760;
+  int32_t message_max_bytes = 1048588;
+  int32_t socket_request_max_bytes = 104857600;
+  std::string compression_type = "producer";
+  std::string log_message_timestamp_type = "CreateTime";
+  int64_t log_retention_ms = 604800000;
+  int64_t log_retention_bytes = -1;
+  std::string log_cleanup_policy = "delete";
+  std::string log_level = "info";
+
+  // Every key with its effective value (as text), for logging and DescribeConfigs later.
+  std::map<std::string, std::string> values;
+};
+
+struct ConfigKeyDoc {
+  const char* name;
+  const char* default_value;
+  const char* doc;
+};
+// All keys the broker accepts, in documentation order.
+const std::vector<ConfigKeyDoc>& config_keys();
+
+// Parses a properties file (`key=value`, `#`/`!` comments, blank lines) and applies `overrides`
+// ("key=value", later wins). An unknown key or a bad value fails with a message naming the key.
+Result<BrokerConfig> load_config(const std::string& path, const std::vector<std::string>& overrides);
+// Same, from text already read (path may be empty).
+Result<BrokerConfig> parse_config(const std::string& text, const std::vector<std::string>& overrides);
+
+// Parses "NAME://host:port[,NAME://host:port]".
+Result<std::vector<Listener>> parse_listeners(const std::string& value);
+
+}  // namespace strata::broker

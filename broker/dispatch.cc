@@ -1,0 +1,84 @@
+#include "broker/dispatch.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "broker/handlers/handlers.h"
+#include "protocol/messages/messages.h"
+#include "protocol/wire/errors.h"
+
+namespace strata::broker {
+
+namespace p = strata::protocol;
+
+namespace {
+template <typename Req>
+HandlerDef def(HandlerFn fn) {
+  return HandlerDef{Req::kApiKey, Req::kMinVersion, Req::kMaxVersion, fn};
+}
+}  // namespace
+
+const std::vector<HandlerDef>& handler_table() {
+  static const std::vector<HandlerDef> table = [] {
+    std::vector<HandlerDef> t = {
+        def<p::ProduceRequest>(handlers::produce),
+        def<p::FetchRequest>(handlers::fetch),
+        def<p::ListOffsetsRequest>(handlers::list_offsets),
+        def<p::MetadataRequest>(handlers::metadata),
+        def<p::FindCoordinatorRequest>(handlers::find_coordinator),
+        def<p::ApiVersionsRequest>(handlers::api_versions),
+        def<p::CreateTopicsRequest>(handlers::create_topics),
+        def<p::DeleteTopicsRequest>(handlers::delete_topics),
+    };
+    std::sort(t.begin(), t.end(), [](auto& a, auto& b) { return a.api_key < b.api_key; });
+    return t;
+  }();
+  return table;
+}
+
+void RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder responder) {
+  const auto& table = handler_table();
+  auto it = std::find_if(table.begin(), table.end(),
+                         [&](const HandlerDef& h) { return h.api_key == frame->api_key; });
+  if (it == table.end()) {
+    spdlog::warn("closing {}: unknown api key {}", responder.peer(), frame->api_key);
+    responder.close("unknown api key");
+    return;
+  }
+  if (frame->api_version < it->min_version || frame->api_version > it->max_version) {
+    if (frame->api_key == p::ApiVersionsRequest::kApiKey && frame->api_version > it->max_version) {
+      // The client retries with a version from this list; the body is always v0 (header v0).
+      p::ApiVersionsResponse resp;
+      resp.error_code = static_cast<int16_t>(p::ErrorCode::unsupported_version);
+      auto& k = resp.api_keys.emplace_back();
+      k.api_key = it->api_key;
+      k.min_version = it->min_version;
+      k.max_version = it->max_version;
+      responder.send(encode_response(it->api_key, 0, frame->correlation_id, resp));
+      return;
+    }
+    spdlog::warn("closing {}: api key {} version {} is not supported (range {}-{})",
+                 responder.peer(), frame->api_key, frame->api_version, it->min_version,
+                 it->max_version);
+    responder.close("unsupported version");
+    return;
+  }
+  try {
+    p::Reader r(frame->bytes.data(), frame->bytes.size());
+    RequestContext ctx{broker_, frame, {}, frame->api_key, frame->api_version, responder};
+    ctx.header.decode(r, p::request_header_version(frame->api_key, frame->api_version));
+    it->fn(ctx, r);
+  } catch (const p::DecodeError& e) {
+    spdlog::warn("closing {}: malformed api key {} v{} request: {}", responder.peer(),
+                 frame->api_key, frame->api_version, e.what());
+    responder.close("malformed request");
+  } catch (const std::exception& e) {
+    // A bug, not bad input; this connection pays for it, the broker keeps serving.
+    spdlog::error("closing {}: api key {} v{} handler failed: {}", responder.peer(),
+                  frame->api_key, frame->api_version, e.what());
+    responder.close("internal error");
+  }
+}
+
+}  // namespace strata::broker

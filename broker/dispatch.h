@@ -1,0 +1,26 @@
+// RequestDispatcher: routes each frame to its handler by (api key, version). Unknown keys and
+// unadvertised versions close the connection, as a Java broker does — except ApiVersions above our
+// range, which gets UNSUPPORTED_VERSION with a v0 body listing key 18 so the client can retry.
+// Stateless apart from the Broker reference; called on connection strands (many threads).
+#pragma once
+
+#include <vector>
+
+#include "broker/handler.h"
+#include "broker/net/dispatcher.h"
+
+namespace strata::broker {
+
+// Every implemented API, sorted by key. ApiVersions is derived from this list.
+const std::vector<HandlerDef>& handler_table();
+
+class RequestDispatcher : public Dispatcher {
+ public:
+  explicit RequestDispatcher(Broker& broker) : broker_(broker) {}
+  void dispatch(std::shared_ptr<RequestFrame> frame, Responder responder) override;
+
+ private:
+  Broker& broker_;
+};
+
+}  // namespace strata::broker

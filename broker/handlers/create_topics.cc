@@ -1,0 +1,109 @@
+// CreateTopics (19): partitions (-1 = num.partitions), replication factor (-1 or 1; more needs
+// clustering → INVALID_REPLICATION_FACTOR), manual assignments (only this broker), configs
+// (validated → INVALID_CONFIG naming the key), validate_only. v5+ echoes the effective configs.
+#include <spdlog/spdlog.h>
+
+#include "broker/broker.h"
+#include "broker/handlers/handlers.h"
+#include "protocol/messages/create_topics.h"
+#include "protocol/wire/errors.h"
+
+namespace strata::broker::handlers {
+
+namespace {
+using protocol::ErrorCode;
+int16_t code(ErrorCode e) { return static_cast<int16_t>(e); }
+constexpr int8_t kSourceDefault = 5;         // DEFAULT_CONFIG
+constexpr int8_t kSourceTopic = 1;           // DYNAMIC_TOPIC_CONFIG
+}  // namespace
+
+void create_topics(RequestContext& ctx, protocol::Reader& body) {
+  protocol::CreateTopicsRequest req;
+  req.decode(body, ctx.version);
+  auto& broker = ctx.broker;
+  protocol::CreateTopicsResponse resp;
+
+  for (const auto& rt : req.topics) {
+    auto& out = resp.topics.emplace_back();
+    out.name = rt.name;
+    out.num_partitions = -1;
+    out.replication_factor = -1;
+    auto fail = [&out](ErrorCode e, std::string msg) {
+      out.error_code = code(e);
+      out.error_message = std::move(msg);
+    };
+
+    if (!valid_topic_name(rt.name)) {
+      fail(ErrorCode::invalid_topic_exception,
+           "Topic name '" + rt.name + "' is illegal: use 1-249 characters of [a-zA-Z0-9._-]");
+      continue;
+    }
+    int32_t partitions = rt.num_partitions;
+    if (!rt.assignments.empty()) {
+      if (rt.num_partitions != -1 || rt.replication_factor != -1) {
+        fail(ErrorCode::invalid_request,
+             "Both numPartitions or replicationFactor and replicasAssignments were set.");
+        continue;
+      }
+      bool ok = true;
+      for (const auto& a : rt.assignments) {
+        if (a.broker_ids.size() != 1 || a.broker_ids[0] != broker.node_id()) ok = false;
+      }
+      if (!ok) {
+        fail(ErrorCode::invalid_replica_assignment,
+             "Replica assignments may only name this broker (node " +
+                 std::to_string(broker.node_id()) + ") once per partition");
+        continue;
+      }
+      partitions = static_cast<int32_t>(rt.assignments.size());
+    }
+    if (partitions == -1) partitions = broker.config().num_partitions;
+    if (partitions <= 0) {
+      fail(ErrorCode::invalid_partitions, "Number of partitions must be larger than 0.");
+      continue;
+    }
+    if (rt.replication_factor != -1 && rt.replication_factor != 1) {
+      fail(ErrorCode::invalid_replication_factor,
+           "Replication factor " + std::to_string(rt.replication_factor) +
+               " is larger than the number of brokers (1): clustering is not available yet");
+      continue;
+    }
+    std::map<std::string, std::string> configs;
+    for (const auto& c : rt.configs) {
+      if (c.value.has_value()) configs[c.name] = *c.value;
+    }
+    auto created = broker.topics().create(rt.name, partitions, configs, req.validate_only);
+    if (!created.ok()) {
+      const auto& st = created.status();
+      if (st.code() == Errc::already_exists) {
+        fail(ErrorCode::topic_already_exists, "Topic '" + rt.name + "' already exists.");
+      } else if (st.code() == Errc::invalid_argument) {
+        fail(ErrorCode::invalid_config, st.message());
+      } else {
+        spdlog::error("creating topic {} failed: {}", rt.name, st.to_string());
+        fail(ErrorCode::kafka_storage_error, st.message());
+      }
+      continue;
+    }
+    const auto& t = *created.value();
+    out.topic_id = t.id;
+    out.num_partitions = partitions;
+    out.replication_factor = 1;
+    if (!req.validate_only) {
+      spdlog::info("created topic {} ({} partitions, id {})", t.name, partitions, t.id.to_string());
+    }
+    out.configs.emplace();
+    for (const auto& [name, value] : effective_topic_values(configs, broker.config())) {
+      auto& c = out.configs->emplace_back();
+      c.name = name;
+      c.value = value;
+      c.read_only = false;
+      c.is_sensitive = false;
+      // Which broker keys were set explicitly is DescribeConfigs work (issue 4).
+      c.config_source = configs.count(name) ? kSourceTopic : kSourceDefault;
+    }
+  }
+  ctx.respond(resp);
+}
+
+}  // namespace strata::broker::handlers

@@ -1,0 +1,68 @@
+// DeleteTopics (20): by name (v0-5) or by name-or-id (v6; unknown id → UNKNOWN_TOPIC_ID).
+#include <spdlog/spdlog.h>
+
+#include "broker/broker.h"
+#include "broker/handlers/handlers.h"
+#include "protocol/messages/delete_topics.h"
+#include "protocol/wire/errors.h"
+
+namespace strata::broker::handlers {
+
+namespace {
+using protocol::ErrorCode;
+
+template <typename Out>
+void delete_one(RequestContext& ctx, std::shared_ptr<const TopicEntry> t, Out& out) {
+  if (!t) {
+    out.error_code = static_cast<int16_t>(ErrorCode::unknown_topic_or_partition);
+    return;
+  }
+  out.topic_id = t->id;
+  Status st = ctx.broker.topics().remove(t->name);
+  if (st.ok()) {
+    spdlog::info("deleted topic {}", t->name);
+    out.error_code = 0;
+  } else if (st.code() == Errc::not_found) {
+    out.error_code = static_cast<int16_t>(ErrorCode::unknown_topic_or_partition);
+  } else {
+    spdlog::error("deleting topic {} failed: {}", t->name, st.to_string());
+    out.error_code = static_cast<int16_t>(ErrorCode::kafka_storage_error);
+    out.error_message = st.message();
+  }
+}
+}  // namespace
+
+void delete_topics(RequestContext& ctx, protocol::Reader& body) {
+  protocol::DeleteTopicsRequest req;
+  req.decode(body, ctx.version);
+  protocol::DeleteTopicsResponse resp;
+  if (ctx.version < 6) {
+    for (const auto& name : req.topic_names) {
+      auto& out = resp.responses.emplace_back();
+      out.name = name;
+      delete_one(ctx, ctx.broker.topics().find(name), out);
+    }
+  } else {
+    for (const auto& rt : req.topics) {
+      auto& out = resp.responses.emplace_back();
+      std::shared_ptr<const TopicEntry> t;
+      if (rt.name.has_value()) {
+        out.name = rt.name;
+        t = ctx.broker.topics().find(*rt.name);
+        delete_one(ctx, t, out);
+      } else {
+        t = ctx.broker.topics().find(rt.topic_id);
+        out.topic_id = rt.topic_id;
+        if (!t) {
+          out.error_code = static_cast<int16_t>(ErrorCode::unknown_topic_id);
+          continue;
+        }
+        out.name = t->name;
+        delete_one(ctx, t, out);
+      }
+    }
+  }
+  ctx.respond(resp);
+}
+
+}  // namespace strata::broker::handlers

@@ -1,0 +1,246 @@
+#include "broker/net/connection.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/sendfile.h>
+#include <sys/uio.h>
+
+#include "broker/net/dispatcher.h"
+
+namespace strata::broker {
+
+namespace asio = boost::asio;
+
+void Responder::send(ResponseFrame frame) const {
+  conn_->complete(seq_, Connection::SlotState::ready, std::move(frame), {});
+}
+void Responder::no_response() const {
+  conn_->complete(seq_, Connection::SlotState::skipped, {}, {});
+}
+void Responder::close(const std::string& reason) const {
+  conn_->complete(seq_, Connection::SlotState::close, {}, reason);
+}
+const std::string& Responder::peer() const { return conn_->peer(); }
+
+Connection::Connection(asio::ip::tcp::socket socket, Dispatcher& dispatcher, int32_t max_request_bytes)
+    : socket_(std::move(socket)),
+      strand_(asio::make_strand(socket_.get_executor())),
+      dispatcher_(dispatcher),
+      max_request_bytes_(max_request_bytes) {
+  boost::system::error_code ec;
+  auto ep = socket_.remote_endpoint(ec);
+  peer_ = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
+  socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+  socket_.native_non_blocking(true, ec);  // sendfile must not block an I/O thread
+}
+
+Connection::~Connection() = default;
+
+void Connection::start() {
+  asio::dispatch(strand_, [self = shared_from_this()] { self->read_size(); });
+}
+
+void Connection::drain() {
+  asio::post(strand_, [self = shared_from_this()] {
+    self->draining_ = true;
+    if (self->slots_.empty() && !self->writing_) self->close("broker shutting down");
+  });
+}
+
+void Connection::read_size() {
+  if (closed_ || draining_) return;
+  if (slots_.size() >= kMaxInFlight) {
+    read_paused_ = true;  // backpressure: resume once responses drain
+    return;
+  }
+  reading_ = true;
+  asio::async_read(socket_, asio::buffer(size_buf_, 4),
+                   asio::bind_executor(strand_, [self = shared_from_this()](
+                                                    boost::system::error_code ec, size_t) {
+                     self->reading_ = false;
+                     if (ec) {
+                       self->close(ec == asio::error::eof ? "" : ec.message());
+                       return;
+                     }
+                     uint32_t size = (uint32_t(self->size_buf_[0]) << 24) |
+                                     (uint32_t(self->size_buf_[1]) << 16) |
+                                     (uint32_t(self->size_buf_[2]) << 8) | uint32_t(self->size_buf_[3]);
+                     int32_t ssize = static_cast<int32_t>(size);
+                     if (ssize < 8 || ssize > self->max_request_bytes_) {
+                       // Kafka closes the connection on a size it will not read (InvalidReceive).
+                       spdlog::warn("closing {}: request size {} outside [8, socket.request.max.bytes={}]",
+                                    self->peer_, ssize, self->max_request_bytes_);
+                       self->close("bad frame size");
+                       return;
+                     }
+                     self->read_body(size);
+                   }));
+}
+
+void Connection::read_body(uint32_t size) {
+  auto frame = std::make_shared<RequestFrame>();
+  frame->bytes.resize(size);
+  reading_ = true;
+  asio::async_read(socket_, asio::buffer(frame->bytes),
+                   asio::bind_executor(strand_, [self = shared_from_this(), frame](
+                                                    boost::system::error_code ec, size_t) {
+                     self->reading_ = false;
+                     if (ec) {
+                       self->close(ec == asio::error::eof ? "truncated frame" : ec.message());
+                       return;
+                     }
+                     self->on_frame(frame);
+                   }));
+}
+
+void Connection::on_frame(std::shared_ptr<RequestFrame> frame) {
+  const auto& b = frame->bytes;
+  frame->api_key = static_cast<int16_t>((b[0] << 8) | b[1]);
+  frame->api_version = static_cast<int16_t>((b[2] << 8) | b[3]);
+  frame->correlation_id =
+      static_cast<int32_t>((uint32_t(b[4]) << 24) | (uint32_t(b[5]) << 16) | (uint32_t(b[6]) << 8) | b[7]);
+  uint64_t seq = next_seq_++;
+  Slot slot;
+  slot.seq = seq;
+  slots_.push_back(std::move(slot));
+  dispatcher_.dispatch(std::move(frame), Responder(shared_from_this(), seq));
+  read_size();
+}
+
+void Connection::complete(uint64_t seq, SlotState state, ResponseFrame frame, std::string reason) {
+  asio::dispatch(strand_, [self = shared_from_this(), seq, state, frame = std::move(frame),
+                           reason = std::move(reason)]() mutable {
+    for (auto& s : self->slots_) {
+      if (s.seq == seq) {
+        s.state = state;
+        s.frame = std::move(frame);
+        s.reason = std::move(reason);
+        break;
+      }
+    }
+    self->pump();
+  });
+}
+
+void Connection::pump() {
+  if (closed_ || writing_) return;
+  // Collect every ready response at the head of the queue into one gathered write.
+  writing_frames_.clear();
+  while (!slots_.empty() && slots_.front().state != SlotState::pending) {
+    Slot& s = slots_.front();
+    if (s.state == SlotState::close) {
+      if (writing_frames_.empty()) {
+        spdlog::warn("closing connection {}: {}", peer_, s.reason);
+        close(s.reason);
+        return;
+      }
+      break;  // write what precedes it first
+    }
+    if (s.state == SlotState::ready) writing_frames_.push_back(std::move(s.frame));
+    slots_.pop_front();
+  }
+  if (writing_frames_.empty()) {
+    if (draining_ && slots_.empty()) close("broker shutting down");
+    maybe_resume_reading();
+    return;
+  }
+  pieces_.clear();
+  for (auto& f : writing_frames_) {
+    size_t pos = 0;
+    for (auto& [at, part] : f.external) {
+      if (at > pos) pieces_.push_back(Piece{f.bytes.data() + pos, at - pos});
+      if (part.data) {
+        pieces_.push_back(Piece{part.data, part.length});
+      } else {
+        pieces_.push_back(Piece{nullptr, part.length, part.fd, part.file_offset});
+      }
+      pos = at;
+    }
+    if (pos < f.bytes.size()) pieces_.push_back(Piece{f.bytes.data() + pos, f.bytes.size() - pos});
+  }
+  piece_index_ = 0;
+  writing_ = true;
+  write_next();
+}
+
+void Connection::write_next() {
+  if (closed_) return;
+  if (piece_index_ >= pieces_.size()) {
+    writing_ = false;
+    writing_frames_.clear();
+    pieces_.clear();
+    pump();
+    return;
+  }
+  const Piece& p = pieces_[piece_index_];
+  if (p.fd >= 0) {
+    write_file(p.fd, p.file_offset, static_cast<uint32_t>(p.len));
+    return;
+  }
+  // Gather consecutive memory pieces into one writev.
+  std::vector<asio::const_buffer> bufs;
+  size_t end = piece_index_;
+  while (end < pieces_.size() && pieces_[end].fd < 0 && bufs.size() < 64) {
+    if (pieces_[end].len) bufs.emplace_back(pieces_[end].data, pieces_[end].len);
+    ++end;
+  }
+  asio::async_write(socket_, bufs,
+                    asio::bind_executor(strand_, [self = shared_from_this(), end](
+                                                     boost::system::error_code ec, size_t) {
+                      if (ec) {
+                        self->close(ec.message());
+                        return;
+                      }
+                      self->piece_index_ = end;
+                      self->write_next();
+                    }));
+}
+
+// Log bytes go from the page cache to the socket without passing through user space.
+void Connection::write_file(int fd, uint64_t offset, uint32_t remaining) {
+  while (remaining > 0) {
+    off_t off = static_cast<off_t>(offset);
+    ssize_t n = ::sendfile(socket_.native_handle(), fd, &off, remaining);
+    if (n > 0) {
+      offset += static_cast<uint64_t>(n);
+      remaining -= static_cast<uint32_t>(n);
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      socket_.async_wait(asio::ip::tcp::socket::wait_write,
+                         asio::bind_executor(strand_, [self = shared_from_this(), fd, offset,
+                                                       remaining](boost::system::error_code ec) {
+                           if (ec) {
+                             self->close(ec.message());
+                             return;
+                           }
+                           self->write_file(fd, offset, remaining);
+                         }));
+      return;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    // n == 0: the file is shorter than promised (truncated under us) — the frame is now wrong.
+    close(n == 0 ? "log file shrank during send" : std::string("sendfile: ") + strerror(errno));
+    return;
+  }
+  ++piece_index_;
+  write_next();
+}
+
+void Connection::maybe_resume_reading() {
+  if (read_paused_ && !reading_ && slots_.size() < kMaxInFlight / 2) {
+    read_paused_ = false;
+    read_size();
+  }
+}
+
+void Connection::close(const std::string& reason) {
+  if (closed_) return;
+  closed_ = true;
+  if (!reason.empty()) spdlog::debug("connection {} closed: {}", peer_, reason);
+  boost::system::error_code ec;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+  socket_.close(ec);
+  slots_.clear();
+}
+
+}  // namespace strata::broker

@@ -1,0 +1,92 @@
+// One client connection: reads size-prefixed Kafka frames, hands each to the Dispatcher, and
+// writes responses strictly in request order (a later response that is ready waits for earlier
+// ones). Handlers may answer asynchronously (Fetch long-polls) from any thread through a Responder;
+// all connection state is touched only on the connection's strand. Owned by shared_ptr: the
+// Server, in-flight Responders and pending I/O each hold a reference.
+#pragma once
+
+#include "broker/net/asio.h"
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "broker/net/frame.h"
+
+namespace strata::broker {
+
+class Connection;
+class Dispatcher;
+
+// Completes one request's response slot exactly once. Copyable; thread-safe.
+class Responder {
+ public:
+  Responder() = default;
+  Responder(std::shared_ptr<Connection> conn, uint64_t seq) : conn_(std::move(conn)), seq_(seq) {}
+  void send(ResponseFrame frame) const;
+  void no_response() const;                     // acks=0: the slot is skipped
+  void close(const std::string& reason) const;  // answer nothing and close the connection
+  const std::string& peer() const;
+
+ private:
+  std::shared_ptr<Connection> conn_;
+  uint64_t seq_ = 0;
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(boost::asio::ip::tcp::socket socket, Dispatcher& dispatcher, int32_t max_request_bytes);
+  ~Connection();
+  void start();
+  // Stop reading new requests; close once every accepted request has been answered.
+  void drain();
+  const std::string& peer() const { return peer_; }
+  bool closed() const { return closed_; }
+
+ private:
+  friend class Responder;
+  enum class SlotState { pending, ready, skipped, close };
+  struct Slot {
+    uint64_t seq = 0;
+    SlotState state = SlotState::pending;
+    ResponseFrame frame;
+    std::string reason;
+  };
+
+  void read_size();
+  void read_body(uint32_t size);
+  void on_frame(std::shared_ptr<RequestFrame> frame);
+  void complete(uint64_t seq, SlotState state, ResponseFrame frame, std::string reason);
+  void pump();
+  void write_next();
+  void write_file(int fd, uint64_t offset, uint32_t remaining);
+  void close(const std::string& reason);
+  void maybe_resume_reading();
+
+  static constexpr size_t kMaxInFlight = 256;
+
+  boost::asio::ip::tcp::socket socket_;
+  boost::asio::strand<boost::asio::any_io_executor> strand_;
+  Dispatcher& dispatcher_;
+  int32_t max_request_bytes_;
+  std::string peer_;
+  uint8_t size_buf_[4];
+  std::deque<Slot> slots_;
+  uint64_t next_seq_ = 0;
+  bool reading_ = false;
+  bool read_paused_ = false;
+  bool draining_ = false;
+  bool writing_ = false;
+  bool closed_ = false;
+  // The response being written: memory pieces and file ranges in order.
+  struct Piece {
+    const uint8_t* data = nullptr;
+    size_t len = 0;
+    int fd = -1;
+    uint64_t file_offset = 0;
+  };
+  std::vector<ResponseFrame> writing_frames_;
+  std::vector<Piece> pieces_;
+  size_t piece_index_ = 0;
+};
+
+}  // namespace strata::broker

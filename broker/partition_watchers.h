@@ -1,0 +1,44 @@
+// PartitionWatchers: wakes long-polling Fetch requests when a partition they read gets new data.
+// A Watch is registered on a set of partitions (keyed by their PartitionLog pointer) and fires at
+// most once — on the first append to any of them, or on wake_all() at shutdown. The Fetch handler
+// then re-reads and, if still short of min_bytes, registers a new Watch. Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace strata::broker {
+
+class PartitionWatchers {
+ public:
+  class Watch {
+   public:
+    explicit Watch(std::function<void()> wake) : wake_(std::move(wake)) {}
+    // Runs the wake function unless it already ran. Returns whether it ran now.
+    bool fire() {
+      if (fired_.exchange(true)) return false;
+      wake_();
+      return true;
+    }
+    bool fired() const { return fired_.load(); }
+
+   private:
+    std::function<void()> wake_;
+    std::atomic<bool> fired_{false};
+  };
+
+  std::shared_ptr<Watch> watch(const std::vector<const void*>& partitions, std::function<void()> wake);
+  void notify(const void* partition);
+  void wake_all();
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<const void*, std::vector<std::weak_ptr<Watch>>> watches_;
+  std::atomic<size_t> count_{0};
+};
+
+}  // namespace strata::broker

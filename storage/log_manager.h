@@ -1,0 +1,96 @@
+// LogManager: every partition log of this broker across its log dirs, plus the durable topic
+// metadata (TopicStore in the first log dir) and the log dirs' meta.properties. open() loads all
+// topics and opens (recovering) their partitions; create/delete topics; lookups by name and id.
+// New partitions go to the log dir holding the fewest partitions. Each partition directory carries
+// Kafka's `partition.metadata` ("version: 0\ntopic_id: <base64url>\n").
+//
+// Owned by the broker app (one per process). Thread-safe: lookups take a shared lock briefly;
+// create/delete are serialised among themselves and do their file I/O outside the lookup lock.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "protocol/base/result.h"
+#include "storage/env.h"
+#include "storage/log_config.h"
+#include "storage/partition_log.h"
+#include "storage/topic_store.h"
+
+namespace strata::storage {
+
+using TopicInfo = TopicMeta;
+
+class LogManager {
+ public:
+  using ConfigFn = std::function<LogConfig(const TopicMeta&)>;
+
+  static Result<std::unique_ptr<LogManager>> open(Env* env, std::vector<std::string> log_dirs,
+                                                  int32_t node_id, ConfigFn config_for);
+  ~LogManager();
+
+  // Persists the metadata, then creates and opens the partitions. Errc::already_exists for a
+  // taken name or id; Errc::invalid_argument for a bad name (outside [a-zA-Z0-9._-]{1,249}, "." or
+  // ".."), partitions < 1 or the zero id.
+  Result<TopicInfo> create_topic(const std::string& name, int32_t partitions,
+                                 std::map<std::string, std::string> configs,
+                                 const TopicId& topic_id);
+  // Removes the metadata (durably) first, then the partition directories. Errc::not_found if unknown.
+  // Handles to its partitions stay valid; their appends then fail.
+  Status delete_topic(const std::string& name);
+
+  std::optional<TopicInfo> find_topic(const std::string& name) const;
+  std::optional<TopicInfo> find_topic_by_id(const TopicId& id) const;
+  std::vector<TopicInfo> list_topics() const;  // sorted by name
+  // nullptr when the topic or partition does not exist.
+  std::shared_ptr<PartitionLog> partition(const std::string& topic, int32_t index) const;
+
+  const std::string& cluster_id() const { return cluster_id_; }
+  const std::vector<std::string>& log_dirs() const { return log_dirs_; }
+
+  Status flush_all();
+  Status flush_if_due_all(int64_t now_ms);  // for the broker's log.flush.interval.ms timer
+  Status close_all();
+
+  static bool valid_topic_name(const std::string& name);
+
+ private:
+  struct TopicState {
+    TopicMeta meta;
+    std::vector<std::shared_ptr<PartitionLog>> partitions;
+    std::vector<std::string> dirs;  // partition directory paths
+  };
+
+  LogManager(Env* env, std::vector<std::string> log_dirs, ConfigFn config_for)
+      : env_(env), log_dirs_(std::move(log_dirs)), config_for_(std::move(config_for)) {}
+
+  Status load(int32_t node_id);
+  // Creates (if needed) and opens one partition in `log_dir`.
+  Result<std::shared_ptr<PartitionLog>> open_partition(const TopicMeta& meta, int32_t index,
+                                                       const std::string& partition_dir,
+                                                       bool create);
+  size_t least_loaded_dir() const;  // admin_mu_ held
+  std::vector<std::shared_ptr<PartitionLog>> all_partitions() const;
+
+  Env* const env_;
+  const std::vector<std::string> log_dirs_;
+  const ConfigFn config_for_;
+  std::string cluster_id_;
+  std::unique_ptr<TopicStore> store_;
+
+  std::mutex admin_mu_;                  // create/delete/close, and dir_load_
+  std::vector<size_t> dir_load_;         // partitions per log dir
+  mutable std::shared_mutex topics_mu_;  // the maps below
+  std::map<std::string, TopicState> topics_;
+  std::map<TopicId, std::string> names_by_id_;
+  bool closed_ = false;
+};
+
+}  // namespace strata::storage

@@ -1,0 +1,251 @@
+// PartitionLog append, read, queries and flush policy (see partition_log.h; open() lives in
+// partition_log_open.cc).
+#include "storage/partition_log.h"
+
+#include <algorithm>
+
+#include "protocol/record/batch_format.h"
+#include "protocol/record/record_batch.h"
+#include "storage/file_names.h"
+#include "storage/file_util.h"
+
+namespace strata::storage {
+
+PartitionLog::~PartitionLog() = default;
+
+Result<PartitionLog::AppendInfo> PartitionLog::append(std::span<uint8_t> batch, int64_t now_ms) {
+  int64_t new_leo = 0;
+  AppendInfo out{};
+  {
+    std::lock_guard<std::mutex> lock(append_mu_);
+    if (deleted_) return Status(Errc::not_found, "log " + dir_ + " was deleted");
+    if (closed_) return Status(Errc::shutting_down, "log " + dir_ + " is closed");
+    if (failed_) return Status(Errc::io_error, "log " + dir_ + " is offline after an I/O error");
+    if (batch.size() < protocol::batch_format::kHeaderSize ||
+        protocol::peek_batch_size(batch) != batch.size()) {
+      return Status(Errc::invalid_argument, "append needs exactly one whole v2 batch");
+    }
+    protocol::RecordBatchView view(batch);
+    if (view.last_offset_delta() < 0) {
+      return Status(Errc::invalid_argument, "negative lastOffsetDelta");
+    }
+    const int64_t base = log_end_offset();
+    protocol::set_base_offset(batch, base);
+    protocol::set_partition_leader_epoch(batch, leader_epoch_);
+    const int64_t last = base + view.last_offset_delta();
+    const auto size = static_cast<uint32_t>(batch.size());
+
+    if (segments_.back()->should_roll(config_, size, last, now_ms)) {
+      Status st = roll(base);
+      if (!st.ok()) {
+        failed_ = true;
+        return st;
+      }
+    }
+    Segment& active = *segments_.back();
+    auto pos = active.write(batch);
+    if (!pos.ok()) {
+      // Undo a partial write so the next append starts at a batch boundary.
+      if (!active.truncate_uncommitted(active.size()).ok()) failed_ = true;
+      return pos.status();
+    }
+    BatchInfo info{*pos, size, base, last, view.max_timestamp(), leader_epoch_,
+                   view.record_count()};
+    {
+      std::unique_lock<std::shared_mutex> state(state_mu_);
+      Status st = active.commit(info, now_ms);
+      if (!st.ok()) {
+        failed_ = true;
+        return st;
+      }
+      new_leo = last + 1;
+      log_end_offset_.store(new_leo, std::memory_order_release);
+      high_watermark_.store(new_leo, std::memory_order_release);
+    }
+    unflushed_messages_ += std::max<int32_t>(1, view.record_count());
+    if (unflushed_messages_ >= config_.flush_interval_messages) {
+      Status st = flush_locked();
+      if (!st.ok()) return st;  // flush_locked marked the log failed
+    }
+    out = AppendInfo{base, last, leader_epoch_};
+  }
+  if (append_listener_) append_listener_(new_leo);
+  return out;
+}
+
+Status PartitionLog::roll(int64_t new_base_offset) {
+  // Seal (fsync + close) the old active segment first: every segment but the active one is durable.
+  {
+    std::unique_lock<std::shared_mutex> state(state_mu_);
+    STRATA_RETURN_IF_ERROR(segments_.back()->finalize_time_index());
+  }
+  STRATA_RETURN_IF_ERROR(segments_.back()->seal());
+  auto seg = Segment::create(env_, dir_, new_base_offset, config_);
+  if (!seg.ok()) return seg.status();
+  STRATA_RETURN_IF_ERROR(env_->sync_dir(dir_));
+  {
+    std::unique_lock<std::shared_mutex> state(state_mu_);
+    segments_.push_back(std::move(*seg));
+  }
+  recovery_point_ = std::max(recovery_point_, new_base_offset);
+  return write_recovery_point(new_base_offset);
+}
+
+Status PartitionLog::flush_locked() {
+  if (unflushed_messages_ == 0) return Status::Ok();
+  Status st = segments_.back()->sync_log();
+  if (!st.ok()) {
+    // After a failed fsync the page cache state is unknown (the data may never reach the disk):
+    // take the log offline rather than acknowledge anything more; restart recovers it.
+    failed_ = true;
+    return st;
+  }
+  recovery_point_ = log_end_offset();
+  unflushed_messages_ = 0;
+  return Status::Ok();
+}
+
+void PartitionLog::mark_deleted() {
+  std::lock_guard<std::mutex> lock(append_mu_);
+  deleted_ = true;
+  closed_ = true;
+}
+
+Status PartitionLog::flush() {
+  std::lock_guard<std::mutex> lock(append_mu_);
+  if (closed_) return Status::Ok();
+  return flush_locked();
+}
+
+Status PartitionLog::flush_if_due(int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(append_mu_);
+  if (closed_ || unflushed_messages_ == 0) return Status::Ok();
+  if (now_ms - last_flush_ms_ < config_.flush_interval_ms) return Status::Ok();
+  last_flush_ms_ = now_ms;
+  return flush_locked();
+}
+
+Status PartitionLog::close() {
+  std::lock_guard<std::mutex> lock(append_mu_);
+  if (closed_) return Status::Ok();
+  closed_ = true;
+  if (failed_) return Status(Errc::io_error, "log " + dir_ + " is offline; not marked clean");
+  {
+    std::unique_lock<std::shared_mutex> state(state_mu_);
+    STRATA_RETURN_IF_ERROR(segments_.back()->finalize_time_index());
+  }
+  STRATA_RETURN_IF_ERROR(segments_.back()->seal());
+  recovery_point_ = log_end_offset();
+  unflushed_messages_ = 0;
+  STRATA_RETURN_IF_ERROR(write_recovery_point(recovery_point_));
+  return write_file_atomically(env_, join_path(dir_, kCleanShutdownFile), "");
+}
+
+int64_t PartitionLog::recovery_point() const {
+  std::lock_guard<std::mutex> lock(append_mu_);
+  return recovery_point_;
+}
+
+size_t PartitionLog::segment_index_for(int64_t offset) const {
+  auto it = std::upper_bound(segments_.begin(), segments_.end(), offset,
+                             [](int64_t o, const std::shared_ptr<Segment>& s) {
+                               return o < s->base_offset();
+                             });
+  return it == segments_.begin() ? 0 : static_cast<size_t>(it - segments_.begin()) - 1;
+}
+
+Result<PartitionLog::ReadResult> PartitionLog::read(int64_t offset, uint32_t max_bytes,
+                                                    bool min_one, int64_t upper_bound) const {
+  std::shared_lock<std::shared_mutex> state(state_mu_);
+  const int64_t leo = log_end_offset();
+  const int64_t start = log_start_offset();
+  if (offset < start || offset > leo) {
+    return Status(Errc::out_of_range, "offset " + std::to_string(offset) + " outside [" +
+                                          std::to_string(start) + ", " + std::to_string(leo) + "]");
+  }
+  ReadResult out;
+  const int64_t bound = std::min(upper_bound, leo);
+  if (offset >= bound) return out;
+
+  size_t si = segment_index_for(offset);
+  auto found = segments_[si]->find_batch(offset);
+  if (!found.ok()) return found.status();
+  std::optional<BatchInfo> b = *found;
+  uint64_t total = 0;
+  while (true) {
+    while (!b && si + 1 < segments_.size()) {  // continue in the next segment
+      ++si;
+      auto next = segments_[si]->batch_at(0);
+      if (!next.ok()) return next.status();
+      b = *next;
+    }
+    if (!b || b->last_offset >= bound) break;
+    if (total + b->size > max_bytes && !(min_one && out.ranges.empty())) break;
+    const auto& file = segments_[si]->log_file();
+    if (!out.ranges.empty() && out.ranges.back().file == file &&
+        out.ranges.back().position + out.ranges.back().size == b->position) {
+      out.ranges.back().size += b->size;
+    } else {
+      out.ranges.push_back(FileRange{file, b->position, b->size});
+    }
+    total += b->size;
+    auto next = segments_[si]->batch_at(b->position + b->size);
+    if (!next.ok()) return next.status();
+    b = *next;
+  }
+  out.total_bytes = static_cast<uint32_t>(total);
+  return out;
+}
+
+int64_t PartitionLog::size_bytes() const {
+  std::shared_lock<std::shared_mutex> state(state_mu_);
+  int64_t total = 0;
+  for (const auto& s : segments_) total += static_cast<int64_t>(s->size());
+  return total;
+}
+
+std::vector<int64_t> PartitionLog::segment_base_offsets() const {
+  std::shared_lock<std::shared_mutex> state(state_mu_);
+  std::vector<int64_t> out;
+  for (const auto& s : segments_) out.push_back(s->base_offset());
+  return out;
+}
+
+Result<std::optional<TimestampAndOffset>> PartitionLog::offset_for_timestamp(int64_t ts) const {
+  using Out = std::optional<TimestampAndOffset>;
+  std::shared_lock<std::shared_mutex> state(state_mu_);
+  const int64_t start = log_start_offset();
+  const int64_t hw = high_watermark();
+  for (const auto& s : segments_) {
+    if (s->next_offset() <= start) continue;
+    auto hit = s->find_offset_for_timestamp(ts, start);
+    if (!hit.ok()) return hit.status();
+    if (*hit) return (*hit)->offset < hw ? *hit : Out();
+  }
+  return Out();
+}
+
+Result<std::optional<TimestampAndOffset>> PartitionLog::max_timestamp() const {
+  std::shared_lock<std::shared_mutex> state(state_mu_);
+  const Segment* best = nullptr;
+  for (const auto& s : segments_) {
+    if (!s->empty() && s->max_timestamp() >= 0 &&
+        (best == nullptr || s->max_timestamp() > best->max_timestamp())) {
+      best = s.get();
+    }
+  }
+  if (best == nullptr) return std::optional<TimestampAndOffset>();
+  return best->max_timestamp_record();
+}
+
+std::optional<int32_t> PartitionLog::epoch_for_offset(int64_t offset) const {
+  std::shared_lock<std::shared_mutex> state(state_mu_);
+  return epochs_.epoch_for_offset(offset);
+}
+
+std::pair<int32_t, int64_t> PartitionLog::end_offset_for_epoch(int32_t epoch) const {
+  std::shared_lock<std::shared_mutex> state(state_mu_);
+  return epochs_.end_offset_for_epoch(epoch, log_end_offset());
+}
+
+}  // namespace strata::storage

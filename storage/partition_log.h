@@ -1,0 +1,148 @@
+// PartitionLog: the durable, segmented log of one topic partition, in Kafka's on-disk layout
+// (see file_names.h). Assigns offsets on append by rewriting each batch's baseOffset in place and
+// stamps the current leader epoch; serves reads as file ranges of whole batches (zero-copy friendly);
+// rolls segments; applies the flush policy; recovers a torn tail at open; keeps the leader-epoch
+// history. Log end offset and high watermark are separate fields (equal on one node today).
+//
+// Owned by LogManager (shared_ptr; a handle stays valid after the topic is deleted, appends then fail).
+// Thread-safety: internally synchronised. Appends, flushes and close() are serialised by a mutex; reads
+// and queries may run concurrently on any thread and only ever see batches published after their write
+// completed (bytes below the published log end offset).
+//
+// Durability: a batch is durable once flush() (or the flush policy) has fsynced it. Segments other than
+// the active one are always fsynced (at roll). After an unclean shutdown, open() validates every batch of
+// the segments at or after the persisted recovery point (in practice the active segment) and truncates a
+// torn tail; after close() (clean) it trusts the files.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "protocol/base/result.h"
+#include "storage/env.h"
+#include "storage/leader_epoch_cache.h"
+#include "storage/log_config.h"
+#include "storage/segment.h"
+
+namespace strata::storage {
+
+class PartitionLog {
+ public:
+  struct AppendInfo {
+    int64_t base_offset;
+    int64_t last_offset;
+    int32_t leader_epoch;
+  };
+  struct FileRange {
+    std::shared_ptr<RandomAccessFile> file;
+    uint64_t position;
+    uint32_t size;
+  };
+  struct ReadResult {
+    std::vector<FileRange> ranges;
+    uint32_t total_bytes = 0;
+  };
+
+  // Opens (creating if missing) the partition directory `dir`, recovering it if the last shutdown was
+  // not clean, then bumps the leader epoch and records it in leader-epoch-checkpoint.
+  static Result<std::unique_ptr<PartitionLog>> open(Env* env, std::string dir, LogConfig config,
+                                                    int64_t now_ms);
+  // Does not flush: dropping a log without close() behaves like a crash (tests rely on it).
+  ~PartitionLog();
+
+  // `batch` is ONE validated v2 batch (the caller checked CRC and sizes). Rewrites baseOffset and
+  // partitionLeaderEpoch in place, writes it, updates indexes, rolls if needed, applies the flush
+  // policy, then advances the log end offset and high watermark.
+  Result<AppendInfo> append(std::span<uint8_t> batch, int64_t now_ms);
+
+  // Whole batches starting with the one containing `offset`, stopping before `max_bytes` would be
+  // exceeded (but at least one batch if `min_one`), and never including a batch whose last offset
+  // is >= `upper_bound` (pass the high watermark). offset == bound -> empty. offset outside
+  // [log_start_offset, log_end_offset] -> Errc::out_of_range. May span segments.
+  Result<ReadResult> read(int64_t offset, uint32_t max_bytes, bool min_one,
+                          int64_t upper_bound) const;
+
+  int64_t log_start_offset() const { return log_start_offset_.load(std::memory_order_acquire); }
+  int64_t log_end_offset() const { return log_end_offset_.load(std::memory_order_acquire); }
+  int64_t high_watermark() const { return high_watermark_.load(std::memory_order_acquire); }
+  int64_t size_bytes() const;
+  int32_t leader_epoch() const { return leader_epoch_; }
+
+  // First record (below the high watermark) whose timestamp >= ts, searched inside batches.
+  Result<std::optional<TimestampAndOffset>> offset_for_timestamp(int64_t ts) const;
+  // The first record carrying the largest timestamp in the log.
+  Result<std::optional<TimestampAndOffset>> max_timestamp() const;
+  std::optional<int32_t> epoch_for_offset(int64_t offset) const;
+  // Kafka's OffsetsForLeaderEpoch answer: {epoch, end offset}; {-1, -1} when unknown.
+  std::pair<int32_t, int64_t> end_offset_for_epoch(int32_t epoch) const;
+
+  // fsyncs everything up to the log end; advances the (in-memory) recovery point.
+  Status flush();
+  // log.flush.interval.ms: flushes when unflushed data is older than the interval.
+  Status flush_if_due(int64_t now_ms);
+  // Flush, seal the active segment, persist the recovery point and the clean-shutdown marker.
+  // Later appends fail with Errc::shutting_down; reads keep working.
+  Status close();
+
+  // The topic was deleted: later appends fail with Errc::not_found; nothing more is written.
+  void mark_deleted();
+
+  // Called (on the appending thread, no lock held) with the new log end offset after each append;
+  // for long-poll waiters. Set before appends start.
+  void set_append_listener(std::function<void(int64_t)> listener) {
+    append_listener_ = std::move(listener);
+  }
+
+  // Introspection (tests, metrics, tools).
+  const std::string& dir() const { return dir_; }
+  int64_t recovery_point() const;
+  uint64_t truncated_bytes_at_open() const { return truncated_bytes_at_open_; }
+  bool recovered_at_open() const { return recovered_at_open_; }
+  std::vector<int64_t> segment_base_offsets() const;
+
+ private:
+  PartitionLog(Env* env, std::string dir, LogConfig config)
+      : env_(env), dir_(std::move(dir)), config_(config) {}
+
+  Status load_segments(int64_t now_ms);
+  Status roll(int64_t new_base_offset);
+  Status flush_locked();
+  Status write_recovery_point(int64_t offset);
+  // The segment holding `offset` (last with base <= offset); state lock held.
+  size_t segment_index_for(int64_t offset) const;
+
+  Env* const env_;
+  const std::string dir_;
+  const LogConfig config_;
+
+  mutable std::mutex append_mu_;       // appends, rolls, flushes, close
+  mutable std::shared_mutex state_mu_;  // segments_ and published segment state vs readers
+  std::vector<std::shared_ptr<Segment>> segments_;
+  LeaderEpochCache epochs_;
+  std::atomic<int64_t> log_start_offset_{0};
+  std::atomic<int64_t> log_end_offset_{0};
+  std::atomic<int64_t> high_watermark_{0};
+  int32_t leader_epoch_ = 0;
+
+  // Guarded by append_mu_.
+  int64_t recovery_point_ = 0;
+  int64_t unflushed_messages_ = 0;
+  int64_t last_flush_ms_ = 0;
+  bool closed_ = false;
+  bool deleted_ = false;
+  bool failed_ = false;  // an I/O error left the active segment in an unknown state
+  uint64_t truncated_bytes_at_open_ = 0;
+  bool recovered_at_open_ = false;
+  std::function<void(int64_t)> append_listener_;
+};
+
+}  // namespace strata::storage

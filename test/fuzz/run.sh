@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target of a build dir for $FUZZ_SECONDS (default 60) each, from the seed
+# corpus in test/fuzz/corpus/<target>/ (a scratch copy: findings never dirty the tree).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${1:-build-san}
+SECONDS_EACH=${FUZZ_SECONDS:-60}
+for target in request_decode_fuzzer; do
+  work=$(mktemp -d)
+  [ -d "test/fuzz/corpus/$target" ] && cp -r "test/fuzz/corpus/$target/." "$work/"
+  echo "fuzzing $target for ${SECONDS_EACH}s"
+  "$BUILD/test/fuzz/$target" -max_total_time="$SECONDS_EACH" -max_len=65536 -rss_limit_mb=2048 \
+    -print_final_stats=1 "$work" 2>&1 | tail -n 15
+  rm -rf "$work"
+done

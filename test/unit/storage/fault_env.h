@@ -1,0 +1,94 @@
+// FaultInjectionEnv: a test Env wrapping the default one that simulates power loss and I/O failure
+// (after LevelDB's fault_injection_test). It remembers, per file written through it, how many bytes
+// were last fsynced, and the directory operations (file creations, renames) not yet followed by a
+// sync_dir of their directory.
+//
+//   drop_unsynced_data()  power loss: undoes un-synced renames (restoring a replaced file's old
+//                         content) and creations (deleting the file), then truncates every tracked
+//                         file to its last synced size. Removals are treated as durable at once.
+//                         Files that existed before this Env touched them count as fully synced.
+//                         Destroy every object holding files from this Env before calling it.
+//   fail_after(n)         the next n mutating operations succeed, then every mutating operation
+//                         fails with Errc::io_error (a dead disk / crashed process).
+//   set_hook(fn)          fn(op, path) runs before each mutating operation; a non-ok Status fails
+//                         it (stop at a named step: "append", "sync", "truncate", "new_writable_file",
+//                         "rename", "remove_file", "remove_dir", "create_dir", "sync_dir").
+//   set_torn_appends(on)  a failing append first writes half of its bytes (a torn write).
+//
+// Test-only. Thread-safe (one mutex over the bookkeeping).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "storage/env.h"
+
+namespace strata::storage::testing {
+
+class FaultInjectionEnv final : public Env {
+ public:
+  using Hook = std::function<Status(std::string_view op, const std::string& path)>;
+
+  explicit FaultInjectionEnv(Env* base = default_env()) : base_(base) {}
+
+  Status drop_unsynced_data();
+  void fail_after(int64_t n);
+  void clear_faults();
+  void set_hook(Hook hook);
+  void set_torn_appends(bool on);
+  // Mutating operations attempted so far.
+  int64_t op_count() const;
+
+  // Env
+  Result<std::unique_ptr<WritableFile>> new_writable_file(const std::string& path,
+                                                          bool truncate) override;
+  Result<std::shared_ptr<RandomAccessFile>> new_random_access_file(
+      const std::string& path) override {
+    return base_->new_random_access_file(path);
+  }
+  bool file_exists(const std::string& path) override { return base_->file_exists(path); }
+  bool is_directory(const std::string& path) override { return base_->is_directory(path); }
+  Result<uint64_t> file_size(const std::string& path) override { return base_->file_size(path); }
+  Status truncate_file(const std::string& path, uint64_t size) override;
+  Status rename_file(const std::string& from, const std::string& to) override;
+  Status remove_file(const std::string& path) override;
+  Status remove_dir_recursive(const std::string& path) override;
+  Status create_dir(const std::string& path) override;
+  Result<std::vector<std::string>> list_dir(const std::string& path) override {
+    return base_->list_dir(path);
+  }
+  Status sync_dir(const std::string& path) override;
+
+  // Used by the file wrappers.
+  Status check(std::string_view op, const std::string& path);
+  void on_synced(const std::string& path, uint64_t size);
+  void on_truncated(const std::string& path, uint64_t size);
+  bool torn_appends() const;
+
+ private:
+  struct PendingOp {
+    enum Kind { create, rename } kind;
+    std::string path;  // created file, or rename target
+    std::string from;  // rename source
+    std::optional<std::string> replaced_content;  // old content of the rename target
+    std::optional<uint64_t> replaced_synced;
+  };
+
+  Env* base_;
+  mutable std::mutex mu_;
+  std::map<std::string, uint64_t> synced_;  // path -> durable size
+  std::vector<PendingOp> pending_;
+  int64_t remaining_ = -1;  // -1: no limit
+  int64_t ops_ = 0;
+  bool torn_ = false;
+  Hook hook_;
+};
+
+}  // namespace strata::storage::testing

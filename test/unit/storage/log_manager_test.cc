@@ -1,0 +1,179 @@
+// LogManager: topic metadata survives reopen, placement across log dirs, partition.metadata,
+// meta.properties checks, delete removes files, orphan cleanup.
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "protocol/wire/uuid.h"
+#include "storage/file_util.h"
+#include "storage/log_manager.h"
+#include "storage/meta_properties.h"
+#include "test/unit/storage/fault_env.h"
+#include "test/unit/storage/test_util.h"
+
+namespace strata::storage {
+namespace {
+
+using namespace testing;  // NOLINT
+namespace fs = std::filesystem;
+
+TopicId id_of(uint8_t seed) {
+  TopicId id{};
+  for (size_t i = 0; i < id.size(); ++i) id[i] = static_cast<uint8_t>(seed + i);
+  return id;
+}
+
+std::unique_ptr<LogManager> open_mgr(Env* env, std::vector<std::string> dirs, int32_t node = 1) {
+  auto m = LogManager::open(env, std::move(dirs), node, nullptr);
+  EXPECT_TRUE(m.ok()) << m.status().to_string();
+  return m.ok() ? std::move(*m) : nullptr;
+}
+
+TEST(LogManager, TopicsSurviveReopen) {
+  TempDir tmp;
+  const std::vector<std::string> dirs = {tmp.sub("d1"), tmp.sub("d2")};
+  std::string cluster;
+  {
+    auto m = open_mgr(default_env(), dirs);
+    cluster = m->cluster_id();
+    EXPECT_EQ(cluster.size(), 22u);
+    auto t = m->create_topic("orders", 3, {{"cleanup.policy", "delete"}}, id_of(1));
+    ASSERT_TRUE(t.ok());
+    EXPECT_EQ(t->partitions, 3);
+    EXPECT_GT(t->created_ms, 0);
+    ASSERT_TRUE(m->create_topic("audit.log_v2", 1, {}, id_of(50)).ok());
+    EXPECT_EQ(append_n(*m->partition("orders", 2), 4), 0);
+    EXPECT_EQ(append_n(*m->partition("orders", 2), 1), 4);
+    ASSERT_TRUE(m->close_all().ok());
+  }
+  auto m = open_mgr(default_env(), dirs);
+  EXPECT_EQ(m->cluster_id(), cluster);
+  auto topics = m->list_topics();
+  ASSERT_EQ(topics.size(), 2u);
+  EXPECT_EQ(topics[0].name, "audit.log_v2");
+  EXPECT_EQ(topics[1].name, "orders");
+  auto orders = m->find_topic("orders");
+  ASSERT_TRUE(orders.has_value());
+  EXPECT_EQ(orders->topic_id, id_of(1));
+  EXPECT_EQ(orders->partitions, 3);
+  EXPECT_EQ(orders->configs.at("cleanup.policy"), "delete");
+  EXPECT_EQ(m->find_topic_by_id(id_of(50))->name, "audit.log_v2");
+  EXPECT_FALSE(m->find_topic_by_id(id_of(99)).has_value());
+  ASSERT_NE(m->partition("orders", 2), nullptr);
+  EXPECT_EQ(m->partition("orders", 2)->log_end_offset(), 5);
+  EXPECT_EQ(m->partition("orders", 3), nullptr);
+  EXPECT_EQ(m->partition("nope", 0), nullptr);
+}
+
+TEST(LogManager, PlacesPartitionsOnTheEmptiestDirAndTagsThem) {
+  TempDir tmp;
+  auto m = open_mgr(default_env(), {tmp.sub("d1"), tmp.sub("d2")});
+  ASSERT_TRUE(m->create_topic("a", 3, {}, id_of(1)).ok());
+  ASSERT_TRUE(m->create_topic("b", 1, {}, id_of(2)).ok());
+  EXPECT_TRUE(fs::is_directory(tmp.sub("d1/a-0")));
+  EXPECT_TRUE(fs::is_directory(tmp.sub("d2/a-1")));
+  EXPECT_TRUE(fs::is_directory(tmp.sub("d1/a-2")));
+  EXPECT_TRUE(fs::is_directory(tmp.sub("d2/b-0")));
+  const std::string expect = "version: 0\ntopic_id: " + protocol::Uuid{id_of(1)}.to_string() + "\n";
+  EXPECT_EQ(*read_file_to_string(default_env(), tmp.sub("d2/a-1/partition.metadata")), expect);
+  EXPECT_TRUE(fs::exists(tmp.sub("d1/a-0/00000000000000000000.log")));
+}
+
+TEST(LogManager, RejectsBadTopics) {
+  TempDir tmp;
+  auto m = open_mgr(default_env(), {tmp.sub("d1")});
+  EXPECT_EQ(m->create_topic("bad name", 1, {}, id_of(1)).status().code(), Errc::invalid_argument);
+  EXPECT_EQ(m->create_topic("..", 1, {}, id_of(1)).status().code(), Errc::invalid_argument);
+  EXPECT_EQ(m->create_topic(std::string(250, 'x'), 1, {}, id_of(1)).status().code(),
+            Errc::invalid_argument);
+  EXPECT_EQ(m->create_topic("t", 0, {}, id_of(1)).status().code(), Errc::invalid_argument);
+  EXPECT_EQ(m->create_topic("t", 1, {}, TopicId{}).status().code(), Errc::invalid_argument);
+  ASSERT_TRUE(m->create_topic("t", 1, {}, id_of(1)).ok());
+  EXPECT_EQ(m->create_topic("t", 1, {}, id_of(2)).status().code(), Errc::already_exists);
+  EXPECT_EQ(m->create_topic("u", 1, {}, id_of(1)).status().code(), Errc::already_exists);
+}
+
+TEST(LogManager, DeleteRemovesMetadataAndFiles) {
+  TempDir tmp;
+  const std::vector<std::string> dirs = {tmp.sub("d1"), tmp.sub("d2")};
+  std::shared_ptr<PartitionLog> handle;
+  {
+    auto m = open_mgr(default_env(), dirs);
+    ASSERT_TRUE(m->create_topic("gone", 2, {}, id_of(7)).ok());
+    ASSERT_TRUE(m->create_topic("kept", 1, {}, id_of(8)).ok());
+    handle = m->partition("gone", 0);
+    append_n(*handle, 3);
+    ASSERT_TRUE(m->delete_topic("gone").ok());
+    EXPECT_EQ(m->delete_topic("gone").code(), Errc::not_found);
+    EXPECT_FALSE(m->find_topic("gone").has_value());
+    EXPECT_FALSE(m->find_topic_by_id(id_of(7)).has_value());
+    EXPECT_EQ(m->partition("gone", 0), nullptr);
+    EXPECT_FALSE(fs::exists(tmp.sub("d1/gone-0")));
+    EXPECT_FALSE(fs::exists(tmp.sub("d2/gone-1")));
+    // An old handle stays safe to use; appends now fail.
+    auto b = make_batch_n(1);
+    EXPECT_EQ(handle->append(b, 0).status().code(), Errc::not_found);
+    // The name can be reused with a new id, starting from an empty log.
+    ASSERT_TRUE(m->create_topic("gone", 1, {}, id_of(9)).ok());
+    EXPECT_EQ(m->partition("gone", 0)->log_end_offset(), 0);
+    ASSERT_TRUE(m->close_all().ok());
+  }
+  auto m = open_mgr(default_env(), dirs);
+  EXPECT_EQ(m->list_topics().size(), 2u);
+  EXPECT_EQ(m->find_topic("gone")->topic_id, id_of(9));
+}
+
+TEST(LogManager, RemovesOrphanPartitionDirsOfDeletedTopics) {
+  TempDir tmp;
+  FaultInjectionEnv env;
+  {
+    auto m = open_mgr(&env, {tmp.sub("d1")});
+    ASSERT_TRUE(m->create_topic("x", 2, {}, id_of(3)).ok());
+    // Crash after the metadata was removed but before the files were.
+    env.set_hook([](std::string_view op, const std::string&) {
+      return op == "remove_dir" ? Status(Errc::io_error, "crash") : Status::Ok();
+    });
+    EXPECT_FALSE(m->delete_topic("x").ok());
+    env.clear_faults();
+  }
+  EXPECT_TRUE(fs::exists(tmp.sub("d1/x-0")));
+  auto m = open_mgr(&env, {tmp.sub("d1")});
+  EXPECT_TRUE(m->list_topics().empty());
+  EXPECT_FALSE(fs::exists(tmp.sub("d1/x-0")));
+  EXPECT_FALSE(fs::exists(tmp.sub("d1/x-1")));
+}
+
+TEST(LogManager, MetaPropertiesChecksNodeId) {
+  TempDir tmp;
+  { auto m = open_mgr(default_env(), {tmp.sub("d1")}, 5); }
+  auto text = read_file_to_string(default_env(), tmp.sub("d1/meta.properties"));
+  ASSERT_TRUE(text.ok());
+  auto meta = parse_meta_properties(*text);
+  ASSERT_TRUE(meta.ok());
+  EXPECT_EQ(meta->version, 1);
+  EXPECT_EQ(meta->node_id, 5);
+  EXPECT_EQ(meta->cluster_id.size(), 22u);
+  auto wrong = LogManager::open(default_env(), {tmp.sub("d1")}, 6, nullptr);
+  EXPECT_EQ(wrong.status().code(), Errc::invalid_argument);
+  // A new second dir gets the same cluster id.
+  auto m = open_mgr(default_env(), {tmp.sub("d1"), tmp.sub("d2")}, 5);
+  auto second = parse_meta_properties(*read_file_to_string(default_env(), tmp.sub("d2/meta.properties")));
+  EXPECT_EQ(second->cluster_id, meta->cluster_id);
+}
+
+TEST(LogManager, ConfigForIsApplied) {
+  TempDir tmp;
+  auto m = LogManager::open(default_env(), {tmp.sub("d1")}, 1, [](const TopicMeta& t) {
+    LogConfig c;
+    if (t.configs.contains("segment.bytes")) c.segment_bytes = std::stoll(t.configs.at("segment.bytes"));
+    return c;
+  });
+  ASSERT_TRUE(m.ok());
+  ASSERT_TRUE((*m)->create_topic("small", 1, {{"segment.bytes", "300"}}, id_of(4)).ok());
+  auto log = (*m)->partition("small", 0);
+  for (int i = 0; i < 10; ++i) append_n(*log, 2);
+  EXPECT_GT(log->segment_base_offsets().size(), 3u);
+}
+
+}  // namespace
+}  // namespace strata::storage

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: install what is missing; release build (gcc) with unit and
+# integration tests; one clang build with AddressSanitizer+UndefinedBehaviorSanitizer that runs
+# the unit tests and the libFuzzer targets (60 s each).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=${JOBS:-2}
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+
+bash tools/setup.sh
+
+echo "== release build (gcc): unit + integration tests"
+[ -f build/build.ninja ] || meson setup build --buildtype=release
+ninja -C build -j"$JOBS"
+meson test -C build --num-processes "$JOBS" --print-errorlogs
+
+echo "== sanitizer build (clang, ASan+UBSan): unit tests + fuzzers"
+if [ ! -f build-san/build.ninja ]; then
+  CC=clang CXX=clang++ meson setup build-san --buildtype=debugoptimized \
+    -Db_sanitize=address,undefined -Db_lundef=false -Dfuzzing=true
+fi
+ninja -C build-san -j"$JOBS"
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
+  meson test -C build-san --suite unit --num-processes "$JOBS" --print-errorlogs
+FUZZ_SECONDS="$FUZZ_SECONDS" bash test/fuzz/run.sh build-san
+echo "== all tests passed"
