@@ -114,7 +114,8 @@ PreparedBatch prepare_batch(std::span<uint8_t> records, const TopicConfig& topic
   int32_t expected = 0;
   for (;;) {
     auto more = reader->next(rec);
-    if (!more.ok()) return reject(ErrorCode::corrupt_message, more.status().message());
+    // Java's record parser throws InvalidRecordException here ("Found invalid record structure").
+    if (!more.ok()) return reject(ErrorCode::invalid_record, more.status().message());
     if (!*more) break;
     if (rec.offset_delta != expected) {
       return reject(ErrorCode::invalid_record,

@@ -1,0 +1,110 @@
+#include "broker/config.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "broker/topic_config.h"
+
+namespace strata::broker {
+namespace {
+
+TEST(BrokerConfig, DefaultsMatchKafkaNames) {
+  auto c = parse_config("", {});
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  EXPECT_EQ(c->node_id, 1);
+  ASSERT_EQ(c->listeners.size(), 1u);
+  EXPECT_EQ(c->listeners[0].host, "127.0.0.1");
+  EXPECT_EQ(c->listeners[0].port, 9092);
+  EXPECT_EQ(c->log_dirs, std::vector<std::string>{"./data"});
+  EXPECT_EQ(c->message_max_bytes, 1048588);
+  EXPECT_EQ(c->log_flush_interval_messages, INT64_MAX);
+  EXPECT_TRUE(c->auto_create_topics_enable);
+}
+
+TEST(BrokerConfig, FileThenOverridesLaterWins) {
+  auto c = parse_config("# comment\n! also\n\nnum.partitions = 3\nlog.dirs=/a, /b\n",
+                        {"num.partitions=6", "listeners=PLAINTEXT://0.0.0.0:0"});
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  EXPECT_EQ(c->num_partitions, 6);
+  EXPECT_EQ(c->log_dirs, (std::vector<std::string>{"/a", "/b"}));
+  EXPECT_EQ(c->listeners[0].port, 0);
+  EXPECT_EQ(c->values.at("num.partitions"), "6");
+}
+
+TEST(BrokerConfig, UnknownKeyIsNamed) {
+  auto c = parse_config("no.such.key=1\n", {});
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("no.such.key"), std::string::npos);
+  auto o = parse_config("", {"bogus=2"});
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.status().message().find("bogus"), std::string::npos);
+}
+
+TEST(BrokerConfig, BadValuesAreNamed) {
+  for (const char* bad : {"num.partitions=zero", "num.partitions=0", "auto.create.topics.enable=yes",
+                          "listeners=localhost:9092", "log.message.timestamp.type=Now",
+                          "message.max.bytes=-5", "default.replication.factor=3"}) {
+    auto c = parse_config("", {bad});
+    ASSERT_FALSE(c.ok()) << bad;
+    std::string key(bad, std::string(bad).find('='));
+    EXPECT_NE(c.status().message().find(key), std::string::npos) << c.status().message();
+  }
+}
+
+TEST(BrokerConfig, ShippedServerPropertiesListsEveryKeyWithItsDefault) {
+  std::ifstream in(STRATA_SOURCE_DIR "/config/server.properties");
+  ASSERT_TRUE(in.good());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  std::set<std::string> seen;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    seen.insert(line.substr(0, line.find('=')));
+  }
+  for (const auto& k : config_keys()) {
+    EXPECT_NE(text.find(std::string(k.name) + "=" + k.default_value + "\n"), std::string::npos)
+        << "config/server.properties lacks " << k.name << "=" << k.default_value;
+    seen.erase(k.name);
+  }
+  EXPECT_TRUE(seen.empty()) << "server.properties has a key the broker does not know: "
+                            << *seen.begin();
+  // And the file as shipped parses.
+  EXPECT_TRUE(parse_config(text, {}).ok());
+}
+
+TEST(TopicConfig, ValidationNamesTheKey) {
+  EXPECT_TRUE(validate_topic_configs({{"segment.bytes", "1048576"}, {"compression.type", "lz4"}}).ok());
+  auto st = validate_topic_configs({{"segment.bytez", "1"}});
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("segment.bytez"), std::string::npos);
+  st = validate_topic_configs({{"compression.type", "brotli"}});
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("compression.type"), std::string::npos);
+  EXPECT_FALSE(validate_topic_configs({{"retention.ms", "-2"}}).ok());
+  EXPECT_FALSE(validate_topic_configs({{"message.timestamp.type", "Now"}}).ok());
+}
+
+TEST(TopicConfig, InheritsBrokerDefaults) {
+  auto b = parse_config("", {"log.segment.bytes=2048", "compression.type=zstd",
+                             "log.message.timestamp.type=LogAppendTime"});
+  ASSERT_TRUE(b.ok());
+  auto t = resolve_topic_config({}, *b);
+  EXPECT_EQ(t.log.segment_bytes, 2048);
+  EXPECT_EQ(t.compression, StoredCompression::zstd);
+  EXPECT_TRUE(t.log_append_time);
+  auto o = resolve_topic_config({{"segment.bytes", "4096"}, {"compression.type", "producer"},
+                                 {"message.timestamp.type", "CreateTime"}},
+                                *b);
+  EXPECT_EQ(o.log.segment_bytes, 4096);
+  EXPECT_EQ(o.compression, StoredCompression::producer);
+  EXPECT_FALSE(o.log_append_time);
+}
+
+}  // namespace
+}  // namespace strata::broker
