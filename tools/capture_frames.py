@@ -16,8 +16,9 @@ Usage:
   tools/capture_frames.py proxy --listen-port 19092 --upstream 127.0.0.1:9092 \
       --client kcat --out /tmp/frames
 
-  # Everything: for each client, a fresh broker (empty log dir) + proxy, then the client's
-  # scripted session (librdkafka: confluent_kafka AdminClient + kcat; kafka-python; KafkaJS).
+  # Everything: for each client family, a fresh broker (empty log dir) + proxy, then the
+  # client's scripted sessions (librdkafka: confluent_kafka AdminClient then kcat produce and
+  # consume; kafka-python admin, producer, consumer; KafkaJS admin and producer).
   tools/capture_frames.py capture --out test/unit/messages/golden
 
 Python 3 standard library only; the clients themselves must be installed (tools/setup.sh).
@@ -300,26 +301,30 @@ def session_kafkajs(bootstrap):
     run(["node", "-e", script])
 
 
+# Client families, each run against its own fresh broker (empty log dir) and proxy; within a
+# family the sessions run in order on the same broker, each recorded under its own label.
 SESSIONS = {
-    # Both librdkafka 2.0.2: confluent_kafka's AdminClient, then kcat (on the same broker, so
-    # kcat finds the topic the admin session created).
-    "librdkafka-admin": session_librdkafka_admin,
-    "librdkafka-kcat": session_librdkafka_kcat,
-    "kafka-python": session_kafka_python,
-    "kafkajs": session_kafkajs,
+    # Both librdkafka 2.0.2: confluent_kafka's AdminClient creates the topic, then kcat
+    # produces to it and consumes it.
+    "librdkafka": [("librdkafka-admin", session_librdkafka_admin),
+                   ("librdkafka-kcat", session_librdkafka_kcat)],
+    "kafka-python": [("kafka-python", session_kafka_python)],
+    "kafkajs": [("kafkajs", session_kafkajs)],
 }
 
 
 def cmd_capture(opts):
     recorder = Recorder(opts.out)
-    for client in opts.clients.split(","):
-        proxy = Proxy(recorder, client).start()
+    for family in opts.clients.split(","):
+        proxy = Proxy(recorder, None).start()
         broker = Broker(opts.broker, proxy.port)
         try:
             broker.start()
             proxy.upstream = ("127.0.0.1", broker.port)
-            SESSIONS[client]("127.0.0.1:%d" % proxy.port)
-            time.sleep(0.5)  # let the last frames of the session reach the recorder
+            for label, session in SESSIONS[family]:
+                proxy.client = label
+                session("127.0.0.1:%d" % proxy.port)
+                time.sleep(0.5)  # let the session's last frames reach the recorder
         finally:
             proxy.close()
             broker.stop()

@@ -8,6 +8,10 @@ SECONDS_EACH=${FUZZ_SECONDS:-60}
 for target in request_decode_fuzzer; do
   work=$(mktemp -d)
   [ -d "test/fuzz/corpus/$target" ] && cp -r "test/fuzz/corpus/$target/." "$work/"
+  # Real client frames (test/unit/messages/golden) are the best seeds for request decoding.
+  if [ "$target" = request_decode_fuzzer ] && ls test/unit/messages/golden/*.bin >/dev/null 2>&1; then
+    cp test/unit/messages/golden/*.bin "$work/"
+  fi
   echo "fuzzing $target for ${SECONDS_EACH}s"
   "$BUILD/test/fuzz/$target" -max_total_time="$SECONDS_EACH" -max_len=65536 -rss_limit_mb=2048 \
     -print_final_stats=1 "$work" 2>&1 | tail -n 15
