@@ -30,6 +30,26 @@ Result<rd_kafka_conf_t*> base_conf(const Options& o, bool extras_now) {
   return conf;
 }
 
+Result<int32_t> partition_count(rd_kafka_t* rk, const std::string& topic) {
+  rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, rkt, &md, 10000);
+  rd_kafka_topic_destroy(rkt);
+  if (err) return Status(Errc::io_error, std::string("metadata: ") + rd_kafka_err2str(err));
+  int32_t n = 0;
+  rd_kafka_resp_err_t terr = RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
+  if (md->topic_cnt == 1) {
+    n = md->topics[0].partition_cnt;
+    terr = md->topics[0].err;
+  }
+  rd_kafka_metadata_destroy(md);
+  if (terr || n <= 0) {
+    return Status(Errc::not_found, "topic " + topic + ": " + rd_kafka_err2str(terr));
+  }
+  return n;
+}
+
+
 void print_result(const RunResult& r) {
   double secs = r.seconds > 0 ? r.seconds : 1e-9;
   std::printf(

@@ -32,6 +32,9 @@ Result<rd_kafka_conf_t*> base_conf(const Options& o, bool extras_now);
 // Applies the -X extras (so they override mode defaults).
 Status apply_extras(rd_kafka_conf_t* conf, const Options& o);
 
+// Partition count of a topic from a Metadata request (not_found if the topic is unknown).
+Result<int32_t> partition_count(rd_kafka_t* rk, const std::string& topic);
+
 // Prints {"mode","msgs","bytes","seconds","msgs_per_s","mb_per_s"} on stdout, flushed.
 void print_result(const RunResult& r);
 

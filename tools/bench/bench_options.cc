@@ -26,12 +26,14 @@ const char* usage() {
          "  --topic NAME            topic (default strata-bench)\n"
          "  --num N                 messages to produce / consume (default 1000000)\n"
          "  --size BYTES            payload size for produce (default 100)\n"
-         "  --partitions P          create: partition count; consume: 0 = from metadata\n"
+         "  --partitions P          create: partition count; else 0 = from metadata\n"
          "  --acks A                producer acks (default 1)\n"
          "  --linger-ms MS          producer linger.ms (default 5)\n"
          "  --batch-bytes B         producer batch.size (default 1000000)\n"
          "  --batch-messages M      producer batch.num.messages (default 100000)\n"
          "  --compression C         producer compression.codec (default none)\n"
+         "  --rotate-bytes B        produce: bytes per partition before moving to the next\n"
+         "                          (default = batch-bytes; 0 = librdkafka partitioner)\n"
          "  --timeout-ms MS         fail when no progress for MS (default 120000)\n"
          "  -X key=value            any librdkafka property (repeatable)\n"
          "Prints one JSON line: {\"mode\",\"msgs\",\"bytes\",\"seconds\",\"msgs_per_s\","
@@ -46,7 +48,6 @@ Result<Options> parse_options(int argc, char** argv) {
     o.mode = Mode::produce;
   } else if (mode == "consume") {
     o.mode = Mode::consume;
-    o.partitions = 0;
   } else if (mode == "create") {
     o.mode = Mode::create;
   } else {
@@ -83,6 +84,8 @@ Result<Options> parse_options(int argc, char** argv) {
       st = number(o.batch_messages);
     } else if (flag == "--compression") {
       o.compression = val;
+    } else if (flag == "--rotate-bytes") {
+      st = number(o.rotate_bytes);
     } else if (flag == "--timeout-ms") {
       st = number(o.timeout_ms);
     } else if (flag == "-X") {
@@ -96,6 +99,7 @@ Result<Options> parse_options(int argc, char** argv) {
     }
     if (!st.ok()) return st;
   }
+  if (o.rotate_bytes < 0) o.rotate_bytes = o.batch_bytes;
   if (o.mode == Mode::create && o.partitions <= 0) {
     return Status(Errc::invalid_argument, "--partitions must be > 0 for create");
   }

@@ -8,18 +8,11 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <unistd.h>
-
-namespace {
-
-volatile std::sig_atomic_t g_stop = 0;
-void on_signal(int) { g_stop = 1; }
-
-}  // namespace
+#include <pthread.h>
+#include <signal.h>
 
 int main(int argc, char** argv) {
   int brokers = 1;
@@ -32,6 +25,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: mock-cluster [--brokers N] TOPIC:PARTITIONS...\n");
     return 2;
   }
+  // Block SIGTERM/SIGINT before librdkafka starts threads (they inherit the mask), then wait for
+  // them synchronously on this thread.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
   char err[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   // The handle only hosts the mock; keep it from trying to reach a real cluster.
@@ -62,11 +63,10 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::signal(SIGTERM, on_signal);
-  std::signal(SIGINT, on_signal);
   std::printf("%s\n", rd_kafka_mock_cluster_bootstraps(mc));
   std::fflush(stdout);
-  while (!g_stop) pause();
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
   rd_kafka_mock_cluster_destroy(mc);
   rd_kafka_destroy(rk);
   return 0;
