@@ -123,6 +123,9 @@ PreparedBatch prepare_batch(std::span<uint8_t> records, const TopicConfig& topic
                         std::to_string(expected) + " was expected");
     }
     ++expected;
+    if (topic.compact && !rec.key) {  // issue 4: Kafka's LogValidator rule for compacted topics
+      return reject(ErrorCode::invalid_record, "Compacted topic cannot accept message without key");
+    }
   }
 
   PreparedBatch out;

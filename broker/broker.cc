@@ -5,7 +5,11 @@
 #include <chrono>
 
 #include "broker/dispatch.h"
+#include "broker/group/group_coordinator.h"
+#include "broker/log_tasks.h"
 #include "broker/net/server.h"
+#include "broker/pk_tables.h"
+#include "broker/producer_ids.h"
 #include "storage/env.h"
 #include "storage/log_manager.h"
 
@@ -23,6 +27,7 @@ Broker::Broker(BrokerConfig config, storage::Env* env)
     : config_(std::move(config)),
       env_(env ? env : storage::default_env()),
       work_(asio::make_work_guard(io_)),
+      producer_expiry_timer_(io_),  // issue 3
       signals_(io_, SIGINT, SIGTERM),
       flush_timer_(io_),
       shutdown_timer_(io_) {}
@@ -32,14 +37,39 @@ Broker::~Broker() = default;
 const std::string& Broker::cluster_id() const { return logs_->cluster_id(); }
 
 Status Broker::start() {
+  auto dynamic = DynamicConfig::load(env_, config_);
+  if (!dynamic.ok()) return dynamic.status();
+  dynamic_ = std::move(dynamic.value());
   auto logs = storage::LogManager::open(
       env_, config_.log_dirs, config_.node_id, [this](const storage::TopicMeta& meta) {
-        return resolve_topic_config(meta.configs, config_).log;
+        return resolve_topic_config(meta.configs, *dynamic_->effective()).log;
       });
   if (!logs.ok()) return logs.status();
   logs_ = std::move(logs.value());
-  topics_ = std::make_unique<TopicRegistry>(*logs_, config_);
+  topics_ = std::make_unique<TopicRegistry>(*logs_, *dynamic_->effective());
   STRATA_RETURN_IF_ERROR(topics_->load());
+  // issue 5: primary-key table states, recovered by log replay before serving.
+  pk_tables_ = std::make_unique<PkTables>(*topics_);
+  STRATA_RETURN_IF_ERROR(pk_tables_->open_all());
+  {  // issue 3: consumer groups, durable in <first log dir>/__strata_groups
+    group::CoordinatorConfig gc;
+    gc.initial_rebalance_delay_ms = config_.group_initial_rebalance_delay_ms;
+    gc.min_session_timeout_ms = config_.group_min_session_timeout_ms;
+    gc.max_session_timeout_ms = config_.group_max_session_timeout_ms;
+    gc.offset_metadata_max_bytes = config_.offset_metadata_max_bytes;
+    gc.offsets_retention_ms = int64_t{config_.offsets_retention_minutes} * 60 * 1000;
+    gc.retention_check_interval_ms = config_.offsets_retention_check_interval_ms;
+    auto store = group::GroupStore::open(config_.log_dirs.front() + "/__strata_groups");
+    if (!store.ok()) return store.status();
+    group_timers_ = std::make_unique<group::AsioTimers>(io_);
+    groups_ = std::make_unique<group::GroupCoordinator>(gc, *group_timers_, std::move(store.value()));
+    STRATA_RETURN_IF_ERROR(groups_->start());
+  }
+  {  // issue 3: idempotent-producer ids, blocks persisted in <first log dir>/__strata_producer_ids
+    auto ids = ProducerIdManager::open(env_, config_.log_dirs.front());
+    if (!ids.ok()) return ids.status();
+    producer_ids_ = std::move(ids.value());
+  }
 
   dispatcher_ = std::make_unique<RequestDispatcher>(*this);
   server_ = std::make_unique<Server>(io_, *dispatcher_, config_.socket_request_max_bytes);
@@ -59,6 +89,9 @@ Status Broker::start() {
     }
   });
   schedule_flush();
+  schedule_producer_expiry();  // issue 3
+  log_tasks_ = std::make_unique<LogTasks>(*this);  // issue 4: own threads, never the I/O ones
+  log_tasks_->start();
   for (const auto& b : bound_) {
     spdlog::info("listening on {}://{}:{} (cluster {}, node {}, {} topics)", b.name, b.host, b.port,
                  cluster_id(), config_.node_id, topics_->list().size());
@@ -76,6 +109,25 @@ void Broker::schedule_flush() {
   });
 }
 
+// issue 3: drops idempotent-producer state idle for producer.id.expiration.ms, every
+// producer.id.expiration.check.interval.ms (Kafka's names and defaults).
+void Broker::schedule_producer_expiry() {
+  producer_expiry_timer_.expires_after(
+      std::chrono::milliseconds(config_.producer_id_expiration_check_interval_ms));
+  producer_expiry_timer_.async_wait([this](boost::system::error_code ec) {
+    if (ec || stopping_) return;
+    const int64_t now = now_ms();
+    size_t expired = 0;
+    for (const auto& topic : topics_->list()) {
+      for (const auto& log : topic->partitions) {
+        expired += log->expire_producers(now, config_.producer_id_expiration_ms);
+      }
+    }
+    if (expired > 0) spdlog::info("expired {} idle producer id(s)", expired);
+    schedule_producer_expiry();
+  });
+}
+
 void Broker::run() {
   unsigned n = config_.num_io_threads > 0 ? static_cast<unsigned>(config_.num_io_threads)
                                           : std::max(1u, std::thread::hardware_concurrency());
@@ -83,6 +135,12 @@ void Broker::run() {
   for (unsigned i = 1; i < n; ++i) threads.emplace_back([this] { io_.run(); });
   io_.run();
   for (auto& t : threads) t.join();
+  groups_.reset();  // closes the group store (issue 3)
+  if (log_tasks_) log_tasks_->stop();  // issue 4: before the logs close
+  if (pk_tables_) {  // issue 5: flush PK states (log fsynced first) before the logs close
+    Status pst = pk_tables_->close_all();
+    if (!pst.ok()) spdlog::error("closing primary-key tables: {}", pst.to_string());
+  }
   Status st = logs_->close_all();
   if (!st.ok()) spdlog::error("closing logs: {}", st.to_string());
   spdlog::info("shut down cleanly");
@@ -94,7 +152,9 @@ void Broker::shutdown() {
     boost::system::error_code ec;
     signals_.cancel(ec);
     flush_timer_.cancel();
+    producer_expiry_timer_.cancel();  // issue 3
     server_->drain();
+    if (groups_) groups_->shutdown();  // waiting JoinGroup/SyncGroup answer now (issue 3)
     watchers_.wake_all();  // long-polling fetches answer now
     finish_shutdown();
   });

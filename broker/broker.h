@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "broker/config.h"
+#include "broker/dynamic_config.h"
 #include "broker/partition_watchers.h"
 #include "broker/topic_registry.h"
 #include "protocol/base/result.h"
@@ -21,10 +22,18 @@ class Env;
 class LogManager;
 }  // namespace strata::storage
 
+namespace strata::broker::group {
+class AsioTimers;
+class GroupCoordinator;
+}  // namespace strata::broker::group
+
 namespace strata::broker {
 
 class Server;
+class ProducerIdManager;  // issue 3 (idempotent producer)
+class LogTasks;           // issue 4 (retention and log cleaner threads)
 class RequestDispatcher;
+class PkTables;  // issue 5: primary-key tables (broker/pk_tables.h)
 
 class Broker {
  public:
@@ -39,7 +48,14 @@ class Broker {
 
   const BrokerConfig& config() const { return config_; }
   TopicRegistry& topics() { return *topics_; }
+  PkTables& pk_tables() { return *pk_tables_; }  // issue 5
+  // Dynamic broker configs (issue 4); effective() = config() plus durable AlterConfigs overrides.
+  DynamicConfig& dynamic_config() { return *dynamic_; }
   PartitionWatchers& watchers() { return watchers_; }
+  // Consumer groups and committed offsets (issue 3).
+  group::GroupCoordinator& groups() { return *groups_; }
+  // Idempotent-producer ids (issue 3).
+  ProducerIdManager& producer_ids() { return *producer_ids_; }
   boost::asio::io_context& io() { return io_; }
   int32_t node_id() const { return config_.node_id; }
   bool stopping() const { return stopping_.load(); }
@@ -57,7 +73,15 @@ class Broker {
   boost::asio::io_context io_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   std::unique_ptr<storage::LogManager> logs_;
+  std::unique_ptr<DynamicConfig> dynamic_;
   std::unique_ptr<TopicRegistry> topics_;
+  std::unique_ptr<PkTables> pk_tables_;  // issue 5
+  std::unique_ptr<group::AsioTimers> group_timers_;  // issue 3
+  std::unique_ptr<group::GroupCoordinator> groups_;
+  std::unique_ptr<ProducerIdManager> producer_ids_;  // issue 3 (idempotent producer)
+  std::unique_ptr<LogTasks> log_tasks_;  // issue 4: retention + cleaner threads
+  boost::asio::steady_timer producer_expiry_timer_;
+  void schedule_producer_expiry();
   PartitionWatchers watchers_;
   std::unique_ptr<RequestDispatcher> dispatcher_;
   std::unique_ptr<Server> server_;

@@ -160,17 +160,84 @@ const std::vector<KeyDef>& key_defs() {
                  enum_key(&BrokerConfig::log_message_timestamp_type, "log.message.timestamp.type",
                           {"CreateTime", "LogAppendTime"})});
     i64("log.retention.ms", "604800000",
-        "Default retention.ms of topics (stored; enforced by the retention task of issue 4).",
+        "Default retention.ms of topics: segments older than this are deleted.",
         &BrokerConfig::log_retention_ms, -1, kI64Max);
     i64("log.retention.bytes", "-1",
-        "Default retention.bytes of topics (stored; enforced by the retention task of issue 4).",
+        "Default retention.bytes of topics: old segments are deleted above this size.",
         &BrokerConfig::log_retention_bytes, -1, kI64Max);
     d.push_back({{"log.cleanup.policy", "delete", "Default cleanup.policy of topics: delete or compact."},
                  enum_key(&BrokerConfig::log_cleanup_policy, "log.cleanup.policy",
                           {"delete", "compact", "compact,delete", "delete,compact"})});
+    {  // issue 4: retention task and log cleaner (broker/log_tasks.h)
+      auto f64 = [&d](const char* n, const char* def, const char* doc, double BrokerConfig::*f,
+                      double lo, double hi) {
+        d.push_back({{n, def, doc}, [=](BrokerConfig& c, const std::string& v) -> Status {
+                       double x = 0;
+                       auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+                       if (ec != std::errc() || p != v.data() + v.size() || !(x >= lo && x <= hi)) {
+                         return Status(Errc::invalid_argument,
+                                       std::string("config ") + n + ": '" + v + "' is not a number in range");
+                       }
+                       c.*f = x;
+                       return Status::Ok();
+                     }});
+      };
+      i64("log.retention.check.interval.ms", "300000",
+          "How often segments are checked for deletion by retention.ms/retention.bytes/log start.",
+          &BrokerConfig::log_retention_check_interval_ms, 1, kI64Max);
+      d.push_back({{"log.cleaner.enable", "true",
+                    "Run the log cleaner (compaction of cleanup.policy=compact topics)."},
+                   bool_key(&BrokerConfig::log_cleaner_enable, "log.cleaner.enable")});
+      i32("log.cleaner.threads", "1", "Background threads compacting logs.",
+          &BrokerConfig::log_cleaner_threads, 1, 64);
+      f64("log.cleaner.io.max.bytes.per.second", "1.7976931348623157E308",
+          "Cap on the cleaner's read+write rate, so produce latency stays flat.",
+          &BrokerConfig::log_cleaner_io_max_bytes_per_second, 1, 1.7976931348623157e308);
+      f64("log.cleaner.min.cleanable.ratio", "0.5",
+          "Default min.cleanable.dirty.ratio: dirty share of a log that triggers cleaning.",
+          &BrokerConfig::log_cleaner_min_cleanable_ratio, 0, 1);
+      i64("log.cleaner.delete.retention.ms", "86400000",
+          "Default delete.retention.ms: how long tombstones survive after their first cleaning.",
+          &BrokerConfig::log_cleaner_delete_retention_ms, 0, kI64Max);
+      i64("log.cleaner.min.compaction.lag.ms", "0",
+          "Default min.compaction.lag.ms: records younger than this are never compacted.",
+          &BrokerConfig::log_cleaner_min_compaction_lag_ms, 0, kI64Max);
+      i64("log.cleaner.backoff.ms", "15000", "Sleep of a cleaner thread when no log needs cleaning.",
+          &BrokerConfig::log_cleaner_backoff_ms, 0, kI64Max);
+    }
     d.push_back({{"log.level", "info", "Broker log level: trace, debug, info, warn, error."},
                  enum_key(&BrokerConfig::log_level, "log.level",
                           {"trace", "debug", "info", "warn", "error", "critical", "off"})});
+    // issue 3 (consumer groups)
+    i32("group.initial.rebalance.delay.ms", "3000",
+        "How long the first rebalance of an empty group waits for more members to join.",
+        &BrokerConfig::group_initial_rebalance_delay_ms, 0, kI32Max);
+    i32("group.min.session.timeout.ms", "6000",
+        "Smallest session.timeout.ms a group member may ask for (else INVALID_SESSION_TIMEOUT).",
+        &BrokerConfig::group_min_session_timeout_ms, 0, kI32Max);
+    i32("group.max.session.timeout.ms", "1800000",
+        "Largest session.timeout.ms a group member may ask for (else INVALID_SESSION_TIMEOUT).",
+        &BrokerConfig::group_max_session_timeout_ms, 0, kI32Max);
+    i32("offset.metadata.max.bytes", "4096",
+        "Largest metadata string of a committed offset (else OFFSET_METADATA_TOO_LARGE).",
+        &BrokerConfig::offset_metadata_max_bytes, 0, kI32Max);
+    i32("offsets.retention.minutes", "10080",
+        "Committed offsets of a group that has been empty this long are deleted.",
+        &BrokerConfig::offsets_retention_minutes, 1, kI32Max);
+    i64("offsets.retention.check.interval.ms", "600000",
+        "How often expired committed offsets are looked for.",
+        &BrokerConfig::offsets_retention_check_interval_ms, 1, kI64Max);
+    // issue 3 (idempotent producer)
+    i64("producer.id.expiration.ms", "86400000",
+        "Idempotent-producer state of a partition is dropped after this long without a write.",
+        &BrokerConfig::producer_id_expiration_ms, 1, kI64Max);
+    i64("producer.id.expiration.check.interval.ms", "600000",
+        "How often expired idempotent-producer state is looked for.",
+        &BrokerConfig::producer_id_expiration_check_interval_ms, 1, kI64Max);
+    i64("test.fault.drop.produce.response.every.n", "0",
+        "TEST ONLY (needs --enable-test-faults): append every Nth produce but close the "
+        "connection instead of answering; 0 = off.",
+        &BrokerConfig::test_fault_drop_produce_response_every_n, 0, kI64Max);
     return d;
   }();
   return defs;
@@ -217,8 +284,9 @@ Result<std::vector<Listener>> parse_listeners(const std::string& value) {
 Result<BrokerConfig> parse_config(const std::string& text, const std::vector<std::string>& overrides) {
   std::map<std::string, std::string> kv;
   for (const auto& d : key_defs()) kv[d.doc.name] = d.doc.default_value;
+  std::set<std::string> explicit_keys;
 
-  auto apply = [&kv](const std::string& line, const std::string& where) -> Status {
+  auto apply = [&kv, &explicit_keys](const std::string& line, const std::string& where) -> Status {
     std::string l = trim(line);
     if (l.empty() || l[0] == '#' || l[0] == '!') return Status::Ok();
     auto eq = l.find_first_of("=:");
@@ -227,6 +295,7 @@ Result<BrokerConfig> parse_config(const std::string& text, const std::vector<std
     std::string value = trim(l.substr(eq + 1));
     if (!kv.count(key)) return Status(Errc::invalid_argument, where + ": unknown config key '" + key + "'");
     kv[key] = value;
+    explicit_keys.insert(key);
     return Status::Ok();
   };
 
@@ -242,6 +311,7 @@ Result<BrokerConfig> parse_config(const std::string& text, const std::vector<std
   BrokerConfig c;
   for (const auto& d : key_defs()) STRATA_RETURN_IF_ERROR(d.set(c, kv[d.doc.name]));
   c.values = std::move(kv);
+  c.explicit_keys = std::move(explicit_keys);
   return c;
 }
 

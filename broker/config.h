@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,9 +44,33 @@ struct BrokerConfig {
   int64_t log_retention_bytes = -1;
   std::string log_cleanup_policy = "delete";
   std::string log_level = "info";
+  // issue 3 (consumer groups)
+  int32_t group_initial_rebalance_delay_ms = 3000;
+  int32_t group_min_session_timeout_ms = 6000;
+  int32_t group_max_session_timeout_ms = 1800000;
+  int32_t offset_metadata_max_bytes = 4096;
+  int32_t offsets_retention_minutes = 10080;
+  int64_t offsets_retention_check_interval_ms = 600000;
+  // issue 3 (idempotent producer)
+  int64_t producer_id_expiration_ms = 86400000;
+  int64_t producer_id_expiration_check_interval_ms = 600000;
+  // issue 4 (retention and log cleaner; Kafka's names and defaults)
+  int64_t log_retention_check_interval_ms = 300000;
+  bool log_cleaner_enable = true;
+  int32_t log_cleaner_threads = 1;
+  double log_cleaner_io_max_bytes_per_second = 1.7976931348623157e308;
+  double log_cleaner_min_cleanable_ratio = 0.5;
+  int64_t log_cleaner_delete_retention_ms = 86400000;
+  int64_t log_cleaner_min_compaction_lag_ms = 0;
+  int64_t log_cleaner_backoff_ms = 15000;
+  // Test-only fault injection (keys under "test."; refused unless --enable-test-faults).
+  int64_t test_fault_drop_produce_response_every_n = 0;
 
   // Every key with its effective value (as text), for logging and DescribeConfigs later.
   std::map<std::string, std::string> values;
+  // Keys set explicitly in server.properties or by --override (DescribeConfigs'
+  // STATIC_BROKER_CONFIG); every other key has its default.
+  std::set<std::string> explicit_keys;
 };
 
 struct ConfigKeyDoc {

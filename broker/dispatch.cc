@@ -30,6 +30,31 @@ const std::vector<HandlerDef>& handler_table() {
         def<p::ApiVersionsRequest>(handlers::api_versions),
         def<p::CreateTopicsRequest>(handlers::create_topics),
         def<p::DeleteTopicsRequest>(handlers::delete_topics),
+        // Issue 4 (admin half).
+        def<p::DescribeConfigsRequest>(handlers::describe_configs),
+        def<p::AlterConfigsRequest>(handlers::alter_configs),
+        def<p::IncrementalAlterConfigsRequest>(handlers::incremental_alter_configs),
+        def<p::CreatePartitionsRequest>(handlers::create_partitions),
+        def<p::DeleteRecordsRequest>(handlers::delete_records),
+        def<p::DescribeClusterRequest>(handlers::describe_cluster),
+        def<p::OffsetForLeaderEpochRequest>(handlers::offset_for_leader_epoch),
+        // issue 3 (consumer groups)
+        def<p::JoinGroupRequest>(handlers::join_group),
+        def<p::SyncGroupRequest>(handlers::sync_group),
+        def<p::HeartbeatRequest>(handlers::heartbeat),
+        def<p::LeaveGroupRequest>(handlers::leave_group),
+        def<p::OffsetCommitRequest>(handlers::offset_commit),
+        def<p::OffsetFetchRequest>(handlers::offset_fetch),
+        def<p::DescribeGroupsRequest>(handlers::describe_groups),
+        def<p::ListGroupsRequest>(handlers::list_groups),
+        def<p::DeleteGroupsRequest>(handlers::delete_groups),
+        def<p::OffsetDeleteRequest>(handlers::offset_delete),
+        // issue 3 (idempotent producer)
+        def<p::InitProducerIdRequest>(handlers::init_producer_id),
+        // issue 5: extension APIs of primary-key tables (Protobuf bodies, protocol/ext/*.proto)
+        HandlerDef{16000, 0, 0, handlers::ext_lookup},
+        HandlerDef{16001, 0, 0, handlers::ext_prefix_lookup},
+        HandlerDef{16004, 0, 0, handlers::ext_describe_table},
     };
     std::sort(t.begin(), t.end(), [](auto& a, auto& b) { return a.api_key < b.api_key; });
     return t;

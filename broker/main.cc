@@ -1,9 +1,12 @@
 // strata-broker: the broker executable. `--config FILE` (server.properties format) and repeatable
 // `--override key=value`. Exits non-zero with a message naming the key on a bad configuration.
+// `--enable-test-faults` permits the test-only `test.` keys (refused otherwise, so a production
+// config can never turn fault injection on by accident).
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
 #include <iostream>
+#include <string_view>
 
 #include "broker/broker.h"
 #include "broker/config.h"
@@ -16,13 +19,19 @@ int main(int argc, char** argv) {
   app.add_option("--config", config_path, "server.properties file (defaults apply without one)");
   app.add_option("--override", overrides, "key=value, applied after the file (repeatable)")
       ->take_all();
+  bool enable_test_faults = false;  // issue 3: gates the test.* fault-injection keys
+  app.add_flag("--enable-test-faults", enable_test_faults,
+               "allow the test-only `test.` config keys (fault injection); never in production");
   app.add_flag("--print-default-config", print_config,
                "print every config key with its default and documentation, then exit");
   CLI11_PARSE(app, argc, argv);
 
   if (print_config) {
     for (const auto& k : strata::broker::config_keys()) {
-      std::cout << "# " << k.doc << "\n" << k.name << "=" << k.default_value << "\n\n";
+      // test.* keys are listed commented out: they only work with --enable-test-faults.
+      const bool test_only = std::string_view(k.name).starts_with("test.");
+      std::cout << "# " << k.doc << "\n" << (test_only ? "#" : "") << k.name << "="
+                << k.default_value << "\n\n";
     }
     return 0;
   }
@@ -31,6 +40,13 @@ int main(int argc, char** argv) {
   if (!config.ok()) {
     std::cerr << "strata-broker: " << config.status().message() << "\n";
     return 2;
+  }
+  for (const auto& key : config->explicit_keys) {
+    if (key.starts_with("test.") && !enable_test_faults) {
+      std::cerr << "strata-broker: config " << key
+                << " is a test-only fault setting; it needs --enable-test-faults\n";
+      return 2;
+    }
   }
   spdlog::set_level(spdlog::level::from_str(config->log_level));
   spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%^%l%$] %v");

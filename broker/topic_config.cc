@@ -1,35 +1,41 @@
+// The topic config table and its resolution (see topic_config.h).
 #include "broker/topic_config.h"
 
 #include <charconv>
+#include <cstdlib>
+#include <sstream>
+
+#include "pkindex/table_config.h"
 
 namespace strata::broker {
 namespace {
 
-bool parse_i64(const std::string& v, int64_t lo, int64_t hi, int64_t& out) {
+ConfigValidator validate_table_key(const char* name) {
+  return [name](const std::string& v) -> std::optional<std::string> {
+    std::string why = pkindex::check_table_key(name, v);
+    if (why.empty()) return std::nullopt;
+    return why;
+  };
+}
+
+bool parse_i64(const std::string& v, int64_t& out) {
   int64_t x = 0;
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-  if (ec != std::errc() || p != v.data() + v.size() || x < lo || x > hi) return false;
+  if (ec != std::errc() || p != v.data() + v.size() || v.empty()) return false;
   out = x;
   return true;
 }
 
-struct Range {
-  int64_t lo, hi;
-};
-
-const std::map<std::string, Range>& numeric_ranges() {
-  static const std::map<std::string, Range> r = {
-      {"segment.bytes", {14, INT32_MAX}},
-      {"segment.ms", {1, INT64_MAX}},
-      {"flush.messages", {1, INT64_MAX}},
-      {"flush.ms", {0, INT64_MAX}},
-      {"index.interval.bytes", {0, INT32_MAX}},
-      {"segment.index.bytes", {4, INT32_MAX}},
-      {"max.message.bytes", {0, INT32_MAX}},
-      {"retention.ms", {-1, INT64_MAX}},
-      {"retention.bytes", {-1, INT64_MAX}},
-  };
-  return r;
+std::vector<std::string> split_list(const std::string& v) {
+  std::vector<std::string> out;
+  std::stringstream ss(v);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    size_t b = item.find_first_not_of(' ');
+    size_t e = item.find_last_not_of(' ');
+    out.push_back(b == std::string::npos ? "" : item.substr(b, e - b + 1));
+  }
+  return out;
 }
 
 StoredCompression parse_compression(const std::string& v) {
@@ -41,68 +47,171 @@ StoredCompression parse_compression(const std::string& v) {
   return StoredCompression::producer;
 }
 
-}  // namespace
-
-const std::map<std::string, TopicKeyDoc>& topic_keys() {
-  static const std::map<std::string, TopicKeyDoc> k = {
-      {"segment.bytes", {"segment.bytes", "log.segment.bytes", "Segment size before a roll."}},
-      {"segment.ms", {"segment.ms", "log.roll.ms", "Segment age before a roll."}},
-      {"flush.messages", {"flush.messages", "log.flush.interval.messages", "Messages between fsyncs."}},
-      {"flush.ms", {"flush.ms", "log.flush.interval.ms", "Time between fsyncs."}},
-      {"index.interval.bytes", {"index.interval.bytes", "log.index.interval.bytes", "Offset index density."}},
-      {"segment.index.bytes", {"segment.index.bytes", "log.index.size.max.bytes", "Largest offset index."}},
-      {"max.message.bytes", {"max.message.bytes", "message.max.bytes", "Largest record batch."}},
-      {"compression.type", {"compression.type", "compression.type", "Stored codec or producer."}},
-      {"message.timestamp.type", {"message.timestamp.type", "log.message.timestamp.type", "CreateTime or LogAppendTime."}},
-      {"retention.ms", {"retention.ms", "log.retention.ms", "Age after which segments are deleted."}},
-      {"retention.bytes", {"retention.bytes", "log.retention.bytes", "Size above which old segments are deleted."}},
-      {"cleanup.policy", {"cleanup.policy", "log.cleanup.policy", "delete and/or compact."}},
-  };
-  return k;
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
 }
 
-Status validate_topic_configs(const std::map<std::string, std::string>& configs) {
-  for (const auto& [key, value] : configs) {
-    if (!topic_keys().count(key)) {
-      return Status(Errc::invalid_argument, "Unknown topic config name: " + key);
+}  // namespace
+
+ConfigValidator validate_long(int64_t lo, int64_t hi) {
+  return [lo, hi](const std::string& v) -> std::optional<std::string> {
+    int64_t x = 0;
+    if (!parse_i64(v, x)) return "Not a number of type LONG";
+    if (x < lo) return "Value must be at least " + std::to_string(lo);
+    if (x > hi) return "Value must be no more than " + std::to_string(hi);
+    return std::nullopt;
+  };
+}
+
+ConfigValidator validate_double(double lo, double hi) {
+  return [lo, hi](const std::string& v) -> std::optional<std::string> {
+    char* end = nullptr;
+    double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || end != v.c_str() + v.size()) return "Not a number of type DOUBLE";
+    if (x < lo || x > hi) {
+      return "Value must be between " + std::to_string(lo) + " and " + std::to_string(hi);
     }
-    auto it = numeric_ranges().find(key);
-    if (it != numeric_ranges().end()) {
-      int64_t x;
-      if (!parse_i64(value, it->second.lo, it->second.hi, x)) {
-        return Status(Errc::invalid_argument,
-                      "Invalid value " + value + " for configuration " + key);
-      }
-    } else if (key == "compression.type") {
-      static const char* ok[] = {"producer", "uncompressed", "none", "gzip", "snappy", "lz4", "zstd"};
-      bool found = false;
-      for (auto* o : ok) found |= value == o;
-      if (!found) return Status(Errc::invalid_argument, "Invalid value " + value + " for configuration " + key);
-    } else if (key == "message.timestamp.type") {
-      if (value != "CreateTime" && value != "LogAppendTime") {
-        return Status(Errc::invalid_argument, "Invalid value " + value + " for configuration " + key);
-      }
-    } else if (key == "cleanup.policy") {
-      if (value != "delete" && value != "compact" && value != "compact,delete" &&
-          value != "delete,compact") {
-        return Status(Errc::invalid_argument, "Invalid value " + value + " for configuration " + key);
-      }
+    return std::nullopt;
+  };
+}
+
+ConfigValidator validate_one_of(std::vector<std::string> allowed) {
+  return [allowed](const std::string& v) -> std::optional<std::string> {
+    for (const auto& a : allowed) {
+      if (a == v) return std::nullopt;
+    }
+    return "String must be one of: " + join(allowed);
+  };
+}
+
+ConfigValidator validate_list_of(std::vector<std::string> allowed) {
+  return [allowed](const std::string& v) -> std::optional<std::string> {
+    auto items = split_list(v);
+    if (items.empty()) return "List must not be empty";
+    for (const auto& item : items) {
+      bool ok = false;
+      for (const auto& a : allowed) ok |= a == item;
+      if (!ok) return "List items must be among: " + join(allowed);
+    }
+    return std::nullopt;
+  };
+}
+
+const std::vector<TopicKeyDef>& topic_key_table() {
+  using T = ConfigType;
+  constexpr int64_t kI32 = INT32_MAX;
+  constexpr int64_t kI64 = INT64_MAX;
+  static const std::vector<TopicKeyDef> table = {
+      {"cleanup.policy", T::list, "log.cleanup.policy", "delete",
+       validate_list_of({"delete", "compact"}),
+       "delete: remove old segments by retention.ms/retention.bytes; compact: keep the latest "
+       "record per key; both may be given.", kConfigNoFlags},
+      {"delete.retention.ms", T::long_, "log.cleaner.delete.retention.ms", "86400000",
+       validate_long(0, kI64),
+       "How long a tombstone stays readable after the cleaner first saw it (compacted topics).",
+       kConfigNoFlags},
+      {"min.cleanable.dirty.ratio", T::double_, "log.cleaner.min.cleanable.ratio", "0.5",
+       validate_double(0, 1), "Share of uncleaned bytes that triggers compaction.", kConfigNoFlags},
+      {"min.compaction.lag.ms", T::long_, "log.cleaner.min.compaction.lag.ms", "0",
+       validate_long(0, kI64), "Records younger than this are never compacted.", kConfigNoFlags},
+      {"compression.type", T::string, "compression.type", "producer",
+       validate_one_of({"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer", "none"}),
+       "Codec batches are stored with; producer keeps the producer's codec.", kConfigNoFlags},
+      {"flush.messages", T::long_, "log.flush.interval.messages", "9223372036854775807",
+       validate_long(1, kI64), "fsync the log after this many messages.", kConfigNoFlags},
+      {"flush.ms", T::long_, "log.flush.interval.ms", "9223372036854775807",
+       validate_long(0, kI64), "fsync the log when unflushed data is this old.", kConfigNoFlags},
+      {"index.interval.bytes", T::int_, "log.index.interval.bytes", "4096",
+       validate_long(0, kI32), "Bytes appended between two offset-index entries.", kConfigNoFlags},
+      {"max.message.bytes", T::int_, "message.max.bytes", "1048588", validate_long(0, kI32),
+       "Largest record batch accepted (after recompression).", kConfigNoFlags},
+      {"message.timestamp.type", T::string, "log.message.timestamp.type", "CreateTime",
+       validate_one_of({"CreateTime", "LogAppendTime"}),
+       "CreateTime keeps the producer's timestamps; LogAppendTime stamps the broker's.",
+       kConfigNoFlags},
+      {"retention.bytes", T::long_, "log.retention.bytes", "-1", validate_long(-1, kI64),
+       "Largest size of a partition before old segments are deleted; -1 = no limit.",
+       kConfigNoFlags},
+      {"retention.ms", T::long_, "log.retention.ms", "604800000", validate_long(-1, kI64),
+       "Age after which whole segments are deleted; -1 = no limit.", kConfigNoFlags},
+      {"segment.bytes", T::int_, "log.segment.bytes", "1073741824", validate_long(14, kI32),
+       "Segment size at which a new segment is rolled.", kConfigNoFlags},
+      {"segment.index.bytes", T::int_, "log.index.size.max.bytes", "10485760",
+       validate_long(4, kI32), "Largest offset index; a full index rolls the segment.",
+       kConfigNoFlags},
+      {"segment.ms", T::long_, "log.roll.ms", "604800000", validate_long(1, kI64),
+       "Segment age at which a new segment is rolled.", kConfigNoFlags},
+      // Primary-key tables (issue 5, docs/pk-tables.md): fixed at creation (read-only).
+      {"table.type", T::string, "", "log", validate_table_key("table.type"),
+       "log: a plain topic; primary-key: a primary-key table (state per partition in RocksDB).",
+       kConfigReadOnly},
+      {"table.merge-engine", T::string, "", "last_row", validate_table_key("table.merge-engine"),
+       "last_row | first_row | versioned: how a write merges with the key's current row.",
+       kConfigReadOnly},
+      {"table.merge-engine.versioned.header", T::string, "", "",
+       validate_table_key("table.merge-engine.versioned.header"),
+       "versioned engine: record header holding the version (signed 64-bit big-endian).",
+       kConfigReadOnly},
+      {"table.changelog.image", T::string, "", "full", validate_table_key("table.changelog.image"),
+       "full: changelog records carry before-images; wal: after-images only.", kConfigReadOnly},
+      {"table.delete.behavior", T::string, "", "", validate_table_key("table.delete.behavior"),
+       "allow | ignore | disable for null-value records; empty = allow for last_row, else ignore.",
+       kConfigReadOnly},
+      {"table.kv.ttl.ms", T::long_, "", "-1", validate_table_key("table.kv.ttl.ms"),
+       "Row time-to-live from its last write; -1 = none (not enforced yet).", kConfigReadOnly},
+      {"table.partitioner", T::string, "", "murmur2", validate_table_key("table.partitioner"),
+       "murmur2 (Java, kafka-python, KafkaJS) | crc32 (librdkafka consistent_random).",
+       kConfigReadOnly},
+  };
+  return table;
+}
+
+const TopicKeyDef* find_topic_key(std::string_view name) {
+  for (const auto& k : topic_key_table()) {
+    if (name == k.name) return &k;
+  }
+  return nullptr;
+}
+
+Status validate_topic_config(const std::string& name, const std::string& value) {
+  const TopicKeyDef* key = find_topic_key(name);
+  if (!key) return Status(Errc::invalid_argument, "Unknown topic config name: " + name);
+  if (key->validate) {
+    if (auto why = key->validate(value)) {
+      return Status(Errc::invalid_argument,
+                    "Invalid value " + value + " for configuration " + name + ": " + *why);
     }
   }
   return Status::Ok();
 }
 
+Status validate_topic_configs(const std::map<std::string, std::string>& configs) {
+  bool table_keys = false;
+  for (const auto& [name, value] : configs) {
+    STRATA_RETURN_IF_ERROR(validate_topic_config(name, value));
+    table_keys |= name.rfind("table.", 0) == 0 && !(name == "table.type" && value == "log");
+  }
+  // Primary-key tables (issue 5): the table.* keys must also make sense together.
+  if (table_keys) STRATA_RETURN_IF_ERROR(pkindex::parse_table_config(configs).status());
+  return Status::Ok();
+}
+
+std::string topic_key_default(const TopicKeyDef& key, const BrokerConfig& broker) {
+  if (key.broker_synonym[0] != '\0') {
+    auto b = broker.values.find(key.broker_synonym);
+    if (b != broker.values.end()) return b->second;
+  }
+  return key.default_value;
+}
+
 std::map<std::string, std::string> effective_topic_values(
     const std::map<std::string, std::string>& configs, const BrokerConfig& broker) {
   std::map<std::string, std::string> out;
-  for (const auto& [key, doc] : topic_keys()) {
-    auto it = configs.find(key);
-    if (it != configs.end()) {
-      out[key] = it->second;
-    } else {
-      auto b = broker.values.find(doc.broker_synonym);
-      out[key] = b != broker.values.end() ? b->second : "";
-    }
+  for (const auto& key : topic_key_table()) {
+    auto it = configs.find(key.name);
+    out[key.name] = it != configs.end() ? it->second : topic_key_default(key, broker);
   }
   return out;
 }
@@ -112,7 +221,7 @@ TopicConfig resolve_topic_config(const std::map<std::string, std::string>& confi
   auto v = effective_topic_values(configs, broker);
   auto num = [&v](const char* key, int64_t fallback) {
     int64_t x = fallback;
-    parse_i64(v[key], INT64_MIN, INT64_MAX, x);
+    parse_i64(v[key], x);
     return x;
   };
   TopicConfig t;
@@ -128,6 +237,11 @@ TopicConfig resolve_topic_config(const std::map<std::string, std::string>& confi
   t.retention_ms = num("retention.ms", broker.log_retention_ms);
   t.retention_bytes = num("retention.bytes", broker.log_retention_bytes);
   t.cleanup_policy = v["cleanup.policy"];
+  t.compact = t.cleanup_policy.find("compact") != std::string::npos;  // issue 4: cleaner keys
+  t.delete_enabled = t.cleanup_policy.find("delete") != std::string::npos;
+  t.delete_retention_ms = num("delete.retention.ms", broker.log_cleaner_delete_retention_ms);
+  t.min_compaction_lag_ms = num("min.compaction.lag.ms", broker.log_cleaner_min_compaction_lag_ms);
+  t.min_cleanable_dirty_ratio = std::strtod(v["min.cleanable.dirty.ratio"].c_str(), nullptr);
   return t;
 }
 

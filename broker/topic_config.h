@@ -1,11 +1,19 @@
-// Per-topic configuration: the topic-level keys Kafka clients send in CreateTopics (segment.bytes,
-// compression.type, ...), validated, and resolved against the broker defaults into the values the
-// produce path and the storage layer use. Pure functions over value types; any thread.
+// Per-topic configuration: the table of topic-level keys (segment.bytes, retention.ms, ...) with
+// their type, broker synonym (the `log.*` key that supplies the default), default, validator, doc
+// string and read-only/sensitive flags; validation of override maps; and resolution of overrides on
+// top of the (effective, dynamic) broker config into the TopicConfig the produce path and storage use.
+// Adding a key is one entry in topic_key_table() (topic_config.cc), plus one line in
+// resolve_topic_config if the broker must act on it (see docs/retention.md).
+// Owned by the admin half of issue 4. Pure functions over value types and a static table; any thread.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "broker/config.h"
 #include "protocol/base/result.h"
@@ -23,18 +31,53 @@ struct TopicConfig {
   int64_t retention_ms = 604800000;
   int64_t retention_bytes = -1;
   std::string cleanup_policy = "delete";
+  // issue 4 (retention / cleaner): derived from cleanup.policy and the cleaner keys.
+  bool compact = false;         // cleanup.policy contains compact: keyless records are refused
+  bool delete_enabled = true;   // cleanup.policy contains delete
+  double min_cleanable_dirty_ratio = 0.5;
+  int64_t delete_retention_ms = 86400000;
+  int64_t min_compaction_lag_ms = 0;
 };
 
-// Topic-level keys known to the broker and the broker key each inherits its default from.
-struct TopicKeyDoc {
-  const char* name;
-  const char* broker_synonym;
-  const char* doc;
+// Kafka's ConfigEntry.ConfigType numbering (DescribeConfigs v3+ config_type).
+enum class ConfigType : int8_t {
+  unknown = 0, boolean = 1, string = 2, int_ = 3, short_ = 4, long_ = 5, double_ = 6, list = 7,
+  class_ = 8, password = 9
 };
-const std::map<std::string, TopicKeyDoc>& topic_keys();
+
+inline constexpr uint8_t kConfigNoFlags = 0;
+inline constexpr uint8_t kConfigReadOnly = 1;   // fixed at creation; AlterConfigs refuses it
+inline constexpr uint8_t kConfigSensitive = 2;  // value never returned by DescribeConfigs
+
+// Returns nullopt when `value` is acceptable, else the reason (e.g. "Not a number of type LONG").
+using ConfigValidator = std::function<std::optional<std::string>(const std::string& value)>;
+ConfigValidator validate_long(int64_t lo, int64_t hi);  // also used for INT keys
+ConfigValidator validate_double(double lo, double hi);
+ConfigValidator validate_one_of(std::vector<std::string> allowed);
+ConfigValidator validate_list_of(std::vector<std::string> allowed);  // comma-separated, non-empty
+
+struct TopicKeyDef {
+  const char* name;
+  ConfigType type;
+  const char* broker_synonym;  // "" = none; a key the broker lacks falls back to default_value
+  const char* default_value;
+  ConfigValidator validate;
+  const char* doc;
+  uint8_t flags;
+};
+
+// Every topic key, in documentation order.
+const std::vector<TopicKeyDef>& topic_key_table();
+const TopicKeyDef* find_topic_key(std::string_view name);
 
 // Checks names and values; the error message names the offending key (→ INVALID_CONFIG).
 Status validate_topic_configs(const std::map<std::string, std::string>& configs);
+// Checks one key (name and value); same messages.
+Status validate_topic_config(const std::string& name, const std::string& value);
+
+// The default of a topic key under `broker`: the broker synonym's value if the broker knows the
+// key, else the table default.
+std::string topic_key_default(const TopicKeyDef& key, const BrokerConfig& broker);
 
 // Effective configuration: topic overrides on top of the broker defaults. Configs must be valid.
 TopicConfig resolve_topic_config(const std::map<std::string, std::string>& configs,

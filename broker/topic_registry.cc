@@ -10,23 +10,25 @@ bool valid_topic_name(std::string_view name) {
 
 
 TopicRegistry::TopicRegistry(storage::LogManager& logs, const BrokerConfig& config)
-    : logs_(logs), config_(config) {}
+    : logs_(logs), defaults_(std::make_shared<const BrokerConfig>(config)) {}
 
-std::shared_ptr<TopicEntry> TopicRegistry::make_entry(const storage::TopicMeta& meta) const {
+std::shared_ptr<TopicEntry> TopicRegistry::make_entry(const storage::TopicMeta& meta,
+                                                      const BrokerConfig& defaults) const {
   auto e = std::make_shared<TopicEntry>();
   e->name = meta.name;
   std::memcpy(e->id.bytes.data(), meta.topic_id.data(), meta.topic_id.size());
   e->configs = meta.configs;
-  e->config = resolve_topic_config(e->configs, config_);
+  e->config = resolve_topic_config(e->configs, defaults);
   for (int32_t i = 0; i < meta.partitions; ++i) e->partitions.push_back(logs_.partition(e->name, i));
   return e;
 }
 
 Status TopicRegistry::load() {
+  auto defaults = broker_defaults();
   std::unique_lock lk(mu_);
   by_name_.clear();
   for (const auto& meta : logs_.list_topics()) {
-    auto e = make_entry(meta);
+    auto e = make_entry(meta, *defaults);
     for (auto& p : e->partitions) {
       if (!p) return Status(Errc::corruption, "topic " + e->name + " is missing a partition log");
     }
@@ -71,14 +73,14 @@ Result<std::shared_ptr<const TopicEntry>> TopicRegistry::create(
     e->name = name;
     e->id = id;
     e->configs = configs;
-    e->config = resolve_topic_config(configs, config_);
+    e->config = resolve_topic_config(configs, *broker_defaults());
     return std::shared_ptr<const TopicEntry>(e);
   }
   storage::TopicId tid;
   std::memcpy(tid.data(), id.bytes.data(), tid.size());
   auto meta = logs_.create_topic(name, partitions, configs, tid);
   if (!meta.ok()) return meta.status();
-  auto e = make_entry(*meta);
+  auto e = make_entry(*meta, *broker_defaults());
   std::unique_lock lk(mu_);
   by_name_[name] = e;
   return std::shared_ptr<const TopicEntry>(e);
@@ -92,6 +94,83 @@ Status TopicRegistry::remove(const std::string& name) {
   }
   // Requests already holding the entry keep their PartitionLog shared_ptrs alive; the files go now.
   return logs_.delete_topic(name);
+}
+
+// --- Admin (issue 4) ---
+
+std::shared_ptr<const BrokerConfig> TopicRegistry::broker_defaults() const {
+  std::shared_lock lk(mu_);
+  return defaults_;
+}
+
+Result<std::shared_ptr<const TopicEntry>> TopicRegistry::alter_configs(
+    const std::string& name, const std::map<std::string, std::string>& configs,
+    bool validate_only) {
+  std::lock_guard create_lk(create_mu_);
+  auto old = find(name);
+  if (!old) return Status(Errc::not_found, "unknown topic " + name);
+  STRATA_RETURN_IF_ERROR(validate_topic_configs(configs));
+  for (const auto& key : topic_key_table()) {
+    if (!(key.flags & kConfigReadOnly)) continue;
+    auto a = old->configs.find(key.name);
+    auto b = configs.find(key.name);
+    bool same = (a == old->configs.end()) == (b == configs.end()) &&
+                (a == old->configs.end() || a->second == b->second);
+    if (!same) {
+      return Status(Errc::invalid_argument,
+                    std::string("Cannot alter read-only configuration ") + key.name);
+    }
+  }
+  auto e = std::make_shared<TopicEntry>(*old);
+  e->configs = configs;
+  e->config = resolve_topic_config(configs, *broker_defaults());
+  if (validate_only) return std::shared_ptr<const TopicEntry>(e);
+  auto meta = logs_.update_topic_configs(name, configs);
+  if (!meta.ok()) return meta.status();
+  std::unique_lock lk(mu_);
+  by_name_[name] = e;
+  return std::shared_ptr<const TopicEntry>(e);
+}
+
+Result<std::shared_ptr<const TopicEntry>> TopicRegistry::add_partitions(const std::string& name,
+                                                                        int32_t partitions,
+                                                                        bool validate_only) {
+  std::lock_guard create_lk(create_mu_);
+  auto old = find(name);
+  if (!old) return Status(Errc::not_found, "unknown topic " + name);
+  const auto current = static_cast<int32_t>(old->partitions.size());
+  if (partitions <= current) {
+    return Status(Errc::invalid_argument,
+                  partitions == current
+                      ? "Topic already has " + std::to_string(current) + " partitions."
+                      : "Topic currently has " + std::to_string(current) +
+                            " partitions, which is higher than the requested " +
+                            std::to_string(partitions) + ".");
+  }
+  if (validate_only) return old;
+  auto meta = logs_.add_partitions(name, partitions);
+  if (!meta.ok()) return meta.status();
+  auto e = make_entry(*meta, *broker_defaults());
+  for (auto& p : e->partitions) {
+    if (!p) return Status(Errc::corruption, "topic " + name + " is missing a new partition log");
+  }
+  std::unique_lock lk(mu_);
+  by_name_[name] = e;
+  return std::shared_ptr<const TopicEntry>(e);
+}
+
+void TopicRegistry::set_broker_defaults(std::shared_ptr<const BrokerConfig> defaults) {
+  std::lock_guard create_lk(create_mu_);
+  std::vector<std::shared_ptr<TopicEntry>> updated;
+  for (const auto& old : list()) {
+    auto e = std::make_shared<TopicEntry>(*old);
+    e->config = resolve_topic_config(e->configs, *defaults);
+    for (auto& p : e->partitions) p->set_config(e->config.log);
+    updated.push_back(std::move(e));
+  }
+  std::unique_lock lk(mu_);
+  defaults_ = std::move(defaults);
+  for (auto& e : updated) by_name_[e->name] = std::move(e);
 }
 
 }  // namespace strata::broker

@@ -54,11 +54,27 @@ class TopicRegistry {
                                                    bool validate_only);
   Status remove(const std::string& name);
 
+  // --- Admin (issue 4): copy-on-write replacement of entries, so a change is effective at once ---
+  // Replaces the topic's whole override map (AlterConfigs / IncrementalAlterConfigs), durably.
+  // Errc::not_found (unknown topic), Errc::invalid_argument (bad name/value, read-only key;
+  // message names the key). validate_only: checks only.
+  Result<std::shared_ptr<const TopicEntry>> alter_configs(const std::string& name,
+                                                          const std::map<std::string, std::string>& configs,
+                                                          bool validate_only);
+  // Grows the topic to `partitions`. Errc::not_found, Errc::invalid_argument (not larger).
+  Result<std::shared_ptr<const TopicEntry>> add_partitions(const std::string& name,
+                                                           int32_t partitions, bool validate_only);
+  // New broker defaults (dynamic broker configs): re-resolves every topic and pushes the new
+  // LogConfig into its partitions.
+  void set_broker_defaults(std::shared_ptr<const BrokerConfig> defaults);
+  std::shared_ptr<const BrokerConfig> broker_defaults() const;
+
  private:
-  std::shared_ptr<TopicEntry> make_entry(const storage::TopicMeta& meta) const;
+  std::shared_ptr<TopicEntry> make_entry(const storage::TopicMeta& meta,
+                                         const BrokerConfig& defaults) const;
 
   storage::LogManager& logs_;
-  const BrokerConfig& config_;
+  std::shared_ptr<const BrokerConfig> defaults_;  // guarded by mu_; effective broker config
   mutable std::shared_mutex mu_;
   std::mutex create_mu_;  // serializes create/remove
   std::map<std::string, std::shared_ptr<const TopicEntry>, std::less<>> by_name_;

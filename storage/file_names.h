@@ -9,7 +9,12 @@
 //       leader-epoch-checkpoint                     "0\n<count>\n<epoch> <start offset>\n..."
 //       partition.metadata                          "version: 0\ntopic_id: <base64url>\n"
 //       recovery-point                              "<offset>\n": everything below it is fsynced
+//       log-start-offset                            "<offset>\n": DeleteRecords' log start (issue 4)
 //       clean-shutdown                              present only after a clean close()
+//       <20-digit offset>.snapshot                  idempotent-producer state below that offset
+//                                                   (issue 3; named and encoded in producer_state.h)
+//   <log.dir>/__strata_producer_ids                 "<next unreserved producer id>\n" (first log dir;
+//                                                   broker/producer_ids.h, issue 3)
 //
 // Pure functions; any thread.
 #pragma once
@@ -28,6 +33,7 @@ inline constexpr std::string_view kLeaderEpochCheckpoint = "leader-epoch-checkpo
 inline constexpr std::string_view kPartitionMetadata = "partition.metadata";
 inline constexpr std::string_view kRecoveryPointFile = "recovery-point";
 inline constexpr std::string_view kCleanShutdownFile = "clean-shutdown";
+inline constexpr std::string_view kLogStartOffsetFile = "log-start-offset";
 inline constexpr std::string_view kMetaProperties = "meta.properties";
 // Not a valid partition directory name (no "-<digits>" suffix), so never mistaken for one.
 inline constexpr std::string_view kTopicsDir = "__strata_topics";

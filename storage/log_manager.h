@@ -46,6 +46,16 @@ class LogManager {
   // Handles to its partitions stay valid; their appends then fail.
   Status delete_topic(const std::string& name);
 
+  // --- Admin (issue 4) ---
+  // Replaces the topic's config overrides durably (metadata file rewritten atomically) and pushes
+  // the re-resolved LogConfig into its open partitions. Errc::not_found if unknown.
+  Result<TopicInfo> update_topic_configs(const std::string& name,
+                                         std::map<std::string, std::string> configs);
+  // Grows the topic to `partitions` (CreatePartitions): metadata first, then the new partition
+  // directories (a crash in between is repaired by open(), which creates missing partitions).
+  // Errc::not_found if unknown, Errc::invalid_argument unless partitions > current count.
+  Result<TopicInfo> add_partitions(const std::string& name, int32_t partitions);
+
   std::optional<TopicInfo> find_topic(const std::string& name) const;
   std::optional<TopicInfo> find_topic_by_id(const TopicId& id) const;
   std::vector<TopicInfo> list_topics() const;  // sorted by name

@@ -29,6 +29,21 @@ Result<PartitionLog::AppendInfo> PartitionLog::append(std::span<uint8_t> batch, 
     if (view.last_offset_delta() < 0) {
       return Status(Errc::invalid_argument, "negative lastOffsetDelta");
     }
+    // Idempotent producers: the dedupe/sequence decision and the append share this lock.
+    const ProducerBatch producer{view.producer_id(), view.producer_epoch(), view.base_sequence(),
+                                 view.last_offset_delta(), view.max_timestamp()};
+    if (producer.has_producer() && !view.is_control()) {
+      ProducerCheckResult check = producers_.check(producer);
+      if (check.kind != ProducerCheck::ok) {
+        out.producer_check = check.kind;
+        out.leader_epoch = leader_epoch_;
+        out.base_offset = check.dup_first_offset;
+        out.last_offset = check.dup_last_offset;
+        out.duplicate_timestamp = check.dup_timestamp;
+        out.producer_message = std::move(check.message);
+        return out;
+      }
+    }
     const int64_t base = log_end_offset();
     protocol::set_base_offset(batch, base);
     protocol::set_partition_leader_epoch(batch, leader_epoch_);
@@ -67,7 +82,10 @@ Result<PartitionLog::AppendInfo> PartitionLog::append(std::span<uint8_t> batch, 
       Status st = flush_locked();
       if (!st.ok()) return st;  // flush_locked marked the log failed
     }
-    out = AppendInfo{base, last, leader_epoch_};
+    if (producer.has_producer() && !view.is_control()) producers_.apply(producer, base);
+    out.base_offset = base;
+    out.last_offset = last;
+    out.leader_epoch = leader_epoch_;
   }
   if (append_listener_) append_listener_(new_leo);
   return out;
@@ -87,6 +105,8 @@ Status PartitionLog::roll(int64_t new_base_offset) {
     std::unique_lock<std::shared_mutex> state(state_mu_);
     segments_.push_back(std::move(*seg));
   }
+  // Producer state as of every batch below the new segment (recovery replays from here).
+  STRATA_RETURN_IF_ERROR(write_producer_snapshot(env_, dir_, producers_, new_base_offset));
   recovery_point_ = std::max(recovery_point_, new_base_offset);
   return write_recovery_point(new_base_offset);
 }
@@ -138,6 +158,7 @@ Status PartitionLog::close() {
   recovery_point_ = log_end_offset();
   unflushed_messages_ = 0;
   STRATA_RETURN_IF_ERROR(write_recovery_point(recovery_point_));
+  STRATA_RETURN_IF_ERROR(write_producer_snapshot(env_, dir_, producers_, recovery_point_));
   return write_file_atomically(env_, join_path(dir_, kCleanShutdownFile), "");
 }
 

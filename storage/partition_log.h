@@ -31,6 +31,7 @@
 #include "storage/env.h"
 #include "storage/leader_epoch_cache.h"
 #include "storage/log_config.h"
+#include "storage/producer_state.h"
 #include "storage/segment.h"
 
 namespace strata::storage {
@@ -38,9 +39,15 @@ namespace strata::storage {
 class PartitionLog {
  public:
   struct AppendInfo {
-    int64_t base_offset;
-    int64_t last_offset;
-    int32_t leader_epoch;
+    int64_t base_offset = -1;
+    int64_t last_offset = -1;
+    int32_t leader_epoch = -1;
+    // Idempotent-producer verdict (storage/producer_state.h): ok = appended; duplicate = a retry of
+    // an earlier batch, NOT appended, base/last_offset are the original's; out_of_order /
+    // stale_epoch = rejected, nothing appended, producer_message says why.
+    ProducerCheck producer_check = ProducerCheck::ok;
+    int64_t duplicate_timestamp = -1;
+    std::string producer_message;
   };
   struct FileRange {
     std::shared_ptr<RandomAccessFile> file;
@@ -102,6 +109,31 @@ class PartitionLog {
     append_listener_ = std::move(listener);
   }
 
+  // --- Idempotent producers (issue 3; storage/partition_log_producers.cc) ---
+  // Drops producers idle for expiration_ms (producer.id.expiration.ms). Returns how many.
+  size_t expire_producers(int64_t now_ms, int64_t expiration_ms);
+  // A copy of one producer's state (tests, tools); nullopt if unknown.
+  std::optional<ProducerEntry> producer_state(int64_t producer_id) const;
+  // Offset of the producer snapshot loaded at open (nullopt: none, the whole log was scanned) and
+  // how many batches were replayed after it.
+  std::optional<int64_t> producer_snapshot_at_open() const { return producer_snapshot_at_open_; }
+  int64_t producer_batches_replayed_at_open() const { return producer_batches_replayed_; }
+
+  // --- Admin hooks (issue 4; contract in docs/retention.md) ---
+  // The owner's bound: records at offsets < bound() may be removed (retention, cleaner,
+  // DeleteRecords). Unset (plain topics) = INT64_MAX. Set before the log is shared.
+  void set_retention_bound(std::function<int64_t()> bound) { retention_bound_ = std::move(bound); }
+  int64_t retention_bound() const;
+  // DeleteRecords: moves the log start offset to min(offset, retention_bound()) (never backwards)
+  // and persists it (log-start-offset file); returns the new log start offset.
+  // offset < 0 or > high_watermark() -> Errc::out_of_range, nothing changed.
+  Result<int64_t> delete_records_before(int64_t offset);
+  // Moves the log start offset forward to `offset` (<= log end) and persists it; no bound check.
+  Status advance_log_start_offset(int64_t offset);
+  // Dynamic topic configs: takes effect at the next append / roll / flush check.
+  void set_config(const LogConfig& config);
+  LogConfig config() const;
+
   // Introspection (tests, metrics, tools).
   const std::string& dir() const { return dir_; }
   int64_t recovery_point() const;
@@ -110,6 +142,11 @@ class PartitionLog {
   std::vector<int64_t> segment_base_offsets() const;
 
  private:
+  // Background maintenance (issue 4: storage/retention.cc, storage/log_cleaner.cc) works on the
+  // segment list directly, serialised per log by maintenance_mu_.
+  friend class Retention;
+  friend class LogCleaner;
+
   PartitionLog(Env* env, std::string dir, LogConfig config)
       : env_(env), dir_(std::move(dir)), config_(config) {}
 
@@ -122,9 +159,10 @@ class PartitionLog {
 
   Env* const env_;
   const std::string dir_;
-  const LogConfig config_;
+  LogConfig config_;  // guarded by append_mu_ (set_config)
 
   mutable std::mutex append_mu_;       // appends, rolls, flushes, close
+  std::mutex maintenance_mu_;           // retention vs cleaner (taken before append_mu_)
   mutable std::shared_mutex state_mu_;  // segments_ and published segment state vs readers
   std::vector<std::shared_ptr<Segment>> segments_;
   LeaderEpochCache epochs_;
@@ -143,6 +181,13 @@ class PartitionLog {
   uint64_t truncated_bytes_at_open_ = 0;
   bool recovered_at_open_ = false;
   std::function<void(int64_t)> append_listener_;
+  std::function<int64_t()> retention_bound_;  // admin hooks (issue 4)
+  // Idempotent producers (issue 3): guarded by append_mu_.
+  ProducerStateTable producers_;
+  std::optional<int64_t> producer_snapshot_at_open_;
+  int64_t producer_batches_replayed_ = 0;
+  Status rebuild_producer_state();  // at open, after load_segments
+  Status write_log_start_offset(int64_t offset);  // append_mu_ held
 };
 
 }  // namespace strata::storage

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <limits>
 
+#include "storage/cleaner/segment_swap.h"
 #include "storage/file_names.h"
 #include "storage/file_util.h"
 #include "storage/partition_log.h"
@@ -28,6 +29,7 @@ Result<std::unique_ptr<PartitionLog>> PartitionLog::open(Env* env, std::string d
   STRATA_RETURN_IF_ERROR(env->create_dir(dir));
   std::unique_ptr<PartitionLog> log(new PartitionLog(env, std::move(dir), config));
   STRATA_RETURN_IF_ERROR(log->load_segments(now_ms));
+  STRATA_RETURN_IF_ERROR(log->rebuild_producer_state());  // issue 3: partition_log_producers.cc
   log->last_flush_ms_ = now_ms;
 
   // Leader epoch: one more than any recorded, starting at the current log end.
@@ -42,6 +44,8 @@ Result<std::unique_ptr<PartitionLog>> PartitionLog::open(Env* env, std::string d
 }
 
 Status PartitionLog::load_segments(int64_t now_ms) {
+  // Finish or discard a cleaner swap interrupted by a crash (issue 4; storage/cleaner/).
+  STRATA_RETURN_IF_ERROR(cleaner::recover_segment_swaps(env_, dir_));
   auto names = env_->list_dir(dir_);
   if (!names.ok()) return names.status();
   std::vector<int64_t> bases;
@@ -90,6 +94,15 @@ Status PartitionLog::load_segments(int64_t now_ms) {
   }
   const auto& active = segments_.back();
   log_start_offset_.store(segments_.front()->base_offset());
+  {
+    // DeleteRecords moved the log start past the first segment's base (issue 4): keep it.
+    auto text = read_file_to_string(env_, join_path(dir_, kLogStartOffsetFile));
+    int64_t v = -1;
+    if (text.ok() && !text->empty()) std::from_chars(text->data(), text->data() + text->size(), v);
+    if (v > segments_.front()->base_offset()) {
+      log_start_offset_.store(std::min(v, active->next_offset()));
+    }
+  }
   log_end_offset_.store(active->next_offset());
   high_watermark_.store(active->next_offset());
 

@@ -2,7 +2,9 @@
 #include <spdlog/spdlog.h>
 
 #include "broker/broker.h"
+#include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
+#include "broker/pk_tables.h"
 #include "protocol/messages/delete_topics.h"
 #include "protocol/wire/errors.h"
 
@@ -18,9 +20,11 @@ void delete_one(RequestContext& ctx, std::shared_ptr<const TopicEntry> t, Out& o
     return;
   }
   out.topic_id = t->id;
+  ctx.broker.pk_tables().drop(*t);  // issue 5: close PK states before the directories go
   Status st = ctx.broker.topics().remove(t->name);
   if (st.ok()) {
     spdlog::info("deleted topic {}", t->name);
+    ctx.broker.groups().on_topic_deleted(t->name);  // committed offsets go with it (issue 3)
     out.error_code = 0;
   } else if (st.code() == Errc::not_found) {
     out.error_code = static_cast<int16_t>(ErrorCode::unknown_topic_or_partition);

@@ -1,6 +1,10 @@
 // FindCoordinator (10): this broker coordinates every group. Transactions do not exist yet, so a
-// transaction key gets UNSUPPORTED_VERSION with a message saying so (a Java client stops there
-// instead of retrying forever).
+// transaction key gets an error with a message saying so. The code is
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED (issue 3, idempotent-producer half): librdkafka (checked
+// with 2.0.2) retries every other FindCoordinator error for a transaction key until the
+// init_transactions() timeout — UNSUPPORTED_VERSION included — and treats only this one (and
+// CLUSTER_AUTHORIZATION_FAILED) as fatal, failing at once with our message; a Java client is fatal
+// on either. Other key types keep UNSUPPORTED_VERSION.
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/messages/find_coordinator.h"
@@ -10,6 +14,7 @@ namespace strata::broker::handlers {
 
 namespace {
 constexpr int8_t kGroupKey = 0;
+constexpr int8_t kTransactionKey = 1;
 constexpr const char* kNoTransactions = "Transactions are not supported by this broker";
 }  // namespace
 
@@ -19,7 +24,11 @@ void find_coordinator(RequestContext& ctx, protocol::Reader& body) {
   protocol::FindCoordinatorResponse resp;
   const Listener& me = ctx.broker.advertised();
   const bool group = req.key_type == kGroupKey;
-  const int16_t err = group ? 0 : static_cast<int16_t>(protocol::ErrorCode::unsupported_version);
+  const int16_t err =
+      group ? 0
+            : static_cast<int16_t>(req.key_type == kTransactionKey
+                                       ? protocol::ErrorCode::transactional_id_authorization_failed
+                                       : protocol::ErrorCode::unsupported_version);
   if (ctx.version < 4) {
     resp.error_code = err;
     if (group) {

@@ -1,14 +1,21 @@
 // Produce (0), v3-11 served; v0-2 (message formats v0/v1) close the connection as Kafka 4.x does,
 // but the advertised minimum stays 0 because librdkafka turns compression off otherwise.
 // Per partition: validate and prepare the batch (broker/batch_validation.h), append, wake
-// long-polling fetchers. acks=0 gets no response; an error under acks=0 closes the connection
+// long-polling fetchers. Idempotent batches are deduplicated inside PartitionLog::append (same lock
+// as the append): a retried duplicate is answered with its original offsets; out-of-order sequences
+// and stale epochs get Kafka's codes. acks=0 gets no response; an error under acks=0 closes the connection
 // (the only signal such a producer gets, as with a Java broker).
 #include <spdlog/spdlog.h>
 
+#include <atomic>
+#include <optional>
+
 #include "broker/batch_validation.h"
+#include "broker/pk_produce.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/messages/produce.h"
+#include "protocol/record/record_batch.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -16,6 +23,33 @@ namespace strata::broker::handlers {
 namespace {
 using protocol::ErrorCode;
 constexpr int16_t kMinServedVersion = 3;
+
+// Kafka's codes for the idempotent-producer verdicts of storage (ProducerAppendInfo).
+ErrorCode producer_error(storage::ProducerCheck c) {
+  switch (c) {
+    case storage::ProducerCheck::out_of_order: return ErrorCode::out_of_order_sequence_number;
+    case storage::ProducerCheck::stale_epoch: return ErrorCode::invalid_producer_epoch;
+    case storage::ProducerCheck::ok:
+    case storage::ProducerCheck::duplicate: break;
+  }
+  return ErrorCode::none;
+}
+
+// LogValidator: a batch with a producer id needs a sequence number.
+std::optional<ErrorCode> check_producer_fields(std::span<const uint8_t> batch) {
+  protocol::RecordBatchView view(batch);
+  if (view.producer_id() >= 0 && view.base_sequence() < 0) return ErrorCode::invalid_record;
+  return std::nullopt;
+}
+
+// test.fault.drop.produce.response.every.n (test-only, needs --enable-test-faults): every Nth
+// produce request (acks != 0) is appended normally, then the connection is closed instead of
+// answering, so clients must retry and the idempotent-producer dedupe is exercised.
+bool drop_this_response(int64_t every_n) {
+  static std::atomic<uint64_t> produce_count{0};
+  if (every_n <= 0) return false;
+  return (produce_count.fetch_add(1, std::memory_order_relaxed) + 1) % static_cast<uint64_t>(every_n) == 0;
+}
 }  // namespace
 
 void produce(RequestContext& ctx, protocol::Reader& body) {
@@ -69,18 +103,47 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
         fail(prepared.error, prepared.message);
         continue;
       }
-      auto appended = log->append(prepared.batch, now);
+      if (std::optional<ErrorCode> e = check_producer_fields(prepared.batch)) {
+        fail(*e, "idempotent batch with a negative base sequence");
+        continue;
+      }
+      // Primary-key tables (issue 5, broker/pk_produce.h): compute -> append -> apply.
+      PkAppendResult pk = pk_append(ctx.broker, *topic, pd.index, *log, prepared.batch, now);
+      if (pk.error != ErrorCode::none) {
+        for (const auto& re : pk.record_errors) {
+          auto& e = pout.record_errors.emplace_back();
+          e.batch_index = re.index;
+          e.batch_index_error_message = re.message;
+        }
+        fail(pk.error, pk.message);
+        continue;
+      }
+      auto appended = pk.appended ? std::move(*pk.appended) : log->append(prepared.batch, now);
       if (!appended.ok()) {
         spdlog::error("append to {}-{} failed: {}", td.name, pd.index,
                       appended.status().to_string());
         fail(ErrorCode::kafka_storage_error, appended.status().message());
         continue;
       }
+      if (appended->producer_check != storage::ProducerCheck::ok &&
+          appended->producer_check != storage::ProducerCheck::duplicate) {
+        spdlog::debug("produce to {}-{} from {} rejected: {}", td.name, pd.index,
+                      ctx.responder.peer(), appended->producer_message);
+        fail(producer_error(appended->producer_check), appended->producer_message);
+        continue;
+      }
+      const bool duplicate = appended->producer_check == storage::ProducerCheck::duplicate;
+      if (duplicate) {
+        spdlog::debug("produce to {}-{} from {}: duplicate of offsets {}-{}, not appended",
+                      td.name, pd.index, ctx.responder.peer(), appended->base_offset,
+                      appended->last_offset);
+      }
       pout.error_code = 0;
       pout.base_offset = appended->base_offset;
-      pout.log_append_time_ms = prepared.log_append_time;
+      // A retried duplicate is answered with its original offsets; like Kafka, no append time.
+      pout.log_append_time_ms = duplicate ? -1 : prepared.log_append_time;
       pout.log_start_offset = log->log_start_offset();
-      ctx.broker.watchers().notify(log);
+      if (!duplicate) ctx.broker.watchers().notify(log);
     }
   }
   if (req.acks == 0) {
@@ -89,6 +152,11 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
     } else {
       ctx.responder.no_response();
     }
+    return;
+  }
+  if (drop_this_response(ctx.broker.config().test_fault_drop_produce_response_every_n)) {
+    spdlog::info("test fault: dropping the produce response to {}", ctx.responder.peer());
+    ctx.responder.close("test.fault.drop.produce.response.every.n");
     return;
   }
   ctx.respond(resp);

@@ -39,12 +39,14 @@ void ResponseHeader::encode(Writer& w, int16_t header_version) const {
 }
 
 int16_t request_header_version(int16_t api_key, int16_t api_version) {
+  if (api_key >= 16000 && api_key <= 16099) return 2;  // extension APIs (issue 5): always flexible
   const ApiInfo* api = find_api(api_key);
   if (api == nullptr) return -1;
   return api_version >= api->flexible_min ? 2 : 1;
 }
 
 int16_t response_header_version(int16_t api_key, int16_t api_version) {
+  if (api_key >= 16000 && api_key <= 16099) return 1;  // extension APIs (issue 5)
   const ApiInfo* api = find_api(api_key);
   if (api == nullptr) return -1;
   if (api_key == 18) return 0;  // ApiVersions: always v0

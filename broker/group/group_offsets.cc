@@ -1,0 +1,279 @@
+// GroupCoordinator, offsets and admin half: OffsetCommit/OffsetFetch/OffsetDelete, DescribeGroups,
+// ListGroups, DeleteGroups, topic deletion and offset retention.
+#include <spdlog/spdlog.h>
+
+#include "broker/group/consumer_protocol.h"
+#include "broker/group/group_coordinator.h"
+#include "protocol/wire/errors.h"
+
+namespace strata::broker::group {
+
+namespace {
+using protocol::ErrorCode;
+int16_t ec(ErrorCode e) { return static_cast<int16_t>(e); }
+}  // namespace
+
+
+void GroupCoordinator::commit(const std::string& group_id, int32_t generation,
+                              const std::string& member_id,
+                              const std::optional<std::string>& instance_id, int64_t retention_ms,
+                              std::vector<CommitPartition>& parts) {
+  std::lock_guard l(mu_);
+  auto fail_all = [&](int16_t e) {
+    for (auto& p : parts) {
+      if (p.error == 0) p.error = e;
+    }
+  };
+  if (stopped_) return fail_all(ec(ErrorCode::not_coordinator));
+  Group* g = find(group_id);
+  if (!g) {
+    if (generation >= 0) return fail_all(ec(ErrorCode::illegal_generation));
+    g = &get_or_create(group_id);  // a group that only stores offsets
+  }
+  if (g->static_fenced(instance_id, member_id)) return fail_all(ec(ErrorCode::fenced_instance_id));
+  if (!(generation < 0 && g->state == GroupState::empty)) {
+    auto it = g->members.find(member_id);
+    if (it == g->members.end()) return fail_all(ec(ErrorCode::unknown_member_id));
+    if (generation != g->generation) return fail_all(ec(ErrorCode::illegal_generation));
+    if (g->state == GroupState::completing_rebalance) {
+      return fail_all(ec(ErrorCode::rebalance_in_progress));
+    }
+    arm_session(*g, it->second, it->second.session_timeout_ms);
+  }
+  const int64_t now = timers_.wall_ms();
+  std::vector<std::pair<OffsetKey, OffsetEntry>> batch;
+  for (auto& p : parts) {
+    if (p.error != 0) continue;
+    if (p.metadata && static_cast<int64_t>(p.metadata->size()) > config_.offset_metadata_max_bytes) {
+      p.error = ec(ErrorCode::offset_metadata_too_large);
+      continue;
+    }
+    OffsetEntry e;
+    e.offset = p.offset;
+    e.leader_epoch = p.leader_epoch;
+    e.metadata = p.metadata.value_or("");
+    e.commit_ms = now;
+    e.expire_ms = retention_ms >= 0 ? now + retention_ms : -1;
+    batch.emplace_back(OffsetKey{group_id, p.topic, p.partition}, std::move(e));
+  }
+  if (batch.empty()) return;
+  if (store_) {
+    Status st = store_->put_offsets(group_id, batch);
+    if (!st.ok()) {
+      spdlog::error("committing offsets of group {} failed: {}", group_id, st.to_string());
+      return fail_all(ec(ErrorCode::coordinator_not_available));
+    }
+  }
+  for (auto& [k, e] : batch) g->offsets[{k.topic, k.partition}] = std::move(e);
+}
+
+int16_t GroupCoordinator::fetch_offsets(
+    const std::string& group_id,
+    const std::optional<std::vector<std::pair<std::string, std::vector<int32_t>>>>& requested,
+    std::vector<FetchedPartition>& out) {
+  std::lock_guard l(mu_);
+  if (stopped_) return ec(ErrorCode::not_coordinator);
+  Group* g = find(group_id);
+  auto fill = [](FetchedPartition& fp, const OffsetEntry& e) {
+    fp.offset = e.offset;
+    fp.leader_epoch = e.leader_epoch;
+    fp.metadata = e.metadata;
+  };
+  if (!requested) {
+    if (!g) return 0;
+    for (const auto& [tp, e] : g->offsets) {
+      FetchedPartition fp;
+      fp.topic = tp.first;
+      fp.partition = tp.second;
+      fill(fp, e);
+      out.push_back(std::move(fp));
+    }
+    return 0;
+  }
+  for (const auto& [topic, partitions] : *requested) {
+    for (int32_t p : partitions) {
+      FetchedPartition fp;
+      fp.topic = topic;
+      fp.partition = p;
+      if (g) {
+        auto it = g->offsets.find({topic, p});
+        if (it != g->offsets.end()) fill(fp, it->second);
+      }
+      out.push_back(std::move(fp));
+    }
+  }
+  return 0;
+}
+
+GroupSummary GroupCoordinator::describe(const std::string& group_id) {
+  std::lock_guard l(mu_);
+  GroupSummary s;
+  if (stopped_) {
+    s.error = ec(ErrorCode::not_coordinator);
+    return s;
+  }
+  Group* g = find(group_id);
+  if (!g) {
+    s.state = state_name(GroupState::dead);
+    return s;
+  }
+  s.state = state_name(g->state);
+  s.protocol_type = g->protocol_type.value_or("");
+  const bool stable = g->state == GroupState::stable;
+  if (stable) s.protocol_data = g->protocol_name.value_or("");
+  for (const auto& [id, m] : g->members) {
+    MemberSummary ms;
+    ms.member_id = id;
+    ms.instance_id = m.instance_id;
+    ms.client_id = m.client_id;
+    ms.client_host = m.client_host;
+    if (stable) {
+      if (const Bytes* md = m.metadata_for(s.protocol_data)) ms.metadata = *md;
+      ms.assignment = m.assignment;
+    }
+    s.members.push_back(std::move(ms));
+  }
+  return s;
+}
+
+std::vector<ListedGroup> GroupCoordinator::list() {
+  std::lock_guard l(mu_);
+  std::vector<ListedGroup> out;
+  for (const auto& [id, g] : groups_) {
+    if (g.state == GroupState::dead) continue;
+    out.push_back({id, g.protocol_type.value_or(""), state_name(g.state)});
+  }
+  return out;
+}
+
+int16_t GroupCoordinator::delete_group(const std::string& group_id) {
+  std::lock_guard l(mu_);
+  if (stopped_) return ec(ErrorCode::not_coordinator);
+  Group* g = find(group_id);
+  if (!g) return ec(ErrorCode::group_id_not_found);
+  if (g->state != GroupState::empty) return ec(ErrorCode::non_empty_group);
+  if (store_) {
+    Status st = store_->delete_group(*g);
+    if (!st.ok()) {
+      spdlog::error("deleting group {} failed: {}", group_id, st.to_string());
+      return ec(ErrorCode::coordinator_not_available);
+    }
+  }
+  if (g->join_timer) timers_.cancel(g->join_timer);
+  groups_.erase(group_id);
+  spdlog::info("deleted group {}", group_id);
+  return 0;
+}
+
+int16_t GroupCoordinator::delete_offsets(const std::string& group_id,
+                                         std::vector<TopicPartitionError>& parts) {
+  std::lock_guard l(mu_);
+  if (stopped_) return ec(ErrorCode::not_coordinator);
+  if (group_id.empty()) return ec(ErrorCode::invalid_group_id);
+  Group* g = find(group_id);
+  if (!g) return ec(ErrorCode::group_id_not_found);
+  std::vector<std::string> subscribed;
+  bool all_subscribed = false;
+  if (g->state != GroupState::empty) {
+    if (g->protocol_type != std::string(kConsumerProtocolType)) return ec(ErrorCode::non_empty_group);
+    bool known = false;
+    subscribed = subscribed_topics(*g, known);
+    all_subscribed = !known;
+  }
+  std::vector<OffsetKey> keys;
+  for (auto& p : parts) {
+    if (p.error != 0) continue;
+    if (g->state != GroupState::empty &&
+        (all_subscribed ||
+         std::find(subscribed.begin(), subscribed.end(), p.topic) != subscribed.end())) {
+      p.error = ec(ErrorCode::group_subscribed_to_topic);
+      continue;
+    }
+    if (g->offsets.count({p.topic, p.partition})) keys.push_back({group_id, p.topic, p.partition});
+  }
+  if (store_) {
+    Status st = store_->delete_offsets(keys);
+    if (!st.ok()) {
+      spdlog::error("deleting offsets of group {} failed: {}", group_id, st.to_string());
+      return ec(ErrorCode::coordinator_not_available);
+    }
+  }
+  for (const auto& k : keys) g->offsets.erase({k.topic, k.partition});
+  return 0;
+}
+
+std::vector<std::string> GroupCoordinator::subscribed_topics(const Group& g, bool& known) const {
+  std::vector<std::string> out;
+  known = false;
+  if (!g.protocol_name) return out;
+  for (const auto& [id, m] : g.members) {
+    const Bytes* md = m.metadata_for(*g.protocol_name);
+    if (!md) return out;
+    auto topics = parse_subscription_topics(*md);
+    if (!topics) return out;
+    for (auto& t : *topics) {
+      if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(std::move(t));
+    }
+  }
+  known = true;
+  return out;
+}
+
+void GroupCoordinator::on_topic_deleted(const std::string& topic) {
+  std::lock_guard l(mu_);
+  for (auto& [id, g] : groups_) {
+    std::vector<OffsetKey> keys;
+    for (const auto& [tp, e] : g.offsets) {
+      if (tp.first == topic) keys.push_back({id, tp.first, tp.second});
+    }
+    if (keys.empty()) continue;
+    if (store_) {
+      Status st = store_->delete_offsets(keys);
+      if (!st.ok()) spdlog::error("dropping offsets of topic {} failed: {}", topic, st.to_string());
+    }
+    for (const auto& k : keys) g.offsets.erase({k.topic, k.partition});
+  }
+}
+
+void GroupCoordinator::expire_offsets() {
+  std::lock_guard l(mu_);
+  if (stopped_) return;
+  const int64_t now = timers_.wall_ms();
+  std::vector<std::string> dead;
+  size_t expired = 0;
+  for (auto& [id, g] : groups_) {
+    if (g.state != GroupState::empty) continue;
+    std::vector<OffsetKey> keys;
+    for (const auto& [tp, e] : g.offsets) {
+      // Consumer groups count from when they became empty; offsets-only groups from the commit.
+      const int64_t base = g.protocol_type ? std::max(g.empty_since_ms, e.commit_ms) : e.commit_ms;
+      const bool gone = e.expire_ms >= 0 ? now >= e.expire_ms
+                                         : now - base >= config_.offsets_retention_ms;
+      if (gone) keys.push_back({id, tp.first, tp.second});
+    }
+    if (!keys.empty() && store_) {
+      Status st = store_->delete_offsets(keys);
+      if (!st.ok()) {
+        spdlog::error("expiring offsets of group {} failed: {}", id, st.to_string());
+        continue;
+      }
+    }
+    expired += keys.size();
+    for (const auto& k : keys) g.offsets.erase({k.topic, k.partition});
+    if (g.offsets.empty() && g.members.empty()) dead.push_back(id);
+  }
+  for (const auto& id : dead) {
+    Group& g = groups_[id];
+    if (store_) {
+      Status st = store_->delete_group(g);
+      if (!st.ok()) continue;
+    }
+    if (g.join_timer) timers_.cancel(g.join_timer);
+    groups_.erase(id);
+  }
+  if (expired || !dead.empty()) {
+    spdlog::info("offset retention: expired {} offsets, removed {} empty groups", expired, dead.size());
+  }
+}
+
+}  // namespace strata::broker::group

@@ -1,0 +1,97 @@
+// Config-resource helpers for the config handlers (see config_admin.h).
+#include "broker/handlers/config_admin.h"
+
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+#include <mutex>
+
+#include "broker/broker.h"
+#include "protocol/wire/errors.h"
+
+namespace strata::broker::handlers {
+namespace {
+
+using protocol::ErrorCode;
+
+ResourceError error(ErrorCode e, std::string message) {
+  return ResourceError{static_cast<int16_t>(e), std::move(message)};
+}
+
+ResourceError map_status(const Status& st) {
+  switch (st.code()) {
+    case Errc::not_found:
+      return error(ErrorCode::unknown_topic_or_partition, st.message());
+    case Errc::invalid_argument:
+      return error(ErrorCode::invalid_config, st.message());
+    default:
+      spdlog::error("altering configs failed: {}", st.to_string());
+      return error(ErrorCode::kafka_storage_error, st.message());
+  }
+}
+
+std::mutex& alter_mu() {  // read-modify-write of override maps, and broker-default propagation
+  static std::mutex mu;
+  return mu;
+}
+
+}  // namespace
+
+std::optional<ResourceError> check_broker_name(const Broker& broker, const std::string& name,
+                                               bool& cluster_default) {
+  cluster_default = name.empty();
+  if (cluster_default) return std::nullopt;
+  int32_t id = -1;
+  auto [p, ec] = std::from_chars(name.data(), name.data() + name.size(), id);
+  if (ec != std::errc() || p != name.data() + name.size()) {
+    return error(ErrorCode::invalid_request, "Broker id must be an integer, but it is: " + name);
+  }
+  if (id != broker.node_id()) {
+    return error(ErrorCode::invalid_request,
+                 "Unexpected broker id, expected " + std::to_string(broker.node_id()) +
+                     " or empty string, but received " + name);
+  }
+  return std::nullopt;
+}
+
+ResourceError alter_config_resource(Broker& broker, int8_t resource_type, const std::string& name,
+                                    const OverrideEdit& edit, bool validate_only) {
+  std::lock_guard lk(alter_mu());
+  if (resource_type == kResourceTopic) {
+    auto topic = broker.topics().find(name);
+    if (!topic) {
+      return error(ErrorCode::unknown_topic_or_partition,
+                   "Topic " + name + " does not exist.");
+    }
+    auto values = effective_topic_values(topic->configs, *broker.topics().broker_defaults());
+    auto next = edit(topic->configs,
+                     [&values](const std::string& k) { return values.count(k) ? values.at(k) : ""; },
+                     true);
+    if (!next.ok()) return map_status(next.status());
+    auto altered = broker.topics().alter_configs(name, *next, validate_only);
+    if (!altered.ok()) return map_status(altered.status());
+    if (!validate_only) spdlog::info("altered configs of topic {}", name);
+    return {};
+  }
+  if (resource_type == kResourceBroker) {
+    bool cluster_default = false;
+    if (auto e = check_broker_name(broker, name, cluster_default)) return *e;
+    auto& dyn = broker.dynamic_config();
+    auto next = edit(dyn.overrides(cluster_default),
+                     [&dyn](const std::string& k) { return dyn.value(k).value_or(""); }, false);
+    if (!next.ok()) return map_status(next.status());
+    if (validate_only) {
+      Status st = dyn.validate(cluster_default, *next);
+      return st.ok() ? ResourceError{} : map_status(st);
+    }
+    auto eff = dyn.replace(cluster_default, *next);
+    if (!eff.ok()) return map_status(eff.status());
+    broker.topics().set_broker_defaults(*eff);
+    spdlog::info("altered dynamic broker configs ({})", cluster_default ? "cluster default" : name);
+    return {};
+  }
+  return error(ErrorCode::invalid_request,
+               "Unsupported resource type " + std::to_string(resource_type));
+}
+
+}  // namespace strata::broker::handlers

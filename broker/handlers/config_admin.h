@@ -1,0 +1,42 @@
+// Shared by the DescribeConfigs, AlterConfigs and IncrementalAlterConfigs handlers: resource
+// resolution (TOPIC / BROKER "<node.id>" / BROKER "" = cluster default) and one "edit the override
+// map of a resource, validate, apply durably" routine with its Kafka error mapping. Admin half of
+// issue 4. Any handler thread; alterations are serialised inside.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "broker/dynamic_config.h"
+#include "protocol/base/result.h"
+
+namespace strata::broker {
+class Broker;
+}
+
+namespace strata::broker::handlers {
+
+inline constexpr int8_t kResourceTopic = 2;
+inline constexpr int8_t kResourceBroker = 4;
+
+struct ResourceError {
+  int16_t error_code = 0;
+  std::optional<std::string> message;  // null on success, as Kafka sends
+};
+
+// BROKER resource name → cluster_default (true for ""), or an INVALID_REQUEST error.
+std::optional<ResourceError> check_broker_name(const Broker& broker, const std::string& name,
+                                               bool& cluster_default);
+
+// Computes the new override map from the current one; `effective(key)` gives a key's current
+// effective value (for APPEND/SUBTRACT). Errc::invalid_argument → INVALID_CONFIG.
+using OverrideEdit = std::function<Result<ConfigMap>(
+    const ConfigMap& current, const std::function<std::string(const std::string&)>& effective,
+    bool is_topic)>;
+
+ResourceError alter_config_resource(Broker& broker, int8_t resource_type, const std::string& name,
+                                    const OverrideEdit& edit, bool validate_only);
+
+}  // namespace strata::broker::handlers

@@ -1,0 +1,97 @@
+// CreatePartitions (37), v0-3: grows topics (new partition directories + durable metadata; the
+// TopicRegistry entry is replaced so Metadata and Produce see the new partitions at once). Per-topic
+// errors as Kafka: UNKNOWN_TOPIC_OR_PARTITION, INVALID_PARTITIONS (not larger than today, including
+// negative counts), INVALID_REPLICA_ASSIGNMENT (assignments must name only this broker, one per new
+// partition), INVALID_REQUEST (topic named twice). validate_only honoured.
+#include <spdlog/spdlog.h>
+
+#include <map>
+
+#include "broker/broker.h"
+#include "broker/handlers/handlers.h"
+#include "pkindex/table_config.h"
+#include "protocol/messages/create_partitions.h"
+#include "protocol/wire/errors.h"
+
+namespace strata::broker::handlers {
+
+void create_partitions(RequestContext& ctx, protocol::Reader& body) {
+  using protocol::ErrorCode;
+  protocol::CreatePartitionsRequest req;
+  req.decode(body, ctx.version);
+  protocol::CreatePartitionsResponse resp;
+  std::map<std::string, int> times;
+  for (const auto& t : req.topics) ++times[t.name];
+
+  for (const auto& t : req.topics) {
+    auto& out = resp.results.emplace_back();
+    out.name = t.name;
+    auto fail = [&out](ErrorCode e, std::string msg) {
+      out.error_code = static_cast<int16_t>(e);
+      out.error_message = std::move(msg);
+    };
+    if (times[t.name] > 1) {
+      fail(ErrorCode::invalid_request, "Duplicate topic in request.");
+      continue;
+    }
+    auto topic = ctx.broker.topics().find(t.name);
+    if (!topic) {
+      fail(ErrorCode::unknown_topic_or_partition, "The topic '" + t.name + "' does not exist.");
+      continue;
+    }
+    if (pkindex::is_pk_table(topic->configs)) {  // issue 5: rescaling PK tables is a later stage
+      fail(ErrorCode::policy_violation,
+           "Cannot add partitions to primary-key table " + t.name + ": keys would change partition");
+      continue;
+    }
+    const auto current = static_cast<int32_t>(topic->partitions.size());
+    if (t.count <= current) {
+      fail(ErrorCode::invalid_partitions,
+           t.count == current ? "Topic already has " + std::to_string(current) + " partitions."
+                              : "Topic currently has " + std::to_string(current) +
+                                    " partitions, which is higher than the requested " +
+                                    std::to_string(t.count) + ".");
+      continue;
+    }
+    if (t.assignments) {
+      const auto added = static_cast<size_t>(t.count - current);
+      if (t.assignments->size() != added) {
+        fail(ErrorCode::invalid_replica_assignment,
+             "Increasing the number of partitions by " + std::to_string(added) + " but " +
+                 std::to_string(t.assignments->size()) + " assignments provided.");
+        continue;
+      }
+      bool ok = true;
+      for (const auto& a : *t.assignments) {
+        ok &= a.broker_ids.size() == 1 && a.broker_ids[0] == ctx.broker.node_id();
+      }
+      if (!ok) {
+        fail(ErrorCode::invalid_replica_assignment,
+             "Replica assignments may only name this broker (node " +
+                 std::to_string(ctx.broker.node_id()) + ") once per partition");
+        continue;
+      }
+    }
+    auto grown = ctx.broker.topics().add_partitions(t.name, t.count, req.validate_only);
+    if (!grown.ok()) {
+      const auto& st = grown.status();
+      if (st.code() == Errc::not_found) {
+        fail(ErrorCode::unknown_topic_or_partition, "The topic '" + t.name + "' does not exist.");
+      } else if (st.code() == Errc::invalid_argument) {
+        fail(ErrorCode::invalid_partitions, st.message());
+      } else {
+        spdlog::error("adding partitions to {} failed: {}", t.name, st.to_string());
+        fail(ErrorCode::kafka_storage_error, st.message());
+      }
+      continue;
+    }
+    out.error_code = 0;
+    out.error_message = std::nullopt;
+    if (!req.validate_only) {
+      spdlog::info("topic {} grown from {} to {} partitions", t.name, current, t.count);
+    }
+  }
+  ctx.respond(resp);
+}
+
+}  // namespace strata::broker::handlers

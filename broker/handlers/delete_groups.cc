@@ -1,0 +1,22 @@
+// DeleteGroups (42) v0-2: deletes empty groups with their committed offsets
+// (GROUP_ID_NOT_FOUND / NON_EMPTY_GROUP otherwise).
+#include "broker/broker.h"
+#include "broker/group/group_coordinator.h"
+#include "broker/handlers/handlers.h"
+#include "protocol/messages/delete_groups.h"
+
+namespace strata::broker::handlers {
+
+void delete_groups(RequestContext& ctx, protocol::Reader& body) {
+  protocol::DeleteGroupsRequest req;
+  req.decode(body, ctx.version);
+  protocol::DeleteGroupsResponse resp;
+  for (const auto& id : req.groups_names) {
+    auto& r = resp.results.emplace_back();
+    r.group_id = id;
+    r.error_code = ctx.broker.groups().delete_group(id);
+  }
+  ctx.respond(resp);
+}
+
+}  // namespace strata::broker::handlers

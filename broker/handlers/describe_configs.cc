@@ -1,0 +1,72 @@
+// DescribeConfigs (32), v1-4: every config of a TOPIC or BROKER resource with its value, source
+// (DYNAMIC_TOPIC_CONFIG / DYNAMIC_BROKER_CONFIG / DYNAMIC_DEFAULT_BROKER_CONFIG /
+// STATIC_BROKER_CONFIG / DEFAULT_CONFIG), read-only and sensitive flags, synonyms (when asked),
+// type and documentation (v3+, when asked). Values come from DynamicConfig (broker layers) and the
+// topic's overrides; see broker/dynamic_config.h.
+#include "broker/broker.h"
+#include "broker/handlers/config_admin.h"
+#include "broker/handlers/handlers.h"
+#include "protocol/messages/describe_configs.h"
+#include "protocol/wire/errors.h"
+
+namespace strata::broker::handlers {
+
+void describe_configs(RequestContext& ctx, protocol::Reader& body) {
+  using protocol::ErrorCode;
+  protocol::DescribeConfigsRequest req;
+  req.decode(body, ctx.version);
+  protocol::DescribeConfigsResponse resp;
+  auto& dyn = ctx.broker.dynamic_config();
+  for (const auto& res : req.resources) {
+    auto& out = resp.results.emplace_back();
+    out.resource_type = res.resource_type;
+    out.resource_name = res.resource_name;
+    out.error_message = std::nullopt;
+    const std::vector<std::string> keys = res.configuration_keys.value_or(std::vector<std::string>{});
+    std::vector<ConfigEntryInfo> entries;
+    if (res.resource_type == kResourceTopic) {
+      auto topic = ctx.broker.topics().find(res.resource_name);
+      if (!topic) {
+        out.error_code = static_cast<int16_t>(valid_topic_name(res.resource_name)
+                                                  ? ErrorCode::unknown_topic_or_partition
+                                                  : ErrorCode::invalid_topic_exception);
+        out.error_message = "Topic " + res.resource_name + " does not exist.";
+        continue;
+      }
+      entries = dyn.describe_topic(topic->configs, keys);
+    } else if (res.resource_type == kResourceBroker) {
+      bool cluster_default = false;
+      if (auto e = check_broker_name(ctx.broker, res.resource_name, cluster_default)) {
+        out.error_code = e->error_code;
+        out.error_message = e->message;
+        continue;
+      }
+      entries = dyn.describe_broker(cluster_default, keys);
+    } else {
+      out.error_code = static_cast<int16_t>(ErrorCode::invalid_request);
+      out.error_message = "Unsupported resource type " + std::to_string(res.resource_type);
+      continue;
+    }
+    for (auto& e : entries) {
+      auto& c = out.configs.emplace_back();
+      c.name = e.name;
+      c.value = e.value;
+      c.read_only = e.read_only;
+      c.config_source = static_cast<int8_t>(e.source);
+      c.is_sensitive = e.sensitive;
+      c.config_type = static_cast<int8_t>(e.type);
+      c.documentation = req.include_documentation ? std::optional<std::string>(e.doc) : std::nullopt;
+      if (req.include_synonyms) {
+        for (auto& s : e.synonyms) {
+          auto& syn = c.synonyms.emplace_back();
+          syn.name = s.name;
+          syn.value = s.value;
+          syn.source = static_cast<int8_t>(s.source);
+        }
+      }
+    }
+  }
+  ctx.respond(resp);
+}
+
+}  // namespace strata::broker::handlers

@@ -1,0 +1,39 @@
+// Framing helpers of the extension APIs (keys 16000-16099, issue 5): the request body is one
+// Protobuf message (the rest of the frame after request header v2); the response is response
+// header v1 followed by one Protobuf message. Used by broker/handlers/ext_*.cc on the connection's
+// strand.
+#pragma once
+
+#include <google/protobuf/message_lite.h>
+
+#include "broker/handler.h"
+
+namespace strata::broker::handlers {
+
+inline constexpr int16_t kExtLookup = 16000;
+inline constexpr int16_t kExtPrefixLookup = 16001;
+inline constexpr int16_t kExtDescribeTable = 16004;
+
+// Parses the rest of `body` into `msg`; false on undecodable bytes.
+inline bool parse_ext_body(protocol::Reader& body, google::protobuf::MessageLite& msg) {
+  const size_t n = body.remaining();
+  const bool ok = msg.ParseFromArray(body.current(), static_cast<int>(n));
+  if (n > 0) body.read_raw(n);
+  return ok;
+}
+
+inline void respond_ext(RequestContext& ctx, const google::protobuf::MessageLite& msg) {
+  protocol::Writer w(msg.ByteSizeLong() + 16);
+  w.write_int32(0);  // size, patched below
+  protocol::ResponseHeader h;
+  h.correlation_id = ctx.frame->correlation_id;
+  h.encode(w, protocol::response_header_version(ctx.api_key, ctx.version));
+  std::string bytes = msg.SerializeAsString();
+  w.write_raw(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  w.patch_int32(0, static_cast<int32_t>(w.total_size() - 4));
+  ResponseFrame f;
+  f.bytes = std::move(w.buffer());
+  ctx.responder.send(std::move(f));
+}
+
+}  // namespace strata::broker::handlers

@@ -1,0 +1,68 @@
+// DescribeTable (extension key 16004, v0; protocol/ext/describe_table.proto): settings and
+// per-partition state of primary-key tables. A log topic -> INVALID_REQUEST, unknown ->
+// UNKNOWN_TOPIC_OR_PARTITION; an undecodable body -> top-level INVALID_REQUEST.
+#include "broker/broker.h"
+#include "broker/handlers/ext_common.h"
+#include "broker/handlers/handlers.h"
+#include "broker/pk_tables.h"
+#include "protocol/ext/describe_table.pb.h"
+#include "protocol/wire/errors.h"
+
+namespace strata::broker::handlers {
+
+namespace {
+using protocol::ErrorCode;
+int32_t code(ErrorCode e) { return static_cast<int32_t>(e); }
+}  // namespace
+
+void ext_describe_table(RequestContext& ctx, protocol::Reader& body) {
+  strata::ext::DescribeTableRequest req;
+  strata::ext::DescribeTableResponse resp;
+  if (!parse_ext_body(body, req)) {
+    resp.set_error_code(code(ErrorCode::invalid_request));
+    resp.set_error_message("undecodable DescribeTableRequest");
+    respond_ext(ctx, resp);
+    return;
+  }
+  for (const auto& name : req.topics()) {
+    auto* t = resp.add_tables();
+    t->set_topic(name);
+    auto topic = ctx.broker.topics().find(name);
+    if (!topic) {
+      t->set_error_code(code(ErrorCode::unknown_topic_or_partition));
+      continue;
+    }
+    auto cfg = PkTables::table_config(*topic);
+    if (!cfg) {
+      t->set_error_code(code(ErrorCode::invalid_request));
+      t->set_error_message("topic " + name + " is not a primary-key table");
+      continue;
+    }
+    t->set_table_type("primary-key");
+    t->set_merge_engine(std::string(pkindex::merge_engine_name(cfg->merge_engine)));
+    t->set_version_header(cfg->version_header);
+    t->set_changelog_image(std::string(pkindex::image_name(cfg->image)));
+    t->set_delete_behavior(std::string(pkindex::delete_behavior_name(cfg->delete_behavior)));
+    t->set_ttl_ms(cfg->ttl_ms);
+    t->set_partitioner(std::string(pkindex::partitioner_name(cfg->partitioner)));
+    t->set_partition_count(static_cast<int32_t>(topic->partitions.size()));
+    for (int32_t i = 0; i < static_cast<int32_t>(topic->partitions.size()); ++i) {
+      auto* p = t->add_partitions();
+      p->set_partition(i);
+      p->set_checkpoint_offset(-1);
+      auto state = ctx.broker.pk_tables().get(*topic, i);
+      if (!state.ok() || !*state) {
+        p->set_error_code(code(ErrorCode::kafka_storage_error));
+        continue;
+      }
+      const storage::PartitionLog* log = topic->partition(i);
+      p->set_applied_offset((*state)->applied_offset());
+      p->set_row_count_estimate(static_cast<int64_t>((*state)->estimate_rows()));
+      p->set_changelog_gap_below(log->log_start_offset());
+      p->set_high_watermark(log->high_watermark());
+    }
+  }
+  respond_ext(ctx, resp);
+}
+
+}  // namespace strata::broker::handlers

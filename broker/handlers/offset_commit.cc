@@ -1,0 +1,49 @@
+// OffsetCommit (8) v2-9: unknown topics/partitions get UNKNOWN_TOPIC_OR_PARTITION here; the
+// coordinator checks the group (generation, member) and metadata size, and stores durably.
+#include "broker/broker.h"
+#include "broker/group/group_coordinator.h"
+#include "broker/handlers/handlers.h"
+#include "protocol/messages/offset_commit.h"
+#include "protocol/wire/errors.h"
+
+namespace strata::broker::handlers {
+
+void offset_commit(RequestContext& ctx, protocol::Reader& body) {
+  protocol::OffsetCommitRequest req;
+  req.decode(body, ctx.version);
+  std::vector<group::CommitPartition> parts;
+  for (const auto& t : req.topics) {
+    auto topic = ctx.broker.topics().find(t.name);
+    for (const auto& p : t.partitions) {
+      group::CommitPartition cp;
+      cp.topic = t.name;
+      cp.partition = p.partition_index;
+      cp.offset = p.committed_offset;
+      cp.leader_epoch = p.committed_leader_epoch;
+      cp.metadata = p.committed_metadata;
+      if (!topic || !topic->partition(p.partition_index)) {
+        cp.error = static_cast<int16_t>(protocol::ErrorCode::unknown_topic_or_partition);
+      }
+      parts.push_back(std::move(cp));
+    }
+  }
+  // v2-4 carry an explicit retention; -1 means the broker's offsets.retention.minutes.
+  const int64_t retention = ctx.version <= 4 ? req.retention_time_ms : -1;
+  ctx.broker.groups().commit(req.group_id, req.generation_id_or_member_epoch, req.member_id,
+                             ctx.version >= 7 ? req.group_instance_id : std::nullopt, retention,
+                             parts);
+  protocol::OffsetCommitResponse resp;
+  size_t i = 0;
+  for (const auto& t : req.topics) {
+    auto& ot = resp.topics.emplace_back();
+    ot.name = t.name;
+    for (const auto& p : t.partitions) {
+      auto& op = ot.partitions.emplace_back();
+      op.partition_index = p.partition_index;
+      op.error_code = parts[i++].error;
+    }
+  }
+  ctx.respond(resp);
+}
+
+}  // namespace strata::broker::handlers

@@ -1,0 +1,85 @@
+#include "pkindex/merge_engine.h"
+
+#include <algorithm>
+
+namespace strata::pkindex {
+
+std::string_view change_kind_name(ChangeKind k) {
+  switch (k) {
+    case ChangeKind::insert: return "insert";
+    case ChangeKind::update: return "update";
+    case ChangeKind::del: return "delete";
+    case ChangeKind::none: return "none";
+  }
+  return "none";
+}
+
+std::optional<ChangeKind> parse_change_kind(std::span<const uint8_t> name) {
+  std::string_view s(reinterpret_cast<const char*>(name.data()), name.size());
+  if (s == "insert") return ChangeKind::insert;
+  if (s == "update") return ChangeKind::update;
+  if (s == "delete") return ChangeKind::del;
+  if (s == "none") return ChangeKind::none;
+  return std::nullopt;
+}
+
+ChangeKind LastRowMerger::upsert(const std::optional<CurrentRow>& cur, const Write&) const {
+  return cur ? ChangeKind::update : ChangeKind::insert;
+}
+ChangeKind LastRowMerger::remove(const CurrentRow&, const Write&) const { return ChangeKind::del; }
+
+ChangeKind FirstRowMerger::upsert(const std::optional<CurrentRow>& cur, const Write&) const {
+  return cur ? ChangeKind::none : ChangeKind::insert;
+}
+ChangeKind FirstRowMerger::remove(const CurrentRow&, const Write&) const { return ChangeKind::del; }
+
+ChangeKind VersionedMerger::upsert(const std::optional<CurrentRow>& cur, const Write& w) const {
+  if (!w.version) return ChangeKind::none;
+  if (!cur) return ChangeKind::insert;
+  if (cur->version && *w.version < *cur->version) return ChangeKind::none;
+  return ChangeKind::update;
+}
+ChangeKind VersionedMerger::remove(const CurrentRow& cur, const Write& w) const {
+  if (!w.version) return ChangeKind::none;
+  if (cur.version && *w.version < *cur.version) return ChangeKind::none;
+  return ChangeKind::del;
+}
+
+std::unique_ptr<Merger> make_merger(MergeEngine engine) {
+  switch (engine) {
+    case MergeEngine::first_row: return std::make_unique<FirstRowMerger>();
+    case MergeEngine::versioned: return std::make_unique<VersionedMerger>();
+    case MergeEngine::last_row: break;
+  }
+  return std::make_unique<LastRowMerger>();
+}
+
+Decision decide(const TableConfig& table, const Merger& merger,
+                const std::optional<CurrentRow>& cur, const Write& w) {
+  Decision d;
+  if (!w.value) {
+    switch (table.delete_behavior) {
+      case DeleteBehavior::disable:
+        d.rejected = true;
+        d.reason = "deletes are disabled on this table (table.delete.behavior=disable)";
+        return d;
+      case DeleteBehavior::ignore:
+        d.kind = ChangeKind::none;
+        return d;
+      case DeleteBehavior::allow:
+        d.kind = cur ? merger.remove(*cur, w) : ChangeKind::none;
+        return d;
+    }
+  }
+  d.kind = merger.upsert(cur, w);
+  if (d.kind == ChangeKind::update && cur) {
+    const bool same_value = std::equal(cur->value.begin(), cur->value.end(), w.value->begin(),
+                                       w.value->end());
+    const bool same_version = table.merge_engine != MergeEngine::versioned ||
+                              cur->version == w.version;
+    if (same_value && same_version) d.kind = ChangeKind::none;
+  }
+  return d;
+}
+
+}  // namespace strata::pkindex

@@ -1,0 +1,163 @@
+// PkState::compute: the input batch -> the output (changelog) batch, see pk_state.h and
+// docs/pk-tables.md.
+#include <string>
+
+#include "pkindex/change_headers.h"
+#include "pkindex/pk_state.h"
+#include "pkindex/row_format.h"
+#include "protocol/record/batch_builder.h"
+#include "protocol/record/record_reader.h"
+
+namespace strata::pkindex {
+
+namespace rf = row_format;
+using protocol::Header;
+
+namespace {
+
+std::string_view as_sv(std::span<const uint8_t> s) {
+  return {reinterpret_cast<const char*>(s.data()), s.size()};
+}
+std::span<const uint8_t> as_span(std::string_view s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+}  // namespace
+
+ComputeResult PkState::compute(const protocol::RecordBatchView& in, codec::Compression codec) {
+  ComputeResult res;
+  if (!db_ || failed_) {
+    res.status = failed_ ? Status(Errc::io_error, "primary-key state is offline after an I/O error")
+                         : Status(Errc::shutting_down, "primary-key state is closed");
+    return res;
+  }
+  if (in.is_control()) {
+    res.status = Status(Errc::invalid_argument, "control batches are not accepted by primary-key tables");
+    return res;
+  }
+  auto reader = protocol::RecordReader::open(in);
+  if (!reader.ok()) {
+    res.status = Status(Errc::corruption, reader.status().message());
+    return res;
+  }
+  const TableConfig& table = options_.table;
+  const bool versioned = table.merge_engine == MergeEngine::versioned;
+
+  Pending p;
+  p.last_offset_delta = in.last_offset_delta();
+  protocol::RecordBatchBuilder b(codec);
+  b.set_producer(in.producer_id(), in.producer_epoch(), in.base_sequence());
+  b.set_transactional(in.is_transactional());
+
+  std::vector<Header> headers;
+  std::string db_key;
+  protocol::Record r;
+  int32_t index = 0;
+  for (;; ++index) {
+    auto more = reader->next(r);
+    if (!more.ok()) {
+      res.status = Status(Errc::corruption, more.status().message());
+      return res;
+    }
+    if (!*more) break;
+    auto error = [&](std::string msg) { res.record_errors.push_back({index, std::move(msg)}); };
+    if (r.offset_delta != index) {
+      error("record offset deltas must be 0, 1, 2, ...");
+      continue;
+    }
+    if (!r.key) {
+      error("a primary-key table needs a record key");
+      continue;
+    }
+    const int32_t owner = partition_for(*r.key);
+    if (owner != options_.partition) {
+      error("key belongs to partition " + std::to_string(owner) + " under the table's " +
+            std::string(partitioner_name(table.partitioner)) + " partitioner, not partition " +
+            std::to_string(options_.partition));
+      continue;
+    }
+    Write w{r.value, std::nullopt};
+    headers.clear();
+    bool bad = false;
+    auto it = r.headers();
+    Header h;
+    while (it.next(h)) {
+      if (h.key.starts_with(kReservedHeaderPrefix)) {
+        error("header " + std::string(h.key) + ": names under strata. are reserved");
+        bad = true;
+        break;
+      }
+      if (versioned && h.key == table.version_header) {
+        if (!h.value || h.value->size() != 8) {
+          error("version header " + table.version_header +
+                " must be a signed 64-bit big-endian integer");
+          bad = true;
+          break;
+        }
+        w.version = rf::get_be64(h.value->data());
+      }
+      headers.push_back(h);
+    }
+    if (bad || !res.record_errors.empty()) continue;
+
+    db_key.clear();
+    rf::append_row_key(db_key, *r.key);
+    auto cur_or = current(db_key, p);
+    if (!cur_or.ok()) {
+      res.status = cur_or.status();
+      return res;
+    }
+    const std::optional<OverlayRow>& cur_row = *cur_or;
+    std::optional<CurrentRow> cur;
+    if (cur_row && cur_row->present) cur = CurrentRow{as_span(cur_row->value), cur_row->version};
+    Decision d = decide(table, *merger_, cur, w);
+    if (d.rejected) {
+      error(std::move(d.reason));
+      continue;
+    }
+    std::optional<std::span<const uint8_t>> after;
+    switch (d.kind) {
+      case ChangeKind::insert:
+      case ChangeKind::update: {
+        after = *w.value;
+        OverlayRow row{true, std::string(as_sv(*w.value)), w.version};
+        Op op{db_key, {}, index};
+        rf::encode_row(op.encoded, 0, reader->timestamp_of(r), w.version, *w.value);
+        p.ops.push_back(std::move(op));
+        p.rows[db_key] = std::move(row);
+        break;
+      }
+      case ChangeKind::del:
+        p.ops.push_back(Op{db_key, {}, index});
+        p.rows[db_key] = OverlayRow{};
+        break;
+      case ChangeKind::none:
+        if (cur) after = cur->value;
+        break;
+    }
+    headers.push_back(Header{kChangeHeader, as_span(change_kind_name(d.kind))});
+    if (table.image == ChangelogImage::full && cur &&
+        (d.kind == ChangeKind::update || d.kind == ChangeKind::del)) {
+      headers.push_back(Header{kBeforeHeader, cur->value});
+    }
+    b.add(in.base_timestamp() + r.timestamp_delta, *r.key, after, headers);
+  }
+  if (!res.record_errors.empty()) {
+    res.status = Status(Errc::invalid_argument, res.record_errors.front().message);
+    return res;
+  }
+  if (index != in.record_count() || index == 0 || in.last_offset_delta() != index - 1) {
+    res.status = Status(Errc::invalid_argument, "record count does not match lastOffsetDelta");
+    return res;
+  }
+  res.batch = b.build();
+  if (in.timestamp_type() == protocol::TimestampType::log_append_time) {
+    protocol::set_log_append_time(res.batch, in.max_timestamp());
+  }
+  p.id = next_pending_id_++;
+  res.pending_id = p.id;
+  overlay_.push_back(std::move(p));
+  return res;
+}
+
+}  // namespace strata::pkindex

@@ -1,0 +1,37 @@
+// PkEnvironment: the RocksDB resources every primary-key partition of the broker shares — one
+// block cache and one write-buffer manager (charged to the cache), so memory stays bounded no
+// matter how many partitions are open. Owned by whoever owns the PkState objects (the broker's
+// PkTables service, or a test) and must outlive them. Thread-safe (RocksDB's objects are).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+namespace rocksdb {
+class Cache;
+class WriteBufferManager;
+}  // namespace rocksdb
+
+namespace strata::pkindex {
+
+class PkEnvironment {
+ public:
+  struct Options {
+    size_t block_cache_bytes = 128u << 20;
+    size_t write_buffer_bytes = 64u << 20;  // all memtables of all partitions together
+  };
+  PkEnvironment();
+  explicit PkEnvironment(Options options);
+  ~PkEnvironment();
+
+  const std::shared_ptr<rocksdb::Cache>& block_cache() const { return cache_; }
+  const std::shared_ptr<rocksdb::WriteBufferManager>& write_buffer_manager() const { return wbm_; }
+  const Options& options() const { return options_; }
+
+ private:
+  Options options_;
+  std::shared_ptr<rocksdb::Cache> cache_;
+  std::shared_ptr<rocksdb::WriteBufferManager> wbm_;
+};
+
+}  // namespace strata::pkindex

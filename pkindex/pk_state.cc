@@ -1,0 +1,183 @@
+// PkState lifecycle, apply/rollback, lookups and the log-first flush listener (see pk_state.h).
+// compute() is in pk_compute.cc, recovery by log replay in pk_replay.cc.
+#include "pkindex/pk_state.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/listener.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+
+#include "pkindex/partitioner.h"
+#include "pkindex/row_format.h"
+#include "storage/partition_log.h"
+
+namespace strata::pkindex {
+
+namespace rf = row_format;
+
+// Log first, state second: before RocksDB writes a memtable to an SST (which makes the rows and
+// the applied offset durable), fsync the partition log up to its end, which covers every offset
+// the memtable holds (apply() only ever writes offsets already appended).
+class PkState::FlushListener : public rocksdb::EventListener {
+ public:
+  explicit FlushListener(storage::PartitionLog& log) : log_(log) {}
+  void OnFlushBegin(rocksdb::DB*, const rocksdb::FlushJobInfo&) override {
+    Status st = log_.flush();
+    syncs_.fetch_add(1, std::memory_order_relaxed);
+    if (!st.ok()) failures_.fetch_add(1, std::memory_order_relaxed);
+  }
+  std::atomic<uint64_t> syncs_{0};
+  std::atomic<uint64_t> failures_{0};
+
+ private:
+  storage::PartitionLog& log_;
+};
+
+PkState::PkState(storage::PartitionLog& log, Options options)
+    : log_(log), options_(std::move(options)), merger_(make_merger(options_.table.merge_engine)) {}
+
+PkState::~PkState() { (void)close(); }
+
+Result<std::unique_ptr<PkState>> PkState::open(PkEnvironment& env, storage::PartitionLog& log,
+                                               Options options) {
+  std::unique_ptr<PkState> s(new PkState(log, std::move(options)));
+  s->path_ = log.dir() + "/kv";
+  s->listener_ = std::make_shared<FlushListener>(log);
+
+  rocksdb::Options o;
+  o.create_if_missing = true;
+  o.write_buffer_manager = env.write_buffer_manager();
+  o.listeners.push_back(s->listener_);
+  o.max_background_jobs = 2;
+  o.avoid_flush_during_shutdown = !s->options_.flush_on_close;
+  rocksdb::BlockBasedTableOptions t;
+  t.block_cache = env.block_cache();
+  t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status st = rocksdb::DB::Open(o, s->path_, &raw);
+  if (!st.ok()) return Status(Errc::io_error, "open " + s->path_ + ": " + st.ToString());
+  s->db_.reset(raw);
+
+  std::string applied;
+  st = s->db_->Get(rocksdb::ReadOptions(), rocksdb::Slice(rf::kAppliedKey.data(),
+                                                          rf::kAppliedKey.size()), &applied);
+  if (st.ok() && applied.size() == 8) {
+    s->applied_offset_.store(rf::get_be64(reinterpret_cast<const uint8_t*>(applied.data())));
+  } else if (!st.IsNotFound()) {
+    return Status(Errc::corruption, s->path_ + ": bad applied offset: " + st.ToString());
+  }
+  STRATA_RETURN_IF_ERROR(s->replay());
+  return s;
+}
+
+Status PkState::close() {
+  if (!db_) return Status::Ok();
+  rocksdb::Status st;
+  if (options_.flush_on_close) st = db_->Flush(rocksdb::FlushOptions());
+  rocksdb::Status cst = db_->Close();
+  db_.reset();
+  if (!st.ok()) return Status(Errc::io_error, "flush " + path_ + ": " + st.ToString());
+  if (!cst.ok()) return Status(Errc::io_error, "close " + path_ + ": " + cst.ToString());
+  return Status::Ok();
+}
+
+Status PkState::flush() {
+  if (!db_) return Status(Errc::shutting_down, "closed");
+  rocksdb::Status st = db_->Flush(rocksdb::FlushOptions());
+  return st.ok() ? Status::Ok() : Status(Errc::io_error, st.ToString());
+}
+
+uint64_t PkState::log_syncs() const { return listener_->syncs_.load(); }
+uint64_t PkState::log_sync_failures() const { return listener_->failures_.load(); }
+
+int32_t PkState::partition_for(std::span<const uint8_t> key) const {
+  return partition_for_key(options_.table.partitioner, key, options_.partition_count);
+}
+
+Result<std::optional<PkState::OverlayRow>> PkState::current(const std::string& db_key,
+                                                            const Pending& building) {
+  if (auto it = building.rows.find(db_key); it != building.rows.end()) return std::optional<OverlayRow>(it->second);
+  for (auto p = overlay_.rbegin(); p != overlay_.rend(); ++p) {
+    if (auto it = p->rows.find(db_key); it != p->rows.end()) return std::optional<OverlayRow>(it->second);
+  }
+  rocksdb::PinnableSlice v;
+  rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), db_key, &v);
+  if (st.IsNotFound()) return std::optional<OverlayRow>();
+  if (!st.ok()) return Status(Errc::io_error, st.ToString());
+  auto row = rf::decode_row({reinterpret_cast<const uint8_t*>(v.data()), v.size()});
+  if (!row) return Status(Errc::corruption, path_ + ": malformed row");
+  OverlayRow r;
+  r.present = true;
+  r.value.assign(reinterpret_cast<const char*>(row->value.data()), row->value.size());
+  r.version = row->version;
+  return std::optional<OverlayRow>(std::move(r));
+}
+
+Status PkState::apply(uint64_t pending_id, int64_t base_offset) {
+  if (overlay_.empty() || overlay_.front().id != pending_id) {
+    return Status(Errc::invalid_argument, "apply out of order");
+  }
+  Pending& p = overlay_.front();
+  rocksdb::WriteBatch wb;
+  for (Op& op : p.ops) {
+    if (op.encoded.empty()) {
+      wb.Delete(op.key);
+    } else {
+      rf::patch_offset(op.encoded, base_offset + op.offset_delta);
+      wb.Put(op.key, op.encoded);
+    }
+  }
+  const int64_t applied = base_offset + p.last_offset_delta;
+  uint8_t buf[8];
+  rf::put_be64(buf, applied);
+  wb.Put(rocksdb::Slice(rf::kAppliedKey.data(), rf::kAppliedKey.size()),
+         rocksdb::Slice(reinterpret_cast<const char*>(buf), 8));
+  rocksdb::WriteOptions wo;
+  wo.disableWAL = true;
+  rocksdb::Status st = db_->Write(wo, &wb);
+  if (!st.ok()) {
+    failed_ = true;
+    overlay_.clear();
+    return Status(Errc::io_error, "apply to " + path_ + ": " + st.ToString());
+  }
+  overlay_.pop_front();
+  applied_offset_.store(applied, std::memory_order_release);
+  return Status::Ok();
+}
+
+void PkState::rollback(uint64_t pending_id) {
+  for (auto it = overlay_.begin(); it != overlay_.end(); ++it) {
+    if (it->id == pending_id) {
+      overlay_.erase(it, overlay_.end());
+      return;
+    }
+  }
+}
+
+Result<LookupResult> PkState::lookup(std::span<const uint8_t> key) const {
+  if (!db_) return Status(Errc::shutting_down, "closed");
+  std::string k;
+  rf::append_row_key(k, key);
+  rocksdb::PinnableSlice v;
+  rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), k, &v);
+  LookupResult out;
+  if (st.IsNotFound()) return out;
+  if (!st.ok()) return Status(Errc::io_error, st.ToString());
+  auto row = rf::decode_row({reinterpret_cast<const uint8_t*>(v.data()), v.size()});
+  if (!row) return Status(Errc::corruption, path_ + ": malformed row");
+  out.found = true;
+  out.value.assign(reinterpret_cast<const char*>(row->value.data()), row->value.size());
+  out.offset = row->offset;
+  out.timestamp = row->timestamp;
+  return out;
+}
+
+uint64_t PkState::estimate_rows() const {
+  uint64_t n = 0;
+  if (db_) db_->GetIntProperty("rocksdb.estimate-num-keys", &n);
+  return n > 0 ? n - 1 : 0;  // minus the applied-offset key
+}
+
+}  // namespace strata::pkindex

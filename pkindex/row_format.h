@@ -1,0 +1,44 @@
+// Byte layouts of the RocksDB keys and values of a primary-key partition (one RocksDB per
+// partition, one column family):
+//   row key    = 'r' + primary key bytes
+//   meta key   = "m.applied" -> int64 BE: the last log offset whose effect the rows include
+//   row value  = u8 format (1) | u8 flags (bit 0: has version) | int64 BE offset of the last change
+//                | int64 BE timestamp of the last change | [int64 BE version] | row bytes
+// The offset sits at a fixed position so a row encoded before its offset is known (compute) can be
+// patched at apply time. Owned by pkindex (issue 5). Pure functions; any thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace strata::pkindex::row_format {
+
+inline constexpr char kRowPrefix = 'r';
+inline constexpr std::string_view kAppliedKey = "m.applied";
+inline constexpr uint8_t kFormat = 1;
+inline constexpr uint8_t kHasVersion = 1;
+inline constexpr size_t kOffsetPos = 2;
+inline constexpr size_t kFixedSize = 18;  // format, flags, offset, timestamp
+
+struct RowView {
+  int64_t offset = -1;
+  int64_t timestamp = -1;
+  std::optional<int64_t> version;
+  std::span<const uint8_t> value;
+};
+
+void append_row_key(std::string& out, std::span<const uint8_t> key);
+void encode_row(std::string& out, int64_t offset, int64_t timestamp, std::optional<int64_t> version,
+                std::span<const uint8_t> value);
+void patch_offset(std::string& encoded, int64_t offset);
+// nullopt on a value that is not a well-formed row.
+std::optional<RowView> decode_row(std::span<const uint8_t> encoded);
+
+void put_be64(uint8_t* p, int64_t v);
+int64_t get_be64(const uint8_t* p);
+
+}  // namespace strata::pkindex::row_format

@@ -1,0 +1,277 @@
+// ProducerStateTable and its snapshot files (see producer_state.h).
+#include "storage/producer_state.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "protocol/record/byte_order.h"
+#include "protocol/record/crc32c.h"
+#include "storage/file_names.h"
+#include "storage/file_util.h"
+
+namespace strata::storage {
+namespace {
+
+constexpr std::string_view kSnapshotSuffix = ".snapshot";
+constexpr std::string_view kSnapshotMagic = "SPS1";
+constexpr size_t kSnapshotHeader = 4 + 4 + 8 + 4;  // magic, crc, offset, count
+constexpr size_t kEntryHeader = 8 + 2 + 8 + 1;
+constexpr size_t kBatchSize = 4 + 4 + 8 + 8 + 8;
+
+bool in_sequence(int32_t last_seq, int32_t next_seq) {
+  return static_cast<int64_t>(next_seq) == static_cast<int64_t>(last_seq) + 1 ||
+         (next_seq == 0 && last_seq == std::numeric_limits<int32_t>::max());
+}
+
+template <typename T>
+void put(std::string& out, T v) {
+  uint8_t buf[sizeof(T)];
+  protocol::detail::store_be<T>(buf, v);
+  out.append(reinterpret_cast<const char*>(buf), sizeof(T));
+}
+
+template <typename T>
+T get(const uint8_t*& p) {
+  T v = protocol::detail::load_be<T>(p);
+  p += sizeof(T);
+  return v;
+}
+
+std::optional<int64_t> parse_snapshot_name(std::string_view name) {
+  if (name.size() != 20 + kSnapshotSuffix.size() || !name.ends_with(kSnapshotSuffix)) {
+    return std::nullopt;
+  }
+  int64_t v = 0;
+  for (size_t i = 0; i < 20; ++i) {
+    if (name[i] < '0' || name[i] > '9') return std::nullopt;
+    if (v > (std::numeric_limits<int64_t>::max() - (name[i] - '0')) / 10) return std::nullopt;
+    v = v * 10 + (name[i] - '0');
+  }
+  return v;
+}
+
+}  // namespace
+
+int32_t ProducerBatch::last_seq() const {
+  if (first_seq < 0) return first_seq;
+  const int64_t last = static_cast<int64_t>(first_seq) + last_offset_delta;
+  const int64_t max = std::numeric_limits<int32_t>::max();
+  return static_cast<int32_t>(last > max ? last - max - 1 : last);
+}
+
+void ProducerEntry::add(const ProducerBatchMeta& b) {
+  if (count == kProducerBatchesToRetain) {
+    ring[head] = b;
+    head = static_cast<uint8_t>((head + 1) % kProducerBatchesToRetain);
+  } else {
+    ring[(head + count) % kProducerBatchesToRetain] = b;
+    ++count;
+  }
+}
+
+ProducerCheckResult ProducerStateTable::check(const ProducerBatch& b) const {
+  ProducerCheckResult r;
+  if (!b.has_producer()) return r;
+  auto it = producers_.find(b.producer_id);
+  if (it == producers_.end()) return r;  // unknown producer: any sequence (Kafka 2.5+)
+  const ProducerEntry& e = it->second;
+
+  // A retry of a retained batch (checked first, as Kafka does before validating).
+  if (b.epoch == e.epoch) {
+    const int32_t last_seq = b.last_seq();
+    for (int i = 0; i < e.count; ++i) {
+      const ProducerBatchMeta& m = e.batch(i);
+      if (m.first_seq == b.first_seq && m.last_seq == last_seq) {
+        r.kind = ProducerCheck::duplicate;
+        r.dup_first_offset = m.first_offset;
+        r.dup_last_offset = m.last_offset;
+        r.dup_timestamp = m.timestamp;
+        return r;
+      }
+    }
+  }
+  if (b.epoch < e.epoch) {
+    r.kind = ProducerCheck::stale_epoch;
+    r.message = "producer " + std::to_string(b.producer_id) + " epoch " + std::to_string(b.epoch) +
+                " is older than the current epoch " + std::to_string(e.epoch);
+    return r;
+  }
+  if (b.epoch != e.epoch) {
+    if (b.first_seq != 0 && e.epoch != -1) {
+      r.kind = ProducerCheck::out_of_order;
+      r.message = "producer " + std::to_string(b.producer_id) + " new epoch " +
+                  std::to_string(b.epoch) + " must start at sequence 0, got " +
+                  std::to_string(b.first_seq);
+    }
+    return r;
+  }
+  const ProducerBatchMeta* last = e.last();
+  if (e.epoch != -1 && last != nullptr && !in_sequence(last->last_seq, b.first_seq)) {
+    r.kind = ProducerCheck::out_of_order;
+    r.message = "producer " + std::to_string(b.producer_id) + " sequence " +
+                std::to_string(b.first_seq) + " does not follow " +
+                std::to_string(last->last_seq);
+  }
+  return r;
+}
+
+void ProducerStateTable::apply(const ProducerBatch& b, int64_t first_offset) {
+  if (!b.has_producer()) return;
+  ProducerEntry& e = producers_[b.producer_id];
+  e.producer_id = b.producer_id;
+  if (e.epoch != b.epoch) {
+    e.clear_batches();
+    e.epoch = b.epoch;
+  }
+  e.add(ProducerBatchMeta{b.first_seq, b.last_seq(), first_offset,
+                          first_offset + b.last_offset_delta, b.max_timestamp});
+  e.last_timestamp = b.max_timestamp;
+}
+
+size_t ProducerStateTable::expire(int64_t now_ms, int64_t expiration_ms) {
+  size_t n = 0;
+  for (auto it = producers_.begin(); it != producers_.end();) {
+    if (now_ms - it->second.last_timestamp >= expiration_ms) {
+      it = producers_.erase(it);
+      ++n;
+    } else {
+      ++it;
+    }
+  }
+  return n;
+}
+
+const ProducerEntry* ProducerStateTable::find(int64_t producer_id) const {
+  auto it = producers_.find(producer_id);
+  return it == producers_.end() ? nullptr : &it->second;
+}
+
+std::string ProducerStateTable::encode_snapshot(int64_t offset) const {
+  // Sorted by producer id so the bytes are deterministic.
+  std::vector<const ProducerEntry*> entries;
+  entries.reserve(producers_.size());
+  for (const auto& [id, e] : producers_) entries.push_back(&e);
+  std::sort(entries.begin(), entries.end(),
+            [](auto* a, auto* b) { return a->producer_id < b->producer_id; });
+
+  std::string out(kSnapshotMagic);
+  put<uint32_t>(out, 0);  // crc, patched below
+  put<int64_t>(out, offset);
+  put<int32_t>(out, static_cast<int32_t>(entries.size()));
+  for (const ProducerEntry* e : entries) {
+    put<int64_t>(out, e->producer_id);
+    put<int16_t>(out, e->epoch);
+    put<int64_t>(out, e->last_timestamp);
+    put<int8_t>(out, static_cast<int8_t>(e->count));
+    for (int i = 0; i < e->count; ++i) {
+      const ProducerBatchMeta& m = e->batch(i);
+      put<int32_t>(out, m.first_seq);
+      put<int32_t>(out, m.last_seq);
+      put<int64_t>(out, m.first_offset);
+      put<int64_t>(out, m.last_offset);
+      put<int64_t>(out, m.timestamp);
+    }
+  }
+  const auto* bytes = reinterpret_cast<const uint8_t*>(out.data());
+  const uint32_t crc = protocol::crc32c({bytes + 8, out.size() - 8});
+  protocol::detail::store_be<uint32_t>(reinterpret_cast<uint8_t*>(out.data()) + 4, crc);
+  return out;
+}
+
+Result<int64_t> ProducerStateTable::decode_snapshot(std::string_view bytes) {
+  auto bad = [](const std::string& why) {
+    return Result<int64_t>(Errc::corruption, "producer snapshot: " + why);
+  };
+  if (bytes.size() < kSnapshotHeader || bytes.substr(0, 4) != kSnapshotMagic) {
+    return bad("bad magic or too short");
+  }
+  const auto* begin = reinterpret_cast<const uint8_t*>(bytes.data());
+  const uint8_t* end = begin + bytes.size();
+  const uint8_t* p = begin + 4;
+  const uint32_t crc = get<uint32_t>(p);
+  if (protocol::crc32c({begin + 8, bytes.size() - 8}) != crc) return bad("CRC mismatch");
+  const int64_t offset = get<int64_t>(p);
+  const int32_t count = get<int32_t>(p);
+  if (count < 0) return bad("negative count");
+  std::unordered_map<int64_t, ProducerEntry> producers;
+  for (int32_t i = 0; i < count; ++i) {
+    if (static_cast<size_t>(end - p) < kEntryHeader) return bad("truncated entry");
+    ProducerEntry e;
+    e.producer_id = get<int64_t>(p);
+    e.epoch = get<int16_t>(p);
+    e.last_timestamp = get<int64_t>(p);
+    const int8_t n = get<int8_t>(p);
+    if (n < 0 || n > kProducerBatchesToRetain) return bad("bad batch count");
+    if (static_cast<size_t>(end - p) < kBatchSize * static_cast<size_t>(n)) {
+      return bad("truncated batches");
+    }
+    for (int j = 0; j < n; ++j) {
+      ProducerBatchMeta m;
+      m.first_seq = get<int32_t>(p);
+      m.last_seq = get<int32_t>(p);
+      m.first_offset = get<int64_t>(p);
+      m.last_offset = get<int64_t>(p);
+      m.timestamp = get<int64_t>(p);
+      e.add(m);
+    }
+    producers[e.producer_id] = e;
+  }
+  if (p != end) return bad("trailing bytes");
+  producers_ = std::move(producers);
+  return offset;
+}
+
+std::string producer_snapshot_path(const std::string& dir, int64_t offset) {
+  return join_path(dir, offset_file_stem(offset) + std::string(kSnapshotSuffix));
+}
+
+Result<std::vector<int64_t>> list_producer_snapshots(Env* env, const std::string& dir) {
+  auto names = env->list_dir(dir);
+  if (!names.ok()) return names.status();
+  std::vector<int64_t> out;
+  for (const auto& n : *names) {
+    if (auto o = parse_snapshot_name(n)) out.push_back(*o);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Status write_producer_snapshot(Env* env, const std::string& dir, const ProducerStateTable& table,
+                               int64_t offset, int keep) {
+  STRATA_RETURN_IF_ERROR(
+      write_file_atomically(env, producer_snapshot_path(dir, offset), table.encode_snapshot(offset)));
+  auto all = list_producer_snapshots(env, dir);
+  if (!all.ok()) return all.status();
+  const int excess = static_cast<int>(all->size()) - std::max(1, keep);
+  for (int i = 0; i < excess; ++i) {
+    if ((*all)[i] == offset) continue;
+    Status st = env->remove_file(producer_snapshot_path(dir, (*all)[i]));
+    if (!st.ok() && st.code() != Errc::not_found) return st;
+  }
+  return Status::Ok();
+}
+
+Result<std::optional<int64_t>> load_producer_snapshot(Env* env, const std::string& dir,
+                                                      int64_t max_offset,
+                                                      ProducerStateTable& table) {
+  table.clear();
+  auto all = list_producer_snapshots(env, dir);
+  if (!all.ok()) return all.status();
+  for (auto it = all->rbegin(); it != all->rend(); ++it) {
+    const std::string path = producer_snapshot_path(dir, *it);
+    if (*it <= max_offset) {
+      auto text = read_file_to_string(env, path);
+      if (text.ok()) {
+        auto off = table.decode_snapshot(*text);
+        if (off.ok() && *off == *it) return std::optional<int64_t>(*it);
+      }
+      table.clear();
+    }
+    // Above the log end (a truncated tail) or unreadable: never valid again.
+    Status st = env->remove_file(path);
+    if (!st.ok() && st.code() != Errc::not_found) return st;
+  }
+  return std::optional<int64_t>();
+}
+
+}  // namespace strata::storage

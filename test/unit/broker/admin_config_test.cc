@@ -1,0 +1,161 @@
+// Issue 4 (admin half): the topic config table, the dynamic config layers (sources, persistence,
+// validation), IncrementalAlterConfigs operations.
+#include <gtest/gtest.h>
+
+#include "broker/dynamic_config.h"
+#include "broker/topic_config.h"
+#include "storage/env.h"
+#include "storage/file_util.h"
+#include "test/unit/storage/test_util.h"
+
+namespace strata::broker {
+namespace {
+
+using storage::testing::TempDir;
+
+const ConfigEntryInfo& entry(const std::vector<ConfigEntryInfo>& v, const std::string& name) {
+  for (const auto& e : v) {
+    if (e.name == name) return e;
+  }
+  ADD_FAILURE() << "no entry " << name;
+  static ConfigEntryInfo none;
+  return none;
+}
+
+BrokerConfig static_config(const TempDir& dir, std::vector<std::string> extra = {}) {
+  extra.push_back("log.dirs=" + dir.path());
+  auto c = parse_config("log.retention.ms=1000\n", extra);
+  EXPECT_TRUE(c.ok()) << c.status().to_string();
+  return *c;
+}
+
+TEST(TopicConfigTable, EveryKeyIsDocumentedAndHasAValidDefault) {
+  for (const auto& k : topic_key_table()) {
+    EXPECT_NE(std::string(k.doc), "") << k.name;
+    EXPECT_NE(k.type, ConfigType::unknown) << k.name;
+    if (k.validate && std::string(k.default_value) != "") {
+      EXPECT_FALSE(k.validate(k.default_value).has_value()) << k.name << "=" << k.default_value;
+    }
+  }
+}
+
+TEST(TopicConfigTable, ValidationNamesTheKey) {
+  auto st = validate_topic_configs({{"retention.ms", "abc"}});
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("retention.ms"), std::string::npos) << st.message();
+  st = validate_topic_configs({{"no.such.key", "1"}});
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("no.such.key"), std::string::npos);
+  EXPECT_TRUE(validate_topic_configs({{"cleanup.policy", "compact,delete"}}).ok());
+  EXPECT_FALSE(validate_topic_configs({{"cleanup.policy", "compact,shred"}}).ok());
+  EXPECT_FALSE(validate_topic_configs({{"segment.bytes", "13"}}).ok());
+}
+
+TEST(TopicConfigTable, DefaultsComeFromTheBrokerSynonym) {
+  TempDir dir;
+  auto b = static_config(dir);
+  auto v = effective_topic_values({}, b);
+  EXPECT_EQ(v.at("retention.ms"), "1000");
+  EXPECT_EQ(v.at("segment.bytes"), "1073741824");
+  EXPECT_EQ(resolve_topic_config({{"retention.ms", "5"}}, b).retention_ms, 5);
+}
+
+TEST(DynamicConfig, SourcesOfBrokerAndTopicEntries) {
+  TempDir dir;
+  auto dc = DynamicConfig::load(storage::default_env(), static_config(dir));
+  ASSERT_TRUE(dc.ok()) << dc.status().to_string();
+  auto broker = (*dc)->describe_broker(false, {});
+  EXPECT_EQ(entry(broker, "log.retention.ms").source, ConfigSource::static_broker);
+  EXPECT_EQ(entry(broker, "log.retention.ms").value, "1000");
+  EXPECT_FALSE(entry(broker, "log.retention.ms").read_only);
+  EXPECT_EQ(entry(broker, "log.segment.bytes").source, ConfigSource::default_config);
+  EXPECT_TRUE(entry(broker, "log.dirs").read_only);
+  EXPECT_EQ(entry(broker, "log.dirs").source, ConfigSource::static_broker);
+
+  auto topic = (*dc)->describe_topic({{"segment.bytes", "4096"}}, {});
+  const auto& seg = entry(topic, "segment.bytes");
+  EXPECT_EQ(seg.source, ConfigSource::dynamic_topic);
+  EXPECT_EQ(seg.value, "4096");
+  ASSERT_EQ(seg.synonyms.size(), 2u);
+  EXPECT_EQ(seg.synonyms[1].name, "log.segment.bytes");
+  EXPECT_EQ(seg.synonyms[1].source, ConfigSource::default_config);
+  const auto& ret = entry(topic, "retention.ms");
+  EXPECT_EQ(ret.source, ConfigSource::static_broker);
+  EXPECT_EQ(ret.value, "1000");
+  EXPECT_EQ(ret.type, ConfigType::long_);
+  EXPECT_FALSE(ret.doc.empty());
+  // Only the requested keys.
+  EXPECT_EQ((*dc)->describe_topic({}, {"retention.ms"}).size(), 1u);
+}
+
+TEST(DynamicConfig, ReplaceIsDurableAndLayered) {
+  TempDir dir;
+  auto env = storage::default_env();
+  {
+    auto dc = DynamicConfig::load(env, static_config(dir));
+    ASSERT_TRUE(dc.ok());
+    auto eff = (*dc)->replace(true, {{"log.retention.ms", "2000"}});
+    ASSERT_TRUE(eff.ok()) << eff.status().to_string();
+    EXPECT_EQ((*eff)->log_retention_ms, 2000);
+    eff = (*dc)->replace(false, {{"log.retention.ms", "3000"}});
+    ASSERT_TRUE(eff.ok());
+    EXPECT_EQ((*eff)->log_retention_ms, 3000);
+  }
+  auto dc = DynamicConfig::load(env, static_config(dir));
+  ASSERT_TRUE(dc.ok()) << dc.status().to_string();
+  EXPECT_EQ((*dc)->effective()->log_retention_ms, 3000);
+  auto e = entry((*dc)->describe_broker(false, {}), "log.retention.ms");
+  EXPECT_EQ(e.source, ConfigSource::dynamic_broker);
+  ASSERT_EQ(e.synonyms.size(), 4u);  // broker, cluster default, static, default
+  EXPECT_EQ(e.synonyms[1].source, ConfigSource::dynamic_default_broker);
+  EXPECT_EQ(e.synonyms[1].value, "2000");
+  // The cluster-default resource lists only what was set on it.
+  auto d = (*dc)->describe_broker(true, {});
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].source, ConfigSource::dynamic_default_broker);
+  // Topics inherit through the layers.
+  EXPECT_EQ(resolve_topic_config({}, *(*dc)->effective()).retention_ms, 3000);
+  EXPECT_EQ(entry((*dc)->describe_topic({}, {}), "retention.ms").source,
+            ConfigSource::dynamic_broker);
+}
+
+TEST(DynamicConfig, RejectsStaticOnlyKeysAndBadValuesWithoutWriting) {
+  TempDir dir;
+  auto dc = DynamicConfig::load(storage::default_env(), static_config(dir));
+  ASSERT_TRUE(dc.ok());
+  auto r = (*dc)->replace(false, {{"log.dirs", "/elsewhere"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("log.dirs"), std::string::npos);
+  r = (*dc)->replace(false, {{"log.retention.ms", "soon"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("log.retention.ms"), std::string::npos);
+  r = (*dc)->replace(true, {{"no.such.key", "1"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("no.such.key"), std::string::npos);
+  EXPECT_FALSE(storage::default_env()->file_exists((*dc)->path()));
+  EXPECT_EQ((*dc)->effective()->log_retention_ms, 1000);
+}
+
+TEST(AlterItems, SetDeleteAppendSubtract) {
+  auto eff = [](const std::string&) { return std::string("delete"); };
+  auto r = apply_alter_items({{"retention.ms", "1"}},
+                             {{"retention.ms", AlterOp::remove, std::nullopt},
+                              {"cleanup.policy", AlterOp::append, "compact"},
+                              {"segment.bytes", AlterOp::set, "4096"}},
+                             topic_key_type, eff);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(*r, (ConfigMap{{"cleanup.policy", "delete,compact"}, {"segment.bytes", "4096"}}));
+  r = apply_alter_items(*r, {{"cleanup.policy", AlterOp::subtract, "delete"}}, topic_key_type, eff);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->at("cleanup.policy"), "compact");
+  r = apply_alter_items({}, {{"retention.ms", AlterOp::append, "5"}}, topic_key_type, eff);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("retention.ms"), std::string::npos);
+  r = apply_alter_items({}, {{"nope", AlterOp::set, "5"}}, topic_key_type, eff);
+  ASSERT_FALSE(r.ok());
+  r = apply_alter_items({}, {{"retention.ms", AlterOp::set, std::nullopt}}, topic_key_type, eff);
+  ASSERT_FALSE(r.ok());
+}
+
+}  // namespace
+}  // namespace strata::broker
