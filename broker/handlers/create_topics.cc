@@ -13,8 +13,6 @@ namespace strata::broker::handlers {
 namespace {
 using protocol::ErrorCode;
 int16_t code(ErrorCode e) { return static_cast<int16_t>(e); }
-constexpr int8_t kSourceDefault = 5;         // DEFAULT_CONFIG
-constexpr int8_t kSourceTopic = 1;           // DYNAMIC_TOPIC_CONFIG
 }  // namespace
 
 void create_topics(RequestContext& ctx, protocol::Reader& body) {
@@ -92,15 +90,15 @@ void create_topics(RequestContext& ctx, protocol::Reader& body) {
     if (!req.validate_only) {
       spdlog::info("created topic {} ({} partitions, id {})", t.name, partitions, t.id.to_string());
     }
+    // The same effective values and sources DescribeConfigs reports (dynamic layers included).
     out.configs.emplace();
-    for (const auto& [name, value] : effective_topic_values(configs, broker.config())) {
+    for (const auto& e : broker.dynamic_config().describe_topic(configs, {})) {
       auto& c = out.configs->emplace_back();
-      c.name = name;
-      c.value = value;
-      c.read_only = false;
-      c.is_sensitive = false;
-      // Which broker keys were set explicitly is DescribeConfigs work (issue 4).
-      c.config_source = configs.count(name) ? kSourceTopic : kSourceDefault;
+      c.name = e.name;
+      c.value = e.value;
+      c.read_only = e.read_only;
+      c.is_sensitive = e.sensitive;
+      c.config_source = static_cast<int8_t>(e.source);
     }
   }
   ctx.respond(resp);

@@ -411,7 +411,7 @@ class FaultBroker(itutil.harness.BrokerProcess):
 
 
 class PkIdempotenceUnderFaults(BrokerTestCase):
-    """librdkafka (partitioner=murmur2_random, idempotent) writes to a PK table while every 5th
+    """librdkafka (partitioner=murmur2_random, idempotent) writes to a PK table while every 3rd
     produce response is dropped: the retries change no row twice and add no changelog records."""
     P = 4
     overrides = {"test.fault.drop.produce.response.every.n": "5"}
@@ -444,6 +444,10 @@ class PkIdempotenceUnderFaults(BrokerTestCase):
                 except BufferError:
                     p.poll(0.05)
             p.poll(0)
+            if i % 500 == 499:
+                # Request boundaries: a fast loop could otherwise fit everything into fewer
+                # requests than the fault period and never see a dropped response.
+                self.assertEqual(p.flush(60), 0)
         self.assertEqual(p.flush(60), 0)
         self.assertEqual(errors, [])
         dropped = sum(1 for l in self.broker.log_lines if "test fault: dropping" in l)
