@@ -21,7 +21,7 @@ enum class Errc {
   already_exists,
   invalid_argument,  // a caller-supplied value is out of range or malformed
   out_of_range,      // an offset outside [log start, log end]
-  unsupported,       // a valid request for something not implemented (e.g. a codec)
+  unsupported,       // a valid request for a feature Strata lacks (e.g. an unknown codec)
   too_large,         // a size limit was exceeded
   shutting_down,
 };
