@@ -7,8 +7,11 @@
 #include "broker/dispatch.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/log_tasks.h"
+#include "broker/metrics/broker_metrics.h"  // issue 6
+#include "broker/metrics/exporter.h"        // issue 6
 #include "broker/net/server.h"
 #include "broker/pk_tables.h"
+#include "broker/scan_sessions.h"
 #include "broker/producer_ids.h"
 #include "storage/env.h"
 #include "storage/log_manager.h"
@@ -36,7 +39,16 @@ Broker::~Broker() = default;
 
 const std::string& Broker::cluster_id() const { return logs_->cluster_id(); }
 
+uint16_t Broker::metrics_port() const {  // issue 6
+  return metrics_exporter_ ? metrics_exporter_->port() : 0;
+}
+
 Status Broker::start() {
+  {  // issue 6: counters exist before anything can count
+    std::vector<int16_t> keys;
+    for (const auto& h : handler_table()) keys.push_back(h.api_key);
+    metrics_ = std::make_unique<metrics::BrokerMetrics>(keys);
+  }
   auto dynamic = DynamicConfig::load(env_, config_);
   if (!dynamic.ok()) return dynamic.status();
   dynamic_ = std::move(dynamic.value());
@@ -50,7 +62,12 @@ Status Broker::start() {
   STRATA_RETURN_IF_ERROR(topics_->load());
   // issue 5: primary-key table states, recovered by log replay before serving.
   pk_tables_ = std::make_unique<PkTables>(*topics_);
+  pk_tables_->start_tasks({config_.pk_checkpoint_retained,  // issue 5 (H2): checkpoints
+                           config_.test_fault_pk_compact_before_checkpoint != 0});
   STRATA_RETURN_IF_ERROR(pk_tables_->open_all());
+  scan_sessions_ = std::make_unique<ScanSessions>(  // issue 5 (H1): open Scans
+      io_, config_.pk_scan_session_timeout_ms, static_cast<size_t>(config_.pk_scan_max_sessions));
+  scan_sessions_->start();
   {  // issue 3: consumer groups, durable in <first log dir>/__strata_groups
     group::CoordinatorConfig gc;
     gc.initial_rebalance_delay_ms = config_.group_initial_rebalance_delay_ms;
@@ -92,6 +109,15 @@ Status Broker::start() {
   schedule_producer_expiry();  // issue 3
   log_tasks_ = std::make_unique<LogTasks>(*this);  // issue 4: own threads, never the I/O ones
   log_tasks_->start();
+  if (!config_.metrics_listener.empty()) {  // issue 6: Prometheus /metrics (docs/operations.md)
+    auto addr = metrics::parse_metrics_listener(config_.metrics_listener);
+    if (!addr.ok()) return addr.status();
+    auto exporter = metrics::MetricsExporter::start(*this, *addr);
+    if (!exporter.ok()) return exporter.status();
+    metrics_exporter_ = std::move(exporter.value());
+    spdlog::info("metrics listening on http://{}:{}/metrics", metrics_exporter_->host(),
+                 metrics_exporter_->port());
+  }
   for (const auto& b : bound_) {
     spdlog::info("listening on {}://{}:{} (cluster {}, node {}, {} topics)", b.name, b.host, b.port,
                  cluster_id(), config_.node_id, topics_->list().size());
@@ -135,8 +161,10 @@ void Broker::run() {
   for (unsigned i = 1; i < n; ++i) threads.emplace_back([this] { io_.run(); });
   io_.run();
   for (auto& t : threads) t.join();
+  metrics_exporter_.reset();  // issue 6: no scrape may read the services closed below
   groups_.reset();  // closes the group store (issue 3)
   if (log_tasks_) log_tasks_->stop();  // issue 4: before the logs close
+  if (scan_sessions_) scan_sessions_->clear();  // issue 5 (H1): release Scan snapshots
   if (pk_tables_) {  // issue 5: flush PK states (log fsynced first) before the logs close
     Status pst = pk_tables_->close_all();
     if (!pst.ok()) spdlog::error("closing primary-key tables: {}", pst.to_string());
@@ -153,6 +181,7 @@ void Broker::shutdown() {
     signals_.cancel(ec);
     flush_timer_.cancel();
     producer_expiry_timer_.cancel();  // issue 3
+    if (scan_sessions_) scan_sessions_->stop();  // issue 5 (H1)
     server_->drain();
     if (groups_) groups_->shutdown();  // waiting JoinGroup/SyncGroup answer now (issue 3)
     watchers_.wake_all();  // long-polling fetches answer now

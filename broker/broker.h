@@ -34,6 +34,11 @@ class ProducerIdManager;  // issue 3 (idempotent producer)
 class LogTasks;           // issue 4 (retention and log cleaner threads)
 class RequestDispatcher;
 class PkTables;  // issue 5: primary-key tables (broker/pk_tables.h)
+namespace metrics {  // issue 6: Prometheus metrics (broker/metrics/)
+class BrokerMetrics;
+class MetricsExporter;
+}  // namespace metrics
+class ScanSessions;  // issue 5: open Scans (broker/scan_sessions.h)
 
 class Broker {
  public:
@@ -49,6 +54,11 @@ class Broker {
   const BrokerConfig& config() const { return config_; }
   TopicRegistry& topics() { return *topics_; }
   PkTables& pk_tables() { return *pk_tables_; }  // issue 5
+  // issue 6: request/topic counters (broker/metrics/broker_metrics.h); exists once start() began.
+  metrics::BrokerMetrics& metrics() { return *metrics_; }
+  // issue 6: the bound metrics.listener port (0 = disabled).
+  uint16_t metrics_port() const;
+  ScanSessions& scan_sessions() { return *scan_sessions_; }  // issue 5 (H1)
   // Dynamic broker configs (issue 4); effective() = config() plus durable AlterConfigs overrides.
   DynamicConfig& dynamic_config() { return *dynamic_; }
   PartitionWatchers& watchers() { return watchers_; }
@@ -76,6 +86,7 @@ class Broker {
   std::unique_ptr<DynamicConfig> dynamic_;
   std::unique_ptr<TopicRegistry> topics_;
   std::unique_ptr<PkTables> pk_tables_;  // issue 5
+  std::unique_ptr<ScanSessions> scan_sessions_;  // issue 5 (H1): after pk_tables_ (destroyed first)
   std::unique_ptr<group::AsioTimers> group_timers_;  // issue 3
   std::unique_ptr<group::GroupCoordinator> groups_;
   std::unique_ptr<ProducerIdManager> producer_ids_;  // issue 3 (idempotent producer)
@@ -83,6 +94,7 @@ class Broker {
   boost::asio::steady_timer producer_expiry_timer_;
   void schedule_producer_expiry();
   PartitionWatchers watchers_;
+  std::unique_ptr<metrics::BrokerMetrics> metrics_;  // issue 6: outlives dispatcher_ and server_
   std::unique_ptr<RequestDispatcher> dispatcher_;
   std::unique_ptr<Server> server_;
   boost::asio::signal_set signals_;
@@ -92,6 +104,7 @@ class Broker {
   Listener advertised_;
   std::atomic<bool> stopping_{false};
   int shutdown_polls_ = 0;
+  std::unique_ptr<metrics::MetricsExporter> metrics_exporter_;  // issue 6: last = destroyed first
 };
 
 // Milliseconds since the epoch (wall clock), as Kafka timestamps are.

@@ -5,6 +5,8 @@
 #include <functional>
 #include <sstream>
 
+#include "broker/metrics/exporter.h"  // issue 6: metrics.listener syntax
+
 namespace strata::broker {
 namespace {
 
@@ -234,6 +236,33 @@ const std::vector<KeyDef>& key_defs() {
     i64("producer.id.expiration.check.interval.ms", "600000",
         "How often expired idempotent-producer state is looked for.",
         &BrokerConfig::producer_id_expiration_check_interval_ms, 1, kI64Max);
+    // issue 5 (Scan sessions, H1)
+    i64("pk.scan.session.timeout.ms", "30000",
+        "A primary-key Scan whose next page is not requested within this long is dropped and its "
+        "snapshot released.",
+        &BrokerConfig::pk_scan_session_timeout_ms, 1, kI64Max);
+    i32("pk.scan.max.sessions", "1000",
+        "Open primary-key Scans kept at most; beyond it the least recently used one is dropped.",
+        &BrokerConfig::pk_scan_max_sessions, 1, kI32Max);
+    // issue 6 (Prometheus metrics, H5; docs/operations.md)
+    d.push_back({{"metrics.listener", "127.0.0.1:9644",
+                  "host:port serving Prometheus metrics at /metrics; port 0 = a free port; empty = off."},
+                 [](BrokerConfig& c, const std::string& v) -> Status {
+                   if (!v.empty()) {
+                     auto a = metrics::parse_metrics_listener(v);
+                     if (!a.ok()) return Status(Errc::invalid_argument, "config " + a.status().message());
+                   }
+                   c.metrics_listener = v;
+                   return Status::Ok();
+                 }});
+    // issue 5 (checkpoints of primary-key state, H2; docs/pk-tables.md)
+    i32("pk.checkpoint.retained", "2",
+        "RocksDB checkpoints kept per primary-key partition (the newest bounds log retention).",
+        &BrokerConfig::pk_checkpoint_retained, 1, 100);
+    i64("test.fault.pk.compact.before.checkpoint", "0",
+        "TEST ONLY (needs --enable-test-faults): 1 = fully compact a primary-key partition's "
+        "RocksDB (running the TTL filter) before each checkpoint; 0 = off.",
+        &BrokerConfig::test_fault_pk_compact_before_checkpoint, 0, 1);
     i64("test.fault.drop.produce.response.every.n", "0",
         "TEST ONLY (needs --enable-test-faults): append every Nth produce but close the "
         "connection instead of answering; 0 = off.",

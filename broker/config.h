@@ -63,8 +63,16 @@ struct BrokerConfig {
   int64_t log_cleaner_delete_retention_ms = 86400000;
   int64_t log_cleaner_min_compaction_lag_ms = 0;
   int64_t log_cleaner_backoff_ms = 15000;
+  // issue 5 (Scan sessions, H1)
+  int64_t pk_scan_session_timeout_ms = 30000;
+  int32_t pk_scan_max_sessions = 1000;
+  // issue 6 (Prometheus metrics, H5): host:port of the /metrics endpoint; empty = disabled.
+  std::string metrics_listener = "127.0.0.1:9644";
+  // issue 5 (checkpoints of primary-key state, H2)
+  int32_t pk_checkpoint_retained = 2;
   // Test-only fault injection (keys under "test."; refused unless --enable-test-faults).
   int64_t test_fault_drop_produce_response_every_n = 0;
+  int64_t test_fault_pk_compact_before_checkpoint = 0;  // H2
 
   // Every key with its effective value (as text), for logging and DescribeConfigs later.
   std::map<std::string, std::string> values;

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 
+#include "broker/broker.h"
 #include "broker/handlers/handlers.h"
+#include "broker/metrics/broker_metrics.h"  // issue 6
 #include "protocol/messages/messages.h"
 #include "protocol/wire/errors.h"
 
@@ -55,6 +57,8 @@ const std::vector<HandlerDef>& handler_table() {
         HandlerDef{16000, 0, 0, handlers::ext_lookup},
         HandlerDef{16001, 0, 0, handlers::ext_prefix_lookup},
         HandlerDef{16004, 0, 0, handlers::ext_describe_table},
+        HandlerDef{16002, 0, 0, handlers::ext_scan},            // issue 5 (H1)
+        HandlerDef{16003, 0, 0, handlers::ext_read_changelog},  // issue 5 (H1)
     };
     std::sort(t.begin(), t.end(), [](auto& a, auto& b) { return a.api_key < b.api_key; });
     return t;
@@ -71,6 +75,8 @@ void RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder 
     responder.close("unknown api key");
     return;
   }
+  auto& metrics = broker_.metrics();  // issue 6
+  metrics.request_received(frame->api_key);
   if (frame->api_version < it->min_version || frame->api_version > it->max_version) {
     if (frame->api_key == p::ApiVersionsRequest::kApiKey && frame->api_version > it->max_version) {
       // The client retries with a version from this list; the body is always v0 (header v0).
@@ -80,9 +86,11 @@ void RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder 
       k.api_key = it->api_key;
       k.min_version = it->min_version;
       k.max_version = it->max_version;
+      metrics.request_error(it->api_key, resp.error_code);  // issue 6
       responder.send(encode_response(it->api_key, 0, frame->correlation_id, resp));
       return;
     }
+    metrics.request_error(frame->api_key, error_value(p::ErrorCode::unsupported_version));
     spdlog::warn("closing {}: api key {} version {} is not supported (range {}-{})",
                  responder.peer(), frame->api_key, frame->api_version, it->min_version,
                  it->max_version);
@@ -97,13 +105,23 @@ void RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder 
   } catch (const p::DecodeError& e) {
     spdlog::warn("closing {}: malformed api key {} v{} request: {}", responder.peer(),
                  frame->api_key, frame->api_version, e.what());
+    metrics.request_error(frame->api_key, error_value(p::ErrorCode::invalid_request));  // issue 6
     responder.close("malformed request");
   } catch (const std::exception& e) {
     // A bug, not bad input; this connection pays for it, the broker keeps serving.
     spdlog::error("closing {}: api key {} v{} handler failed: {}", responder.peer(),
                   frame->api_key, frame->api_version, e.what());
+    metrics.request_error(frame->api_key, error_value(p::ErrorCode::unknown_server_error));
     responder.close("internal error");
   }
 }
+
+// issue 6: metrics hooks called by the network layer.
+void RequestDispatcher::request_completed(int16_t api_key,
+                                          std::chrono::steady_clock::duration elapsed) {
+  broker_.metrics().request_completed(api_key, std::chrono::duration<double>(elapsed).count());
+}
+void RequestDispatcher::connection_opened() { broker_.metrics().connection_opened(); }
+void RequestDispatcher::connection_closed() { broker_.metrics().connection_closed(); }
 
 }  // namespace strata::broker

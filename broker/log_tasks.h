@@ -19,8 +19,10 @@
 #include <thread>
 #include <vector>
 
+#include "broker/topic_registry.h"
 #include "storage/cleaner/throttler.h"
 #include "storage/log_cleaner.h"
+#include "storage/retention.h"
 
 namespace strata::broker {
 
@@ -36,6 +38,9 @@ class LogTasks {
 
  private:
   void retention_loop();
+  // Issue 5 (H2): asks PkTables for a checkpoint when the PK bound blocks retention.
+  void maybe_request_pk_checkpoint(const TopicEntry& topic, int32_t partition,
+                                   const storage::RetentionPolicy& policy);
   void cleaner_loop(size_t index, size_t threads);
   // Waits up to `ms` or until stop(); false when stopping.
   bool wait_for(int64_t ms);

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "broker/broker.h"
+#include "broker/metrics/broker_metrics.h"  // issue 6
 #include "broker/pk_tables.h"
 
 namespace strata::broker {
@@ -58,6 +59,10 @@ PkAppendResult pk_append(Broker& broker, const TopicEntry& topic, int32_t partit
     out.message = st.message();
     return out;
   }
+  // issue 6: rows applied (records of the changelog batch, one per key written).
+  broker.metrics().topic(topic).pk_rows_applied.fetch_add(
+      static_cast<uint64_t>(protocol::RecordBatchView(computed.batch).record_count()),
+      std::memory_order_relaxed);
   out.appended = std::move(appended);
   return out;
 }

@@ -21,8 +21,7 @@ Status PkTables::open_all() {
   for (const auto& t : topics_.list()) {
     if (!pkindex::is_pk_table(t->configs)) continue;
     for (int32_t p = 0; p < static_cast<int32_t>(t->partitions.size()); ++p) {
-      auto s = get(*t, p);
-      if (!s.ok()) return s.status();
+      (void)get(*t, p);  // H2: a failing partition stays offline (logged), the broker starts
     }
     spdlog::info("opened primary-key table {} ({} partitions)", t->name, t->partitions.size());
   }
@@ -34,32 +33,55 @@ Result<std::shared_ptr<pkindex::PkState>> PkTables::get(const TopicEntry& topic,
   if (!pkindex::is_pk_table(topic.configs)) return std::shared_ptr<pkindex::PkState>();
   storage::PartitionLog* log = topic.partition(partition);
   if (!log) return Status(Errc::not_found, "no partition " + std::to_string(partition));
-  auto key = std::make_pair(
-      std::string(reinterpret_cast<const char*>(topic.id.bytes.data()), topic.id.bytes.size()),
-      partition);
+  auto key = key_of(topic, partition);
   std::lock_guard lk(mu_);
   if (closed_) return Status(Errc::shutting_down, "primary-key tables are closed");
   if (auto it = states_.find(key); it != states_.end()) return it->second;
+  if (auto it = offline_.find(key); it != offline_.end()) return it->second;  // H2
   auto table = pkindex::parse_table_config(topic.configs);
   if (!table.ok()) return table.status();
   pkindex::PkState::Options o;
   o.table = *table;
   o.partition = partition;
   o.partition_count = static_cast<int32_t>(topic.partitions.size());
+  o.checkpoints_retained = tasks_.checkpoints_retained;  // H2
   auto s = pkindex::PkState::open(env_, *log, o);
   if (!s.ok()) {
-    spdlog::error("cannot open the state of {}-{}: {}", topic.name, partition,
-                  s.status().to_string());
-    return s.status();
+    spdlog::error("cannot open the state of {}-{}: {}; the partition is offline", topic.name,
+                  partition, s.status().to_string());
+    log->set_retention_bound([] { return int64_t{0}; });  // H2: keep the whole log
+    Status offline(Errc::io_error, "primary-key state offline: " + s.status().message());
+    offline_.emplace(key, offline);
+    return offline;
   }
   std::shared_ptr<pkindex::PkState> state = std::move(*s);
   states_.emplace(key, state);
+  if (state->restored_from_checkpoint() >= 0) {
+    spdlog::warn("state of {}-{} was ahead of the log; restored from checkpoint {}", topic.name,
+                 partition, state->restored_from_checkpoint());
+  }
+  // H2: retention, compaction and DeleteRecords keep what the durable state still needs.
+  log->set_retention_bound([w = std::weak_ptr<pkindex::PkState>(state)] {
+    auto st = w.lock();
+    return st ? st->retention_bound() : int64_t{0};
+  });
   return state;
+}
+
+// issue 6 (metrics): never opens a state, so a scrape has no side effects.
+std::shared_ptr<pkindex::PkState> PkTables::find_open(const TopicEntry& topic, int32_t partition) {
+  auto key = std::make_pair(
+      std::string(reinterpret_cast<const char*>(topic.id.bytes.data()), topic.id.bytes.size()),
+      partition);
+  std::lock_guard lk(mu_);
+  auto it = states_.find(key);
+  return it == states_.end() ? nullptr : it->second;
 }
 
 void PkTables::drop(const TopicEntry& topic) {
   const std::string id(reinterpret_cast<const char*>(topic.id.bytes.data()), topic.id.bytes.size());
   std::lock_guard lk(mu_);
+  std::erase_if(offline_, [&](const auto& e) { return e.first.first == id; });  // H2
   auto it = states_.lower_bound({id, std::numeric_limits<int32_t>::min()});
   while (it != states_.end() && it->first.first == id) {
     auto lock = it->second->lock_writes();
@@ -72,6 +94,7 @@ void PkTables::drop(const TopicEntry& topic) {
 }
 
 Status PkTables::close_all() {
+  stop_tasks();  // H2: the checkpoint thread first
   std::lock_guard lk(mu_);
   closed_ = true;
   Status first;

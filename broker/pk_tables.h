@@ -3,12 +3,20 @@
 // table.type=primary-key. States of existing PK topics are opened (and recovered by log replay) at
 // start; a new PK topic's states open on first use. Owned by Broker (constructed after the
 // TopicRegistry, closed after the io threads joined and before the logs close). Thread-safe.
+// Issue 5 durability (H2, pk_checkpoints.cc): one checkpoint thread for the broker takes each open
+// partition's RocksDB checkpoint every table.kv.snapshot.interval.ms (re-read from the topic's
+// configs each round) or when retention asks; every PK log's retention bound is the state's
+// PkState::retention_bound(). A partition whose state cannot be opened/recovered stays offline
+// (get() keeps failing, KAFKA_STORAGE_ERROR) without stopping the broker.
 #pragma once
 
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 
 #include "broker/topic_registry.h"
 #include "pkindex/pk_environment.h"
@@ -31,10 +39,36 @@ class PkTables {
   static std::optional<pkindex::TableConfig> table_config(const TopicEntry& topic);
   // The topic is being deleted: closes and forgets its states (before its directories go).
   void drop(const TopicEntry& topic);
+  // issue 6 (metrics, scrape time): the state of `partition` if it is open (never opens one), and
+  // the shared RocksDB environment (block cache, statistics).
+  std::shared_ptr<pkindex::PkState> find_open(const TopicEntry& topic, int32_t partition);
+  const pkindex::PkEnvironment& environment() const { return env_; }
   // Closes (flushing) every state. Later get() calls fail with Errc::shutting_down.
   Status close_all();
 
+  // --- Checkpoints (issue 5, H2; pk_checkpoints.cc) ---
+  struct Tasks {
+    int32_t checkpoints_retained = 2;        // pk.checkpoint.retained
+    bool compact_before_checkpoint = false;  // test.fault.pk.compact.before.checkpoint
+  };
+  // Call before open_all(); starts the checkpoint thread (stopped by close_all()).
+  void start_tasks(Tasks tasks);
+  // Retention could delete a segment of this PK partition but its bound blocks it: checkpoint the
+  // partition soon (which flushes the memtable), so a later pass can proceed.
+  void request_checkpoint(const TopicEntry& topic, int32_t partition);
+
  private:
+  using Key = std::pair<std::string, int32_t>;
+  static Key key_of(const TopicEntry& topic, int32_t partition);
+  void checkpoint_loop();
+  void stop_tasks();
+  Tasks tasks_;
+  std::thread checkpoint_thread_;
+  std::condition_variable cv_;  // with mu_
+  bool stop_tasks_ = false;     // guarded by mu_
+  std::set<Key> requested_;     // guarded by mu_
+  std::map<Key, Status> offline_;  // guarded by mu_: states that failed to open/recover
+
   TopicRegistry& topics_;
   pkindex::PkEnvironment env_;
   std::mutex mu_;

@@ -12,5 +12,8 @@ inline constexpr std::string_view kReservedHeaderPrefix = "strata.";
 inline constexpr std::string_view kChangeHeader = "strata.change";
 // Value: the row before the write; only in table.changelog.image=full, on updates and deletes.
 inline constexpr std::string_view kBeforeHeader = "strata.before";
+// Value: int64 BE, the broker's append time in ms (the TTL clock); on every record of a table
+// with table.kv.ttl.ms != -1, so replay reproduces each row's expiry.
+inline constexpr std::string_view kAppendTimeHeader = "strata.append_time";
 
 }  // namespace strata::pkindex

@@ -49,6 +49,13 @@ ComputeResult PkState::compute(const protocol::RecordBatchView& in, codec::Compr
   b.set_producer(in.producer_id(), in.producer_epoch(), in.base_sequence());
   b.set_transactional(in.is_transactional());
 
+  // TTL (H2): every output record carries the broker's append time; the row stores it.
+  const bool ttl = table.ttl_ms > 0;
+  const int64_t append_time = ttl ? now_ms() : -1;
+  uint8_t append_time_be[8];
+  rf::put_be64(append_time_be, append_time);
+  const std::optional<int64_t> row_append_time =
+      ttl ? std::optional<int64_t>(append_time) : std::nullopt;
   std::vector<Header> headers;
   std::string db_key;
   protocol::Record r;
@@ -120,9 +127,10 @@ ComputeResult PkState::compute(const protocol::RecordBatchView& in, codec::Compr
       case ChangeKind::insert:
       case ChangeKind::update: {
         after = *w.value;
-        OverlayRow row{true, std::string(as_sv(*w.value)), w.version};
+        OverlayRow row{true, std::string(as_sv(*w.value)), w.version, append_time};
         Op op{db_key, {}, index};
-        rf::encode_row(op.encoded, 0, reader->timestamp_of(r), w.version, *w.value);
+        rf::encode_row(op.encoded, 0, reader->timestamp_of(r), w.version, *w.value,
+                       row_append_time);
         p.ops.push_back(std::move(op));
         p.rows[db_key] = std::move(row);
         break;
@@ -140,6 +148,7 @@ ComputeResult PkState::compute(const protocol::RecordBatchView& in, codec::Compr
         (d.kind == ChangeKind::update || d.kind == ChangeKind::del)) {
       headers.push_back(Header{kBeforeHeader, cur->value});
     }
+    if (ttl) headers.push_back(Header{kAppendTimeHeader, std::span<const uint8_t>(append_time_be)});
     b.add(in.base_timestamp() + r.timestamp_delta, *r.key, after, headers);
   }
   if (!res.record_errors.empty()) {

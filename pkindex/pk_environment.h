@@ -9,6 +9,7 @@
 
 namespace rocksdb {
 class Cache;
+class Statistics;
 class WriteBufferManager;
 }  // namespace rocksdb
 
@@ -27,11 +28,14 @@ class PkEnvironment {
   const std::shared_ptr<rocksdb::Cache>& block_cache() const { return cache_; }
   const std::shared_ptr<rocksdb::WriteBufferManager>& write_buffer_manager() const { return wbm_; }
   const Options& options() const { return options_; }
+  // Shared by every partition's DB (issue 6: block-cache hits/misses for metrics); tickers only.
+  const std::shared_ptr<rocksdb::Statistics>& statistics() const { return statistics_; }
 
  private:
   Options options_;
   std::shared_ptr<rocksdb::Cache> cache_;
   std::shared_ptr<rocksdb::WriteBufferManager> wbm_;
+  std::shared_ptr<rocksdb::Statistics> statistics_;
 };
 
 }  // namespace strata::pkindex

@@ -32,6 +32,7 @@ Result<PrefixPage> PkState::prefix_lookup(std::span<const uint8_t> prefix,
   it->Seek(lo);
   if (skip_cursor && it->Valid() && it->key() == rocksdb::Slice(lo)) it->Next();  // strictly after
   PrefixPage page;
+  const int64_t now = now_ms();
   for (; it->Valid() && it->key().starts_with(db_prefix); it->Next()) {
     if (page.rows.size() == limit) {
       page.next_cursor = page.rows.back().key;
@@ -40,6 +41,7 @@ Result<PrefixPage> PkState::prefix_lookup(std::span<const uint8_t> prefix,
     auto row = rf::decode_row({reinterpret_cast<const uint8_t*>(it->value().data()),
                                it->value().size()});
     if (!row) return Status(Errc::corruption, path_ + ": malformed row");
+    if (expired(*row, now)) continue;  // TTL (H2)
     PrefixRow& r = page.rows.emplace_back();
     r.key.assign(it->key().data() + 1, it->key().size() - 1);
     r.value.assign(reinterpret_cast<const char*>(row->value.data()), row->value.size());

@@ -74,10 +74,14 @@ Status PkState::replay() {
           if (offset < from || !r.key) continue;
           std::optional<ChangeKind> kind;
           std::optional<int64_t> version;
+          std::optional<int64_t> append_time;  // TTL clock (H2)
           auto it = r.headers();
           protocol::Header h;
           while (it.next(h)) {
             if (h.key == kChangeHeader && h.value) kind = parse_change_kind(*h.value);
+            if (h.key == kAppendTimeHeader && h.value && h.value->size() == 8) {
+              append_time = rf::get_be64(h.value->data());
+            }
             if (options_.table.merge_engine == MergeEngine::versioned &&
                 h.key == options_.table.version_header && h.value && h.value->size() == 8) {
               version = rf::get_be64(h.value->data());
@@ -90,7 +94,7 @@ Status PkState::replay() {
             wb.Delete(key);
           } else {
             value.clear();
-            rf::encode_row(value, offset, reader.timestamp_of(r), version, *r.value);
+            rf::encode_row(value, offset, reader.timestamp_of(r), version, *r.value, append_time);
             wb.Put(key, value);
           }
         }

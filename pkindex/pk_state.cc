@@ -9,6 +9,7 @@
 #include <rocksdb/write_batch.h>
 
 #include "pkindex/partitioner.h"
+#include "pkindex/pk_scan.h"
 #include "pkindex/row_format.h"
 #include "storage/partition_log.h"
 
@@ -21,17 +22,33 @@ namespace rf = row_format;
 // the memtable holds (apply() only ever writes offsets already appended).
 class PkState::FlushListener : public rocksdb::EventListener {
  public:
-  explicit FlushListener(storage::PartitionLog& log) : log_(log) {}
+  FlushListener(storage::PartitionLog& log, std::atomic<int64_t>& persisted)
+      : log_(log), persisted_(persisted) {}
   void OnFlushBegin(rocksdb::DB*, const rocksdb::FlushJobInfo&) override {
     Status st = log_.flush();
     syncs_.fetch_add(1, std::memory_order_relaxed);
     if (!st.ok()) failures_.fetch_add(1, std::memory_order_relaxed);
+  }
+  // The applied offset now in SSTs (the persisted tier skips the memtable: the WAL is off).
+  void OnFlushCompleted(rocksdb::DB* db, const rocksdb::FlushJobInfo&) override {
+    rocksdb::ReadOptions ro;
+    ro.read_tier = rocksdb::kPersistedTier;
+    std::string v;
+    rocksdb::Status st =
+        db->Get(ro, rocksdb::Slice(rf::kAppliedKey.data(), rf::kAppliedKey.size()), &v);
+    if (st.ok() && v.size() == 8) {
+      const int64_t applied = rf::get_be64(reinterpret_cast<const uint8_t*>(v.data()));
+      int64_t cur = persisted_.load();
+      while (applied > cur && !persisted_.compare_exchange_weak(cur, applied)) {
+      }
+    }
   }
   std::atomic<uint64_t> syncs_{0};
   std::atomic<uint64_t> failures_{0};
 
  private:
   storage::PartitionLog& log_;
+  std::atomic<int64_t>& persisted_;
 };
 
 PkState::PkState(storage::PartitionLog& log, Options options)
@@ -43,22 +60,13 @@ Result<std::unique_ptr<PkState>> PkState::open(PkEnvironment& env, storage::Part
                                                Options options) {
   std::unique_ptr<PkState> s(new PkState(log, std::move(options)));
   s->path_ = log.dir() + "/kv";
-  s->listener_ = std::make_shared<FlushListener>(log);
-
-  rocksdb::Options o;
-  o.create_if_missing = true;
-  o.write_buffer_manager = env.write_buffer_manager();
-  o.listeners.push_back(s->listener_);
-  o.max_background_jobs = 2;
-  o.avoid_flush_during_shutdown = !s->options_.flush_on_close;
-  rocksdb::BlockBasedTableOptions t;
-  t.block_cache = env.block_cache();
-  t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
-  o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
-  rocksdb::DB* raw = nullptr;
-  rocksdb::Status st = rocksdb::DB::Open(o, s->path_, &raw);
-  if (!st.ok()) return Status(Errc::io_error, "open " + s->path_ + ": " + st.ToString());
-  s->db_.reset(raw);
+  s->listener_ = std::make_shared<FlushListener>(log, s->persisted_applied_);
+  s->clock_ = s->options_.clock ? s->options_.clock : Clock(system_clock_ms);
+  STRATA_RETURN_IF_ERROR(s->load_checkpoints());  // H2: leftovers removed, newest found
+  STRATA_RETURN_IF_ERROR(s->open_db(env));
+  rocksdb::DB* raw = s->db_.get();
+  rocksdb::Status st;
+  s->snapshots_ = make_snapshot_registry(raw, s->path_);  // Scan (pk_scan.cc)
 
   std::string applied;
   st = s->db_->Get(rocksdb::ReadOptions(), rocksdb::Slice(rf::kAppliedKey.data(),
@@ -68,12 +76,45 @@ Result<std::unique_ptr<PkState>> PkState::open(PkEnvironment& env, storage::Part
   } else if (!st.IsNotFound()) {
     return Status(Errc::corruption, s->path_ + ": bad applied offset: " + st.ToString());
   }
+  s->persisted_applied_.store(s->applied_offset());  // what open() read is in SSTs (WAL off)
+  // H2: state ahead of the log (torn tail truncated) or behind its start (retention passed it):
+  // restore from a checkpoint (pk_checkpoint.cc), rebuild from an untruncated log, or go offline.
+  if (s->applied_offset() + 1 > log.high_watermark() ||
+      s->applied_offset() + 1 < log.log_start_offset()) {
+    STRATA_RETURN_IF_ERROR(s->recover_ahead_of_log(env));
+    s->snapshots_ = make_snapshot_registry(s->db_.get(), s->path_);
+  }
   STRATA_RETURN_IF_ERROR(s->replay());
   return s;
 }
 
+Status PkState::open_db(PkEnvironment& env) {
+  rocksdb::Options o;
+  o.create_if_missing = true;
+  o.write_buffer_manager = env.write_buffer_manager();
+  o.statistics = env.statistics();  // issue 6: block-cache hit ratio (shared by all partitions)
+  o.listeners.push_back(listener_);
+  o.max_background_jobs = 2;
+  o.avoid_flush_during_shutdown = !options_.flush_on_close;
+  if (options_.table.ttl_ms > 0) {  // H2: expired rows are dropped by compactions
+    ttl_filter_ = std::make_unique<TtlCompactionFilter>(options_.table.ttl_ms, clock_);
+    o.compaction_filter = ttl_filter_.get();
+  }
+  rocksdb::BlockBasedTableOptions t;
+  t.block_cache = env.block_cache();
+  t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status st = rocksdb::DB::Open(o, path_, &raw);
+  if (!st.ok()) return Status(Errc::io_error, "open " + path_ + ": " + st.ToString());
+  db_.reset(raw);
+  return Status::Ok();
+}
+
 Status PkState::close() {
+  std::lock_guard ckpt(ckpt_mu_);  // H2: never under a running create_checkpoint()
   if (!db_) return Status::Ok();
+  if (snapshots_) close_snapshot_registry(*snapshots_);  // Scan snapshots go before RocksDB
   rocksdb::Status st;
   if (options_.flush_on_close) st = db_->Flush(rocksdb::FlushOptions());
   rocksdb::Status cst = db_->Close();
@@ -100,7 +141,14 @@ Result<std::optional<PkState::OverlayRow>> PkState::current(const std::string& d
                                                             const Pending& building) {
   if (auto it = building.rows.find(db_key); it != building.rows.end()) return std::optional<OverlayRow>(it->second);
   for (auto p = overlay_.rbegin(); p != overlay_.rend(); ++p) {
-    if (auto it = p->rows.find(db_key); it != p->rows.end()) return std::optional<OverlayRow>(it->second);
+    if (auto it = p->rows.find(db_key); it != p->rows.end()) {
+      // H2: an overlay row past its TTL is absent too (its clock is its append time).
+      if (it->second.present && options_.table.ttl_ms > 0 &&
+          it->second.ttl_clock + options_.table.ttl_ms <= now_ms()) {
+        return std::optional<OverlayRow>();
+      }
+      return std::optional<OverlayRow>(it->second);
+    }
   }
   rocksdb::PinnableSlice v;
   rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), db_key, &v);
@@ -108,8 +156,12 @@ Result<std::optional<PkState::OverlayRow>> PkState::current(const std::string& d
   if (!st.ok()) return Status(Errc::io_error, st.ToString());
   auto row = rf::decode_row({reinterpret_cast<const uint8_t*>(v.data()), v.size()});
   if (!row) return Status(Errc::corruption, path_ + ": malformed row");
+  if (options_.table.ttl_ms > 0 && expired(*row, now_ms())) {
+    return std::optional<OverlayRow>();  // H2: an expired row is absent
+  }
   OverlayRow r;
   r.present = true;
+  r.ttl_clock = row->ttl_clock();
   r.value.assign(reinterpret_cast<const char*>(row->value.data()), row->value.size());
   r.version = row->version;
   return std::optional<OverlayRow>(std::move(r));
@@ -167,6 +219,7 @@ Result<LookupResult> PkState::lookup(std::span<const uint8_t> key) const {
   if (!st.ok()) return Status(Errc::io_error, st.ToString());
   auto row = rf::decode_row({reinterpret_cast<const uint8_t*>(v.data()), v.size()});
   if (!row) return Status(Errc::corruption, path_ + ": malformed row");
+  if (options_.table.ttl_ms > 0 && expired(*row, now_ms())) return out;  // H2: TTL
   out.found = true;
   out.value.assign(reinterpret_cast<const char*>(row->value.data()), row->value.size());
   out.offset = row->offset;

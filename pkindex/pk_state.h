@@ -33,6 +33,8 @@
 
 #include "pkindex/merge_engine.h"
 #include "pkindex/pk_environment.h"
+#include "pkindex/pk_ttl.h"
+#include "pkindex/row_format.h"
 #include "pkindex/table_config.h"
 #include "protocol/base/result.h"
 #include "protocol/codec/compression.h"
@@ -47,6 +49,17 @@ class PartitionLog;
 }  // namespace strata::storage
 
 namespace strata::pkindex {
+
+class PkSnapshot;           // pkindex/pk_scan.h (Scan, engineer H1)
+struct SnapshotRegistry;    // pkindex/pk_scan.h
+struct ScanPage;            // pkindex/pk_scan.h
+
+// A RocksDB checkpoint of the state (pk_checkpoint.cc): the applied offset it holds and when it was
+// made (ms since the epoch); -1/-1 when there is none.
+struct CheckpointInfo {
+  int64_t offset = -1;
+  int64_t created_ms = -1;
+};
 
 struct RecordError {
   int32_t index;  // the record's position in the batch
@@ -89,9 +102,15 @@ class PkState {
     int32_t partition_count = 1;
     // Tests only: false makes close() behave like a crash (the memtable is dropped, not flushed).
     bool flush_on_close = true;
+    // Issue 5 durability (H2): the TTL/broker clock (null = system clock) and how many checkpoints
+    // create_checkpoint() keeps.
+    Clock clock;
+    int32_t checkpoints_retained = 2;
   };
 
-  // Opens (creating) `<log.dir()>/kv`, then replays the log past the applied offset.
+  // Opens (creating) `<log.dir()>/kv`, then replays the log past the applied offset. A state
+  // ahead of the log end or behind its start is first replaced by the newest checkpoint inside the
+  // log (or rebuilt from a log starting at 0); otherwise Errc::corruption ("partition offline").
   static Result<std::unique_ptr<PkState>> open(PkEnvironment& env, storage::PartitionLog& log,
                                                Options options);
   ~PkState();
@@ -122,6 +141,35 @@ class PkState {
                                    std::optional<std::span<const uint8_t>> cursor,
                                    uint32_t limit) const;
 
+  // Scan (pkindex/pk_scan.cc): pins a RocksDB snapshot and its log offset X (see pk_scan.h);
+  // close() releases every live snapshot. scan() returns one page of the snapshot's rows (TTL-
+  // expired rows skipped). Any thread.
+  Result<std::shared_ptr<PkSnapshot>> open_snapshot();
+  Result<ScanPage> scan(const PkSnapshot& snapshot, std::optional<std::span<const uint8_t>> after,
+                        uint32_t limit, size_t max_bytes) const;
+  size_t open_snapshots() const;
+
+  // --- Checkpoints, retention bound, TTL (issue 5, H2: pk_checkpoint.cc, pk_ttl.h) ---
+  // Log first: fsyncs the log, then makes a RocksDB checkpoint under
+  // `<partition dir>/kv-checkpoints/<20-digit applied offset>/` (tmp dir + rename + dir fsync) and
+  // drops all but the newest checkpoints_retained. No-op when nothing was applied since the newest.
+  // One caller at a time (serialised with close()); never call it on the produce path.
+  Result<CheckpointInfo> create_checkpoint();
+  CheckpointInfo newest_checkpoint() const;
+  std::vector<int64_t> checkpoint_offsets() const;  // ascending, on disk
+  // Applied offset of the state persisted in SSTs (not the memtable).
+  int64_t persisted_applied_offset() const { return persisted_applied_.load(); }
+  // For PartitionLog::set_retention_bound: min(persisted applied + 1, newest checkpoint + 1); 0
+  // without a checkpoint.
+  int64_t retention_bound() const;
+  // The checkpoint open() restored from because the state was ahead of the log (-1: none).
+  int64_t restored_from_checkpoint() const { return restored_from_; }
+  // TTL: true when the table has a TTL and the row's clock + ttl <= now_ms.
+  bool expired(const row_format::RowView& row, int64_t now_ms) const;
+  int64_t now_ms() const { return clock_(); }
+  // Memtable flush + full compaction (runs the TTL filter). Tests and the test-fault hook.
+  Status compact();
+
   // The partition that owns `key` under the table's partitioner.
   int32_t partition_for(std::span<const uint8_t> key) const;
 
@@ -134,12 +182,16 @@ class PkState {
   // How many log fsyncs the flush listener made / how many failed.
   uint64_t log_syncs() const;
   uint64_t log_sync_failures() const;
+  // A RocksDB integer property ("rocksdb.cur-size-all-mem-tables", ...); nullopt when unknown or
+  // closed. Metrics at scrape time (pk_state_props.cc, issue 6). Any thread.
+  std::optional<uint64_t> int_property(const std::string& name) const;
 
  private:
   struct OverlayRow {
     bool present = false;
     std::string value;
     std::optional<int64_t> version;
+    int64_t ttl_clock = -1;  // H2: the row's TTL clock (its append time)
   };
   struct Op {
     std::string key;      // RocksDB key
@@ -165,6 +217,18 @@ class PkState {
   std::string path_;
   std::shared_ptr<FlushListener> listener_;
   std::unique_ptr<rocksdb::DB> db_;
+  std::shared_ptr<SnapshotRegistry> snapshots_;  // Scan snapshots (pk_scan.cc)
+  // Issue 5 durability (H2; pk_checkpoint.cc).
+  Status open_db(PkEnvironment& env);
+  Status recover_ahead_of_log(PkEnvironment& env);  // state past the log end / before its start
+  Status load_checkpoints();
+  Clock clock_;
+  std::unique_ptr<TtlCompactionFilter> ttl_filter_;
+  mutable std::mutex ckpt_mu_;  // create_checkpoint() vs close(); guards newest_
+  CheckpointInfo newest_;
+  std::atomic<int64_t> newest_ckpt_offset_{-1};
+  std::atomic<int64_t> persisted_applied_{-1};
+  int64_t restored_from_ = -1;
   std::mutex write_mu_;
   std::deque<Pending> overlay_;  // guarded by write_mu_ (held by the caller)
   uint64_t next_pending_id_ = 1;

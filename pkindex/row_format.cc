@@ -22,15 +22,20 @@ void append_row_key(std::string& out, std::span<const uint8_t> key) {
 }
 
 void encode_row(std::string& out, int64_t offset, int64_t timestamp, std::optional<int64_t> version,
-                std::span<const uint8_t> value) {
+                std::span<const uint8_t> value, std::optional<int64_t> append_time) {
   const size_t start = out.size();
-  out.resize(start + kFixedSize + (version ? 8 : 0));
+  out.resize(start + kFixedSize + (version ? 8 : 0) + (append_time ? 8 : 0));
   auto* p = reinterpret_cast<uint8_t*>(out.data() + start);
   p[0] = kFormat;
-  p[1] = version ? kHasVersion : 0;
+  p[1] = static_cast<uint8_t>((version ? kHasVersion : 0) | (append_time ? kHasAppendTime : 0));
   put_be64(p + 2, offset);
   put_be64(p + 10, timestamp);
-  if (version) put_be64(p + kFixedSize, *version);
+  size_t pos = kFixedSize;
+  if (version) {
+    put_be64(p + pos, *version);
+    pos += 8;
+  }
+  if (append_time) put_be64(p + pos, *append_time);
   out.append(reinterpret_cast<const char*>(value.data()), value.size());
 }
 
@@ -47,6 +52,11 @@ std::optional<RowView> decode_row(std::span<const uint8_t> e) {
   if (e[1] & kHasVersion) {
     if (e.size() < pos + 8) return std::nullopt;
     v.version = get_be64(e.data() + pos);
+    pos += 8;
+  }
+  if (e[1] & kHasAppendTime) {
+    if (e.size() < pos + 8) return std::nullopt;
+    v.append_time = get_be64(e.data() + pos);
     pos += 8;
   }
   v.value = e.subspan(pos);

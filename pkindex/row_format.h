@@ -2,8 +2,10 @@
 // partition, one column family):
 //   row key    = 'r' + primary key bytes
 //   meta key   = "m.applied" -> int64 BE: the last log offset whose effect the rows include
-//   row value  = u8 format (1) | u8 flags (bit 0: has version) | int64 BE offset of the last change
-//                | int64 BE timestamp of the last change | [int64 BE version] | row bytes
+//   row value  = u8 format (1) | u8 flags (bit 0: has version, bit 1: has append time) | int64 BE
+//                offset of the last change | int64 BE timestamp of the last change | [int64 BE
+//                version] | [int64 BE broker append time, ms: the TTL clock] | row bytes
+//                (rows written before TTL existed have neither flag and stay readable)
 // The offset sits at a fixed position so a row encoded before its offset is known (compute) can be
 // patched at apply time. Owned by pkindex (issue 5). Pure functions; any thread.
 #pragma once
@@ -21,6 +23,7 @@ inline constexpr char kRowPrefix = 'r';
 inline constexpr std::string_view kAppliedKey = "m.applied";
 inline constexpr uint8_t kFormat = 1;
 inline constexpr uint8_t kHasVersion = 1;
+inline constexpr uint8_t kHasAppendTime = 2;
 inline constexpr size_t kOffsetPos = 2;
 inline constexpr size_t kFixedSize = 18;  // format, flags, offset, timestamp
 
@@ -28,12 +31,16 @@ struct RowView {
   int64_t offset = -1;
   int64_t timestamp = -1;
   std::optional<int64_t> version;
+  std::optional<int64_t> append_time;  // broker append time (ms), written when the table has a TTL
   std::span<const uint8_t> value;
+  // The row's TTL clock: the broker append time when stored, else the record timestamp.
+  int64_t ttl_clock() const { return append_time ? *append_time : timestamp; }
 };
 
 void append_row_key(std::string& out, std::span<const uint8_t> key);
 void encode_row(std::string& out, int64_t offset, int64_t timestamp, std::optional<int64_t> version,
-                std::span<const uint8_t> value);
+                std::span<const uint8_t> value,
+                std::optional<int64_t> append_time = std::nullopt);
 void patch_offset(std::string& encoded, int64_t offset);
 // nullopt on a value that is not a well-formed row.
 std::optional<RowView> decode_row(std::span<const uint8_t> encoded);

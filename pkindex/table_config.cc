@@ -67,6 +67,13 @@ std::string check_table_key(std::string_view name, const std::string& v) {
     if (x < -1 || x == 0) return "Value must be -1 (no TTL) or positive";
     return "";
   }
+  if (name == kSnapshotIntervalMs) {
+    int64_t x = 0;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+    if (ec != std::errc() || p != v.data() + v.size()) return "Not a number of type LONG";
+    if (x < 100) return "Value must be at least 100";
+    return "";
+  }
   return "Unknown table configuration";
 }
 
@@ -119,6 +126,9 @@ Result<TableConfig> parse_table_config(const std::map<std::string, std::string>&
   }
   if (const auto* v = get(configs, kTtlMs)) {
     std::from_chars(v->data(), v->data() + v->size(), t.ttl_ms);
+  }
+  if (const auto* v = get(configs, kSnapshotIntervalMs)) {
+    std::from_chars(v->data(), v->data() + v->size(), t.snapshot_interval_ms);
   }
   if (const auto* v = get(configs, kPartitioner)) {
     t.partitioner = *v == "crc32" ? Partitioner::crc32 : Partitioner::murmur2;

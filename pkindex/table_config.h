@@ -1,5 +1,5 @@
 // TableConfig: the primary-key table settings of one topic, parsed from its `table.*` topic configs
-// (docs/pk-tables.md). All keys are fixed at creation; the broker registers them read-only in its
+// (docs/pk-tables.md). All keys but table.kv.snapshot.interval.ms are fixed at creation; the broker registers them read-only in its
 // topic-key table and calls parse_table_config() to check the combination (messages name the key).
 // Owned by pkindex (issue 5). Value type and pure functions; any thread.
 #pragma once
@@ -25,14 +25,18 @@ inline constexpr std::string_view kChangelogImage = "table.changelog.image";
 inline constexpr std::string_view kDeleteBehavior = "table.delete.behavior";
 inline constexpr std::string_view kTtlMs = "table.kv.ttl.ms";
 inline constexpr std::string_view kPartitioner = "table.partitioner";
+// The one alterable table.* key (AlterConfigs): how often each partition takes a RocksDB checkpoint.
+inline constexpr std::string_view kSnapshotIntervalMs = "table.kv.snapshot.interval.ms";
+inline constexpr int64_t kDefaultSnapshotIntervalMs = 600000;
 
 struct TableConfig {
   MergeEngine merge_engine = MergeEngine::last_row;
   std::string version_header;  // versioned only
   ChangelogImage image = ChangelogImage::full;
   DeleteBehavior delete_behavior = DeleteBehavior::allow;
-  int64_t ttl_ms = -1;  // -1 = rows never expire (TTL not enforced yet; see docs/pk-tables.md)
+  int64_t ttl_ms = -1;  // -1 = rows never expire; else a row expires ttl_ms after its append time
   Partitioner partitioner = Partitioner::murmur2;
+  int64_t snapshot_interval_ms = kDefaultSnapshotIntervalMs;  // alterable (read it per round)
 };
 
 // True when the configs declare table.type=primary-key.

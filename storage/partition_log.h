@@ -121,8 +121,12 @@ class PartitionLog {
 
   // --- Admin hooks (issue 4; contract in docs/retention.md) ---
   // The owner's bound: records at offsets < bound() may be removed (retention, cleaner,
-  // DeleteRecords). Unset (plain topics) = INT64_MAX. Set before the log is shared.
-  void set_retention_bound(std::function<int64_t()> bound) { retention_bound_ = std::move(bound); }
+  // DeleteRecords). Unset (plain topics) = INT64_MAX. May be set at any time (a PK state opens
+  // lazily); `bound` runs under an internal mutex, so it must not call back into this log.
+  void set_retention_bound(std::function<int64_t()> bound) {
+    std::lock_guard<std::mutex> lock(bound_mu_);
+    retention_bound_ = std::move(bound);
+  }
   int64_t retention_bound() const;
   // DeleteRecords: moves the log start offset to min(offset, retention_bound()) (never backwards)
   // and persists it (log-start-offset file); returns the new log start offset.
@@ -181,6 +185,7 @@ class PartitionLog {
   uint64_t truncated_bytes_at_open_ = 0;
   bool recovered_at_open_ = false;
   std::function<void(int64_t)> append_listener_;
+  mutable std::mutex bound_mu_;               // guards retention_bound_ (issue 5)
   std::function<int64_t()> retention_bound_;  // admin hooks (issue 4)
   // Idempotent producers (issue 3): guarded by append_mu_.
   ProducerStateTable producers_;

@@ -11,6 +11,7 @@
 namespace strata::storage {
 
 int64_t PartitionLog::retention_bound() const {
+  std::lock_guard<std::mutex> lock(bound_mu_);
   return retention_bound_ ? retention_bound_() : std::numeric_limits<int64_t>::max();
 }
 

@@ -1,95 +1,115 @@
 #!/usr/bin/env bash
-# Throughput benchmark: librdkafka producer/consumer against librdkafka's in-memory mock cluster
-# and against a fresh strata-broker persisting to disk, in one invocation.
-# Results and the recorded run live in docs/benchmarks.md.
+# Benchmarks, each against a reference measured in the same invocation (docs/benchmarks.md):
+#   throughput  strata-perf produce/consume against librdkafka's in-memory mock cluster and
+#               against a fresh strata-broker persisting to disk (issue 2's bar: >= 0.8x the mock)
+#   lookup      PK table of 1M keys x 100 B: batch Lookups (16 keys/request) vs redis-benchmark
+#               GET -P 16, and single-key Lookups vs GET -P 1, against a redis-server this script
+#               starts with the same keys and value size (issue 5's bar: batch >= 0.5x Redis)
+#   apply       strata-perf pk-apply: upserts through compute -> append -> apply vs raw RocksDB
+#               puts of the same data (issue 5's bar: >= 0.5x)
+#   restart     broker restart (clean and kill -9) with the lookup table loaded, until a Lookup
+#               answers; in-process pk-restart of a 10M-key partition (clean and crash)
 #
 # usage: tools/bench.sh
 # environment:
-#   BENCH_SCALE   multiplies message counts (default 1: 2M x 100 B and 500k x 1 KiB); 0.1 = quick
-#   BENCH_REPEAT  runs per (workload, phase, target); medians are reported (default 5)
-#   PARTITIONS    partitions per topic, same for both targets (default 256)
-#   BUILD_DIR     meson build dir for the bench tools (default build; set up if missing)
-#   BROKER        strata-broker binary (default $BUILD_DIR/broker/strata-broker, built if default)
-#   DATA_PARENT   where the broker's temporary log dir is made (default ${TMPDIR:-/tmp})
-#   BENCH_RAW     if set, the raw per-run results (TSV) are copied there
+#   BENCH_SCALE        multiplies every record/key count (default 1); 0.1 = quick
+#   BENCH_SECTIONS     comma list of throughput,lookup,apply,restart (default all)
+#   BENCH_REPEAT       runs per (workload, phase, target) in throughput (default 5; medians)
+#   PARTITIONS         partitions per throughput topic, same for both targets (default 256)
+#   PK_PARTITIONS      partitions of the lookup table (default 4)
+#   LOOKUP_CONCURRENCY connections of strata-perf lookup and redis-benchmark -c (default 4)
+#   LOOKUP_SECONDS     duration of each Strata lookup run (default 10)
+#   BUILD_DIR          meson build dir (default build; set up if missing)
+#   BENCH_JOBS         ninja -j for the build (default 1)
+#   BROKER             strata-broker binary (default $BUILD_DIR/broker/strata-broker, built)
+#   DATA_PARENT        where the temporary data dirs are made (default ${TMPDIR:-/tmp})
+#   RESTART_KEYS       keys of the in-process pk-restart run (default 10M x BENCH_SCALE)
+#   BENCH_RAW          if set, the raw results (JSON lines) and server logs are copied to this dir
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 
 scale=${BENCH_SCALE:-1}
+sections=${BENCH_SECTIONS:-throughput,lookup,apply,restart}
 repeat=${BENCH_REPEAT:-5}
 partitions=${PARTITIONS:-256}
+pk_partitions=${PK_PARTITIONS:-4}
+concurrency=${LOOKUP_CONCURRENCY:-4}
+lookup_seconds=${LOOKUP_SECONDS:-10}
 build_dir=${BUILD_DIR:-build}
 data_parent=${DATA_PARENT:-${TMPDIR:-/tmp}}
+want() { [[ ",$sections," == *",$1,"* ]]; }
 
 # --- build --------------------------------------------------------------------------------
 if [[ ! -d $build_dir ]]; then
   meson setup "$build_dir"
 fi
-targets=(tools/bench/strata-bench tools/bench/mock-cluster)
+targets=(tools/perf/strata-perf tools/bench/mock-cluster)
 if [[ -z ${BROKER:-} ]]; then
   targets+=(broker/strata-broker)
   BROKER=$build_dir/broker/strata-broker
 fi
-ninja -C "$build_dir" -j2 "${targets[@]}" >/dev/null
-bench=$build_dir/tools/bench/strata-bench
+ninja -C "$build_dir" -j"${BENCH_JOBS:-1}" "${targets[@]}" >/dev/null
+perf=$build_dir/tools/perf/strata-perf
 mock=$build_dir/tools/bench/mock-cluster
-for f in "$bench" "$mock" "$BROKER"; do
+for f in "$perf" "$mock" "$BROKER"; do
   [[ -x $f ]] || { echo "bench.sh: missing executable $f" >&2; exit 1; }
 done
+if want lookup; then
+  for f in redis-server redis-cli redis-benchmark; do
+    command -v $f >/dev/null || { echo "bench.sh: $f missing (tools/setup.sh installs it)" >&2; exit 1; }
+  done
+fi
 
-# --- workloads ----------------------------------------------------------------------------
-# name, message count at scale 1, message size
-workloads=("100B 2000000 100" "1KiB 500000 1024")
 scaled() { python3 -c "import sys; print(max(1, int(round(int(sys.argv[1]) * float(sys.argv[2])))))" "$1" "$scale"; }
+now() { date +%s.%N; }
 
-topics=()
-for w in "${workloads[@]}"; do
-  read -r name _ _ <<<"$w"
-  for ((r = 1; r <= repeat; r++)); do topics+=("bench-$name-r$r"); done
-done
-
-# --- targets ------------------------------------------------------------------------------
 work=$(mktemp -d "$data_parent/strata-bench.XXXXXX")
 mock_pid=""
 broker_pid=""
+redis_pid=""
 cleanup() {
+  if [[ -n ${BENCH_RAW:-} ]]; then mkdir -p "$BENCH_RAW" && cp "$work"/*.jsonl "$work"/*.log "$BENCH_RAW/" 2>/dev/null || true; fi
   [[ -n $mock_pid ]] && kill "$mock_pid" 2>/dev/null && wait "$mock_pid" 2>/dev/null
   [[ -n $broker_pid ]] && kill "$broker_pid" 2>/dev/null && wait "$broker_pid" 2>/dev/null
+  [[ -n $redis_pid ]] && kill "$redis_pid" 2>/dev/null && wait "$redis_pid" 2>/dev/null
   rm -rf "$work"
 }
 trap cleanup EXIT
+results=$work/results.jsonl  # one {"section","name",...,"result":{strata-perf JSON}} per line
+: >"$results"
+record() {  # section name json [extra json object fields]
+  local extra=${4:-'{}'}
+  python3 - "$1" "$2" "$3" "$extra" >>"$results" <<'EOF'
+import json, sys
+d = {"section": sys.argv[1], "name": sys.argv[2], "result": json.loads(sys.argv[3])}
+d.update(json.loads(sys.argv[4]))
+print(json.dumps(d))
+EOF
+}
 
-mock_args=()
-for t in "${topics[@]}"; do mock_args+=("$t:$partitions"); done
-"$mock" "${mock_args[@]}" >"$work/mock.out" 2>"$work/mock.err" &
-mock_pid=$!
-
-mkdir -p "$work/data"
-"$BROKER" --override listeners=PLAINTEXT://127.0.0.1:0 --override "log.dirs=$work/data" \
-  >"$work/broker.log" 2>&1 &
-broker_pid=$!
-
-wait_for() {  # file, pattern, what
-  for _ in $(seq 100); do
+wait_for() {  # file, pattern, what[, timeout in 50 ms steps]
+  for _ in $(seq "${4:-300}"); do
     if grep -q "$2" "$1" 2>/dev/null; then return 0; fi
-    sleep 0.1
+    sleep 0.05
   done
   echo "bench.sh: $3 did not start; its output:" >&2
   cat "$1" >&2
   exit 1
 }
-wait_for "$work/mock.out" ':' "mock-cluster"
+mkdir -p "$work/data"
+start_broker() {  # log file
+  "$BROKER" --override listeners=PLAINTEXT://127.0.0.1:0 --override metrics.listener=127.0.0.1:0 \
+    --override "log.dirs=$work/data" >"$1" 2>&1 &
+  broker_pid=$!
+}
+broker_port() {
+  grep -o 'listening on PLAINTEXT://127.0.0.1:[0-9]*' "$1" | head -1 | grep -o '[0-9]*$'
+}
+start_broker "$work/broker.log"
 wait_for "$work/broker.log" 'listening on PLAINTEXT://' "strata-broker"
-mock_bootstrap=$(head -1 "$work/mock.out")
-strata_port=$(grep -o 'listening on PLAINTEXT://127.0.0.1:[0-9]*' "$work/broker.log" | head -1 |
-  grep -o '[0-9]*$')
-strata_bootstrap=127.0.0.1:$strata_port
-
-for t in "${topics[@]}"; do
-  "$bench" create --bootstrap "$strata_bootstrap" --topic "$t" --partitions "$partitions"
-done
+strata_bootstrap=127.0.0.1:$(broker_port "$work/broker.log")
 
 # CPU time (utime+stime, in clock ticks) of a process from /proc/<pid>/stat.
 clk_tck=$(getconf CLK_TCK)
@@ -101,84 +121,156 @@ cpu_ticks() {
   set -- $s
   echo $((${12} + ${13}))
 }
-
-# --- runs ---------------------------------------------------------------------------------
-# Targets alternate run by run so both see the same background load.
-raw=$work/results.tsv
-printf 'workload\tphase\ttarget\trep\tmsgs\tbytes\tseconds\tmsgs_per_s\tmb_per_s\tserver_cpu_s\n' >"$raw"
-run_one() {  # target phase workload rep count size topic
-  local target=$1 phase=$2 wname=$3 rep=$4 count=$5 size=$6 topic=$7 bs pid before after json
-  if [[ $target == mock ]]; then bs=$mock_bootstrap pid=$mock_pid; else bs=$strata_bootstrap pid=$broker_pid; fi
-  before=$(cpu_ticks "$pid")
-  if [[ $phase == produce ]]; then
-    json=$("$bench" produce --bootstrap "$bs" --topic "$topic" --num "$count" --size "$size" --acks 1)
-  else
-    json=$("$bench" consume --bootstrap "$bs" --topic "$topic" --num "$count" --partitions "$partitions")
-  fi
-  after=$(cpu_ticks "$pid")
-  python3 - "$json" "$wname" "$phase" "$target" "$rep" "$(((after - before)))" "$clk_tck" >>"$raw" <<'EOF'
-import json, sys
-j = json.loads(sys.argv[1])
-cpu = int(sys.argv[6]) / int(sys.argv[7])
-print("\t".join(map(str, [sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], j["msgs"], j["bytes"],
-                          j["seconds"], j["msgs_per_s"], j["mb_per_s"], f"{cpu:.2f}"])))
-EOF
-  echo "  $wname $phase $target r$rep: $json" >&2
-}
-
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-for w in "${workloads[@]}"; do
-  read -r name count size <<<"$w"
-  count=$(scaled "$count")
-  for phase in produce consume; do
-    for ((r = 1; r <= repeat; r++)); do
-      for target in mock strata; do
-        run_one "$target" "$phase" "$count x $name" "$r" "$count" "$size" "bench-$name-r$r"
+
+# --- throughput: mock cluster vs Strata -----------------------------------------------------
+if want throughput; then
+  workloads=("100B 2000000 100" "1KiB 500000 1024")
+  topics=()
+  for w in "${workloads[@]}"; do
+    read -r name _ _ <<<"$w"
+    for ((r = 1; r <= repeat; r++)); do topics+=("bench-$name-r$r"); done
+  done
+  mock_args=()
+  for t in "${topics[@]}"; do mock_args+=("$t:$partitions"); done
+  "$mock" "${mock_args[@]}" >"$work/mock.out" 2>"$work/mock.err" &
+  mock_pid=$!
+  wait_for "$work/mock.out" ':' "mock-cluster"
+  mock_bootstrap=$(head -1 "$work/mock.out")
+  for t in "${topics[@]}"; do
+    "$perf" create --bootstrap "$strata_bootstrap" --topic "$t" --partitions "$partitions" >/dev/null
+  done
+  run_one() {  # target phase workload rep count size topic
+    local target=$1 phase=$2 wname=$3 rep=$4 count=$5 size=$6 topic=$7 bs pid before after json
+    if [[ $target == mock ]]; then bs=$mock_bootstrap pid=$mock_pid; else bs=$strata_bootstrap pid=$broker_pid; fi
+    before=$(cpu_ticks "$pid")
+    if [[ $phase == produce ]]; then
+      json=$("$perf" produce --bootstrap "$bs" --topic "$topic" --num-records "$count" \
+        --record-size "$size" --rotate-bytes 1000000 --producer-prop acks=1 2>/dev/null)
+    else
+      json=$("$perf" consume --bootstrap "$bs" --topic "$topic" --num-records "$count" 2>/dev/null)
+    fi
+    after=$(cpu_ticks "$pid")
+    record throughput "$wname" "$json" \
+      "{\"phase\":\"$phase\",\"target\":\"$target\",\"rep\":$rep,\"server_cpu_s\":$(python3 -c "print(($after-$before)/$clk_tck)")}"
+    echo "  $wname $phase $target r$rep: $json" >&2
+  }
+  for w in "${workloads[@]}"; do
+    read -r name count size <<<"$w"
+    count=$(scaled "$count")
+    for phase in produce consume; do
+      for ((r = 1; r <= repeat; r++)); do
+        for target in mock strata; do
+          run_one "$target" "$phase" "$count x $name" "$r" "$count" "$size" "bench-$name-r$r"
+        done
       done
     done
   done
-done
+  kill "$mock_pid" && wait "$mock_pid" 2>/dev/null || true
+  mock_pid=""
+fi
+
+# --- lookup: Strata PK table vs redis-server ------------------------------------------------
+lookup_keys=$(scaled 1000000)
+if want lookup || want restart; then
+  echo "bench.sh: loading $lookup_keys keys x 100 B into PK table bench-pk ($pk_partitions partitions)" >&2
+  "$perf" create --bootstrap "$strata_bootstrap" --topic bench-pk --partitions "$pk_partitions" \
+    --config table.type=primary-key >/dev/null
+  json=$("$perf" produce --bootstrap "$strata_bootstrap" --topic bench-pk --num-records "$lookup_keys" \
+    --record-size 100 --key-space "$lookup_keys" --producer-prop partitioner=murmur2 2>/dev/null)
+  record load "pk-load" "$json"
+  echo "  load: $json" >&2
+fi
+if want lookup; then
+  redis_port=$(python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
+  redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no \
+    --dir "$work" --logfile "$work/redis.log" &
+  redis_pid=$!
+  for _ in $(seq 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+  # Same keys (redis-benchmark's key:%012d) and 100-byte values.
+  python3 - "$lookup_keys" <<'EOF' | redis-cli -p "$redis_port" --pipe >/dev/null
+import sys
+n = int(sys.argv[1])
+v = b"v" * 100
+out = sys.stdout.buffer
+for i in range(n):
+    k = b"key:%012d" % i
+    out.write(b"*3\r\n$3\r\nSET\r\n$16\r\n" + k + b"\r\n$100\r\n" + v + b"\r\n")
+EOF
+  dbsize=$(redis-cli -p "$redis_port" dbsize)
+  [[ $dbsize == "$lookup_keys" ]] || { echo "bench.sh: redis has $dbsize keys, want $lookup_keys" >&2; exit 1; }
+  redis_bench() {  # pipeline requests
+    redis-benchmark -p "$redis_port" -t get -P "$1" -c "$concurrency" -n "$2" -r "$lookup_keys" \
+      -d 100 --csv 2>/dev/null | python3 -c '
+import csv, json, sys
+rows = list(csv.DictReader(sys.stdin))
+r = rows[-1]
+print(json.dumps({"keys_per_s": float(r["rps"]), "p50_us": 1000 * float(r["p50_latency_ms"]),
+                  "p99_us": 1000 * float(r["p99_latency_ms"]), "max_us": 1000 * float(r["max_latency_ms"]),
+                  "avg_us": 1000 * float(r["avg_latency_ms"])}))'
+  }
+  for batch in 16 1; do
+    for rep in 1 2 3; do
+      before=$(cpu_ticks "$broker_pid")
+      json=$("$perf" lookup --bootstrap "$strata_bootstrap" --table bench-pk --keys "$lookup_keys" \
+        --batch-size "$batch" --concurrency "$concurrency" --duration "$lookup_seconds" --expect-found 2>/dev/null)
+      after=$(cpu_ticks "$broker_pid")
+      record lookup "batch $batch" "$json" \
+        "{\"target\":\"strata\",\"rep\":$rep,\"server_cpu_s\":$(python3 -c "print(($after-$before)/$clk_tck)")}"
+      echo "  lookup batch $batch strata r$rep: $json" >&2
+      keys_done=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['keys'])" "$json")
+      before=$(cpu_ticks "$redis_pid")
+      json=$(redis_bench "$batch" "$keys_done")
+      after=$(cpu_ticks "$redis_pid")
+      record lookup "batch $batch" "$json" \
+        "{\"target\":\"redis\",\"rep\":$rep,\"server_cpu_s\":$(python3 -c "print(($after-$before)/$clk_tck)")}"
+      echo "  lookup batch $batch redis r$rep: $json" >&2
+    done
+  done
+  kill "$redis_pid" && wait "$redis_pid" 2>/dev/null || true
+  redis_pid=""
+fi
+
+# --- apply: PK upserts vs raw RocksDB puts --------------------------------------------------
+if want apply; then
+  apply_records=$(scaled 1000000)
+  for rep in 1 2 3; do
+    json=$("$perf" pk-apply --records "$apply_records" --batch 1000 --value-size 100 --read-variants \
+      --dir "$work" 2>/dev/null)
+    record apply "pk-apply" "$json" "{\"rep\":$rep}"
+    echo "  pk-apply r$rep: $json" >&2
+  done
+fi
+
+# --- restart --------------------------------------------------------------------------------
+if want restart; then
+  for how in TERM KILL; do
+    kill -"$how" "$broker_pid"
+    wait "$broker_pid" 2>/dev/null || true
+    t0=$(now)
+    start_broker "$work/broker-$how.log"
+    wait_for "$work/broker-$how.log" 'listening on PLAINTEXT://' "strata-broker (restart)" 6000
+    bs=127.0.0.1:$(broker_port "$work/broker-$how.log")
+    until "$perf" lookup --bootstrap "$bs" --table bench-pk --keys "$lookup_keys" --batch-size 1 \
+        --concurrency 1 --num-requests 1 --expect-found >/dev/null 2>&1; do
+      sleep 0.01
+      if ! kill -0 "$broker_pid" 2>/dev/null; then echo "bench.sh: broker died" >&2; exit 1; fi
+    done
+    t1=$(now)
+    secs=$(python3 -c "print(round($t1 - $t0, 3))")
+    record restart "broker $how" "{\"keys\":$lookup_keys,\"ready_s\":$secs}"
+    echo "  broker restart after SIG$how with $lookup_keys keys: first Lookup answered after ${secs}s" >&2
+    strata_bootstrap=$bs
+  done
+  restart_keys=${RESTART_KEYS:-$(scaled 10000000)}
+  json=$("$perf" pk-restart --keys "$restart_keys" --batch 1000 --crash --dir "$work" 2>/dev/null)
+  record restart "pk-restart" "$json"
+  echo "  pk-restart: $json" >&2
+fi
+
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 sync
-disk_bytes=$(du -sb "$work/data" | cut -f1)
-[[ -n ${BENCH_RAW:-} ]] && cp "$raw" "$BENCH_RAW"
 
-# --- report -------------------------------------------------------------------------------
-python3 - "$raw" "$partitions" "$repeat" "$disk_bytes" "$(stat -f -c %T "$work/data")" \
-  "$load_before" "$load_after" <<'EOF'
-import csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
-parts, repeat, disk, fs = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
-load_before, load_after = sys.argv[6], sys.argv[7]
-groups = {}
-for r in rows:
-    groups.setdefault((r["workload"], r["phase"]), {}).setdefault(r["target"], []).append(r)
-def med(rs, k):
-    return statistics.median(float(r[k]) for r in rs)
-def cpu_per_gib(rs):
-    cpu = sum(float(r["server_cpu_s"]) for r in rs)
-    gib = sum(int(r["bytes"]) for r in rs) / 2**30
-    return cpu / gib if gib else 0.0
-print(f"\n{parts} partitions per topic, acks=1, median of {repeat} run(s); MB = 2^20 payload bytes;")
-print("server CPU = utime+stime of the target process during the phase, per GiB of payload.\n")
-print("| workload | phase | target | msgs/s | MB/s | server CPU-s/GiB |")
-print("|---|---|---|---:|---:|---:|")
-for (w, ph), t in groups.items():
-    for target in ("mock", "strata"):
-        rs = t.get(target, [])
-        if rs:
-            print(f"| {w} | {ph} | {target} | {med(rs, 'msgs_per_s'):,.0f} | {med(rs, 'mb_per_s'):.1f} "
-                  f"| {cpu_per_gib(rs):.2f} |")
-print("\nStrata/mock: ratio of the medians, and the median of the per-repetition ratios (each")
-print("repetition runs mock then Strata back to back, so the paired ratio cancels slow load drift).\n")
-print("| workload | phase | Strata/mock (medians) | Strata/mock (paired) |")
-print("|---|---|---:|---:|")
-for (w, ph), t in groups.items():
-    if "mock" in t and "strata" in t:
-        by_rep = {r["rep"]: float(r["msgs_per_s"]) for r in t["mock"]}
-        paired = [float(r["msgs_per_s"]) / by_rep[r["rep"]] for r in t["strata"] if r["rep"] in by_rep]
-        print(f"| {w} | {ph} | {med(t['strata'], 'msgs_per_s') / med(t['mock'], 'msgs_per_s'):.2f} "
-              f"| {statistics.median(paired):.2f} |")
-print(f"\nStrata log dir after the run: {disk / 2**20:.0f} MiB on {fs}; "
-      f"load average before/after: {load_before} / {load_after}")
-EOF
+# --- report ---------------------------------------------------------------------------------
+python3 tools/perf/bench_report.py "$results" "$partitions" "$repeat" "$scale" \
+  "$load_before" "$load_after" "$concurrency" "$pk_partitions"

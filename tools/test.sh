@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: install what is missing; release build (gcc) with unit and
 # integration tests; one clang build with AddressSanitizer+UndefinedBehaviorSanitizer that runs
-# the unit tests and the libFuzzer targets (60 s each).
+# the unit tests and the libFuzzer targets (30 s each).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-2}
-FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 
 bash tools/setup.sh
 

@@ -12,6 +12,8 @@ namespace strata::broker::handlers {
 
 inline constexpr int16_t kExtLookup = 16000;
 inline constexpr int16_t kExtPrefixLookup = 16001;
+inline constexpr int16_t kExtScan = 16002;
+inline constexpr int16_t kExtReadChangelog = 16003;
 inline constexpr int16_t kExtDescribeTable = 16004;
 
 // Parses the rest of `body` into `msg`; false on undecodable bytes.
@@ -22,7 +24,13 @@ inline bool parse_ext_body(protocol::Reader& body, google::protobuf::MessageLite
   return ok;
 }
 
-inline void respond_ext(RequestContext& ctx, const google::protobuf::MessageLite& msg) {
+// Every extension response has a top-level error_code; a non-zero one is counted in the error
+// metrics, as RequestContext::respond does for the Kafka APIs.
+template <typename Msg>
+void respond_ext(RequestContext& ctx, const Msg& msg) {
+  if (msg.error_code() != 0) {
+    note_response_error(ctx.broker, ctx.api_key, static_cast<int16_t>(msg.error_code()));
+  }
   protocol::Writer w(msg.ByteSizeLong() + 16);
   w.write_int32(0);  // size, patched below
   protocol::ResponseHeader h;

@@ -5,9 +5,12 @@
 // KAFKA_STORAGE_ERROR; an undecodable body -> top-level INVALID_REQUEST.
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+
 #include "broker/broker.h"
 #include "broker/handlers/ext_common.h"
 #include "broker/handlers/handlers.h"
+#include "broker/metrics/broker_metrics.h"  // issue 6
 #include "broker/pk_tables.h"
 #include "protocol/ext/lookup.pb.h"
 #include "protocol/wire/errors.h"
@@ -50,6 +53,7 @@ void ext_lookup(RequestContext& ctx, protocol::Reader& body) {
       auto fail = [&](ErrorCode e, std::string msg) {
         pout->set_error_code(code(e));
         pout->set_error_message(std::move(msg));
+        ctx.broker.metrics().request_error(ctx.api_key, static_cast<int16_t>(e));  // issue 6
       };
       if (!topic || !topic->partition(p.partition())) {
         fail(ErrorCode::unknown_topic_or_partition, "");
@@ -64,6 +68,7 @@ void ext_lookup(RequestContext& ctx, protocol::Reader& body) {
         fail(ErrorCode::invalid_request, "topic " + t.topic() + " is not a primary-key table");
         continue;
       }
+      const auto started = std::chrono::steady_clock::now();  // issue 6
       for (const auto& key : p.keys()) {
         auto row = (*state)->lookup(std::span<const uint8_t>(
             reinterpret_cast<const uint8_t*>(key.data()), key.size()));
@@ -77,6 +82,14 @@ void ext_lookup(RequestContext& ctx, protocol::Reader& body) {
         r->set_offset(row->offset);
         r->set_timestamp(row->timestamp);
         if (row->found) r->set_value(std::move(row->value));
+      }
+      if (pout->error_code() == 0) {  // issue 6: PK lookup metrics
+        auto& m = ctx.broker.metrics();
+        auto& tc = m.topic(*topic);
+        tc.pk_lookups.fetch_add(1, std::memory_order_relaxed);
+        tc.pk_keys.fetch_add(static_cast<uint64_t>(p.keys_size()), std::memory_order_relaxed);
+        m.pk_lookup_latency().observe(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
       }
     }
   }

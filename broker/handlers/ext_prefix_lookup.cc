@@ -2,9 +2,12 @@
 // of one PK partition whose key starts with a prefix, with a continuation cursor. Errors:
 // UNKNOWN_TOPIC_OR_PARTITION; INVALID_REQUEST for a log topic, a limit outside 1..10000 or an
 // undecodable body; KAFKA_STORAGE_ERROR.
+#include <chrono>
+
 #include "broker/broker.h"
 #include "broker/handlers/ext_common.h"
 #include "broker/handlers/handlers.h"
+#include "broker/metrics/broker_metrics.h"  // issue 6
 #include "broker/pk_tables.h"
 #include "protocol/ext/prefix_lookup.pb.h"
 #include "protocol/wire/errors.h"
@@ -26,7 +29,7 @@ void ext_prefix_lookup(RequestContext& ctx, protocol::Reader& body) {
   auto fail = [&](ErrorCode e, std::string msg) {
     resp.set_error_code(static_cast<int32_t>(e));
     resp.set_error_message(std::move(msg));
-    respond_ext(ctx, resp);
+    respond_ext(ctx, resp);  // counts the error (issue 6)
   };
   if (!parse_ext_body(body, req)) return fail(ErrorCode::invalid_request, "undecodable PrefixLookupRequest");
   if (req.limit() < 1 || req.limit() > kMaxLimit) {
@@ -43,6 +46,7 @@ void ext_prefix_lookup(RequestContext& ctx, protocol::Reader& body) {
   }
   std::optional<std::span<const uint8_t>> cursor;
   if (req.has_cursor()) cursor = as_span(req.cursor());
+  const auto started = std::chrono::steady_clock::now();  // issue 6
   auto page = (*state)->prefix_lookup(as_span(req.prefix()), cursor,
                                       static_cast<uint32_t>(req.limit()));
   if (!page.ok()) return fail(ErrorCode::kafka_storage_error, page.status().message());
@@ -54,6 +58,14 @@ void ext_prefix_lookup(RequestContext& ctx, protocol::Reader& body) {
     out->set_timestamp(r.timestamp);
   }
   if (page->next_cursor) resp.set_next_cursor(std::move(*page->next_cursor));
+  {  // issue 6: PK lookup metrics (keys = rows returned)
+    auto& m = ctx.broker.metrics();
+    auto& tc = m.topic(*topic);
+    tc.pk_lookups.fetch_add(1, std::memory_order_relaxed);
+    tc.pk_keys.fetch_add(static_cast<uint64_t>(resp.rows_size()), std::memory_order_relaxed);
+    m.pk_lookup_latency().observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
   respond_ext(ctx, resp);
 }
 

@@ -10,6 +10,7 @@
 
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
+#include "broker/metrics/broker_metrics.h"  // issue 6
 #include "protocol/messages/fetch.h"
 #include "protocol/wire/errors.h"
 
@@ -46,6 +47,7 @@ class PendingFetch : public std::enable_shared_from_this<PendingFetch> {
         std::chrono::steady_clock::now() >= deadline_) {
       done_ = true;
       timer_.cancel();
+      count_sent(resp);  // issue 6
       ctx_.respond(resp);
       return;
     }
@@ -72,6 +74,23 @@ class PendingFetch : public std::enable_shared_from_this<PendingFetch> {
   }
 
  private:
+  // issue 6: bytes out per topic and per-partition error codes of the response actually sent
+  // (the top-level error code is counted by respond()).
+  void count_sent(const protocol::FetchResponse& resp) {
+    auto& m = ctx_.broker.metrics();
+    for (const auto& t : resp.responses) {
+      uint64_t bytes = 0;
+      for (const auto& p : t.partitions) {
+        if (p.error_code != 0) m.request_error(ctx_.api_key, p.error_code);
+        bytes += p.records.size();
+      }
+      if (bytes == 0) continue;
+      if (auto topic = ctx_.broker.topics().find(t.topic)) {
+        m.topic(*topic).bytes_out.fetch_add(bytes, std::memory_order_relaxed);
+      }
+    }
+  }
+
   void build(protocol::FetchResponse& resp, int64_t& bytes, bool& error,
              std::vector<std::shared_ptr<storage::PartitionLog>>& watched,
              std::vector<int64_t>& seen_hw) {

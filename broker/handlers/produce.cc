@@ -14,6 +14,7 @@
 #include "broker/pk_produce.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
+#include "broker/metrics/broker_metrics.h"  // issue 6
 #include "protocol/messages/produce.h"
 #include "protocol/record/record_batch.h"
 #include "protocol/wire/errors.h"
@@ -69,6 +70,7 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
     auto& tout = resp.responses.emplace_back();
     tout.name = td.name;
     auto topic = acks_valid ? ctx.broker.topics().find(td.name) : nullptr;
+    metrics::TopicCounters* counters = topic ? &ctx.broker.metrics().topic(*topic) : nullptr;
     for (const auto& pd : td.partition_data) {
       auto& pout = tout.partition_responses.emplace_back();
       pout.index = pd.index;
@@ -79,6 +81,7 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
         pout.error_code = static_cast<int16_t>(e);
         if (!msg.empty()) pout.error_message = std::move(msg);
         any_error = true;
+        ctx.broker.metrics().request_error(ctx.api_key, pout.error_code);  // issue 6
       };
       if (!acks_valid) {
         fail(ErrorCode::invalid_required_acks, "");
@@ -143,7 +146,13 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
       // A retried duplicate is answered with its original offsets; like Kafka, no append time.
       pout.log_append_time_ms = duplicate ? -1 : prepared.log_append_time;
       pout.log_start_offset = log->log_start_offset();
-      if (!duplicate) ctx.broker.watchers().notify(log);
+      if (!duplicate) {
+        ctx.broker.watchers().notify(log);
+        counters->bytes_in.fetch_add(prepared.batch.size(), std::memory_order_relaxed);  // issue 6
+        counters->records_in.fetch_add(
+            static_cast<uint64_t>(protocol::RecordBatchView(prepared.batch).record_count()),
+            std::memory_order_relaxed);
+      }
     }
   }
   if (req.acks == 0) {

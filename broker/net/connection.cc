@@ -36,6 +36,7 @@ Connection::Connection(asio::ip::tcp::socket socket, Dispatcher& dispatcher, int
 Connection::~Connection() = default;
 
 void Connection::start() {
+  dispatcher_.connection_opened();  // issue 6 (metrics); close() reports the other end
   asio::dispatch(strand_, [self = shared_from_this()] { self->read_size(); });
 }
 
@@ -101,6 +102,8 @@ void Connection::on_frame(std::shared_ptr<RequestFrame> frame) {
   uint64_t seq = next_seq_++;
   Slot slot;
   slot.seq = seq;
+  slot.api_key = frame->api_key;
+  slot.received = std::chrono::steady_clock::now();
   slots_.push_back(std::move(slot));
   dispatcher_.dispatch(std::move(frame), Responder(shared_from_this(), seq));
   read_size();
@@ -111,6 +114,9 @@ void Connection::complete(uint64_t seq, SlotState state, ResponseFrame frame, st
                            reason = std::move(reason)]() mutable {
     for (auto& s : self->slots_) {
       if (s.seq == seq) {
+        if (state != SlotState::close) {  // issue 6: request latency by api
+          self->dispatcher_.request_completed(s.api_key, std::chrono::steady_clock::now() - s.received);
+        }
         s.state = state;
         s.frame = std::move(frame);
         s.reason = std::move(reason);
@@ -236,6 +242,7 @@ void Connection::maybe_resume_reading() {
 void Connection::close(const std::string& reason) {
   if (closed_) return;
   closed_ = true;
+  dispatcher_.connection_closed();  // issue 6 (metrics)
   if (!reason.empty()) spdlog::debug("connection {} closed: {}", peer_, reason);
   boost::system::error_code ec;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);

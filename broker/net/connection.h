@@ -6,6 +6,7 @@
 #pragma once
 
 #include "broker/net/asio.h"
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <string>
@@ -50,6 +51,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     SlotState state = SlotState::pending;
     ResponseFrame frame;
     std::string reason;
+    int16_t api_key = 0;                               // issue 6: latency metrics
+    std::chrono::steady_clock::time_point received{};  // when the frame was complete
   };
 
   void read_size();

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer target of a build dir for $FUZZ_SECONDS (default 60) each, from the seed
+# Runs every libFuzzer target of a build dir for $FUZZ_SECONDS (default 30) each, from the seed
 # corpus in test/fuzz/corpus/<target>/ (a scratch copy: findings never dirty the tree).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build-san}
-SECONDS_EACH=${FUZZ_SECONDS:-60}
-for target in request_decode_fuzzer; do
+SECONDS_EACH=${FUZZ_SECONDS:-30}
+for target in request_decode_fuzzer ext_decode_fuzzer dump_scan_fuzzer; do
   work=$(mktemp -d)
   [ -d "test/fuzz/corpus/$target" ] && cp -r "test/fuzz/corpus/$target/." "$work/"
   # Real client frames (test/unit/messages/golden) are the best seeds for request decoding.

@@ -44,7 +44,9 @@ class BrokerProcess:
         return "127.0.0.1:%d" % self.port
 
     def start(self, timeout=30):
+        # metrics.listener: a free port too (issue 6), so parallel brokers never collide on 9644.
         args = [BROKER, "--override", "listeners=PLAINTEXT://127.0.0.1:0",
+                "--override", "metrics.listener=127.0.0.1:0",
                 "--override", "log.dirs=" + os.path.join(self.data_dir, "logs")]
         for k, v in self.overrides.items():
             args += ["--override", "%s=%s" % (k, v)]

@@ -1,0 +1,255 @@
+// ReadChangelog (extension key 16003, v0; protocol/ext/read_changelog.proto): typed changes of PK
+// partitions read from their logs (pkindex/changelog_decode.h), up to the high watermark.
+// Long-polls like Fetch: with max_wait_ms > 0 and no change to return, the request waits on the
+// broker's PartitionWatchers (woken by an append to any partition it reads) until a change arrives
+// or the wait ends; the answer is then sent from an io thread through ctx.responder.
+// Errors: top level INVALID_REQUEST (undecodable body, log topic, max_wait_ms outside 0..30000);
+// per partition UNKNOWN_TOPIC_OR_PARTITION, OFFSET_OUT_OF_RANGE, INVALID_REQUEST (bad limits),
+// KAFKA_STORAGE_ERROR (unreadable or undecodable log).
+#include <spdlog/spdlog.h>
+
+#include <google/protobuf/arena.h>
+
+#include <chrono>
+#include <mutex>
+
+#include "broker/broker.h"
+#include "broker/handlers/ext_common.h"
+#include "broker/handlers/handlers.h"
+#include "pkindex/changelog_decode.h"
+#include "pkindex/table_config.h"
+#include "protocol/ext/read_changelog.pb.h"
+#include "protocol/wire/errors.h"
+#include "storage/partition_log.h"
+
+namespace strata::broker::handlers {
+
+namespace {
+
+using protocol::ErrorCode;
+namespace asio = boost::asio;
+using Resp = strata::ext::ReadChangelogResponse;
+
+constexpr int32_t kMaxRecords = 10000;
+constexpr int32_t kMaxWaitMs = 30000;
+constexpr int64_t kDefaultMaxBytes = 1 << 20;
+constexpr uint32_t kReadChunk = 1u << 20;
+
+int32_t code(ErrorCode e) { return static_cast<int32_t>(e); }
+
+Resp::ChangeKind to_proto(pkindex::ChangeKind k) {
+  switch (k) {
+    case pkindex::ChangeKind::insert: return Resp::INSERT;
+    case pkindex::ChangeKind::update: return Resp::UPDATE;
+    case pkindex::ChangeKind::del: return Resp::DELETE;
+    case pkindex::ChangeKind::none: break;
+  }
+  return Resp::CHANGE_KIND_UNSPECIFIED;
+}
+
+// Reads one partition's changes from `from` into `out`; returns the number of changes, or an error.
+Result<int32_t> read_changes(const storage::PartitionLog& log, int64_t from, int64_t hw,
+                             int32_t max_records, int64_t max_bytes, Resp::PartitionChanges& out) {
+  std::vector<uint8_t> buf;
+  std::vector<pkindex::ChangeView> changes;
+  protocol::RecordReader reader;
+  int64_t next = from;
+  int64_t bytes = 0;
+  int32_t count = 0;
+  bool full = false;
+  while (!full && next < hw) {
+    auto read = log.read(next, kReadChunk, /*min_one=*/true, hw);
+    if (!read.ok()) return read.status();
+    if (read->ranges.empty()) break;
+    const int64_t progress_mark = next;
+    for (const auto& range : read->ranges) {
+      if (full) break;
+      buf.resize(range.size);
+      auto n = range.file->read(range.position, range.size, buf.data());
+      if (!n.ok()) return n.status();
+      if (*n != range.size) return Status(Errc::corruption, "short read of the changelog");
+      std::span<const uint8_t> rest(buf.data(), buf.size());
+      while (!rest.empty() && !full) {
+        const size_t size = protocol::peek_batch_size(rest);
+        if (size == 0 || size > rest.size()) return Status(Errc::corruption, "torn batch in log");
+        protocol::RecordBatchView batch(rest.first(size));
+        rest = rest.subspan(size);
+        if (batch.last_offset() < next) continue;
+        changes.clear();
+        STRATA_RETURN_IF_ERROR(pkindex::decode_changes(reader, batch, next, changes));
+        for (const auto& c : changes) {
+          if (count >= max_records || (count > 0 && bytes >= max_bytes)) {
+            full = true;
+            next = c.offset;
+            break;
+          }
+          auto* ch = out.add_changes();
+          ch->set_offset(c.offset);
+          ch->set_timestamp(c.timestamp);
+          ch->set_kind(to_proto(c.kind));
+          ch->set_key(c.key.data(), c.key.size());
+          bytes += static_cast<int64_t>(c.key.size());
+          if (c.before) {
+            ch->set_before(c.before->data(), c.before->size());
+            bytes += static_cast<int64_t>(c.before->size());
+          }
+          if (c.after) {
+            ch->set_after(c.after->data(), c.after->size());
+            bytes += static_cast<int64_t>(c.after->size());
+          }
+          ++count;
+          next = c.offset + 1;
+        }
+        if (!full) next = batch.next_offset();
+      }
+    }
+    if (next == progress_mark && !full) return Status(Errc::corruption, "changelog read made no progress");
+  }
+  out.set_next_offset(next);
+  return count;
+}
+
+class PendingChangelog : public std::enable_shared_from_this<PendingChangelog> {
+ public:
+  PendingChangelog(RequestContext ctx, strata::ext::ReadChangelogRequest req,
+                   std::shared_ptr<const TopicEntry> topic)
+      : ctx_(std::move(ctx)),
+        req_(std::move(req)),
+        topic_(std::move(topic)),
+        timer_(ctx_.broker.io()),
+        deadline_(std::chrono::steady_clock::now() + std::chrono::milliseconds(req_.max_wait_ms())) {}
+
+  void run(bool timed_out) {
+    std::lock_guard lk(mu_);
+    if (done_) return;
+    // Changes are built on an arena: no heap allocation per change.
+    google::protobuf::Arena arena;
+    Resp& resp = *google::protobuf::Arena::CreateMessage<Resp>(&arena);
+    resp.set_topic(req_.topic());
+    std::vector<storage::PartitionLog*> watched;
+    std::vector<int64_t> seen_hw;
+    const int32_t changes = build(resp, watched, seen_hw);
+    if (timed_out || changes > 0 || ctx_.broker.stopping() || req_.max_wait_ms() <= 0 ||
+        watched.empty() || std::chrono::steady_clock::now() >= deadline_) {
+      done_ = true;
+      timer_.cancel();
+      respond_ext(ctx_, resp);
+      return;
+    }
+    auto self = shared_from_this();
+    std::vector<const void*> keys(watched.begin(), watched.end());
+    watch_ = ctx_.broker.watchers().watch(keys, [self] {
+      asio::post(self->ctx_.broker.io(), [self] { self->run(false); });
+    });
+    // An append between our read and the registration found no watch: look again.
+    for (size_t i = 0; i < watched.size(); ++i) {
+      if (watched[i]->high_watermark() != seen_hw[i]) {
+        watch_->fire();
+        break;
+      }
+    }
+    if (!timer_armed_) {
+      timer_armed_ = true;
+      timer_.expires_at(deadline_);
+      timer_.async_wait([self](boost::system::error_code ec) {
+        if (!ec) self->run(true);
+      });
+    }
+  }
+
+ private:
+  int32_t build(Resp& resp, std::vector<storage::PartitionLog*>& watched,
+                std::vector<int64_t>& seen_hw) {
+    int32_t total = 0;
+    for (const auto& rp : req_.partitions()) {
+      auto* out = resp.add_partitions();
+      out->set_partition(rp.partition());
+      out->set_next_offset(rp.from_offset());
+      out->set_high_watermark(-1);
+      out->set_log_start_offset(-1);
+      auto fail = [&](ErrorCode e, std::string msg) {
+        out->clear_changes();
+        out->set_next_offset(rp.from_offset());
+        out->set_error_code(code(e));
+        out->set_error_message(std::move(msg));
+      };
+      storage::PartitionLog* log = topic_ ? topic_->partition(rp.partition()) : nullptr;
+      if (!log) {
+        fail(ErrorCode::unknown_topic_or_partition, "");
+        continue;
+      }
+      const int64_t hw = log->high_watermark();
+      out->set_high_watermark(hw);
+      out->set_log_start_offset(log->log_start_offset());
+      if (rp.max_records() < 1 || rp.max_records() > kMaxRecords) {
+        fail(ErrorCode::invalid_request,
+             "max_records must be within 1.." + std::to_string(kMaxRecords));
+        continue;
+      }
+      if (rp.max_bytes() < 0) {
+        fail(ErrorCode::invalid_request, "max_bytes must be >= 0");
+        continue;
+      }
+      if (rp.from_offset() < log->log_start_offset() || rp.from_offset() > hw) {
+        fail(ErrorCode::offset_out_of_range,
+             "from_offset must be within " + std::to_string(log->log_start_offset()) + ".." +
+                 std::to_string(hw));
+        continue;
+      }
+      watched.push_back(log);
+      seen_hw.push_back(hw);
+      const int64_t max_bytes = rp.max_bytes() > 0 ? rp.max_bytes() : kDefaultMaxBytes;
+      auto n = read_changes(*log, rp.from_offset(), hw, rp.max_records(), max_bytes, *out);
+      if (!n.ok()) {
+        if (n.status().code() == Errc::out_of_range) {
+          fail(ErrorCode::offset_out_of_range, n.status().message());
+        } else {
+          spdlog::error("read changelog {}-{}@{}: {}", req_.topic(), rp.partition(),
+                        rp.from_offset(), n.status().to_string());
+          fail(ErrorCode::kafka_storage_error, n.status().message());
+        }
+        continue;
+      }
+      total += *n;
+    }
+    return total;
+  }
+
+  RequestContext ctx_;
+  strata::ext::ReadChangelogRequest req_;
+  std::shared_ptr<const TopicEntry> topic_;
+  asio::steady_timer timer_;
+  std::chrono::steady_clock::time_point deadline_;
+  std::mutex mu_;
+  bool done_ = false;
+  bool timer_armed_ = false;
+  std::shared_ptr<PartitionWatchers::Watch> watch_;
+};
+
+}  // namespace
+
+void ext_read_changelog(RequestContext& ctx, protocol::Reader& body) {
+  strata::ext::ReadChangelogRequest req;
+  Resp resp;
+  auto fail = [&](ErrorCode e, std::string msg) {
+    resp.set_error_code(code(e));
+    resp.set_error_message(std::move(msg));
+    respond_ext(ctx, resp);
+  };
+  if (!parse_ext_body(body, req)) {
+    return fail(ErrorCode::invalid_request, "undecodable ReadChangelogRequest");
+  }
+  resp.set_topic(req.topic());
+  if (req.max_wait_ms() < 0 || req.max_wait_ms() > kMaxWaitMs) {
+    return fail(ErrorCode::invalid_request,
+                "max_wait_ms must be within 0.." + std::to_string(kMaxWaitMs));
+  }
+  auto topic = ctx.broker.topics().find(req.topic());
+  if (topic && !pkindex::is_pk_table(topic->configs)) {
+    return fail(ErrorCode::invalid_request, "topic " + req.topic() + " is not a primary-key table");
+  }
+  auto pending = std::make_shared<PendingChangelog>(ctx, std::move(req), std::move(topic));
+  pending->run(false);
+}
+
+}  // namespace strata::broker::handlers

@@ -1,0 +1,145 @@
+// Scan (extension key 16002, v0; protocol/ext/scan.proto): all rows of one PK partition, a page
+// at a time, from one pinned RocksDB snapshot (pkindex/pk_scan.h) kept in the broker's
+// ScanSessions. Cursor (opaque to clients) = u8 version (1) | u64 BE session id | i32 BE
+// partition | the last returned key. A page re-requested with the same cursor is served again.
+// Errors: UNKNOWN_TOPIC_OR_PARTITION; INVALID_REQUEST (undecodable body, log topic, limit outside
+// 1..10000, malformed cursor or one for another topic/partition); FETCH_SESSION_ID_NOT_FOUND (the
+// session expired, was evicted, its state closed or the topic was deleted); KAFKA_STORAGE_ERROR.
+#include <spdlog/spdlog.h>
+
+#include "broker/broker.h"
+#include "broker/handlers/ext_common.h"
+#include "broker/handlers/handlers.h"
+#include "broker/pk_tables.h"
+#include "broker/scan_sessions.h"
+#include "pkindex/pk_scan.h"
+#include "protocol/ext/scan.pb.h"
+#include "protocol/wire/errors.h"
+
+namespace strata::broker::handlers {
+
+namespace {
+using protocol::ErrorCode;
+constexpr int32_t kMaxLimit = 10000;
+constexpr size_t kDefaultMaxBytes = 1u << 20;
+constexpr uint8_t kCursorVersion = 1;
+constexpr size_t kCursorHeader = 1 + 8 + 4;
+
+struct Cursor {
+  uint64_t session = 0;
+  int32_t partition = 0;
+  std::string_view last_key;
+};
+
+std::string encode_cursor(uint64_t session, int32_t partition, const std::string& last_key) {
+  std::string c(kCursorHeader, '\0');
+  c[0] = static_cast<char>(kCursorVersion);
+  for (int i = 0; i < 8; ++i) c[1 + i] = static_cast<char>(session >> (56 - 8 * i));
+  const auto p = static_cast<uint32_t>(partition);
+  for (int i = 0; i < 4; ++i) c[9 + i] = static_cast<char>(p >> (24 - 8 * i));
+  c += last_key;
+  return c;
+}
+
+std::optional<Cursor> decode_cursor(const std::string& c) {
+  if (c.size() < kCursorHeader || static_cast<uint8_t>(c[0]) != kCursorVersion) return std::nullopt;
+  Cursor out;
+  for (int i = 0; i < 8; ++i) out.session = out.session << 8 | static_cast<uint8_t>(c[1 + i]);
+  uint32_t p = 0;
+  for (int i = 0; i < 4; ++i) p = p << 8 | static_cast<uint8_t>(c[9 + i]);
+  out.partition = static_cast<int32_t>(p);
+  out.last_key = std::string_view(c).substr(kCursorHeader);
+  return out;
+}
+
+std::span<const uint8_t> as_span(std::string_view s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+}  // namespace
+
+void ext_scan(RequestContext& ctx, protocol::Reader& body) {
+  strata::ext::ScanRequest req;
+  strata::ext::ScanResponse resp;
+  auto fail = [&](ErrorCode e, std::string msg) {
+    resp.clear_rows();
+    resp.clear_next_cursor();
+    resp.set_error_code(static_cast<int32_t>(e));
+    resp.set_error_message(std::move(msg));
+    respond_ext(ctx, resp);
+  };
+  if (!parse_ext_body(body, req)) return fail(ErrorCode::invalid_request, "undecodable ScanRequest");
+  if (req.limit() < 1 || req.limit() > kMaxLimit) {
+    return fail(ErrorCode::invalid_request, "limit must be within 1.." + std::to_string(kMaxLimit));
+  }
+  if (req.max_bytes() < 0) return fail(ErrorCode::invalid_request, "max_bytes must be >= 0");
+  auto topic = ctx.broker.topics().find(req.topic());
+  if (!topic || !topic->partition(req.partition())) {
+    return fail(ErrorCode::unknown_topic_or_partition, "");
+  }
+  auto state = ctx.broker.pk_tables().get(*topic, req.partition());
+  if (!state.ok()) return fail(ErrorCode::kafka_storage_error, state.status().message());
+  if (!*state) {
+    return fail(ErrorCode::invalid_request, "topic " + req.topic() + " is not a primary-key table");
+  }
+  const std::string topic_id(reinterpret_cast<const char*>(topic->id.bytes.data()),
+                             topic->id.bytes.size());
+  ScanSessions& sessions = ctx.broker.scan_sessions();
+  const int64_t now = now_ms();
+  std::shared_ptr<ScanSessions::Session> session;
+  std::optional<std::span<const uint8_t>> after;
+  if (req.has_cursor()) {
+    auto cursor = decode_cursor(req.cursor());
+    if (!cursor) return fail(ErrorCode::invalid_request, "malformed cursor");
+    if (cursor->partition != req.partition()) {
+      return fail(ErrorCode::invalid_request, "the cursor belongs to partition " +
+                                                  std::to_string(cursor->partition));
+    }
+    session = sessions.find(cursor->session, now);
+    if (!session) {
+      return fail(ErrorCode::fetch_session_id_not_found,
+                  "the scan expired or is unknown: start again without a cursor");
+    }
+    if (session->topic != req.topic() || session->partition != req.partition()) {
+      return fail(ErrorCode::invalid_request, "the cursor belongs to another topic or partition");
+    }
+    if (session->topic_id != topic_id || session->state != *state) {  // deleted and recreated
+      sessions.close(session->id);
+      return fail(ErrorCode::fetch_session_id_not_found,
+                  "the scanned topic was deleted: start again without a cursor");
+    }
+    after = as_span(cursor->last_key);
+  } else {
+    auto snap = (*state)->open_snapshot();
+    if (!snap.ok()) return fail(ErrorCode::kafka_storage_error, snap.status().message());
+    session = sessions.open(req.topic(), topic_id, req.partition(), *state, std::move(*snap), now);
+  }
+  const size_t max_bytes = req.max_bytes() > 0 ? static_cast<size_t>(req.max_bytes())
+                                               : kDefaultMaxBytes;
+  auto page = session->state->scan(*session->snapshot, after, static_cast<uint32_t>(req.limit()),
+                                   max_bytes);
+  if (!page.ok()) {
+    sessions.close(session->id);
+    if (page.status().code() == Errc::not_found) {
+      return fail(ErrorCode::fetch_session_id_not_found, page.status().message());
+    }
+    spdlog::error("scan {}-{}: {}", req.topic(), req.partition(), page.status().to_string());
+    return fail(ErrorCode::kafka_storage_error, page.status().message());
+  }
+  resp.set_snapshot_offset(session->snapshot->snapshot_offset());
+  for (auto& r : page->rows) {
+    auto* out = resp.add_rows();
+    out->set_key(std::move(r.key));
+    out->set_value(std::move(r.value));
+    out->set_offset(r.offset);
+    out->set_timestamp(r.timestamp);
+  }
+  if (page->more && resp.rows_size() > 0) {
+    resp.set_next_cursor(
+        encode_cursor(session->id, req.partition(), resp.rows(resp.rows_size() - 1).key()));
+  } else {
+    sessions.close(session->id);
+  }
+  respond_ext(ctx, resp);
+}
+
+}  // namespace strata::broker::handlers

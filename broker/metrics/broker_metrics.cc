@@ -1,0 +1,198 @@
+#include "broker/metrics/broker_metrics.h"
+
+#include <cstring>
+
+#include "broker/broker.h"
+#include "broker/handler.h"
+#include "broker/metrics/families.h"
+#include "broker/topic_registry.h"
+#include "protocol/messages/api_table.h"
+#include "protocol/wire/errors.h"
+
+namespace strata::broker {
+
+// Declared in broker/handler.h: RequestContext::respond() reports a non-zero top-level error_code.
+void note_response_error(Broker& broker, int16_t api_key, int16_t error_code) {
+  broker.metrics().request_error(api_key, error_code);
+}
+
+}  // namespace strata::broker
+
+namespace strata::broker::metrics {
+
+using prometheus::MetricType;
+
+std::string api_name(int16_t api_key) {
+  switch (api_key) {  // extension APIs (protocol/ext/*.proto)
+    case 16000: return "Lookup";
+    case 16001: return "PrefixLookup";
+    case 16002: return "Scan";
+    case 16003: return "ReadChangelog";
+    case 16004: return "DescribeTable";
+    default: break;
+  }
+  if (const auto* info = protocol::find_api(api_key)) return info->name;
+  return "Api" + std::to_string(api_key);
+}
+
+size_t BrokerMetrics::UuidHash::operator()(const protocol::Uuid& u) const noexcept {
+  uint64_t a, b;
+  std::memcpy(&a, u.bytes.data(), 8);
+  std::memcpy(&b, u.bytes.data() + 8, 8);
+  return static_cast<size_t>(a ^ (b * 0x9E3779B97F4A7C15ull));
+}
+
+BrokerMetrics::BrokerMetrics(const std::vector<int16_t>& api_keys) : slots_(new ApiSlot[kSlots]) {
+  for (int16_t k : api_keys) {
+    if (ApiSlot* s = slot(k)) s->served = true;
+  }
+}
+
+BrokerMetrics::~BrokerMetrics() = default;
+
+BrokerMetrics::ApiSlot* BrokerMetrics::slot(int16_t api_key) {
+  if (api_key >= 0 && api_key < 128) return &slots_[static_cast<size_t>(api_key)];
+  if (api_key >= 16000 && api_key < 16100) return &slots_[128 + static_cast<size_t>(api_key - 16000)];
+  return nullptr;
+}
+
+const BrokerMetrics::ApiSlot* BrokerMetrics::slot(int16_t api_key) const {
+  return const_cast<BrokerMetrics*>(this)->slot(api_key);
+}
+
+int16_t BrokerMetrics::key_of(size_t index) {
+  return static_cast<int16_t>(index < 128 ? index : 16000 + (index - 128));
+}
+
+void BrokerMetrics::request_received(int16_t api_key) {
+  if (ApiSlot* s = slot(api_key)) s->requests.fetch_add(1, std::memory_order_relaxed);
+}
+
+void BrokerMetrics::request_completed(int16_t api_key, double seconds) {
+  if (ApiSlot* s = slot(api_key)) s->latency.observe(seconds);
+}
+
+void BrokerMetrics::request_error(int16_t api_key, int16_t error_code, uint64_t n) {
+  if (error_code == 0) return;
+  ApiSlot* s = slot(api_key);
+  if (!s) return;
+  // Codes outside the table share the UNKNOWN_SERVER_ERROR (-1) slot.
+  int c = error_code < kMinCode || error_code > kMaxCode ? -1 : error_code;
+  s->errors[static_cast<size_t>(c - kMinCode)].fetch_add(n, std::memory_order_relaxed);
+}
+
+void BrokerMetrics::connection_opened() {
+  active_connections_.fetch_add(1, std::memory_order_relaxed);
+  connections_total_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void BrokerMetrics::connection_closed() {
+  active_connections_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+TopicCounters& BrokerMetrics::topic(const TopicEntry& t) {
+  {
+    std::shared_lock lk(topics_mu_);
+    auto it = topics_.find(t.id);
+    if (it != topics_.end()) return *it->second;
+  }
+  std::unique_lock lk(topics_mu_);
+  auto& p = topics_[t.id];
+  if (!p) p = std::make_shared<TopicCounters>(t.name, t.id);
+  return *p;
+}
+
+void BrokerMetrics::prune_topics(const std::vector<protocol::Uuid>& live_ids) {
+  std::unique_lock lk(topics_mu_);
+  std::erase_if(topics_, [&](const auto& kv) {
+    for (const auto& id : live_ids) {
+      if (id == kv.first) return false;
+    }
+    return true;
+  });
+}
+
+std::vector<prometheus::MetricFamily> BrokerMetrics::collect() const {
+  std::vector<prometheus::MetricFamily> out;
+  auto requests = family("strata_requests_total", "Requests received, by API.", MetricType::Counter);
+  auto errors = family("strata_request_errors_total",
+                       "Kafka error codes answered (top-level or per partition), by API and error.",
+                       MetricType::Counter);
+  auto latency = family("strata_request_duration_seconds",
+                        "Time from a request frame's arrival to its response being ready, by API.",
+                        MetricType::Histogram);
+  for (size_t i = 0; i < kSlots; ++i) {
+    const ApiSlot& s = slots_[i];
+    if (!s.served) continue;
+    const std::string name = api_name(key_of(i));
+    add_sample(requests, {{"api", name}}, static_cast<double>(s.requests.load(std::memory_order_relaxed)));
+    auto& h = latency.metric.emplace_back();
+    h.label.push_back({"api", name});
+    h.histogram = s.latency.snapshot();
+    for (size_t c = 0; c < s.errors.size(); ++c) {
+      uint64_t n = s.errors[c].load(std::memory_order_relaxed);
+      if (n == 0) continue;
+      const int16_t code = static_cast<int16_t>(static_cast<int>(c) + kMinCode);
+      add_sample(errors,
+                 {{"api", name},
+                  {"error", protocol::error_name(static_cast<protocol::ErrorCode>(code))},
+                  {"code", std::to_string(code)}},
+                 static_cast<double>(n));
+    }
+  }
+  out.push_back(std::move(requests));
+  out.push_back(std::move(errors));
+  out.push_back(std::move(latency));
+
+  auto active = family("strata_connections_active", "Open client connections.", MetricType::Gauge);
+  add_sample(active, {}, static_cast<double>(active_connections_.load(std::memory_order_relaxed)));
+  out.push_back(std::move(active));
+  auto total = family("strata_connections_total", "Client connections accepted since start.",
+                      MetricType::Counter);
+  add_sample(total, {}, static_cast<double>(connections_total_.load(std::memory_order_relaxed)));
+  out.push_back(std::move(total));
+
+  struct TopicFamily {
+    const char* name;
+    const char* help;
+    std::atomic<uint64_t> TopicCounters::*field;
+  };
+  static const TopicFamily kTopicFamilies[] = {
+      {"strata_topic_bytes_in_total", "Record batch bytes appended by Produce, by topic.",
+       &TopicCounters::bytes_in},
+      {"strata_topic_records_in_total", "Records appended by Produce, by topic.",
+       &TopicCounters::records_in},
+      {"strata_topic_bytes_out_total", "Record batch bytes sent by Fetch, by topic.",
+       &TopicCounters::bytes_out},
+      {"strata_pk_lookups_total",
+       "Lookup/PrefixLookup partition requests served on primary-key tables, by topic.",
+       &TopicCounters::pk_lookups},
+      {"strata_pk_lookup_keys_total",
+       "Keys looked up on primary-key tables (PrefixLookup: rows returned), by topic.",
+       &TopicCounters::pk_keys},
+      {"strata_pk_rows_applied_total",
+       "Changelog records applied to primary-key table states, by topic.",
+       &TopicCounters::pk_rows_applied},
+  };
+  std::vector<std::shared_ptr<TopicCounters>> topics;
+  {
+    std::shared_lock lk(topics_mu_);
+    for (const auto& [id, t] : topics_) topics.push_back(t);
+  }
+  for (const auto& tf : kTopicFamilies) {
+    auto f = family(tf.name, tf.help, MetricType::Counter);
+    for (const auto& t : topics) {
+      add_sample(f, {{"topic", t->name}},
+                 static_cast<double>(((*t).*(tf.field)).load(std::memory_order_relaxed)));
+    }
+    out.push_back(std::move(f));
+  }
+  auto pk_latency = family("strata_pk_lookup_duration_seconds",
+                           "Time to serve the keys of one Lookup/PrefixLookup partition request.",
+                           MetricType::Histogram);
+  pk_latency.metric.emplace_back().histogram = pk_lookup_latency_.snapshot();
+  out.push_back(std::move(pk_latency));
+  return out;
+}
+
+}  // namespace strata::broker::metrics

@@ -1,0 +1,155 @@
+#include "broker/metrics/scrape_collector.h"
+
+#include <rocksdb/statistics.h>
+
+#include <map>
+#include <utility>
+
+#include "broker/broker.h"
+#include "broker/group/group_coordinator.h"
+#include "broker/metrics/broker_metrics.h"
+#include "broker/metrics/families.h"
+#include "broker/metrics/process_stats.h"
+#include "broker/pk_tables.h"
+
+namespace strata::broker::metrics {
+
+using prometheus::MetricType;
+
+std::vector<prometheus::MetricFamily> ScrapeCollector::Collect() const {
+  std::vector<prometheus::MetricFamily> out;
+  if (broker_.stopping()) return out;
+  {  // topics deleted since the last scrape lose their counters
+    std::vector<protocol::Uuid> live;
+    for (const auto& t : broker_.topics().list()) live.push_back(t->id);
+    broker_.metrics().prune_topics(live);
+  }
+  out = broker_.metrics().collect();
+  collect_partitions(out);
+  collect_group_lag(out);
+  collect_pk(out);
+  for (auto& f : collect_process_metrics()) out.push_back(std::move(f));
+  return out;
+}
+
+void ScrapeCollector::collect_partitions(std::vector<prometheus::MetricFamily>& out) const {
+  auto start = family("strata_partition_log_start_offset", "First offset of the partition log.",
+                      MetricType::Gauge);
+  auto end = family("strata_partition_log_end_offset", "Next offset to be written to the partition log.",
+                    MetricType::Gauge);
+  auto hw = family("strata_partition_high_watermark", "High watermark (last readable offset + 1).",
+                   MetricType::Gauge);
+  auto size = family("strata_partition_size_bytes", "Bytes of the partition's segment files.",
+                     MetricType::Gauge);
+  for (const auto& t : broker_.topics().list()) {
+    for (size_t p = 0; p < t->partitions.size(); ++p) {
+      const auto& log = t->partitions[p];
+      const std::string part = std::to_string(p);
+      add_sample(start, {{"topic", t->name}, {"partition", part}},
+                 static_cast<double>(log->log_start_offset()));
+      add_sample(end, {{"topic", t->name}, {"partition", part}},
+                 static_cast<double>(log->log_end_offset()));
+      add_sample(hw, {{"topic", t->name}, {"partition", part}},
+                 static_cast<double>(log->high_watermark()));
+      add_sample(size, {{"topic", t->name}, {"partition", part}},
+                 static_cast<double>(log->size_bytes()));
+    }
+  }
+  out.push_back(std::move(start));
+  out.push_back(std::move(end));
+  out.push_back(std::move(hw));
+  out.push_back(std::move(size));
+}
+
+void ScrapeCollector::collect_group_lag(std::vector<prometheus::MetricFamily>& out) const {
+  auto lag = family("strata_consumer_group_lag",
+                    "High watermark minus the group's committed offset, per partition.",
+                    MetricType::Gauge);
+  auto committed = family("strata_consumer_group_committed_offset",
+                          "The group's committed offset, per partition.", MetricType::Gauge);
+  auto& groups = broker_.groups();
+  for (const auto& g : groups.list()) {
+    std::vector<group::FetchedPartition> parts;
+    if (groups.fetch_offsets(g.group_id, std::nullopt, parts) != 0) continue;
+    for (const auto& fp : parts) {
+      if (fp.error != 0 || fp.offset < 0) continue;
+      auto topic = broker_.topics().find(fp.topic);
+      const storage::PartitionLog* log = topic ? topic->partition(fp.partition) : nullptr;
+      if (!log) continue;
+      const std::string part = std::to_string(fp.partition);
+      add_sample(committed, {{"group", g.group_id}, {"topic", fp.topic}, {"partition", part}},
+                 static_cast<double>(fp.offset));
+      add_sample(lag, {{"group", g.group_id}, {"topic", fp.topic}, {"partition", part}},
+                 static_cast<double>(std::max<int64_t>(0, log->high_watermark() - fp.offset)));
+    }
+  }
+  out.push_back(std::move(lag));
+  out.push_back(std::move(committed));
+}
+
+void ScrapeCollector::collect_pk(std::vector<prometheus::MetricFamily>& out) const {
+  auto& pk = broker_.pk_tables();
+  if (const auto& stats = pk.environment().statistics()) {
+    const double hits = static_cast<double>(stats->getTickerCount(rocksdb::BLOCK_CACHE_HIT));
+    const double misses = static_cast<double>(stats->getTickerCount(rocksdb::BLOCK_CACHE_MISS));
+    auto h = family("strata_pk_block_cache_hits_total",
+                    "RocksDB block-cache hits of all primary-key partitions.", MetricType::Counter);
+    add_sample(h, {}, hits);
+    auto m = family("strata_pk_block_cache_misses_total",
+                    "RocksDB block-cache misses of all primary-key partitions.", MetricType::Counter);
+    add_sample(m, {}, misses);
+    auto r = family("strata_pk_block_cache_hit_ratio",
+                    "hits / (hits + misses) since start; 0 before the first block read.",
+                    MetricType::Gauge);
+    add_sample(r, {}, hits + misses > 0 ? hits / (hits + misses) : 0.0);
+    out.push_back(std::move(h));
+    out.push_back(std::move(m));
+    out.push_back(std::move(r));
+  }
+  auto mem = family("strata_pk_memtable_bytes",
+                    "RocksDB memtable bytes of a primary-key partition (rocksdb.cur-size-all-mem-tables).",
+                    MetricType::Gauge);
+  auto pending = family("strata_pk_pending_compaction_bytes",
+                        "RocksDB estimate of bytes compaction still has to rewrite "
+                        "(rocksdb.estimate-pending-compaction-bytes).",
+                        MetricType::Gauge);
+  auto rows = family("strata_pk_rows_estimate", "RocksDB estimate of rows in a primary-key partition.",
+                     MetricType::Gauge);
+  auto applied = family("strata_pk_applied_offset",
+                        "Last log offset applied to the primary-key partition state.",
+                        MetricType::Gauge);
+  auto age = family("strata_pk_checkpoint_age_seconds",
+                    "Age of the newest RocksDB checkpoint of a primary-key partition (absent: none).",
+                    MetricType::Gauge);
+  const int64_t now = now_ms();
+  for (const auto& t : broker_.topics().list()) {
+    for (size_t p = 0; p < t->partitions.size(); ++p) {
+      auto state = pk.find_open(*t, static_cast<int32_t>(p));
+      if (!state) continue;
+      const std::string part = std::to_string(p);
+      if (auto v = state->int_property("rocksdb.cur-size-all-mem-tables")) {
+        add_sample(mem, {{"topic", t->name}, {"partition", part}}, static_cast<double>(*v));
+      }
+      if (auto v = state->int_property("rocksdb.estimate-pending-compaction-bytes")) {
+        add_sample(pending, {{"topic", t->name}, {"partition", part}}, static_cast<double>(*v));
+      }
+      if (auto v = state->int_property("rocksdb.estimate-num-keys")) {
+        add_sample(rows, {{"topic", t->name}, {"partition", part}}, static_cast<double>(*v));
+      }
+      add_sample(applied, {{"topic", t->name}, {"partition", part}},
+                 static_cast<double>(state->applied_offset()));
+      const pkindex::CheckpointInfo ck = state->newest_checkpoint();
+      if (ck.created_ms >= 0) {
+        add_sample(age, {{"topic", t->name}, {"partition", part}},
+                   static_cast<double>(std::max<int64_t>(0, now - ck.created_ms)) / 1000.0);
+      }
+    }
+  }
+  out.push_back(std::move(mem));
+  out.push_back(std::move(pending));
+  out.push_back(std::move(rows));
+  out.push_back(std::move(applied));
+  out.push_back(std::move(age));
+}
+
+}  // namespace strata::broker::metrics

@@ -1,0 +1,32 @@
+// ScrapeCollector: the prometheus::Collectable the /metrics endpoint serves. At each scrape it
+// gathers BrokerMetrics' counters plus gauges computed on the spot from broker state — partition
+// log offsets and sizes (TopicRegistry), consumer-group lag (GroupCoordinator), RocksDB block
+// cache, memtable, pending-compaction and checkpoint age of primary-key partitions (PkTables),
+// process CPU/memory/fds — so none of those costs anything per request. Owned by MetricsExporter;
+// Collect() runs on the HTTP server's threads and only uses thread-safe broker accessors.
+#pragma once
+
+#include <prometheus/collectable.h>
+
+#include <vector>
+
+namespace strata::broker {
+class Broker;
+}  // namespace strata::broker
+
+namespace strata::broker::metrics {
+
+class ScrapeCollector : public prometheus::Collectable {
+ public:
+  explicit ScrapeCollector(Broker& broker) : broker_(broker) {}
+  std::vector<prometheus::MetricFamily> Collect() const override;
+
+ private:
+  void collect_partitions(std::vector<prometheus::MetricFamily>& out) const;
+  void collect_group_lag(std::vector<prometheus::MetricFamily>& out) const;
+  void collect_pk(std::vector<prometheus::MetricFamily>& out) const;
+
+  Broker& broker_;
+};
+
+}  // namespace strata::broker::metrics

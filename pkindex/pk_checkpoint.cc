@@ -1,0 +1,303 @@
+// Checkpoints of primary-key state, recovery from them, the retention bound and the TTL helpers of
+// PkState (issue 5, engineer H2; layout in pk_checkpoint.h, contract in docs/pk-tables.md).
+#include "pkindex/pk_checkpoint.h"
+
+#include <fcntl.h>
+#include <rocksdb/db.h>
+#include <rocksdb/utilities/checkpoint.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "pkindex/pk_scan.h"
+#include "pkindex/pk_state.h"
+#include "storage/partition_log.h"
+
+namespace strata::pkindex {
+
+namespace fs = std::filesystem;
+namespace rf = row_format;
+
+namespace checkpoint {
+
+namespace {
+constexpr std::string_view kTmpSuffix = ".tmp";
+Status fs_error(const std::string& what, const std::error_code& ec) {
+  return Status(Errc::io_error, what + ": " + ec.message());
+}
+}  // namespace
+
+std::string dir_of(const std::string& partition_dir) { return partition_dir + "/kv-checkpoints"; }
+
+std::string name_of(int64_t offset) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%020lld", static_cast<long long>(offset));
+  return buf;
+}
+
+Status fsync_path(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status(Errc::io_error, "open " + path + " for fsync failed");
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  return rc == 0 ? Status::Ok() : Status(Errc::io_error, "fsync " + path + " failed");
+}
+
+Result<std::vector<int64_t>> list(const std::string& partition_dir) {
+  std::vector<int64_t> out;
+  std::error_code ec;
+  const std::string dir = dir_of(partition_dir);
+  if (!fs::exists(dir, ec)) return out;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() != 20 || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    out.push_back(std::stoll(name));
+  }
+  if (ec) return fs_error("list " + dir, ec);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Status remove_leftovers(const std::string& partition_dir) {
+  std::error_code ec;
+  for (const char* d : {"/kv.restore", "/kv.old"}) fs::remove_all(partition_dir + d, ec);
+  const std::string dir = dir_of(partition_dir);
+  if (!fs::exists(dir, ec)) return Status::Ok();
+  std::vector<fs::path> tmp;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().filename().string().ends_with(kTmpSuffix)) tmp.push_back(e.path());
+  }
+  for (const auto& p : tmp) fs::remove_all(p, ec);
+  if (ec) return fs_error("remove leftovers in " + dir, ec);
+  return Status::Ok();
+}
+
+int64_t created_ms(const std::string& partition_dir, int64_t offset) {
+  std::error_code ec;
+  auto t = fs::last_write_time(dir_of(partition_dir) + "/" + name_of(offset), ec);
+  if (ec) return -1;
+  auto sys = std::chrono::file_clock::to_sys(t);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(sys.time_since_epoch()).count();
+}
+
+Status restore(const std::string& partition_dir, int64_t offset) {
+  const std::string src = dir_of(partition_dir) + "/" + name_of(offset);
+  const std::string tmp = partition_dir + "/kv.restore";
+  const std::string kv = partition_dir + "/kv";
+  const std::string old = partition_dir + "/kv.old";
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp, ec);
+  if (ec) return fs_error("create " + tmp, ec);
+  for (const auto& e : fs::directory_iterator(src, ec)) {
+    if (!e.is_regular_file()) continue;
+    const fs::path to = fs::path(tmp) / e.path().filename();
+    std::error_code lec;
+    if (e.path().extension() == ".sst") fs::create_hard_link(e.path(), to, lec);  // immutable
+    if (e.path().extension() != ".sst" || lec) {
+      fs::copy_file(e.path(), to, fs::copy_options::overwrite_existing, ec);
+      if (ec) return fs_error("copy " + e.path().string(), ec);
+    }
+    STRATA_RETURN_IF_ERROR(fsync_path(to.string()));
+  }
+  if (ec) return fs_error("read " + src, ec);
+  STRATA_RETURN_IF_ERROR(fsync_path(tmp));
+  // kv -> kv.old, kv.restore -> kv: a crash in between leaves no kv (open starts empty and
+  // recovers again from the checkpoint or the log); leftovers go at the next open.
+  fs::remove_all(old, ec);
+  if (fs::exists(kv)) fs::rename(kv, old, ec);
+  if (ec) return fs_error("rename " + kv, ec);
+  STRATA_RETURN_IF_ERROR(fsync_path(partition_dir));
+  fs::rename(tmp, kv, ec);
+  if (ec) return fs_error("rename " + tmp, ec);
+  STRATA_RETURN_IF_ERROR(fsync_path(partition_dir));
+  fs::remove_all(old, ec);
+  return Status::Ok();
+}
+
+}  // namespace checkpoint
+
+namespace {
+
+Result<int64_t> read_applied(rocksdb::DB* db, const std::string& where) {
+  std::string v;
+  rocksdb::Status st =
+      db->Get(rocksdb::ReadOptions(), rocksdb::Slice(rf::kAppliedKey.data(), rf::kAppliedKey.size()), &v);
+  if (st.IsNotFound()) return int64_t{-1};
+  if (!st.ok() || v.size() != 8) {
+    return Status(Errc::corruption, where + ": bad applied offset: " + st.ToString());
+  }
+  return rf::get_be64(reinterpret_cast<const uint8_t*>(v.data()));
+}
+
+}  // namespace
+
+Status PkState::load_checkpoints() {
+  STRATA_RETURN_IF_ERROR(checkpoint::remove_leftovers(log_.dir()));
+  auto offsets = checkpoint::list(log_.dir());
+  if (!offsets.ok()) return offsets.status();
+  // A checkpoint at or past the log end holds state the log lost (torn tail): never usable again,
+  // and new writes would reuse its offsets with other contents.
+  const int64_t end = log_.high_watermark();
+  std::error_code ec;
+  std::vector<int64_t> kept;
+  for (int64_t o : *offsets) {
+    if (o + 1 > end) {
+      fs::remove_all(checkpoint::dir_of(log_.dir()) + "/" + checkpoint::name_of(o), ec);
+    } else {
+      kept.push_back(o);
+    }
+  }
+  if (kept.size() != offsets->size()) {
+    STRATA_RETURN_IF_ERROR(checkpoint::fsync_path(checkpoint::dir_of(log_.dir())));
+  }
+  std::lock_guard lk(ckpt_mu_);
+  if (!kept.empty()) {
+    newest_.offset = kept.back();
+    newest_.created_ms = checkpoint::created_ms(log_.dir(), kept.back());
+  }
+  newest_ckpt_offset_.store(newest_.offset);
+  return Status::Ok();
+}
+
+Status PkState::recover_ahead_of_log(PkEnvironment& env) {
+  const int64_t end = log_.high_watermark();
+  const int64_t start = log_.log_start_offset();
+  const int64_t applied = applied_offset();
+  if (snapshots_) close_snapshot_registry(*snapshots_);
+  if (db_) {
+    (void)db_->Close();  // no flush: this state is discarded
+    db_.reset();
+  }
+  auto offsets = checkpoint::list(log_.dir());
+  if (!offsets.ok()) return offsets.status();
+  std::optional<int64_t> pick;
+  for (int64_t o : *offsets) {
+    if (o + 1 <= end && o + 1 >= start) pick = o;  // ascending: the newest that qualifies
+  }
+  if (pick) {
+    STRATA_RETURN_IF_ERROR(checkpoint::restore(log_.dir(), *pick));
+    restored_from_ = *pick;
+  } else if (start == 0) {
+    // Rebuild from the whole log: move kv aside (removed now, or at the next open).
+    std::error_code ec;
+    const std::string old = log_.dir() + "/kv.old";
+    fs::remove_all(old, ec);
+    fs::rename(path_, old, ec);
+    if (ec) return Status(Errc::io_error, "rename " + path_ + ": " + ec.message());
+    STRATA_RETURN_IF_ERROR(checkpoint::fsync_path(log_.dir()));
+    fs::remove_all(old, ec);
+  } else {
+    return Status(Errc::corruption,
+                  path_ + ": state at offset " + std::to_string(applied) +
+                      " does not match the log [" + std::to_string(start) + ", " +
+                      std::to_string(end) + ") and no checkpoint lies in it: partition offline");
+  }
+  STRATA_RETURN_IF_ERROR(open_db(env));
+  auto a = read_applied(db_.get(), path_);
+  if (!a.ok()) return a.status();
+  applied_offset_.store(*a);
+  persisted_applied_.store(*a);
+  return Status::Ok();
+}
+
+Result<CheckpointInfo> PkState::create_checkpoint() {
+  std::lock_guard lk(ckpt_mu_);
+  if (!db_) return Status(Errc::shutting_down, "primary-key state is closed");
+  const int64_t applied = applied_offset();
+  if (applied < 0 || applied == newest_.offset) return newest_;
+  STRATA_RETURN_IF_ERROR(log_.flush());  // log first (the flush listener fsyncs again)
+  rocksdb::Status st = db_->Flush(rocksdb::FlushOptions());
+  if (!st.ok()) return Status(Errc::io_error, "flush " + path_ + ": " + st.ToString());
+
+  const std::string dir = checkpoint::dir_of(log_.dir());
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Status(Errc::io_error, "create " + dir + ": " + ec.message());
+  const std::string tmp = dir + "/" + checkpoint::name_of(applied) + ".tmp";
+  fs::remove_all(tmp, ec);
+  rocksdb::Checkpoint* raw = nullptr;
+  st = rocksdb::Checkpoint::Create(db_.get(), &raw);
+  if (!st.ok()) return Status(Errc::io_error, st.ToString());
+  std::unique_ptr<rocksdb::Checkpoint> cp(raw);
+  st = cp->CreateCheckpoint(tmp, /*log_size_for_flush=*/0);
+  if (!st.ok()) {
+    fs::remove_all(tmp, ec);
+    return Status(Errc::io_error, "checkpoint " + tmp + ": " + st.ToString());
+  }
+  // Applies may have run meanwhile: the checkpoint's own applied offset is the truth.
+  int64_t offset = -1;
+  {
+    rocksdb::Options ro;
+    rocksdb::DB* cdb = nullptr;
+    st = rocksdb::DB::OpenForReadOnly(ro, tmp, &cdb);
+    if (!st.ok()) {
+      fs::remove_all(tmp, ec);
+      return Status(Errc::io_error, "read " + tmp + ": " + st.ToString());
+    }
+    std::unique_ptr<rocksdb::DB> guard(cdb);
+    auto a = read_applied(cdb, tmp);
+    (void)cdb->Close();
+    if (!a.ok()) return a.status();
+    offset = *a;
+  }
+  const std::string final_dir = dir + "/" + checkpoint::name_of(offset);
+  if (offset < 0 || fs::exists(final_dir)) {
+    fs::remove_all(tmp, ec);
+    return newest_;
+  }
+  STRATA_RETURN_IF_ERROR(checkpoint::fsync_path(tmp));
+  fs::rename(tmp, final_dir, ec);
+  if (ec) return Status(Errc::io_error, "rename " + tmp + ": " + ec.message());
+  STRATA_RETURN_IF_ERROR(checkpoint::fsync_path(dir));
+  newest_ = CheckpointInfo{offset, system_clock_ms()};
+  newest_ckpt_offset_.store(offset);
+
+  auto all = checkpoint::list(log_.dir());
+  if (all.ok()) {
+    const size_t keep = static_cast<size_t>(std::max(1, options_.checkpoints_retained));
+    for (size_t i = 0; i + keep < all->size(); ++i) {
+      fs::remove_all(dir + "/" + checkpoint::name_of((*all)[i]), ec);
+    }
+    if (all->size() > keep) (void)checkpoint::fsync_path(dir);
+  }
+  return newest_;
+}
+
+CheckpointInfo PkState::newest_checkpoint() const {
+  std::lock_guard lk(ckpt_mu_);
+  return newest_;
+}
+
+std::vector<int64_t> PkState::checkpoint_offsets() const {
+  auto l = checkpoint::list(log_.dir());
+  return l.ok() ? *l : std::vector<int64_t>{};
+}
+
+int64_t PkState::retention_bound() const {
+  const int64_t ckpt = newest_ckpt_offset_.load();
+  if (ckpt < 0) return 0;
+  return std::min(persisted_applied_.load() + 1, ckpt + 1);
+}
+
+bool PkState::expired(const row_format::RowView& row, int64_t now_ms) const {
+  return row_expired(row, options_.table.ttl_ms, now_ms);
+}
+
+Status PkState::compact() {
+  std::lock_guard lk(ckpt_mu_);
+  if (!db_) return Status(Errc::shutting_down, "closed");
+  rocksdb::Status st = db_->Flush(rocksdb::FlushOptions());
+  if (st.ok()) {
+    rocksdb::CompactRangeOptions o;
+    o.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+    st = db_->CompactRange(o, nullptr, nullptr);
+  }
+  return st.ok() ? Status::Ok() : Status(Errc::io_error, "compact " + path_ + ": " + st.ToString());
+}
+
+}  // namespace strata::pkindex

@@ -1,0 +1,332 @@
+// `strata table ...`: primary-key tables (issue 5): create, put, delete, get, scan, changelog,
+// describe. Keys are routed with the table's partitioner read from DescribeTable.
+#include <csignal>
+#include <iostream>
+
+#include "tools/cli/cli_common.h"
+
+namespace strata::cli {
+namespace {
+
+volatile std::sig_atomic_t g_interrupted = 0;
+void on_sigint(int) { g_interrupted = 1; }
+
+struct TableOpts {
+  std::string name;
+  int32_t partitions = 1;
+  std::vector<std::string> configs;
+  std::string key;
+  std::string value;
+  std::vector<std::string> keys;
+  std::optional<std::string> prefix;
+  int64_t limit = 0;
+  std::optional<int64_t> from;
+  bool follow = false;
+};
+
+json table_json(const client::TableInfo& t) {
+  json parts = json::array();
+  for (const auto& p : t.partitions) {
+    parts.push_back({{"partition", p.partition},
+                     {"error_code", p.error_code},
+                     {"applied_offset", p.applied_offset},
+                     {"row_count_estimate", p.row_count_estimate},
+                     {"checkpoint_offset", p.checkpoint_offset},
+                     {"changelog_gap_below", p.changelog_gap_below},
+                     {"high_watermark", p.high_watermark}});
+  }
+  return json{{"topic", t.topic},
+              {"table_type", t.table_type},
+              {"merge_engine", t.merge_engine},
+              {"version_header", t.version_header},
+              {"changelog_image", t.changelog_image},
+              {"delete_behavior", t.delete_behavior},
+              {"ttl_ms", t.ttl_ms},
+              {"partitioner", t.partitioner_name},
+              {"partition_count", t.partition_count},
+              {"partitions", parts}};
+}
+
+int do_create(Cli& cli, const TableOpts& o) {
+  auto cfg = parse_kvs(o.configs);
+  if (!cfg.ok()) return usage_error(cli, cfg.status().message());
+  client::TopicSpec spec;
+  spec.name = o.name;
+  spec.partitions = o.partitions;
+  spec.configs = *cfg;
+  spec.configs["table.type"] = "primary-key";
+  auto r = cli.client().create_topic(spec);
+  if (!r.ok()) return fail(cli, r.status());
+  if (cli.json_out()) {
+    json c = json::object();
+    for (const auto& [k, v] : spec.configs) c[k] = v;
+    print_json({{"topic", r->name},
+                {"topic_id", r->topic_id},
+                {"partitions", r->partitions},
+                {"configs", c}});
+  } else {
+    std::cout << "created table " << r->name << " (" << r->partitions << " partitions)\n";
+  }
+  return kExitOk;
+}
+
+int do_write(Cli& cli, const TableOpts& o, bool is_delete) {
+  auto t = cli.client().describe_table(o.name);
+  if (!t.ok()) return fail(cli, t.status());
+  client::ProduceRecord rec;
+  rec.key = o.key;
+  if (!is_delete) rec.value = o.value;
+  auto r =
+      cli.client().produce(o.name, std::span<const client::ProduceRecord>(&rec, 1), t->partitioner);
+  if (!r.ok()) return fail(cli, r.status());
+  const auto [partition, offset] = r->placements.front();
+  if (cli.json_out()) {
+    print_json({{"topic", o.name},
+                {"key", o.key},
+                {"deleted", is_delete},
+                {"partition", partition},
+                {"offset", offset}});
+  } else {
+    std::cout << (is_delete ? "deleted " : "put ") << o.key << " (partition " << partition
+              << ", offset " << offset << ")\n";
+  }
+  return kExitOk;
+}
+
+int do_get(Cli& cli, const TableOpts& o) {
+  auto t = cli.client().describe_table(o.name);
+  if (!t.ok()) return fail(cli, t.status());
+  auto rows = cli.client().lookup(*t, o.keys);
+  if (!rows.ok()) return fail(cli, rows.status());
+  if (cli.json_out()) {
+    json arr = json::array();
+    for (size_t i = 0; i < o.keys.size(); ++i) {
+      const auto& r = (*rows)[i];
+      arr.push_back({{"key", o.keys[i]},
+                     {"found", r.found},
+                     {"value", r.found ? json(r.value) : json(nullptr)},
+                     {"offset", r.offset},
+                     {"timestamp", r.timestamp}});
+    }
+    print_json({{"topic", o.name}, {"rows", arr}});
+  } else {
+    for (size_t i = 0; i < o.keys.size(); ++i) {
+      const auto& r = (*rows)[i];
+      std::cout << o.keys[i] << "\t" << (r.found ? r.value : "(absent)") << "\n";
+    }
+  }
+  return kExitOk;
+}
+
+int do_scan(Cli& cli, const TableOpts& o) {
+  auto t = cli.client().describe_table(o.name);
+  if (!t.ok()) return fail(cli, t.status());
+  std::vector<client::TableRow> rows;
+  std::map<int32_t, int64_t> snapshots;
+  if (o.prefix) {
+    auto r = cli.client().prefix_lookup(*t, *o.prefix, o.limit);
+    if (!r.ok()) return fail(cli, r.status());
+    rows = std::move(*r);
+  } else {
+    auto r = cli.client().scan(*t, o.limit);
+    if (!r.ok()) return fail(cli, r.status());
+    rows = std::move(r->rows);
+    snapshots = std::move(r->snapshot_offsets);
+  }
+  if (cli.json_out()) {
+    json arr = json::array();
+    for (const auto& r : rows) {
+      arr.push_back({{"key", r.key},
+                     {"value", r.value},
+                     {"partition", r.partition},
+                     {"offset", r.offset},
+                     {"timestamp", r.timestamp}});
+    }
+    json snaps = json::object();
+    for (const auto& [p, x] : snapshots) snaps[std::to_string(p)] = x;
+    json out{{"topic", o.name}, {"rows", arr}, {"count", rows.size()}};
+    if (!o.prefix) out["snapshot_offsets"] = snaps;
+    print_json(out);
+  } else {
+    for (const auto& r : rows) std::cout << r.key << "\t" << r.value << "\n";
+  }
+  return kExitOk;
+}
+
+json change_json(const std::string& topic, const client::Change& c) {
+  return json{{"topic", topic},
+              {"partition", c.partition},
+              {"offset", c.offset},
+              {"timestamp", c.timestamp},
+              {"kind", client::change_kind_name(c.kind)},
+              {"key", c.key},
+              {"before", jbytes(c.before)},
+              {"after", jbytes(c.after)}};
+}
+
+int do_changelog(Cli& cli, const TableOpts& o) {
+  auto t = cli.client().describe_table(o.name);
+  if (!t.ok()) return fail(cli, t.status());
+  std::map<int32_t, int64_t> from;
+  for (int32_t p = 0; p < t->partition_count; ++p) {
+    int64_t start = 0;
+    int64_t hw = -1;
+    for (const auto& tp : t->partitions) {
+      if (tp.partition == p) {
+        start = tp.changelog_gap_below;
+        hw = tp.high_watermark;
+      }
+    }
+    // An explicit --from is clamped into [log start, high watermark] of each partition (their
+    // sizes differ), so one offset works for the whole table.
+    from[p] = o.from ? std::max(start, hw >= 0 ? std::min(*o.from, hw) : *o.from) : start;
+  }
+  std::signal(SIGINT, on_sigint);
+  int64_t printed = 0;
+  json collected = json::array();
+  Progress progress("changes");
+  for (;;) {
+    if (g_interrupted) break;
+    const int32_t per_part =
+        static_cast<int32_t>(o.limit > 0 ? std::min<int64_t>(1000, o.limit - printed) : 1000);
+    auto page = cli.client().read_changelog(*t, from, per_part, o.follow ? 1000 : 0);
+    if (!page.ok()) return fail(cli, page.status());
+    bool done = o.limit > 0 && printed >= o.limit;
+    for (const auto& c : page->changes) {
+      if (o.limit > 0 && printed >= o.limit) {
+        done = true;
+        break;
+      }
+      ++printed;
+      if (cli.json_out()) {
+        if (o.follow) {
+          print_json(change_json(o.name, c));
+        } else {
+          collected.push_back(change_json(o.name, c));
+        }
+      } else {
+        std::cout << c.partition << "\t" << c.offset << "\t" << client::change_kind_name(c.kind)
+                  << "\t" << c.key << "\t" << show(c.before) << "\t" << show(c.after) << "\n";
+        if (o.follow) std::cout.flush();
+      }
+    }
+    if (!o.follow) progress.update(printed);
+    for (const auto& [p, next] : page->next_offsets) from[p] = next;
+    if (done || (o.limit > 0 && printed >= o.limit)) break;
+    if (!o.follow) {
+      bool caught_up = true;
+      for (const auto& [p, hw] : page->high_watermarks) {
+        if (from[p] < hw) caught_up = false;
+      }
+      if (caught_up) break;
+    }
+  }
+  progress.done(printed);
+  if (cli.json_out() && !o.follow) {
+    json next = json::object();
+    for (const auto& [p, off] : from) next[std::to_string(p)] = off;
+    print_json({{"topic", o.name}, {"changes", collected}, {"next_offsets", next}});
+  }
+  return kExitOk;
+}
+
+int do_describe(Cli& cli, const TableOpts& o) {
+  auto t = cli.client().describe_table(o.name);
+  if (!t.ok()) return fail(cli, t.status());
+  if (cli.json_out()) {
+    print_json(table_json(*t));
+    return kExitOk;
+  }
+  std::cout << "table " << t->topic << ": type=" << t->table_type
+            << " merge-engine=" << t->merge_engine
+            << (t->version_header.empty() ? "" : " version-header=" + t->version_header)
+            << " changelog-image=" << t->changelog_image
+            << " delete-behavior=" << t->delete_behavior << " ttl-ms=" << t->ttl_ms
+            << " partitioner=" << t->partitioner_name << " partitions=" << t->partition_count
+            << "\n";
+  TextTable tt(
+      {"PARTITION", "APPLIED", "ROWS(EST)", "CHECKPOINT", "GAP-BELOW", "HIGH-WATERMARK", "ERROR"});
+  for (const auto& p : t->partitions) {
+    tt.add({std::to_string(p.partition), std::to_string(p.applied_offset),
+            std::to_string(p.row_count_estimate), std::to_string(p.checkpoint_offset),
+            std::to_string(p.changelog_gap_below), std::to_string(p.high_watermark),
+            p.error_code == 0
+                ? "-"
+                : protocol::error_name(static_cast<protocol::ErrorCode>(p.error_code))});
+  }
+  tt.print();
+  return kExitOk;
+}
+
+template <typename F>
+void on_run(CLI::App* sub, Cli& cli, std::shared_ptr<TableOpts> o, F f) {
+  sub->callback([&cli, o, f] { cli.action = [&cli, o, f] { return f(cli, *o); }; });
+}
+
+}  // namespace
+
+void register_table(CLI::App& app, Cli& cli) {
+  auto* table = app.add_subcommand("table", "Primary-key tables");
+  table->require_subcommand(1);
+
+  {
+    auto o = std::make_shared<TableOpts>();
+    auto* s = table->add_subcommand("create", "Create a primary-key table");
+    s->add_option("name", o->name, "Table (topic) name")->required();
+    s->add_option("--partitions,-p", o->partitions, "Partition count")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str();
+    s->add_option("--config,-c", o->configs, "Table/topic config KEY=VALUE (repeatable)");
+    on_run(s, cli, o, do_create);
+  }
+  {
+    auto o = std::make_shared<TableOpts>();
+    auto* s = table->add_subcommand("put", "Upsert one row");
+    s->add_option("name", o->name)->required();
+    s->add_option("key", o->key)->required();
+    s->add_option("value", o->value)->required();
+    on_run(s, cli, o, [](Cli& c, const TableOpts& x) { return do_write(c, x, false); });
+  }
+  {
+    auto o = std::make_shared<TableOpts>();
+    auto* s = table->add_subcommand("delete", "Delete one row");
+    s->add_option("name", o->name)->required();
+    s->add_option("key", o->key)->required();
+    on_run(s, cli, o, [](Cli& c, const TableOpts& x) { return do_write(c, x, true); });
+  }
+  {
+    auto o = std::make_shared<TableOpts>();
+    auto* s = table->add_subcommand("get", "Look up rows by key");
+    s->add_option("name", o->name)->required();
+    s->add_option("keys", o->keys, "Keys")->required();
+    on_run(s, cli, o, do_get);
+  }
+  {
+    auto o = std::make_shared<TableOpts>();
+    auto* s = table->add_subcommand("scan", "All rows (or rows with a key prefix), all partitions");
+    s->add_option("name", o->name)->required();
+    s->add_option("--prefix", o->prefix, "Only keys starting with this prefix");
+    s->add_option("--limit", o->limit, "At most this many rows (0 = all)")
+        ->check(CLI::NonNegativeNumber);
+    on_run(s, cli, o, do_scan);
+  }
+  {
+    auto o = std::make_shared<TableOpts>();
+    auto* s = table->add_subcommand("changelog", "Typed changes (insert/update/delete)");
+    s->add_option("name", o->name)->required();
+    s->add_option("--from", o->from, "Start offset in every partition (default: log start)")
+        ->check(CLI::NonNegativeNumber);
+    s->add_option("--limit", o->limit, "Stop after this many changes (0 = no limit)")
+        ->check(CLI::NonNegativeNumber);
+    s->add_flag("--follow,-f", o->follow, "Keep waiting for new changes (Ctrl-C stops)");
+    on_run(s, cli, o, do_changelog);
+  }
+  {
+    auto o = std::make_shared<TableOpts>();
+    auto* s = table->add_subcommand("describe", "Table settings and per-partition state");
+    s->add_option("name", o->name)->required();
+    on_run(s, cli, o, do_describe);
+  }
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,42 @@
+// strata: the admin CLI of Strata (issues 5 + 6). Global options, subcommand registration and
+// exit codes (0 ok, 1 Kafka error, 2 usage, 3 connection); see docs/cli.md.
+#include <csignal>
+#include <cstdio>
+
+#include "tools/cli/cli_common.h"
+
+int main(int argc, char** argv) {
+  using namespace strata::cli;
+  std::signal(SIGPIPE, SIG_IGN);
+  Cli cli;
+  CLI::App app{"strata: admin CLI for the Strata broker (topics, PK tables, groups, configs)"};
+  app.fallthrough();
+  app.require_subcommand(1);
+  app.add_option("--bootstrap-server,-b", cli.bootstrap, "Broker address HOST:PORT")
+      ->capture_default_str();
+  app.add_option("--output,-o", cli.output, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  app.add_option("--timeout-ms", cli.timeout_ms, "Request timeout in milliseconds")
+      ->check(CLI::Range(1, 3600000))
+      ->capture_default_str();
+
+  register_table(app, cli);
+  register_topic(app, cli);
+  register_group(app, cli);
+  register_config(app, cli);
+  register_cluster(app, cli);
+  register_records(app, cli);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitUsage;
+  }
+  if (!cli.action) {
+    std::fprintf(stderr, "strata: usage: missing subcommand (see --help)\n");
+    return kExitUsage;
+  }
+  return cli.action();
+}

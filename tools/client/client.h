@@ -1,0 +1,133 @@
+// Client: a small synchronous Kafka/Strata client (tools/client/, issues 5 + 6) used by the
+// `strata` CLI and `strata-perf`. It bootstraps from one address, reads Metadata, keeps one
+// Connection per broker node (leaders, group coordinator) and offers typed helpers for the admin,
+// data, group and primary-key-table (extension API) calls. Every call negotiates the highest
+// version both sides speak. Errors: see tools/client/client_error.h (Kafka error name first,
+// CONNECTION for network failures).
+//
+// Owned by the client library. NOT thread-safe: use one Client per thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "protocol/base/result.h"
+#include "tools/client/client_error.h"
+#include "tools/client/client_types.h"
+#include "tools/client/connection.h"
+
+namespace strata::client {
+
+struct ClientOptions {
+  std::string bootstrap = "127.0.0.1:9092";  // HOST:PORT (one address)
+  std::string client_id = "strata-client";
+  int connect_timeout_ms = 5000;
+  int request_timeout_ms = 30000;
+};
+
+class Client {
+ public:
+  explicit Client(ClientOptions opts);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Connects to the bootstrap address and negotiates versions (also done lazily by every call).
+  Status connect();
+  // The bootstrap connection (connecting if needed).
+  Result<Connection*> bootstrap_connection();
+  // A connection to broker `node_id` (address from the last Metadata).
+  Result<Connection*> broker_connection(int32_t node_id);
+  // The leader of topic/partition (refreshes Metadata for the topic when unknown).
+  Result<Connection*> leader_connection(const std::string& topic, int32_t partition);
+
+  // ---- cluster and topics (client_admin.cc)
+  // Metadata for `topics` (nullopt = all topics). Per-topic errors are kept in TopicInfo.
+  Result<ClusterMetadata> metadata(const std::optional<std::vector<std::string>>& topics);
+  // One topic; its Kafka error (e.g. UNKNOWN_TOPIC_OR_PARTITION) as the Status.
+  Result<TopicInfo> topic(const std::string& name);
+  Result<TopicCreated> create_topic(const TopicSpec& spec);
+  Status delete_topic(const std::string& name);
+  Status create_partitions(const std::string& topic, int32_t total_count);
+  // Configs of one resource (for a broker, name = node id as text). `keys` empty = all.
+  Result<std::vector<ConfigEntry>> describe_configs(ResourceType type, const std::string& name,
+                                                    const std::vector<std::string>& keys = {});
+  Status alter_configs(ResourceType type, const std::string& name,
+                       const std::vector<ConfigChange>& changes);
+  // DescribeCluster (falls back to Metadata's broker list when the broker lacks it).
+  Result<ClusterMetadata> describe_cluster();
+
+  // ---- records (client_data.cc)
+  // Produces `records` to `topic` with acks=-1: one batch per partition, one request per leader.
+  // Records with partition -1 are placed by key with `partitioner` (murmur2 = Java's default),
+  // keyless ones round robin.
+  Result<ProduceResult> produce(const std::string& topic, std::span<const ProduceRecord> records,
+                                pkindex::Partitioner partitioner = pkindex::Partitioner::murmur2);
+  // Fetches from one partition starting at `offset` (waits up to max_wait_ms for data).
+  Result<FetchResult> fetch(const std::string& topic, int32_t partition, int64_t offset,
+                            int32_t max_wait_ms = 500, int32_t max_bytes = 1 << 20);
+  // Fetches several partitions (partition -> offset), one request per leader; the broker answers
+  // as soon as any of them has data or max_wait_ms passes. Partitions absent from the answer
+  // (none for Strata) are absent from the result.
+  Result<std::map<int32_t, FetchResult>> fetch_partitions(const std::string& topic,
+                                                          const std::map<int32_t, int64_t>& offsets,
+                                                          int32_t max_wait_ms = 500,
+                                                          int32_t max_bytes = 1 << 20);
+  // ListOffsets for every partition of `topic` (or the given ones): timestamp kEarliest,
+  // kLatest or a time in ms.
+  Result<std::vector<PartitionOffset>> list_offsets(const std::string& topic, int64_t timestamp,
+                                                    const std::vector<int32_t>& partitions = {});
+
+  // ---- groups (client_groups.cc)
+  Result<Connection*> coordinator_connection(const std::string& group);
+  Result<std::vector<GroupListing>> list_groups();
+  Result<GroupDescription> describe_group(const std::string& group);
+  // Committed offsets of `group` (all topics when `topic` is empty).
+  Result<CommittedOffsets> committed_offsets(const std::string& group,
+                                             const std::string& topic = {});
+  // Commits offsets as an admin (generation -1, no member): only for an Empty/Dead group.
+  Status commit_offsets(const std::string& group, const CommittedOffsets& offsets);
+  Status delete_group(const std::string& group);
+
+  // ---- primary-key tables (client_tables.cc)
+  Result<TableInfo> describe_table(const std::string& topic);
+  // Current rows of `keys` (in input order). Keys are routed with the table's partitioner and
+  // grouped per partition, one Lookup request per leader.
+  Result<std::vector<LookupRow>> lookup(const TableInfo& table, std::span<const std::string> keys);
+  // Rows whose key starts with `prefix` over all partitions (fan out, following cursors), at
+  // most `limit` rows in total (0 = no limit). `page` is the per-request limit.
+  Result<std::vector<TableRow>> prefix_lookup(const TableInfo& table, const std::string& prefix,
+                                              int64_t limit = 0, int32_t page = 1000);
+  // All rows of all partitions (paged with cursors; one snapshot per partition), at most `limit`
+  // (0 = no limit).
+  Result<ScanResult> scan(const TableInfo& table, int64_t limit = 0, int32_t page = 1000);
+  // One ReadChangelog round over the partitions in `from` (partition -> from_offset), grouped per
+  // leader; waits up to max_wait_ms when nothing is available.
+  Result<ChangelogPage> read_changelog(const TableInfo& table,
+                                       const std::map<int32_t, int64_t>& from,
+                                       int32_t max_records_per_partition = 1000,
+                                       int32_t max_wait_ms = 0);
+
+  const ClientOptions& options() const { return opts_; }
+
+ private:
+  Result<Connection*> open_or_reuse(int32_t node_id, const std::string& host, int port);
+  Status refresh_topic(const std::string& topic);
+
+  ClientOptions opts_;
+  std::unique_ptr<Connection> bootstrap_;
+  std::map<int32_t, std::unique_ptr<Connection>> brokers_;
+  std::map<int32_t, BrokerInfo> broker_addrs_;
+  // topic -> partition -> leader
+  std::map<std::string, std::map<int32_t, int32_t>> leaders_;
+  std::map<std::string, int32_t> coordinators_;
+  uint32_t round_robin_ = 0;
+};
+
+}  // namespace strata::client

@@ -1,0 +1,270 @@
+// Client: primary-key table calls over the extension APIs (DescribeTable, Lookup, PrefixLookup,
+// Scan, ReadChangelog; protocol/ext/*.proto). See client.h.
+#include <algorithm>
+
+#include "pkindex/partitioner.h"
+#include "protocol/ext/describe_table.pb.h"
+#include "protocol/ext/lookup.pb.h"
+#include "protocol/ext/prefix_lookup.pb.h"
+#include "protocol/ext/read_changelog.pb.h"
+#include "protocol/ext/scan.pb.h"
+#include "tools/client/client.h"
+
+namespace strata::client {
+namespace {
+
+constexpr int16_t kExtLookup = 16000;
+constexpr int16_t kExtPrefixLookup = 16001;
+constexpr int16_t kExtScan = 16002;
+constexpr int16_t kExtReadChangelog = 16003;
+constexpr int16_t kExtDescribeTable = 16004;
+
+std::string part_ctx(const std::string& topic, int32_t p) {
+  return "table '" + topic + "' partition " + std::to_string(p);
+}
+
+std::span<const uint8_t> bytes_of(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+}  // namespace
+
+Result<TableInfo> Client::describe_table(const std::string& topic) {
+  auto conn = bootstrap_connection();
+  if (!conn.ok()) return conn.status();
+  ext::DescribeTableRequest req;
+  req.add_topics(topic);
+  ext::DescribeTableResponse resp;
+  STRATA_RETURN_IF_ERROR((*conn)->call_ext(kExtDescribeTable, req, resp));
+  if (resp.error_code() != 0) {
+    return kafka_status(static_cast<int16_t>(resp.error_code()), "DescribeTable",
+                        resp.error_message());
+  }
+  for (const auto& t : resp.tables()) {
+    if (t.topic() != topic) continue;
+    if (t.error_code() != 0) {
+      return kafka_status(static_cast<int16_t>(t.error_code()), "table '" + topic + "'",
+                          t.error_message());
+    }
+    TableInfo out;
+    out.topic = t.topic();
+    out.table_type = t.table_type();
+    out.merge_engine = t.merge_engine();
+    out.version_header = t.version_header();
+    out.changelog_image = t.changelog_image();
+    out.delete_behavior = t.delete_behavior();
+    out.ttl_ms = t.ttl_ms();
+    out.partitioner_name = t.partitioner();
+    if (out.partitioner_name == "crc32") {
+      out.partitioner = pkindex::Partitioner::crc32;
+    } else if (out.partitioner_name == "murmur2" || out.partitioner_name.empty()) {
+      out.partitioner = pkindex::Partitioner::murmur2;
+    } else {
+      return Status(Errc::unsupported,
+                    "UNSUPPORTED: table '" + topic + "' uses partitioner " + out.partitioner_name);
+    }
+    out.partition_count = t.partition_count();
+    for (const auto& p : t.partitions()) {
+      TablePartition tp;
+      tp.partition = p.partition();
+      tp.error_code = static_cast<int16_t>(p.error_code());
+      tp.applied_offset = p.applied_offset();
+      tp.row_count_estimate = p.row_count_estimate();
+      tp.checkpoint_offset = p.checkpoint_offset();
+      tp.changelog_gap_below = p.changelog_gap_below();
+      tp.high_watermark = p.high_watermark();
+      out.partitions.push_back(tp);
+    }
+    std::sort(
+        out.partitions.begin(), out.partitions.end(),
+        [](const TablePartition& a, const TablePartition& b) { return a.partition < b.partition; });
+    if (out.partition_count <= 0) out.partition_count = static_cast<int32_t>(out.partitions.size());
+    if (out.partition_count <= 0) {
+      return Status(Errc::corruption, "INVALID_REQUEST: table '" + topic + "' has no partitions");
+    }
+    return out;
+  }
+  return kafka_status(3, "table '" + topic + "'");
+}
+
+Result<std::vector<LookupRow>> Client::lookup(const TableInfo& table,
+                                              std::span<const std::string> keys) {
+  std::vector<LookupRow> out(keys.size());
+  if (keys.empty()) return out;
+  // partition -> indexes of its keys (request order within the partition)
+  std::map<int32_t, std::vector<size_t>> by_partition;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const int32_t p =
+        pkindex::partition_for_key(table.partitioner, bytes_of(keys[i]), table.partition_count);
+    by_partition[p].push_back(i);
+  }
+  // leader -> partitions
+  std::map<Connection*, std::vector<int32_t>> by_leader;
+  for (const auto& [p, idx] : by_partition) {
+    auto conn = leader_connection(table.topic, p);
+    if (!conn.ok()) return conn.status();
+    by_leader[*conn].push_back(p);
+  }
+  for (const auto& [conn, parts] : by_leader) {
+    ext::LookupRequest req;
+    auto* tk = req.add_topics();
+    tk->set_topic(table.topic);
+    for (int32_t p : parts) {
+      auto* pk = tk->add_partitions();
+      pk->set_partition(p);
+      for (size_t i : by_partition[p]) pk->add_keys(keys[i]);
+    }
+    ext::LookupResponse resp;
+    STRATA_RETURN_IF_ERROR(conn->call_ext(kExtLookup, req, resp));
+    if (resp.error_code() != 0) {
+      return kafka_status(static_cast<int16_t>(resp.error_code()), "Lookup", resp.error_message());
+    }
+    size_t answered = 0;
+    for (const auto& tr : resp.topics()) {
+      for (const auto& pr : tr.partitions()) {
+        if (pr.error_code() != 0) {
+          return kafka_status(static_cast<int16_t>(pr.error_code()),
+                              part_ctx(table.topic, pr.partition()), pr.error_message());
+        }
+        auto it = by_partition.find(pr.partition());
+        if (it == by_partition.end() || static_cast<size_t>(pr.rows_size()) != it->second.size()) {
+          return connection_status("Lookup response does not match the request for " +
+                                   part_ctx(table.topic, pr.partition()));
+        }
+        for (int r = 0; r < pr.rows_size(); ++r) {
+          const auto& row = pr.rows(r);
+          LookupRow& dst = out[it->second[static_cast<size_t>(r)]];
+          dst.found = row.found();
+          dst.value = row.value();
+          dst.offset = row.offset();
+          dst.timestamp = row.timestamp();
+        }
+        ++answered;
+      }
+    }
+    if (answered != parts.size()) {
+      return connection_status("Lookup response is missing partitions of table '" + table.topic +
+                               "'");
+    }
+  }
+  return out;
+}
+
+Result<std::vector<TableRow>> Client::prefix_lookup(const TableInfo& table,
+                                                    const std::string& prefix, int64_t limit,
+                                                    int32_t page) {
+  std::vector<TableRow> out;
+  for (int32_t p = 0; p < table.partition_count; ++p) {
+    auto conn = leader_connection(table.topic, p);
+    if (!conn.ok()) return conn.status();
+    std::optional<std::string> cursor;
+    for (;;) {
+      if (limit > 0 && static_cast<int64_t>(out.size()) >= limit) return out;
+      ext::PrefixLookupRequest req;
+      req.set_topic(table.topic);
+      req.set_partition(p);
+      req.set_prefix(prefix);
+      int64_t want = page;
+      if (limit > 0) want = std::min<int64_t>(want, limit - static_cast<int64_t>(out.size()));
+      req.set_limit(static_cast<int32_t>(want));
+      if (cursor) req.set_cursor(*cursor);
+      ext::PrefixLookupResponse resp;
+      STRATA_RETURN_IF_ERROR((*conn)->call_ext(kExtPrefixLookup, req, resp));
+      if (resp.error_code() != 0) {
+        return kafka_status(static_cast<int16_t>(resp.error_code()), part_ctx(table.topic, p),
+                            resp.error_message());
+      }
+      for (const auto& r : resp.rows()) {
+        out.push_back(TableRow{p, r.key(), r.value(), r.offset(), r.timestamp()});
+      }
+      if (!resp.has_next_cursor()) break;
+      cursor = resp.next_cursor();
+    }
+  }
+  return out;
+}
+
+Result<ScanResult> Client::scan(const TableInfo& table, int64_t limit, int32_t page) {
+  ScanResult out;
+  for (int32_t p = 0; p < table.partition_count; ++p) {
+    auto conn = leader_connection(table.topic, p);
+    if (!conn.ok()) return conn.status();
+    std::optional<std::string> cursor;
+    for (;;) {
+      if (limit > 0 && static_cast<int64_t>(out.rows.size()) >= limit) return out;
+      ext::ScanRequest req;
+      req.set_topic(table.topic);
+      req.set_partition(p);
+      int64_t want = page;
+      if (limit > 0) want = std::min<int64_t>(want, limit - static_cast<int64_t>(out.rows.size()));
+      req.set_limit(static_cast<int32_t>(want));
+      if (cursor) req.set_cursor(*cursor);
+      ext::ScanResponse resp;
+      STRATA_RETURN_IF_ERROR((*conn)->call_ext(kExtScan, req, resp));
+      if (resp.error_code() != 0) {
+        return kafka_status(static_cast<int16_t>(resp.error_code()), part_ctx(table.topic, p),
+                            resp.error_message());
+      }
+      out.snapshot_offsets[p] = resp.snapshot_offset();
+      for (const auto& r : resp.rows()) {
+        out.rows.push_back(TableRow{p, r.key(), r.value(), r.offset(), r.timestamp()});
+      }
+      if (!resp.has_next_cursor()) break;
+      cursor = resp.next_cursor();
+    }
+  }
+  return out;
+}
+
+Result<ChangelogPage> Client::read_changelog(const TableInfo& table,
+                                             const std::map<int32_t, int64_t>& from,
+                                             int32_t max_records_per_partition,
+                                             int32_t max_wait_ms) {
+  ChangelogPage out;
+  std::map<Connection*, std::vector<int32_t>> by_leader;
+  for (const auto& [p, off] : from) {
+    (void)off;
+    auto conn = leader_connection(table.topic, p);
+    if (!conn.ok()) return conn.status();
+    by_leader[*conn].push_back(p);
+  }
+  for (const auto& [conn, parts] : by_leader) {
+    ext::ReadChangelogRequest req;
+    req.set_topic(table.topic);
+    req.set_max_wait_ms(max_wait_ms);
+    for (int32_t p : parts) {
+      auto* pr = req.add_partitions();
+      pr->set_partition(p);
+      pr->set_from_offset(from.at(p));
+      pr->set_max_records(max_records_per_partition);
+    }
+    ext::ReadChangelogResponse resp;
+    STRATA_RETURN_IF_ERROR(conn->call_ext(kExtReadChangelog, req, resp, max_wait_ms));
+    if (resp.error_code() != 0) {
+      return kafka_status(static_cast<int16_t>(resp.error_code()), "ReadChangelog",
+                          resp.error_message());
+    }
+    for (const auto& pc : resp.partitions()) {
+      if (pc.error_code() != 0) {
+        return kafka_status(static_cast<int16_t>(pc.error_code()),
+                            part_ctx(table.topic, pc.partition()), pc.error_message());
+      }
+      out.next_offsets[pc.partition()] = pc.next_offset();
+      out.high_watermarks[pc.partition()] = pc.high_watermark();
+      for (const auto& c : pc.changes()) {
+        Change ch;
+        ch.partition = pc.partition();
+        ch.offset = c.offset();
+        ch.timestamp = c.timestamp();
+        ch.kind = static_cast<ChangeKind>(c.kind());
+        ch.key = c.key();
+        if (c.has_before()) ch.before = c.before();
+        if (c.has_after()) ch.after = c.after();
+        out.changes.push_back(std::move(ch));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace strata::client

@@ -1,0 +1,227 @@
+// Value types of the Strata C++ client library (tools/client/): what Client's typed helpers take
+// and return. All fields own their bytes (std::string holds binary keys/values as-is).
+// Owned by the client library. Value types; thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pkindex/table_config.h"
+
+namespace strata::client {
+
+// ---- cluster / topics
+struct BrokerInfo {
+  int32_t node_id = -1;
+  std::string host;
+  int32_t port = 0;
+  std::optional<std::string> rack;
+};
+
+struct PartitionInfo {
+  int32_t partition = 0;
+  int16_t error_code = 0;
+  int32_t leader = -1;
+  int32_t leader_epoch = -1;
+  std::vector<int32_t> replicas;
+  std::vector<int32_t> isr;
+};
+
+struct TopicInfo {
+  std::string name;
+  std::string topic_id;  // canonical UUID text; "" when the broker did not send one
+  int16_t error_code = 0;
+  bool internal = false;
+  std::vector<PartitionInfo> partitions;  // sorted by partition
+};
+
+struct ClusterMetadata {
+  std::string cluster_id;
+  int32_t controller_id = -1;
+  std::vector<BrokerInfo> brokers;
+  std::vector<TopicInfo> topics;  // sorted by name
+
+  const TopicInfo* find_topic(const std::string& name) const;
+  const BrokerInfo* find_broker(int32_t node_id) const;
+};
+
+struct TopicSpec {
+  std::string name;
+  int32_t partitions = 1;
+  int16_t replication_factor = 1;
+  std::map<std::string, std::string> configs;
+};
+
+struct TopicCreated {
+  std::string name;
+  std::string topic_id;
+  int32_t partitions = -1;
+};
+
+// ---- configs
+enum class ResourceType : int8_t { topic = 2, broker = 4 };
+
+struct ConfigEntry {
+  std::string name;
+  std::optional<std::string> value;
+  bool read_only = false;
+  bool sensitive = false;
+  int8_t source = -1;  // Kafka ConfigSource: 1 topic, 2/3 dynamic broker, 4 static, 5 default...
+};
+// "TOPIC_CONFIG", "DYNAMIC_BROKER_CONFIG", "STATIC_BROKER_CONFIG", "DEFAULT_CONFIG", ...
+const char* config_source_name(int8_t source);
+
+enum class ConfigOp : int8_t { set = 0, remove = 1, append = 2, subtract = 3 };
+struct ConfigChange {
+  std::string name;
+  ConfigOp op = ConfigOp::set;
+  std::optional<std::string> value;
+};
+
+// ---- records
+struct RecordHeader {
+  std::string key;
+  std::optional<std::string> value;
+};
+
+struct ProduceRecord {
+  int32_t partition = -1;  // -1: by key (murmur2, or the given partitioner), round robin if keyless
+  std::optional<std::string> key;
+  std::optional<std::string> value;  // nullopt = tombstone / PK delete
+  std::vector<RecordHeader> headers;
+  int64_t timestamp = -1;  // -1 = now
+};
+
+struct ProduceResult {
+  // Per input record: its partition and offset (in input order).
+  std::vector<std::pair<int32_t, int64_t>> placements;
+};
+
+struct FetchedRecord {
+  int32_t partition = 0;
+  int64_t offset = 0;
+  int64_t timestamp = -1;
+  std::optional<std::string> key;
+  std::optional<std::string> value;
+  std::vector<RecordHeader> headers;
+};
+
+struct FetchResult {
+  int64_t high_watermark = -1;
+  int64_t log_start_offset = -1;
+  int64_t next_offset = 0;  // offset after the last returned record (or the fetch offset)
+  std::vector<FetchedRecord> records;
+};
+
+// ListOffsets special timestamps.
+inline constexpr int64_t kLatest = -1;
+inline constexpr int64_t kEarliest = -2;
+
+struct PartitionOffset {
+  int32_t partition = 0;
+  int64_t offset = -1;  // -1 when no record has a timestamp >= the one asked for
+  int64_t timestamp = -1;
+};
+
+// ---- groups
+struct GroupListing {
+  std::string group_id;
+  std::string protocol_type;
+  std::string state;  // "" when the broker's ListGroups is older than v4
+};
+
+struct TopicPartitions {
+  std::string topic;
+  std::vector<int32_t> partitions;
+};
+
+struct GroupMember {
+  std::string member_id;
+  std::optional<std::string> group_instance_id;
+  std::string client_id;
+  std::string client_host;
+  std::vector<TopicPartitions> assignment;  // decoded consumer-protocol assignment
+};
+
+struct GroupDescription {
+  std::string group_id;
+  int16_t error_code = 0;
+  std::string state;
+  std::string protocol_type;
+  std::string protocol;
+  std::vector<GroupMember> members;
+};
+
+// (topic, partition) -> committed offset (-1 = none).
+using CommittedOffsets = std::map<std::pair<std::string, int32_t>, int64_t>;
+
+// ---- primary-key tables (extension APIs)
+struct TablePartition {
+  int32_t partition = 0;
+  int16_t error_code = 0;
+  int64_t applied_offset = -1;
+  int64_t row_count_estimate = 0;
+  int64_t checkpoint_offset = -1;
+  int64_t changelog_gap_below = 0;
+  int64_t high_watermark = 0;
+};
+
+struct TableInfo {
+  std::string topic;
+  std::string table_type;
+  std::string merge_engine;
+  std::string version_header;
+  std::string changelog_image;
+  std::string delete_behavior;
+  int64_t ttl_ms = -1;
+  std::string partitioner_name;
+  pkindex::Partitioner partitioner = pkindex::Partitioner::murmur2;
+  int32_t partition_count = 0;
+  std::vector<TablePartition> partitions;
+};
+
+struct LookupRow {
+  bool found = false;
+  std::string value;
+  int64_t offset = -1;
+  int64_t timestamp = -1;
+};
+
+struct TableRow {
+  int32_t partition = 0;
+  std::string key;
+  std::string value;
+  int64_t offset = -1;
+  int64_t timestamp = -1;
+};
+
+struct ScanResult {
+  std::vector<TableRow> rows;
+  // Per partition: the snapshot offset X of that partition's scan.
+  std::map<int32_t, int64_t> snapshot_offsets;
+};
+
+enum class ChangeKind : uint8_t { unspecified = 0, insert = 1, update = 2, remove = 3 };
+const char* change_kind_name(ChangeKind k);  // "insert" | "update" | "delete" | "unspecified"
+
+struct Change {
+  int32_t partition = 0;
+  int64_t offset = 0;
+  int64_t timestamp = -1;
+  ChangeKind kind = ChangeKind::unspecified;
+  std::string key;
+  std::optional<std::string> before;
+  std::optional<std::string> after;
+};
+
+struct ChangelogPage {
+  std::vector<Change> changes;
+  std::map<int32_t, int64_t> next_offsets;     // per partition: from_offset of the next read
+  std::map<int32_t, int64_t> high_watermarks;  // per partition
+};
+
+}  // namespace strata::client

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Markdown report of tools/bench.sh: reads the JSON lines the script collected (one per run:
+{"section","name",...,"result":{strata-perf or reference JSON}}) and prints the tables and ratios
+recorded in docs/benchmarks.md. Owned by tools/perf (issue 6)."""
+import json
+import statistics
+import sys
+
+
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def main():
+    path, parts, repeat, scale, load_before, load_after, conc, pk_parts = sys.argv[1:9]
+    rows = [json.loads(line) for line in open(path) if line.strip()]
+    by = {}
+    for r in rows:
+        by.setdefault(r["section"], []).append(r)
+    print(f"\nBENCH_SCALE={scale}; load average before/after: {load_before} / {load_after}")
+
+    if "throughput" in by:
+        print(f"\n### Throughput (strata-perf, {parts} partitions, acks=1, median of {repeat})\n")
+        print("| workload | phase | target | records/s | MB/s | server CPU-s/GiB |")
+        print("|---|---|---|---:|---:|---:|")
+        groups = {}
+        for r in by["throughput"]:
+            groups.setdefault((r["name"], r["phase"]), {}).setdefault(r["target"], []).append(r)
+        for (w, ph), t in groups.items():
+            for target in ("mock", "strata"):
+                rs = t.get(target, [])
+                if not rs:
+                    continue
+                gib = sum(x["result"]["bytes"] for x in rs) / 2**30
+                cpu = sum(x["server_cpu_s"] for x in rs)
+                print(f"| {w} | {ph} | {target} | {med([x['result']['records_per_s'] for x in rs]):,.0f} "
+                      f"| {med([x['result']['mb_per_s'] for x in rs]):.1f} | {cpu / gib if gib else 0:.2f} |")
+        print("\n| workload | phase | Strata/mock (medians) | Strata/mock (paired) |")
+        print("|---|---|---:|---:|")
+        for (w, ph), t in groups.items():
+            if "mock" in t and "strata" in t:
+                m = {x["rep"]: x["result"]["records_per_s"] for x in t["mock"]}
+                paired = [x["result"]["records_per_s"] / m[x["rep"]] for x in t["strata"] if x["rep"] in m]
+                ratio = med([x["result"]["records_per_s"] for x in t["strata"]]) / \
+                    med([x["result"]["records_per_s"] for x in t["mock"]])
+                print(f"| {w} | {ph} | {ratio:.2f} | {med(paired):.2f} |")
+
+    if "load" in by:
+        j = by["load"][0]["result"]
+        print(f"\nPK table load through the broker (strata-perf produce, murmur2, acks=1): "
+              f"{j['records']:,} records in {j['seconds']:.2f} s = {j['records_per_s']:,.0f} records/s")
+
+    if "lookup" in by:
+        print(f"\n### Lookups: Strata PK table ({pk_parts} partitions) vs redis-server, "
+              f"{conc} connections each, median of runs\n")
+        print("| keys/request | target | keys/s | p50 µs | p99 µs | max µs | server CPU-s per 1M keys |")
+        print("|---:|---|---:|---:|---:|---:|---:|")
+        groups = {}
+        for r in by["lookup"]:
+            groups.setdefault(r["name"], {}).setdefault(r["target"], []).append(r)
+        ratios = {}
+        for name, t in groups.items():
+            for target in ("strata", "redis"):
+                rs = t.get(target, [])
+                if not rs:
+                    continue
+                if target == "strata":
+                    ks = [x["result"]["keys_per_s"] for x in rs]
+                    p50 = [x["result"]["latency"]["p50_us"] for x in rs]
+                    p99 = [x["result"]["latency"]["p99_us"] for x in rs]
+                    mx = [x["result"]["latency"]["max_us"] for x in rs]
+                    keys = sum(x["result"]["keys"] for x in rs)
+                else:
+                    ks = [x["result"]["keys_per_s"] for x in rs]
+                    p50 = [x["result"]["p50_us"] for x in rs]
+                    p99 = [x["result"]["p99_us"] for x in rs]
+                    mx = [x["result"]["max_us"] for x in rs]
+                    strata_rs = t.get("strata", [])
+                    keys = sum(x["result"]["keys"] for x in strata_rs)  # same count per run
+                cpu = sum(x["server_cpu_s"] for x in rs)
+                print(f"| {name.split()[-1]} | {target} | {med(ks):,.0f} | {med(p50):.0f} | {med(p99):.0f} "
+                      f"| {med(mx):.0f} | {cpu / keys * 1e6 if keys else 0:.2f} |")
+            if "strata" in t and "redis" in t:
+                r_by = {x["rep"]: x["result"]["keys_per_s"] for x in t["redis"]}
+                paired = [x["result"]["keys_per_s"] / r_by[x["rep"]] for x in t["strata"] if x["rep"] in r_by]
+                ratios[name] = med(paired)
+        for name, v in ratios.items():
+            bar = " (bar: >= 0.5x)" if name == "batch 16" else ""
+            print(f"\nStrata/Redis keys/s, {name} (median of paired runs): **{v:.2f}x**{bar}")
+
+    if "apply" in by:
+        print("\n### PK upsert apply vs raw RocksDB puts (in process, same data, same run)\n")
+        print("| run | records | Strata upserts/s | compute s | append s | apply s | RocksDB puts/s | ratio |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for r in by["apply"]:
+            j = r["result"]
+            s = j["strata"]
+            print(f"| r{r['rep']} | {j['records']:,} | {s['records_per_s']:,.0f} | {s['compute_s']:.2f} "
+                  f"| {s['append_s']:.2f} | {s['apply_s']:.2f} | {j['rocksdb']['records_per_s']:,.0f} "
+                  f"| {j['ratio']:.2f} |")
+        print(f"\nStrata/RocksDB (median): **{med([r['result']['ratio'] for r in by['apply']]):.2f}x** "
+              f"(bar: >= 0.5x)")
+        var = [r["result"].get("rocksdb_variants") or {} for r in by["apply"]]
+        if all("get_put" in v for v in var):
+            gp = [r["result"]["strata"]["records_per_s"] / v["get_put"]["records_per_s"]
+                  for r, v in zip(by["apply"], var)]
+            bl = [v["get_put_memtable_bloom"]["records_per_s"] / r["result"]["rocksdb"]["records_per_s"]
+                  for r, v in zip(by["apply"], var)]
+            print(f"\nDiagnostics (medians): Strata / raw Get+Put per key = {med(gp):.2f}x; "
+                  f"raw Get+Put with a memtable bloom filter / raw puts = {med(bl):.2f}x")
+
+    if "restart" in by:
+        print("\n### Restart time\n")
+        print("| what | keys | ready after (s) |")
+        print("|---|---:|---:|")
+        for r in by["restart"]:
+            j = r["result"]
+            if r["name"] == "pk-restart":
+                print(f"| in-process PkState reopen, clean (memtable flushed) | {j['keys']:,} "
+                      f"| {j['clean']['ready_s']:.3f} |")
+                if "crash" in j:
+                    print(f"| in-process PkState reopen after a crash (log recovery + replay) "
+                          f"| {j['keys']:,} | {j['crash']['ready_s']:.3f} |")
+            else:
+                how = "SIGTERM (clean)" if r["name"].endswith("TERM") else "kill -9"
+                print(f"| broker restart after {how}, process start -> first Lookup answered "
+                      f"| {j['keys']:,} | {j['ready_s']:.3f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+// strata-perf pk-apply: issue 5's "upsert apply rate versus raw RocksDB puts of the same data in
+// the same run". Phase 1 writes the workload through PkState (compute -> PartitionLog::append ->
+// apply, WAL off, as the broker does); phase 2 writes the same keys and values as plain
+// rocksdb::WriteBatch puts of the same batch size into a fresh RocksDB opened with PkState's
+// options (same PkEnvironment: block cache + write-buffer manager, bloom filter, WAL off).
+// Prints both rates and their ratio.
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+#include <rocksdb/write_buffer_manager.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "tools/perf/key_chooser.h"
+#include "tools/perf/options.h"
+#include "tools/perf/pk_load.h"
+#include "tools/perf/report.h"
+
+namespace strata::tools::perf {
+namespace {
+
+struct RawTimes {
+  double total_s = 0;
+  double flush_s = 0;
+  int64_t hits = 0;  // read_first: keys that existed
+};
+
+// `read_first`: Get every key before its Put (what an upsert must do for the change kind and
+// before-image). `memtable_bloom`: a whole-key memtable bloom filter (cheap misses in memtables).
+Result<RawTimes> load_raw(pkindex::PkEnvironment& env, const std::string& path, const Workload& w,
+                          int32_t batch, bool read_first = false, bool memtable_bloom = false) {
+  rocksdb::Options o;  // PkState::open's options
+  o.create_if_missing = true;
+  o.write_buffer_manager = env.write_buffer_manager();
+  o.max_background_jobs = 2;
+  rocksdb::BlockBasedTableOptions t;
+  t.block_cache = env.block_cache();
+  t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+  if (memtable_bloom) {
+    o.memtable_whole_key_filtering = true;
+    o.memtable_prefix_bloom_size_ratio = 0.1;
+  }
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status st = rocksdb::DB::Open(o, path, &raw);
+  if (!st.ok()) return Status(Errc::io_error, "open " + path + ": " + st.ToString());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  rocksdb::WriteOptions wo;
+  wo.disableWAL = true;
+  rocksdb::WriteBatch wb;
+  std::string value, current;
+  char key[24];
+  int64_t hits = 0;
+  RawTimes r;
+  const auto t0 = Clock::now();
+  for (int64_t i = 0; i < w.records;) {
+    wb.Clear();
+    const int64_t end = std::min<int64_t>(w.records, i + batch);
+    for (; i < end; ++i) {
+      const size_t kl = format_key(key, w.key_index(i));
+      w.value(i, value);
+      if (read_first) {
+        st = db->Get(rocksdb::ReadOptions(), db->DefaultColumnFamily(), rocksdb::Slice(key, kl),
+                     &current);
+        if (st.ok()) {
+          ++hits;
+        } else if (!st.IsNotFound()) {
+          return Status(Errc::io_error, "raw get: " + st.ToString());
+        }
+      }
+      wb.Put(rocksdb::Slice(key, kl), value);
+    }
+    st = db->Write(wo, &wb);
+    if (!st.ok()) return Status(Errc::io_error, "raw write: " + st.ToString());
+  }
+  r.total_s = seconds_since(t0);
+  r.hits = hits;
+  const auto f0 = Clock::now();
+  st = db->Flush(rocksdb::FlushOptions());
+  if (!st.ok()) return Status(Errc::io_error, "raw flush: " + st.ToString());
+  r.flush_s = seconds_since(f0);
+  st = db->Close();
+  if (!st.ok()) return Status(Errc::io_error, "raw close: " + st.ToString());
+  return r;
+}
+
+}  // namespace
+
+Status run_pk_apply(const PkApplyOptions& o) {
+  if (o.records <= 0 || o.batch <= 0 || o.value_size < 0) {
+    return Status(Errc::invalid_argument, "--records and --batch must be > 0");
+  }
+  Workload w{o.records, o.keys > 0 ? o.keys : o.records, o.value_size};
+  auto dir = TempDir::make(o.dir);
+  if (!dir.ok()) return dir.status();
+  if (o.keep) std::fprintf(stderr, "pk-apply: keeping %s\n", dir->path().c_str());
+  pkindex::PkEnvironment::Options eo;
+  eo.block_cache_bytes = o.block_cache_mb << 20;
+  pkindex::PkEnvironment env(eo);
+
+  std::fprintf(stderr, "pk-apply: %lld upserts over %lld keys, batches of %d, %lld B values\n",
+               static_cast<long long>(w.records), static_cast<long long>(w.key_space), o.batch,
+               static_cast<long long>(w.value_size));
+  LoadTimes pk;
+  double pk_flush_s = 0;
+  {
+    auto p = open_pk_partition(env, dir->path() + "/t-0", o.image);
+    if (!p.ok()) return p.status();
+    auto t = load_pk(*p, w, o.batch);
+    if (!t.ok()) return t.status();
+    pk = *t;
+    const auto f0 = Clock::now();
+    STRATA_RETURN_IF_ERROR(p->state->flush());
+    pk_flush_s = seconds_since(f0);
+    STRATA_RETURN_IF_ERROR(p->state->close());
+    STRATA_RETURN_IF_ERROR(p->log->close());
+  }
+  std::fprintf(stderr, "pk-apply: strata %.0f upserts/s (compute %.2fs, append %.2fs, apply %.2fs)\n",
+               static_cast<double>(pk.records) / pk.total_s, pk.compute_s, pk.append_s, pk.apply_s);
+  auto raw = load_raw(env, dir->path() + "/raw", w, o.batch);
+  if (!raw.ok()) return raw.status();
+  std::fprintf(stderr, "pk-apply: raw rocksdb %.0f puts/s\n",
+               static_cast<double>(w.records) / raw->total_s);
+  // Optional diagnostics: raw Get-then-Put (the upsert's inherent work), with and without a
+  // memtable bloom filter.
+  nlohmann::json variants = nlohmann::json::object();
+  if (o.read_variants) {
+    for (bool bloom : {false, true}) {
+      auto v = load_raw(env, dir->path() + (bloom ? "/raw-get-put-bloom" : "/raw-get-put"), w,
+                        o.batch, true, bloom);
+      if (!v.ok()) return v.status();
+      const double rate = static_cast<double>(w.records) / v->total_s;
+      std::fprintf(stderr, "pk-apply: raw get+put%s %.0f/s\n", bloom ? " (memtable bloom)" : "",
+                   rate);
+      variants[bloom ? "get_put_memtable_bloom" : "get_put"] = {
+          {"seconds", v->total_s}, {"records_per_s", rate}, {"existing", v->hits}};
+    }
+  }
+  if (o.keep) {
+    dir->keep();
+  }
+  const double pk_rate = static_cast<double>(pk.records) / pk.total_s;
+  const double raw_rate = static_cast<double>(w.records) / raw->total_s;
+  print_summary({{"mode", "pk-apply"},
+                 {"records", w.records},
+                 {"key_space", w.key_space},
+                 {"batch", o.batch},
+                 {"value_size", w.value_size},
+                 {"image", o.image},
+                 {"strata", {{"seconds", pk.total_s},
+                             {"records_per_s", pk_rate},
+                             {"compute_s", pk.compute_s},
+                             {"append_s", pk.append_s},
+                             {"apply_s", pk.apply_s},
+                             {"input_build_s", pk.build_s},
+                             {"log_bytes", pk.log_bytes},
+                             {"final_flush_s", pk_flush_s}}},
+                 {"rocksdb", {{"seconds", raw->total_s},
+                              {"records_per_s", raw_rate},
+                              {"final_flush_s", raw->flush_s}}},
+                 {"ratio", pk_rate / raw_rate},
+                 {"rocksdb_variants", variants}});
+  return Status::Ok();
+}
+
+}  // namespace strata::tools::perf

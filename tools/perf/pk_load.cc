@@ -1,0 +1,120 @@
+// In-process primary-key load (see pk_load.h).
+#include "tools/perf/pk_load.h"
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "pkindex/table_config.h"
+#include "protocol/record/batch_builder.h"
+#include "storage/env.h"
+#include "tools/perf/key_chooser.h"
+#include "tools/perf/report.h"
+
+namespace strata::tools::perf {
+
+int64_t Workload::key_index(int64_t i) const {
+  const auto n = static_cast<uint64_t>(key_space);
+  // 2^61-1 is prime; n < 2^61 so the multiplier is coprime with n unless n is a multiple of it.
+  const unsigned __int128 x = static_cast<unsigned __int128>(static_cast<uint64_t>(i) % n) *
+                              2305843009213693951ull;
+  return static_cast<int64_t>(x % n);
+}
+
+void Workload::value(int64_t i, std::string& out) const {
+  out.assign(static_cast<size_t>(value_size), 'v');
+  char buf[48];
+  const int n = std::snprintf(buf, sizeof buf, "%020" PRId64 "/%" PRId64, i, salt);
+  out.replace(0, std::min<size_t>(out.size(), static_cast<size_t>(n)), buf,
+              std::min<size_t>(out.size(), static_cast<size_t>(n)));
+}
+
+Result<TempDir> TempDir::make(const std::string& parent) {
+  std::string base = parent;
+  if (base.empty()) {
+    const char* t = std::getenv("TMPDIR");
+    base = t && *t ? t : "/tmp";
+  }
+  std::string tmpl = base + "/strata-perf.XXXXXX";
+  if (!mkdtemp(tmpl.data())) return Status(Errc::io_error, "mkdtemp under " + base);
+  TempDir d;
+  d.path_ = tmpl;
+  return d;
+}
+
+TempDir::~TempDir() {
+  if (path_.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+Result<PkPartition> open_pk_partition(pkindex::PkEnvironment& env, const std::string& dir,
+                                      const std::string& image, bool flush_on_close) {
+  PkPartition p;
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  auto log = storage::PartitionLog::open(storage::default_env(), dir, storage::LogConfig{}, now_ms);
+  if (!log.ok()) return log.status();
+  p.log = std::move(*log);
+  auto table = pkindex::parse_table_config(
+      {{"table.type", "primary-key"}, {"table.changelog.image", image}});
+  if (!table.ok()) return table.status();
+  pkindex::PkState::Options so;
+  so.table = *table;
+  so.flush_on_close = flush_on_close;
+  auto st = pkindex::PkState::open(env, *p.log, so);
+  if (!st.ok()) return st.status();
+  p.state = std::move(*st);
+  return p;
+}
+
+Result<LoadTimes> load_pk(PkPartition& p, const Workload& w, int32_t batch) {
+  LoadTimes t;
+  protocol::RecordBatchBuilder bb;
+  std::vector<uint8_t> input;
+  std::string value;
+  char key[24];
+  const int64_t ts = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  auto lk = p.state->lock_writes();
+  for (int64_t i = 0; i < w.records;) {
+    const auto b0 = Clock::now();
+    bb.clear_records();
+    const int64_t end = std::min<int64_t>(w.records, i + batch);
+    for (; i < end; ++i) {
+      const size_t kl = format_key(key, w.key_index(i));
+      w.value(i, value);
+      bb.add(ts, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(key), kl),
+             std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(value.data()), value.size()));
+    }
+    input.clear();
+    bb.build_into(input);
+    const auto c0 = Clock::now();
+    auto res = p.state->compute(protocol::RecordBatchView(input), codec::Compression::none);
+    if (!res.status.ok()) return res.status;
+    const auto a0 = Clock::now();
+    auto app = p.log->append(res.batch, ts);
+    if (!app.ok()) {
+      p.state->rollback(res.pending_id);
+      return app.status();
+    }
+    const auto p0 = Clock::now();
+    STRATA_RETURN_IF_ERROR(p.state->apply(res.pending_id, app->base_offset));
+    const auto e0 = Clock::now();
+    using D = std::chrono::duration<double>;
+    t.build_s += D(c0 - b0).count();
+    t.compute_s += D(a0 - c0).count();
+    t.append_s += D(p0 - a0).count();
+    t.apply_s += D(e0 - p0).count();
+    t.log_bytes += static_cast<int64_t>(res.batch.size());
+  }
+  t.records = w.records;
+  t.total_s = t.compute_s + t.append_s + t.apply_s;
+  return t;
+}
+
+}  // namespace strata::tools::perf
