@@ -31,16 +31,20 @@ void respond_ext(RequestContext& ctx, const Msg& msg) {
   if (msg.error_code() != 0) {
     note_response_error(ctx.broker, ctx.api_key, static_cast<int16_t>(msg.error_code()));
   }
-  protocol::Writer w(msg.ByteSizeLong() + 16);
+  const size_t body = msg.ByteSizeLong();  // caches the sizes for the serialisation below
+  protocol::Writer w(body + 16);
   w.write_int32(0);  // size, patched below
   protocol::ResponseHeader h;
   h.correlation_id = ctx.frame->correlation_id;
   h.encode(w, protocol::response_header_version(ctx.api_key, ctx.version));
-  std::string bytes = msg.SerializeAsString();
-  w.write_raw(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  // Serialised once, straight into the frame (no intermediate string).
+  auto& buf = w.buffer();
+  const size_t at = buf.size();
+  buf.resize(at + body);
+  msg.SerializeWithCachedSizesToArray(buf.data() + at);
   w.patch_int32(0, static_cast<int32_t>(w.total_size() - 4));
   ResponseFrame f;
-  f.bytes = std::move(w.buffer());
+  f.bytes = std::move(buf);
   ctx.responder.send(std::move(f));
 }
 

@@ -28,9 +28,10 @@ struct RawTimes {
 };
 
 // `read_first`: Get every key before its Put (what an upsert must do for the change kind and
-// before-image). `memtable_bloom`: a whole-key memtable bloom filter (cheap misses in memtables).
+// before-image). `memtable_bloom`: PkState's whole-key memtable bloom filter (pk_state.cc; on
+// by default so the reference has PkState's options; off for the diagnostic variant).
 Result<RawTimes> load_raw(pkindex::PkEnvironment& env, const std::string& path, const Workload& w,
-                          int32_t batch, bool read_first = false, bool memtable_bloom = false) {
+                          int32_t batch, bool read_first = false, bool memtable_bloom = true) {
   rocksdb::Options o;  // PkState::open's options
   o.create_if_missing = true;
   o.write_buffer_manager = env.write_buffer_manager();
@@ -41,7 +42,7 @@ Result<RawTimes> load_raw(pkindex::PkEnvironment& env, const std::string& path, 
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
   if (memtable_bloom) {
     o.memtable_whole_key_filtering = true;
-    o.memtable_prefix_bloom_size_ratio = 0.1;
+    o.memtable_prefix_bloom_size_ratio = 0.01;
   }
   rocksdb::DB* raw = nullptr;
   rocksdb::Status st = rocksdb::DB::Open(o, path, &raw);
