@@ -6,7 +6,18 @@
 
 #include <google/protobuf/message_lite.h>
 
+#include <memory>
+#include <string>
+
 #include "broker/handler.h"
+#include "protocol/wire/errors.h"
+
+namespace strata::pkindex {
+class PkState;
+}  // namespace strata::pkindex
+namespace strata::broker {
+struct TopicEntry;
+}  // namespace strata::broker
 
 namespace strata::broker::handlers {
 
@@ -15,6 +26,18 @@ inline constexpr int16_t kExtPrefixLookup = 16001;
 inline constexpr int16_t kExtScan = 16002;
 inline constexpr int16_t kExtReadChangelog = 16003;
 inline constexpr int16_t kExtDescribeTable = 16004;
+
+// The PK state serving one partition of an extension request, or the Kafka error to answer for it.
+struct PkPartition {
+  std::shared_ptr<pkindex::PkState> state;  // null on error
+  protocol::ErrorCode error = protocol::ErrorCode::none;
+  std::string message;
+};
+// `topic` is the registry's entry for `name` (null when unknown): UNKNOWN_TOPIC_OR_PARTITION for an
+// unknown topic or partition, INVALID_REQUEST for a log topic, KAFKA_STORAGE_ERROR when the state
+// cannot be opened or is offline. (ext_common.cc)
+PkPartition resolve_pk_partition(RequestContext& ctx, const TopicEntry* topic,
+                                 const std::string& name, int32_t partition);
 
 // Parses the rest of `body` into `msg`; false on undecodable bytes.
 inline bool parse_ext_body(protocol::Reader& body, google::protobuf::MessageLite& msg) {

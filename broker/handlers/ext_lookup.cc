@@ -55,22 +55,15 @@ void ext_lookup(RequestContext& ctx, protocol::Reader& body) {
         pout->set_error_message(std::move(msg));
         ctx.broker.metrics().request_error(ctx.api_key, static_cast<int16_t>(e));  // issue 6
       };
-      if (!topic || !topic->partition(p.partition())) {
-        fail(ErrorCode::unknown_topic_or_partition, "");
+      auto target = resolve_pk_partition(ctx, topic.get(), t.topic(), p.partition());
+      if (!target.state) {
+        fail(target.error, std::move(target.message));
         continue;
       }
-      auto state = ctx.broker.pk_tables().get(*topic, p.partition());
-      if (!state.ok()) {
-        fail(ErrorCode::kafka_storage_error, state.status().message());
-        continue;
-      }
-      if (!*state) {
-        fail(ErrorCode::invalid_request, "topic " + t.topic() + " is not a primary-key table");
-        continue;
-      }
+      const auto& state = target.state;
       const auto started = std::chrono::steady_clock::now();  // issue 6
       for (const auto& key : p.keys()) {
-        auto row = (*state)->lookup(std::span<const uint8_t>(
+        auto row = state->lookup(std::span<const uint8_t>(
             reinterpret_cast<const uint8_t*>(key.data()), key.size()));
         if (!row.ok()) {
           pout->clear_rows();

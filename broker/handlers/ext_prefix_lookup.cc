@@ -36,18 +36,13 @@ void ext_prefix_lookup(RequestContext& ctx, protocol::Reader& body) {
     return fail(ErrorCode::invalid_request, "limit must be within 1.." + std::to_string(kMaxLimit));
   }
   auto topic = ctx.broker.topics().find(req.topic());
-  if (!topic || !topic->partition(req.partition())) {
-    return fail(ErrorCode::unknown_topic_or_partition, "");
-  }
-  auto state = ctx.broker.pk_tables().get(*topic, req.partition());
-  if (!state.ok()) return fail(ErrorCode::kafka_storage_error, state.status().message());
-  if (!*state) {
-    return fail(ErrorCode::invalid_request, "topic " + req.topic() + " is not a primary-key table");
-  }
+  auto target = resolve_pk_partition(ctx, topic.get(), req.topic(), req.partition());
+  if (!target.state) return fail(target.error, std::move(target.message));
+  const auto& state = target.state;
   std::optional<std::span<const uint8_t>> cursor;
   if (req.has_cursor()) cursor = as_span(req.cursor());
   const auto started = std::chrono::steady_clock::now();  // issue 6
-  auto page = (*state)->prefix_lookup(as_span(req.prefix()), cursor,
+  auto page = state->prefix_lookup(as_span(req.prefix()), cursor,
                                       static_cast<uint32_t>(req.limit()));
   if (!page.ok()) return fail(ErrorCode::kafka_storage_error, page.status().message());
   for (auto& r : page->rows) {

@@ -73,14 +73,9 @@ void ext_scan(RequestContext& ctx, protocol::Reader& body) {
   }
   if (req.max_bytes() < 0) return fail(ErrorCode::invalid_request, "max_bytes must be >= 0");
   auto topic = ctx.broker.topics().find(req.topic());
-  if (!topic || !topic->partition(req.partition())) {
-    return fail(ErrorCode::unknown_topic_or_partition, "");
-  }
-  auto state = ctx.broker.pk_tables().get(*topic, req.partition());
-  if (!state.ok()) return fail(ErrorCode::kafka_storage_error, state.status().message());
-  if (!*state) {
-    return fail(ErrorCode::invalid_request, "topic " + req.topic() + " is not a primary-key table");
-  }
+  auto target = resolve_pk_partition(ctx, topic.get(), req.topic(), req.partition());
+  if (!target.state) return fail(target.error, std::move(target.message));
+  const auto& state = target.state;
   const std::string topic_id(reinterpret_cast<const char*>(topic->id.bytes.data()),
                              topic->id.bytes.size());
   ScanSessions& sessions = ctx.broker.scan_sessions();
@@ -102,16 +97,16 @@ void ext_scan(RequestContext& ctx, protocol::Reader& body) {
     if (session->topic != req.topic() || session->partition != req.partition()) {
       return fail(ErrorCode::invalid_request, "the cursor belongs to another topic or partition");
     }
-    if (session->topic_id != topic_id || session->state != *state) {  // deleted and recreated
+    if (session->topic_id != topic_id || session->state != state) {  // deleted and recreated
       sessions.close(session->id);
       return fail(ErrorCode::fetch_session_id_not_found,
                   "the scanned topic was deleted: start again without a cursor");
     }
     after = as_span(cursor->last_key);
   } else {
-    auto snap = (*state)->open_snapshot();
+    auto snap = state->open_snapshot();
     if (!snap.ok()) return fail(ErrorCode::kafka_storage_error, snap.status().message());
-    session = sessions.open(req.topic(), topic_id, req.partition(), *state, std::move(*snap), now);
+    session = sessions.open(req.topic(), topic_id, req.partition(), state, std::move(*snap), now);
   }
   const size_t max_bytes = req.max_bytes() > 0 ? static_cast<size_t>(req.max_bytes())
                                                : kDefaultMaxBytes;

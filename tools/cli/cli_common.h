@@ -42,6 +42,12 @@ struct Cli {
   std::unique_ptr<client::Client> client_;
 };
 
+// Binds a subcommand to its action: CLI11 parses into `*o`, then main runs f(cli, *o).
+template <typename Opts, typename F>
+void on_run(CLI::App* sub, Cli& cli, std::shared_ptr<Opts> o, F f) {
+  sub->callback([&cli, o, f] { cli.action = [&cli, o, f] { return f(cli, *o); }; });
+}
+
 // Prints `s` as one line on stderr ("strata: UNKNOWN_TOPIC_OR_PARTITION: ...") and, in JSON mode,
 // {"error": {"name": ..., "message": ...}} on stdout; returns the exit code (1 or 3).
 int fail(Cli& cli, const Status& s);

@@ -211,11 +211,6 @@ int do_delete(Cli& cli, const GroupOpts& o) {
   return kExitOk;
 }
 
-template <typename F>
-void on_run(CLI::App* sub, Cli& cli, std::shared_ptr<GroupOpts> o, F f) {
-  sub->callback([&cli, o, f] { cli.action = [&cli, o, f] { return f(cli, *o); }; });
-}
-
 }  // namespace
 
 void register_group(CLI::App& app, Cli& cli) {

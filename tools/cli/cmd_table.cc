@@ -258,11 +258,6 @@ int do_describe(Cli& cli, const TableOpts& o) {
   return kExitOk;
 }
 
-template <typename F>
-void on_run(CLI::App* sub, Cli& cli, std::shared_ptr<TableOpts> o, F f) {
-  sub->callback([&cli, o, f] { cli.action = [&cli, o, f] { return f(cli, *o); }; });
-}
-
 }  // namespace
 
 void register_table(CLI::App& app, Cli& cli) {

@@ -163,11 +163,6 @@ int do_delete(Cli& cli, const TopicOpts& o) {
   return kExitOk;
 }
 
-template <typename F>
-void on_run(CLI::App* sub, Cli& cli, std::shared_ptr<TopicOpts> o, F f) {
-  sub->callback([&cli, o, f] { cli.action = [&cli, o, f] { return f(cli, *o); }; });
-}
-
 }  // namespace
 
 void register_topic(CLI::App& app, Cli& cli) {
