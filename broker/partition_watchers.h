@@ -21,7 +21,10 @@ class PartitionWatchers {
     // Runs the wake function unless it already ran. Returns whether it ran now.
     bool fire() {
       if (fired_.exchange(true)) return false;
-      wake_();
+      // Moved out so whatever the wake function captures (typically the waiting request, which
+      // owns this Watch) is released once it ran: no reference cycle outlives the wake-up.
+      auto wake = std::move(wake_);
+      wake();
       return true;
     }
     bool fired() const { return fired_.load(); }

@@ -60,7 +60,7 @@ PkAppendResult pk_append(Broker& broker, const TopicEntry& topic, int32_t partit
     return out;
   }
   // issue 6: rows applied (records of the changelog batch, one per key written).
-  broker.metrics().topic(topic).pk_rows_applied.fetch_add(
+  topic.counters->pk_rows_applied.fetch_add(
       static_cast<uint64_t>(protocol::RecordBatchView(computed.batch).record_count()),
       std::memory_order_relaxed);
   out.appended = std::move(appended);

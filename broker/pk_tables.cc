@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <limits>
+#include <utility>
+#include <vector>
 
 namespace strata::broker {
 
@@ -37,6 +39,9 @@ Result<std::shared_ptr<pkindex::PkState>> PkTables::get(const TopicEntry& topic,
   std::lock_guard lk(mu_);
   if (closed_) return Status(Errc::shutting_down, "primary-key tables are closed");
   if (auto it = states_.find(key); it != states_.end()) return it->second;
+  if (dropping_.count(key.first)) {  // its states are closing (drop); never reopen them meanwhile
+    return Status(Errc::shutting_down, "the primary-key table is being deleted");
+  }
   if (auto it = offline_.find(key); it != offline_.end()) return it->second;  // H2
   auto table = pkindex::parse_table_config(topic.configs);
   if (!table.ok()) return table.status();
@@ -78,32 +83,47 @@ std::shared_ptr<pkindex::PkState> PkTables::find_open(const TopicEntry& topic, i
   return it == states_.end() ? nullptr : it->second;
 }
 
+// The states are taken out under mu_ and closed after releasing it: close() flushes RocksDB and
+// waits for a running checkpoint, which must not stall get() (every PK produce/lookup/scan).
 void PkTables::drop(const TopicEntry& topic) {
   const std::string id(reinterpret_cast<const char*>(topic.id.bytes.data()), topic.id.bytes.size());
-  std::lock_guard lk(mu_);
-  std::erase_if(offline_, [&](const auto& e) { return e.first.first == id; });  // H2
-  auto it = states_.lower_bound({id, std::numeric_limits<int32_t>::min()});
-  while (it != states_.end() && it->first.first == id) {
-    auto lock = it->second->lock_writes();
-    Status st = it->second->close();
-    if (!st.ok()) spdlog::warn("closing the state of {}-{}: {}", topic.name, it->first.second,
+  std::vector<std::pair<int32_t, std::shared_ptr<pkindex::PkState>>> closing;
+  {
+    std::lock_guard lk(mu_);
+    std::erase_if(offline_, [&](const auto& e) { return e.first.first == id; });  // H2
+    auto it = states_.lower_bound({id, std::numeric_limits<int32_t>::min()});
+    while (it != states_.end() && it->first.first == id) {
+      closing.emplace_back(it->first.second, std::move(it->second));
+      it = states_.erase(it);
+    }
+    if (!closing.empty()) dropping_.insert(id);
+  }
+  for (auto& [partition, state] : closing) {
+    auto lock = state->lock_writes();  // after an in-flight produce's apply
+    Status st = state->close();
+    if (!st.ok()) spdlog::warn("closing the state of {}-{}: {}", topic.name, partition,
                                st.to_string());
-    lock.unlock();
-    it = states_.erase(it);
+  }
+  if (!closing.empty()) {
+    std::lock_guard lk(mu_);
+    dropping_.erase(id);
   }
 }
 
 Status PkTables::close_all() {
   stop_tasks();  // H2: the checkpoint thread first
-  std::lock_guard lk(mu_);
-  closed_ = true;
+  std::map<Key, std::shared_ptr<pkindex::PkState>> closing;
+  {
+    std::lock_guard lk(mu_);
+    closed_ = true;  // later get() calls fail
+    closing.swap(states_);
+  }
   Status first;
-  for (auto& [key, s] : states_) {
+  for (auto& [key, s] : closing) {
     auto lock = s->lock_writes();
     Status st = s->close();
     if (!st.ok() && first.ok()) first = st;
   }
-  states_.clear();
   return first;
 }
 

@@ -37,7 +37,9 @@ class PkTables {
   Result<std::shared_ptr<pkindex::PkState>> get(const TopicEntry& topic, int32_t partition);
   // The parsed table config of a PK topic (nullopt for a log topic or invalid configs).
   static std::optional<pkindex::TableConfig> table_config(const TopicEntry& topic);
-  // The topic is being deleted: closes and forgets its states (before its directories go).
+  // The topic is being deleted: closes and forgets its states (before its directories go). The
+  // states are closed outside the service lock (get() of other tables never waits for it); get()
+  // of this topic fails with shutting_down meanwhile.
   void drop(const TopicEntry& topic);
   // issue 6 (metrics, scrape time): the state of `partition` if it is open (never opens one), and
   // the shared RocksDB environment (block cache, statistics).
@@ -75,6 +77,8 @@ class PkTables {
   bool closed_ = false;
   // Key: topic id bytes + partition index.
   std::map<std::pair<std::string, int32_t>, std::shared_ptr<pkindex::PkState>> states_;
+  // Topic ids whose states drop() is closing (outside mu_); get() refuses to reopen them.
+  std::set<std::string> dropping_;
 };
 
 }  // namespace strata::broker

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <random>
+#include <vector>
 
 namespace strata::broker {
 
@@ -37,11 +38,13 @@ void ScanSessions::schedule_sweep() {
   timer_.expires_after(std::chrono::seconds(1));
   timer_.async_wait([this](boost::system::error_code ec) {
     if (ec) return;
+    Dropped dropped;  // destroyed after mu_ is released (see erase_locked)
     {
       std::lock_guard lk2(mu_);
       if (stopped_) return;
-      expire_locked(wall_ms());
+      expire_locked(wall_ms(), dropped);
     }
+    dropped.clear();
     schedule_sweep();
   });
 }
@@ -56,10 +59,11 @@ std::shared_ptr<ScanSessions::Session> ScanSessions::open(
   s->partition = partition;
   s->state = std::move(state);
   s->snapshot = std::move(snapshot);
+  Dropped dropped;  // declared before the lock: destroyed after it is released
   std::lock_guard lk(mu_);
-  expire_locked(now_ms);
+  expire_locked(now_ms, dropped);
   while (sessions_.size() >= max_sessions_ && !lru_.empty()) {
-    erase_locked(sessions_.find(lru_.front()));
+    erase_locked(sessions_.find(lru_.front()), dropped);
   }
   s->id = next_id_++;
   lru_.push_back(s->id);
@@ -68,8 +72,9 @@ std::shared_ptr<ScanSessions::Session> ScanSessions::open(
 }
 
 std::shared_ptr<ScanSessions::Session> ScanSessions::find(uint64_t id, int64_t now_ms) {
+  Dropped dropped;
   std::lock_guard lk(mu_);
-  expire_locked(now_ms);
+  expire_locked(now_ms, dropped);
   auto it = sessions_.find(id);
   if (it == sessions_.end()) return nullptr;
   it->second.last_used_ms = now_ms;
@@ -78,37 +83,47 @@ std::shared_ptr<ScanSessions::Session> ScanSessions::find(uint64_t id, int64_t n
 }
 
 void ScanSessions::close(uint64_t id) {
+  Dropped dropped;
   std::lock_guard lk(mu_);
   auto it = sessions_.find(id);
-  if (it != sessions_.end()) erase_locked(it);
+  if (it != sessions_.end()) erase_locked(it, dropped);
 }
 
 size_t ScanSessions::expire(int64_t now_ms) {
+  Dropped dropped;
   std::lock_guard lk(mu_);
-  return expire_locked(now_ms);
+  return expire_locked(now_ms, dropped);
 }
 
-size_t ScanSessions::expire_locked(int64_t now_ms) {
+size_t ScanSessions::expire_locked(int64_t now_ms, Dropped& dropped) {
   size_t n = 0;
   // lru_ is ordered by last use, so expired sessions are at the front.
   while (!lru_.empty()) {
     auto it = sessions_.find(lru_.front());
     if (now_ms - it->second.last_used_ms < timeout_ms_) break;
-    erase_locked(it);
+    erase_locked(it, dropped);
     ++n;
   }
   return n;
 }
 
-void ScanSessions::erase_locked(std::unordered_map<uint64_t, Entry>::iterator it) {
+void ScanSessions::erase_locked(std::unordered_map<uint64_t, Entry>::iterator it,
+                                Dropped& dropped) {
+  // The last reference to a session may be this one: its PkSnapshot's destructor takes the
+  // snapshot registry exclusively and waits for running page scans, so it must run after mu_ is
+  // released (callers destroy `dropped` after unlocking), never under it.
+  dropped.push_back(std::move(it->second.session));
   lru_.erase(it->second.lru);
   sessions_.erase(it);
 }
 
 void ScanSessions::clear() {
-  std::lock_guard lk(mu_);
-  sessions_.clear();
-  lru_.clear();
+  std::unordered_map<uint64_t, Entry> dropped;
+  {
+    std::lock_guard lk(mu_);
+    dropped.swap(sessions_);
+    lru_.clear();
+  }
 }
 
 size_t ScanSessions::size() const {

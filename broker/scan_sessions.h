@@ -15,6 +15,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "pkindex/pk_scan.h"
 #include "pkindex/pk_state.h"
@@ -58,9 +59,12 @@ class ScanSessions {
     int64_t last_used_ms;
     std::list<uint64_t>::iterator lru;  // position in lru_ (front = least recently used)
   };
+  // Sessions erased under mu_, destroyed by the caller after unlocking (a session's last
+  // reference releases its snapshot, which may wait for a running page scan).
+  using Dropped = std::vector<std::shared_ptr<Session>>;
   void schedule_sweep();
-  size_t expire_locked(int64_t now_ms);
-  void erase_locked(std::unordered_map<uint64_t, Entry>::iterator it);
+  size_t expire_locked(int64_t now_ms, Dropped& dropped);
+  void erase_locked(std::unordered_map<uint64_t, Entry>::iterator it, Dropped& dropped);
 
   boost::asio::steady_timer timer_;
   const int64_t timeout_ms_;

@@ -154,6 +154,7 @@ Result<std::shared_ptr<const TopicEntry>> TopicRegistry::add_partitions(const st
   for (auto& p : e->partitions) {
     if (!p) return Status(Errc::corruption, "topic " + name + " is missing a new partition log");
   }
+  e->counters = old->counters;  // issue 6: the topic's metrics go on counting
   std::unique_lock lk(mu_);
   by_name_[name] = e;
   return std::shared_ptr<const TopicEntry>(e);

@@ -2,7 +2,8 @@
 // partition logs — over storage::LogManager, which owns the files and the durable metadata.
 // Lookups are lock-free for readers in practice (a shared_mutex around a map of shared_ptrs);
 // handlers keep the shared_ptr<const TopicEntry> for the length of a request, and deletion waits for
-// those references to drop before the logs are closed. Thread-safe.
+// those references to drop before the logs are closed. Each entry carries its topic's metrics
+// counters (issue 6), shared by the entries that replace it. Thread-safe.
 #pragma once
 
 #include <map>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "broker/config.h"
+#include "broker/metrics/topic_counters.h"
 #include "broker/topic_config.h"
 #include "protocol/base/result.h"
 #include "protocol/wire/uuid.h"
@@ -27,6 +29,9 @@ struct TopicEntry {
   std::map<std::string, std::string> configs;  // the topic's own overrides
   TopicConfig config;                          // resolved against the broker defaults
   std::vector<std::shared_ptr<storage::PartitionLog>> partitions;
+  // issue 6: request counters of this topic; never null. Copies of the entry (copy-on-write
+  // replacement) share them; a re-created topic gets new ones. Bumped through a const entry.
+  std::shared_ptr<metrics::TopicCounters> counters = std::make_shared<metrics::TopicCounters>();
 
   storage::PartitionLog* partition(int32_t index) const {
     return index >= 0 && index < static_cast<int32_t>(partitions.size()) ? partitions[index].get()

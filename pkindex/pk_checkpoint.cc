@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
+#include <shared_mutex>
 
 #include "pkindex/pk_scan.h"
 #include "pkindex/pk_state.h"
@@ -54,8 +56,13 @@ Result<std::vector<int64_t>> list(const std::string& partition_dir) {
   if (!fs::exists(dir, ec)) return out;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.size() != 20 || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
-    out.push_back(std::stoll(name));
+    if (name.size() != 20) continue;
+    // 20 digits can exceed INT64_MAX (e.g. 99999999999999999999): such a name is not ours.
+    int64_t offset = -1;
+    const char* end = name.data() + name.size();
+    auto [p, err] = std::from_chars(name.data(), end, offset);
+    if (err != std::errc() || p != end || offset < 0) continue;
+    out.push_back(offset);
   }
   if (ec) return fs_error("list " + dir, ec);
   std::sort(out.begin(), out.end());
@@ -155,11 +162,13 @@ Status PkState::load_checkpoints() {
   if (kept.size() != offsets->size()) {
     STRATA_RETURN_IF_ERROR(checkpoint::fsync_path(checkpoint::dir_of(log_.dir())));
   }
-  std::lock_guard lk(ckpt_mu_);
+  CheckpointInfo newest;
   if (!kept.empty()) {
-    newest_.offset = kept.back();
-    newest_.created_ms = checkpoint::created_ms(log_.dir(), kept.back());
+    newest.offset = kept.back();
+    newest.created_ms = checkpoint::created_ms(log_.dir(), kept.back());
   }
+  std::lock_guard lk(newest_mu_);
+  newest_ = newest;
   newest_ckpt_offset_.store(newest_.offset);
   return Status::Ok();
 }
@@ -206,10 +215,14 @@ Status PkState::recover_ahead_of_log(PkEnvironment& env) {
 }
 
 Result<CheckpointInfo> PkState::create_checkpoint() {
-  std::lock_guard lk(ckpt_mu_);
-  if (!db_) return Status(Errc::shutting_down, "primary-key state is closed");
+  // ckpt_mu_: one checkpoint at a time. db_mu_ shared: close() waits for this checkpoint, while
+  // lookups, scans, newest_checkpoint() and int_property() never do.
+  std::lock_guard ckpt(ckpt_mu_);
+  auto db_lock = read_lock();
+  if (!db_lock) return Status(Errc::shutting_down, "primary-key state is closed");
+  const CheckpointInfo newest = newest_checkpoint();  // only this (serialised) function writes it
   const int64_t applied = applied_offset();
-  if (applied < 0 || applied == newest_.offset) return newest_;
+  if (applied < 0 || applied == newest.offset) return newest;
   STRATA_RETURN_IF_ERROR(log_.flush());  // log first (the flush listener fsyncs again)
   rocksdb::Status st = db_->Flush(rocksdb::FlushOptions());
   if (!st.ok()) return Status(Errc::io_error, "flush " + path_ + ": " + st.ToString());
@@ -248,14 +261,18 @@ Result<CheckpointInfo> PkState::create_checkpoint() {
   const std::string final_dir = dir + "/" + checkpoint::name_of(offset);
   if (offset < 0 || fs::exists(final_dir)) {
     fs::remove_all(tmp, ec);
-    return newest_;
+    return newest;
   }
   STRATA_RETURN_IF_ERROR(checkpoint::fsync_path(tmp));
   fs::rename(tmp, final_dir, ec);
   if (ec) return Status(Errc::io_error, "rename " + tmp + ": " + ec.message());
   STRATA_RETURN_IF_ERROR(checkpoint::fsync_path(dir));
-  newest_ = CheckpointInfo{offset, system_clock_ms()};
-  newest_ckpt_offset_.store(offset);
+  const CheckpointInfo made{offset, system_clock_ms()};
+  {
+    std::lock_guard lk(newest_mu_);
+    newest_ = made;
+    newest_ckpt_offset_.store(offset);
+  }
 
   auto all = checkpoint::list(log_.dir());
   if (all.ok()) {
@@ -265,11 +282,11 @@ Result<CheckpointInfo> PkState::create_checkpoint() {
     }
     if (all->size() > keep) (void)checkpoint::fsync_path(dir);
   }
-  return newest_;
+  return made;
 }
 
 CheckpointInfo PkState::newest_checkpoint() const {
-  std::lock_guard lk(ckpt_mu_);
+  std::lock_guard lk(newest_mu_);
   return newest_;
 }
 
@@ -281,7 +298,14 @@ std::vector<int64_t> PkState::checkpoint_offsets() const {
 int64_t PkState::retention_bound() const {
   const int64_t ckpt = newest_ckpt_offset_.load();
   if (ckpt < 0) return 0;
-  return std::min(persisted_applied_.load() + 1, ckpt + 1);
+  int64_t bound = std::min(persisted_applied_.load() + 1, ckpt + 1);
+  // A live Scan snapshot at X promises "ReadChangelog from X" (pk_scan.h): keep offsets >= X. The
+  // registry's shared lock is only ever held exclusively for snapshot open/release/close.
+  if (snapshots_) {
+    std::shared_lock lk(snapshots_->mu);
+    for (const PkSnapshot* s : snapshots_->live) bound = std::min(bound, s->snapshot_offset());
+  }
+  return bound;
 }
 
 bool PkState::expired(const row_format::RowView& row, int64_t now_ms) const {
@@ -289,8 +313,8 @@ bool PkState::expired(const row_format::RowView& row, int64_t now_ms) const {
 }
 
 Status PkState::compact() {
-  std::lock_guard lk(ckpt_mu_);
-  if (!db_) return Status(Errc::shutting_down, "closed");
+  auto db_lock = read_lock();  // close() waits for it
+  if (!db_lock) return Status(Errc::shutting_down, "closed");
   rocksdb::Status st = db_->Flush(rocksdb::FlushOptions());
   if (st.ok()) {
     rocksdb::CompactRangeOptions o;

@@ -26,7 +26,8 @@ std::span<const uint8_t> as_span(std::string_view s) {
 
 ComputeResult PkState::compute(const protocol::RecordBatchView& in, codec::Compression codec) {
   ComputeResult res;
-  if (!db_ || failed_) {
+  auto db_lock = read_lock();  // current() reads RocksDB
+  if (!db_lock || failed_) {
     res.status = failed_ ? Status(Errc::io_error, "primary-key state is offline after an I/O error")
                          : Status(Errc::shutting_down, "primary-key state is closed");
     return res;

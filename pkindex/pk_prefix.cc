@@ -14,7 +14,8 @@ namespace rf = row_format;
 Result<PrefixPage> PkState::prefix_lookup(std::span<const uint8_t> prefix,
                                           std::optional<std::span<const uint8_t>> cursor,
                                           uint32_t limit) const {
-  if (!db_) return Status(Errc::shutting_down, "closed");
+  auto db_lock = read_lock();
+  if (!db_lock) return Status(Errc::shutting_down, "primary-key state is closed");
   std::string lo;
   rf::append_row_key(lo, prefix);
   const std::string db_prefix = lo;

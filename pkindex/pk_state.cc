@@ -117,8 +117,18 @@ Status PkState::open_db(PkEnvironment& env) {
   return Status::Ok();
 }
 
+std::shared_lock<std::shared_mutex> PkState::read_lock() const {
+  if (closing_.load(std::memory_order_acquire)) return {};
+  std::shared_lock lk(db_mu_);
+  if (!db_) return {};
+  return lk;
+}
+
 Status PkState::close() {
-  std::lock_guard ckpt(ckpt_mu_);  // H2: never under a running create_checkpoint()
+  // New readers fail fast from here; running ones (lookups, scans of the registry, a checkpoint or
+  // compaction holding db_mu_ shared) finish before RocksDB goes.
+  closing_.store(true, std::memory_order_release);
+  std::unique_lock lk(db_mu_);
   if (!db_) return Status::Ok();
   if (snapshots_) close_snapshot_registry(*snapshots_);  // Scan snapshots go before RocksDB
   rocksdb::Status st;
@@ -131,7 +141,8 @@ Status PkState::close() {
 }
 
 Status PkState::flush() {
-  if (!db_) return Status(Errc::shutting_down, "closed");
+  auto lk = read_lock();
+  if (!lk) return Status(Errc::shutting_down, "closed");
   rocksdb::Status st = db_->Flush(rocksdb::FlushOptions());
   return st.ok() ? Status::Ok() : Status(Errc::io_error, st.ToString());
 }
@@ -177,6 +188,8 @@ Status PkState::apply(uint64_t pending_id, int64_t base_offset) {
   if (overlay_.empty() || overlay_.front().id != pending_id) {
     return Status(Errc::invalid_argument, "apply out of order");
   }
+  auto lk = read_lock();
+  if (!lk) return Status(Errc::shutting_down, "primary-key state is closed");
   Pending& p = overlay_.front();
   rocksdb::WriteBatch wb;
   for (Op& op : p.ops) {
@@ -215,7 +228,8 @@ void PkState::rollback(uint64_t pending_id) {
 }
 
 Result<LookupResult> PkState::lookup(std::span<const uint8_t> key) const {
-  if (!db_) return Status(Errc::shutting_down, "closed");
+  auto lk = read_lock();
+  if (!lk) return Status(Errc::shutting_down, "primary-key state is closed");
   std::string k;
   rf::append_row_key(k, key);
   rocksdb::PinnableSlice v;
@@ -235,7 +249,7 @@ Result<LookupResult> PkState::lookup(std::span<const uint8_t> key) const {
 
 uint64_t PkState::estimate_rows() const {
   uint64_t n = 0;
-  if (db_) db_->GetIntProperty("rocksdb.estimate-num-keys", &n);
+  if (auto lk = read_lock()) db_->GetIntProperty("rocksdb.estimate-num-keys", &n);
   return n > 0 ? n - 1 : 0;  // minus the applied-offset key
 }
 

@@ -16,8 +16,10 @@
 // re-running the merge engine).
 //
 // Owned by the broker's PkTables service (or a test); the PartitionLog and PkEnvironment must
-// outlive it. Thread-safety: compute/apply/rollback need lock_writes(); lookups, applied_offset()
-// and estimates may run concurrently on any thread.
+// outlive it. Thread-safety: compute/apply/rollback need lock_writes(); lookups, scans,
+// applied_offset(), estimates, properties and checkpoint info may run concurrently on any thread,
+// also concurrently with close(): every RocksDB read holds db_mu_ shared, close() takes it
+// exclusively, and reads after (or during) close() fail with Errc::shutting_down.
 #pragma once
 
 #include <atomic>
@@ -26,6 +28,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -117,7 +120,9 @@ class PkState {
   PkState(const PkState&) = delete;
   PkState& operator=(const PkState&) = delete;
 
-  // Flushes the memtable (the listener fsyncs the log first) and closes RocksDB. Idempotent.
+  // Flushes the memtable (the listener fsyncs the log first) and closes RocksDB. Idempotent. New
+  // reads fail with Errc::shutting_down from the moment it starts; it waits for running reads and
+  // a running create_checkpoint()/compact(), so never call it under a broker-wide lock.
   Status close();
 
   std::unique_lock<std::mutex> lock_writes() { return std::unique_lock(write_mu_); }
@@ -153,14 +158,16 @@ class PkState {
   // Log first: fsyncs the log, then makes a RocksDB checkpoint under
   // `<partition dir>/kv-checkpoints/<20-digit applied offset>/` (tmp dir + rename + dir fsync) and
   // drops all but the newest checkpoints_retained. No-op when nothing was applied since the newest.
-  // One caller at a time (serialised with close()); never call it on the produce path.
+  // One caller at a time (ckpt_mu_); close() waits for it; never call it on the produce path.
   Result<CheckpointInfo> create_checkpoint();
+  // Never waits for a running checkpoint (own small mutex). Any thread.
   CheckpointInfo newest_checkpoint() const;
   std::vector<int64_t> checkpoint_offsets() const;  // ascending, on disk
   // Applied offset of the state persisted in SSTs (not the memtable).
   int64_t persisted_applied_offset() const { return persisted_applied_.load(); }
-  // For PartitionLog::set_retention_bound: min(persisted applied + 1, newest checkpoint + 1); 0
-  // without a checkpoint.
+  // For PartitionLog::set_retention_bound: min(persisted applied + 1, newest checkpoint + 1, the
+  // snapshot offset X of every live Scan snapshot, so ReadChangelog(X) keeps working while the scan
+  // is open); 0 without a checkpoint.
   int64_t retention_bound() const;
   // The checkpoint open() restored from because the state was ahead of the log (-1: none).
   int64_t restored_from_checkpoint() const { return restored_from_; }
@@ -183,7 +190,8 @@ class PkState {
   uint64_t log_syncs() const;
   uint64_t log_sync_failures() const;
   // A RocksDB integer property ("rocksdb.cur-size-all-mem-tables", ...); nullopt when unknown or
-  // closed. Metrics at scrape time (pk_state_props.cc, issue 6). Any thread.
+  // closed or closing. Metrics at scrape time (pk_state_props.cc, issue 6); never blocks behind a
+  // checkpoint or close(). Any thread.
   std::optional<uint64_t> int_property(const std::string& name) const;
 
  private:
@@ -216,7 +224,13 @@ class PkState {
   std::unique_ptr<Merger> merger_;
   std::string path_;
   std::shared_ptr<FlushListener> listener_;
-  std::unique_ptr<rocksdb::DB> db_;
+  std::unique_ptr<rocksdb::DB> db_;  // written by open and close() only (db_mu_ exclusive)
+  // Readers of db_ hold db_mu_ shared (read_lock()); close() sets closing_ first (so new readers
+  // fail fast and cannot starve it) and then takes db_mu_ exclusively.
+  mutable std::shared_mutex db_mu_;
+  std::atomic<bool> closing_{false};
+  // A shared lock on db_mu_ with db_ open, or an empty lock (closed / closing).
+  std::shared_lock<std::shared_mutex> read_lock() const;
   std::shared_ptr<SnapshotRegistry> snapshots_;  // Scan snapshots (pk_scan.cc)
   // Issue 5 durability (H2; pk_checkpoint.cc).
   Status open_db(PkEnvironment& env);
@@ -224,7 +238,8 @@ class PkState {
   Status load_checkpoints();
   Clock clock_;
   std::unique_ptr<TtlCompactionFilter> ttl_filter_;
-  mutable std::mutex ckpt_mu_;  // create_checkpoint() vs close(); guards newest_
+  std::mutex ckpt_mu_;           // one create_checkpoint() at a time
+  mutable std::mutex newest_mu_;  // guards newest_ (held briefly, never across I/O)
   CheckpointInfo newest_;
   std::atomic<int64_t> newest_ckpt_offset_{-1};
   std::atomic<int64_t> persisted_applied_{-1};

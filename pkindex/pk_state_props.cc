@@ -1,5 +1,6 @@
 // PkState::int_property (issue 6, metrics): RocksDB integer properties read at scrape time.
-// Serialised with close() through ckpt_mu_, so a topic being dropped never races the DB handle.
+// Holds db_mu_ shared (try-lock: a scrape never waits for close(); it runs alongside a checkpoint),
+// so a topic being dropped never races the DB handle.
 #include <rocksdb/db.h>
 
 #include "pkindex/pk_state.h"
@@ -7,8 +8,9 @@
 namespace strata::pkindex {
 
 std::optional<uint64_t> PkState::int_property(const std::string& name) const {
-  std::lock_guard lk(ckpt_mu_);
-  if (!db_) return std::nullopt;
+  if (closing_.load(std::memory_order_acquire)) return std::nullopt;
+  std::shared_lock lk(db_mu_, std::try_to_lock);
+  if (!lk || !db_) return std::nullopt;
   uint64_t v = 0;
   if (!db_->GetIntProperty(rocksdb::Slice(name), &v)) return std::nullopt;
   return v;

@@ -70,6 +70,7 @@ mock_pid=""
 broker_pid=""
 redis_pid=""
 cleanup() {
+  set +e  # best effort: one failed kill/wait must not skip the rest (and leak the work dir)
   if [[ -n ${BENCH_RAW:-} ]]; then mkdir -p "$BENCH_RAW" && cp "$work"/*.jsonl "$work"/*.log "$BENCH_RAW/" 2>/dev/null || true; fi
   [[ -n $mock_pid ]] && kill "$mock_pid" 2>/dev/null && wait "$mock_pid" 2>/dev/null
   [[ -n $broker_pid ]] && kill "$broker_pid" 2>/dev/null && wait "$broker_pid" 2>/dev/null
@@ -251,10 +252,16 @@ if want restart; then
     start_broker "$work/broker-$how.log"
     wait_for "$work/broker-$how.log" 'listening on PLAINTEXT://' "strata-broker (restart)" 6000
     bs=127.0.0.1:$(broker_port "$work/broker-$how.log")
+    deadline=$(( $(date +%s) + 600 ))
     until "$perf" lookup --bootstrap "$bs" --table bench-pk --keys "$lookup_keys" --batch-size 1 \
         --concurrency 1 --num-requests 1 --expect-found >/dev/null 2>&1; do
       sleep 0.01
       if ! kill -0 "$broker_pid" 2>/dev/null; then echo "bench.sh: broker died" >&2; exit 1; fi
+      if (( $(date +%s) > deadline )); then
+        echo "bench.sh: no Lookup answer within 600 s after restart (SIG$how); broker log tail:" >&2
+        tail -n 40 "$work/broker-$how.log" >&2
+        exit 1
+      fi
     done
     t1=$(now)
     secs=$(python3 -c "print(round($t1 - $t0, 3))")

@@ -78,7 +78,7 @@ void ext_lookup(RequestContext& ctx, protocol::Reader& body) {
       }
       if (pout->error_code() == 0) {  // issue 6: PK lookup metrics
         auto& m = ctx.broker.metrics();
-        auto& tc = m.topic(*topic);
+        auto& tc = *topic->counters;
         tc.pk_lookups.fetch_add(1, std::memory_order_relaxed);
         tc.pk_keys.fetch_add(static_cast<uint64_t>(p.keys_size()), std::memory_order_relaxed);
         m.pk_lookup_latency().observe(

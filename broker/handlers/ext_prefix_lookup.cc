@@ -55,7 +55,7 @@ void ext_prefix_lookup(RequestContext& ctx, protocol::Reader& body) {
   if (page->next_cursor) resp.set_next_cursor(std::move(*page->next_cursor));
   {  // issue 6: PK lookup metrics (keys = rows returned)
     auto& m = ctx.broker.metrics();
-    auto& tc = m.topic(*topic);
+    auto& tc = *topic->counters;
     tc.pk_lookups.fetch_add(1, std::memory_order_relaxed);
     tc.pk_keys.fetch_add(static_cast<uint64_t>(resp.rows_size()), std::memory_order_relaxed);
     m.pk_lookup_latency().observe(

@@ -3,6 +3,11 @@
 // Long-polls like Fetch: with max_wait_ms > 0 and no change to return, the request waits on the
 // broker's PartitionWatchers (woken by an append to any partition it reads) until a change arrives
 // or the wait ends; the answer is then sent from an io thread through ctx.responder.
+// Bounds (so no request, however many entries it lists, makes a huge response or read): max_bytes
+// is clamped to 16 MiB per partition, and one call returns at most 64 MiB of changes and scans at
+// most 64 MiB of log in all (entries past a budget return no changes with next_offset where the
+// read stopped — a long run of `none` records returns early). A partition error answers at once
+// (no long-poll wait), as Fetch does.
 // Errors: top level INVALID_REQUEST (undecodable body, log topic, max_wait_ms outside 0..30000);
 // per partition UNKNOWN_TOPIC_OR_PARTITION, OFFSET_OUT_OF_RANGE, INVALID_REQUEST (bad limits),
 // KAFKA_STORAGE_ERROR (unreadable or undecodable log).
@@ -33,6 +38,9 @@ using Resp = strata::ext::ReadChangelogResponse;
 constexpr int32_t kMaxRecords = 10000;
 constexpr int32_t kMaxWaitMs = 30000;
 constexpr int64_t kDefaultMaxBytes = 1 << 20;
+constexpr int64_t kMaxBytesPerPartition = 16 << 20;
+constexpr int64_t kMaxResponseBytes = 64 << 20;
+constexpr int64_t kMaxScanBytes = 64 << 20;  // log bytes read per call, all entries together
 constexpr uint32_t kReadChunk = 1u << 20;
 
 int32_t code(ErrorCode e) { return static_cast<int32_t>(e); }
@@ -48,16 +56,18 @@ Resp::ChangeKind to_proto(pkindex::ChangeKind k) {
 }
 
 // Reads one partition's changes from `from` into `out`; returns the number of changes, or an error.
+// `bytes` (out) is the change bytes added; reading stops at `max_bytes` (after at least one
+// change) or when `scan_budget` (in/out: log bytes this call may still read) is spent.
 Result<int32_t> read_changes(const storage::PartitionLog& log, int64_t from, int64_t hw,
-                             int32_t max_records, int64_t max_bytes, Resp::PartitionChanges& out) {
+                             int32_t max_records, int64_t max_bytes, int64_t& bytes,
+                             int64_t& scan_budget, Resp::PartitionChanges& out) {
   std::vector<uint8_t> buf;
   std::vector<pkindex::ChangeView> changes;
   protocol::RecordReader reader;
   int64_t next = from;
-  int64_t bytes = 0;
   int32_t count = 0;
   bool full = false;
-  while (!full && next < hw) {
+  while (!full && next < hw && scan_budget > 0) {
     auto read = log.read(next, kReadChunk, /*min_one=*/true, hw);
     if (!read.ok()) return read.status();
     if (read->ranges.empty()) break;
@@ -65,6 +75,7 @@ Result<int32_t> read_changes(const storage::PartitionLog& log, int64_t from, int
     for (const auto& range : read->ranges) {
       if (full) break;
       buf.resize(range.size);
+      scan_budget -= static_cast<int64_t>(range.size);
       auto n = range.file->read(range.position, range.size, buf.data());
       if (!n.ok()) return n.status();
       if (*n != range.size) return Status(Errc::corruption, "short read of the changelog");
@@ -99,6 +110,10 @@ Result<int32_t> read_changes(const storage::PartitionLog& log, int64_t from, int
           }
           ++count;
           next = c.offset + 1;
+          if (count >= max_records) {
+            full = true;
+            break;
+          }
         }
         if (!full) next = batch.next_offset();
       }
@@ -128,11 +143,13 @@ class PendingChangelog : public std::enable_shared_from_this<PendingChangelog> {
     resp.set_topic(req_.topic());
     std::vector<storage::PartitionLog*> watched;
     std::vector<int64_t> seen_hw;
-    const int32_t changes = build(resp, watched, seen_hw);
-    if (timed_out || changes > 0 || ctx_.broker.stopping() || req_.max_wait_ms() <= 0 ||
+    bool answer_now = false;
+    const int32_t changes = build(resp, watched, seen_hw, answer_now);
+    if (timed_out || changes > 0 || answer_now || ctx_.broker.stopping() || req_.max_wait_ms() <= 0 ||
         watched.empty() || std::chrono::steady_clock::now() >= deadline_) {
       done_ = true;
       timer_.cancel();
+      watch_.reset();  // an unfired watch's wake function holds this request: break the cycle
       respond_ext(ctx_, resp);
       return;
     }
@@ -158,9 +175,13 @@ class PendingChangelog : public std::enable_shared_from_this<PendingChangelog> {
   }
 
  private:
+  // Returns the number of changes; `answer_now` is set when a partition failed or its read moved
+  // past records without returning changes (only `none`s): waiting would re-read them.
   int32_t build(Resp& resp, std::vector<storage::PartitionLog*>& watched,
-                std::vector<int64_t>& seen_hw) {
+                std::vector<int64_t>& seen_hw, bool& answer_now) {
     int32_t total = 0;
+    int64_t response_bytes = 0;
+    int64_t scan_budget = kMaxScanBytes;
     for (const auto& rp : req_.partitions()) {
       auto* out = resp.add_partitions();
       out->set_partition(rp.partition());
@@ -172,6 +193,7 @@ class PendingChangelog : public std::enable_shared_from_this<PendingChangelog> {
         out->set_next_offset(rp.from_offset());
         out->set_error_code(code(e));
         out->set_error_message(std::move(msg));
+        answer_now = true;
       };
       storage::PartitionLog* log = topic_ ? topic_->partition(rp.partition()) : nullptr;
       if (!log) {
@@ -198,8 +220,14 @@ class PendingChangelog : public std::enable_shared_from_this<PendingChangelog> {
       }
       watched.push_back(log);
       seen_hw.push_back(hw);
-      const int64_t max_bytes = rp.max_bytes() > 0 ? rp.max_bytes() : kDefaultMaxBytes;
-      auto n = read_changes(*log, rp.from_offset(), hw, rp.max_records(), max_bytes, *out);
+      if (response_bytes >= kMaxResponseBytes || scan_budget <= 0) continue;  // budget spent
+      const int64_t max_bytes =
+          std::min(rp.max_bytes() > 0 ? rp.max_bytes() : kDefaultMaxBytes,
+                   std::min(kMaxBytesPerPartition, kMaxResponseBytes - response_bytes));
+      int64_t bytes = 0;
+      auto n = read_changes(*log, rp.from_offset(), hw, rp.max_records(), max_bytes, bytes,
+                            scan_budget, *out);
+      response_bytes += bytes;
       if (!n.ok()) {
         if (n.status().code() == Errc::out_of_range) {
           fail(ErrorCode::offset_out_of_range, n.status().message());
@@ -211,6 +239,7 @@ class PendingChangelog : public std::enable_shared_from_this<PendingChangelog> {
         continue;
       }
       total += *n;
+      if (out->next_offset() != rp.from_offset()) answer_now = true;
     }
     return total;
   }

@@ -1,11 +1,15 @@
 // Scan (extension key 16002, v0; protocol/ext/scan.proto): all rows of one PK partition, a page
 // at a time, from one pinned RocksDB snapshot (pkindex/pk_scan.h) kept in the broker's
 // ScanSessions. Cursor (opaque to clients) = u8 version (1) | u64 BE session id | i32 BE
-// partition | the last returned key. A page re-requested with the same cursor is served again.
+// partition | the last returned key. A page re-requested with the same cursor is served again,
+// except after the last page: it releases the session, so a retried last page answers
+// FETCH_SESSION_ID_NOT_FOUND and the client scans again. max_bytes is clamped to 16 MiB.
 // Errors: UNKNOWN_TOPIC_OR_PARTITION; INVALID_REQUEST (undecodable body, log topic, limit outside
 // 1..10000, malformed cursor or one for another topic/partition); FETCH_SESSION_ID_NOT_FOUND (the
 // session expired, was evicted, its state closed or the topic was deleted); KAFKA_STORAGE_ERROR.
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
 
 #include "broker/broker.h"
 #include "broker/handlers/ext_common.h"
@@ -108,8 +112,9 @@ void ext_scan(RequestContext& ctx, protocol::Reader& body) {
     if (!snap.ok()) return fail(ErrorCode::kafka_storage_error, snap.status().message());
     session = sessions.open(req.topic(), topic_id, req.partition(), state, std::move(*snap), now);
   }
-  const size_t max_bytes = req.max_bytes() > 0 ? static_cast<size_t>(req.max_bytes())
-                                               : kDefaultMaxBytes;
+  // Clamped so one page stays a bounded allocation whatever the client asks for.
+  const size_t max_bytes = std::min<size_t>(
+      req.max_bytes() > 0 ? static_cast<size_t>(req.max_bytes()) : kDefaultMaxBytes, 16u << 20);
   auto page = session->state->scan(*session->snapshot, after, static_cast<uint32_t>(req.limit()),
                                    max_bytes);
   if (!page.ok()) {

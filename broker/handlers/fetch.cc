@@ -47,6 +47,7 @@ class PendingFetch : public std::enable_shared_from_this<PendingFetch> {
         std::chrono::steady_clock::now() >= deadline_) {
       done_ = true;
       timer_.cancel();
+      watch_.reset();  // an unfired watch's wake function holds this request: break the cycle
       count_sent(resp);  // issue 6
       ctx_.respond(resp);
       return;
@@ -75,26 +76,28 @@ class PendingFetch : public std::enable_shared_from_this<PendingFetch> {
 
  private:
   // issue 6: bytes out per topic and per-partition error codes of the response actually sent
-  // (the top-level error code is counted by respond()).
+  // (the top-level error code is counted by respond()). Topic counters come from the entries
+  // build() resolved (counters_[i] belongs to resp.responses[i]); no second registry lookup.
   void count_sent(const protocol::FetchResponse& resp) {
     auto& m = ctx_.broker.metrics();
-    for (const auto& t : resp.responses) {
+    for (size_t i = 0; i < resp.responses.size(); ++i) {
       uint64_t bytes = 0;
-      for (const auto& p : t.partitions) {
+      for (const auto& p : resp.responses[i].partitions) {
         if (p.error_code != 0) m.request_error(ctx_.api_key, p.error_code);
         bytes += p.records.size();
       }
-      if (bytes == 0) continue;
-      if (auto topic = ctx_.broker.topics().find(t.topic)) {
-        m.topic(*topic).bytes_out.fetch_add(bytes, std::memory_order_relaxed);
+      if (bytes != 0 && i < counters_.size() && counters_[i]) {
+        counters_[i]->bytes_out.fetch_add(bytes, std::memory_order_relaxed);
       }
     }
+    counters_.clear();
   }
 
   void build(protocol::FetchResponse& resp, int64_t& bytes, bool& error,
              std::vector<std::shared_ptr<storage::PartitionLog>>& watched,
              std::vector<int64_t>& seen_hw) {
     resp.session_id = 0;
+    counters_.clear();  // issue 6
     if (req_.session_id != 0) {
       // We never hand out sessions, so any non-zero id is unknown to us.
       resp.error_code = code(ErrorCode::fetch_session_id_not_found);
@@ -104,6 +107,7 @@ class PendingFetch : public std::enable_shared_from_this<PendingFetch> {
     const int64_t max_bytes = req_.max_bytes > 0 ? req_.max_bytes : INT32_MAX;
     for (const auto& rt : req_.topics) {
       auto topic = ctx_.broker.topics().find(rt.topic);
+      counters_.push_back(topic ? topic->counters : nullptr);  // issue 6: for count_sent()
       auto& tout = resp.responses.emplace_back();
       tout.topic = rt.topic;
       for (const auto& rp : rt.partitions) {
@@ -181,6 +185,9 @@ class PendingFetch : public std::enable_shared_from_this<PendingFetch> {
   bool done_ = false;
   bool timer_armed_ = false;
   std::shared_ptr<PartitionWatchers::Watch> watch_;
+  // issue 6: counters of the topics of the response being built, one per resp.responses entry
+  // (null: unknown topic); shared ownership so a concurrent DeleteTopics cannot free them.
+  std::vector<std::shared_ptr<metrics::TopicCounters>> counters_;
 };
 
 }  // namespace

@@ -70,7 +70,7 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
     auto& tout = resp.responses.emplace_back();
     tout.name = td.name;
     auto topic = acks_valid ? ctx.broker.topics().find(td.name) : nullptr;
-    metrics::TopicCounters* counters = topic ? &ctx.broker.metrics().topic(*topic) : nullptr;
+    metrics::TopicCounters* counters = topic ? topic->counters.get() : nullptr;  // issue 6
     for (const auto& pd : td.partition_data) {
       auto& pout = tout.partition_responses.emplace_back();
       pout.index = pd.index;

@@ -1,11 +1,14 @@
 #include "broker/metrics/atomic_histogram.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace strata::broker::metrics {
 
 namespace {
+constexpr uint64_t kMaxNanosInt = uint64_t{1} << 62;  // leaves headroom for many more adds
+constexpr double kMaxNanos = static_cast<double>(kMaxNanosInt);
 constexpr double kLatencyBuckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
                                       0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,     10, 30};
 }  // namespace
@@ -23,7 +26,12 @@ void AtomicHistogram::observe(double value) {
   const size_t i = static_cast<size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), value) -
                                        bounds_.begin());
   counts_[i].fetch_add(1, std::memory_order_relaxed);
-  sum_.fetch_add(value, std::memory_order_relaxed);
+  // Negative values and NaN add nothing to the sum; one observation adds at most 2^62 units.
+  const double nanos = value * 1e9;
+  if (nanos > 0) {
+    sum_nanos_.fetch_add(nanos < kMaxNanos ? static_cast<uint64_t>(std::llround(nanos)) : kMaxNanosInt,
+                         std::memory_order_relaxed);
+  }
 }
 
 uint64_t AtomicHistogram::count() const {
@@ -44,7 +52,7 @@ prometheus::ClientMetric::Histogram AtomicHistogram::snapshot() const {
     h.bucket.push_back(b);
   }
   h.sample_count = cumulative;
-  h.sample_sum = sum_.load(std::memory_order_relaxed);
+  h.sample_sum = static_cast<double>(sum_nanos_.load(std::memory_order_relaxed)) / 1e9;
   return h;
 }
 

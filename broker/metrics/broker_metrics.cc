@@ -1,11 +1,10 @@
 #include "broker/metrics/broker_metrics.h"
 
-#include <cstring>
-
 #include "broker/broker.h"
 #include "broker/handler.h"
 #include "broker/metrics/families.h"
 #include "broker/topic_registry.h"
+#include "pkindex/table_config.h"
 #include "protocol/messages/api_table.h"
 #include "protocol/wire/errors.h"
 
@@ -33,13 +32,6 @@ std::string api_name(int16_t api_key) {
   }
   if (const auto* info = protocol::find_api(api_key)) return info->name;
   return "Api" + std::to_string(api_key);
-}
-
-size_t BrokerMetrics::UuidHash::operator()(const protocol::Uuid& u) const noexcept {
-  uint64_t a, b;
-  std::memcpy(&a, u.bytes.data(), 8);
-  std::memcpy(&b, u.bytes.data() + 8, 8);
-  return static_cast<size_t>(a ^ (b * 0x9E3779B97F4A7C15ull));
 }
 
 BrokerMetrics::BrokerMetrics(const std::vector<int16_t>& api_keys) : slots_(new ApiSlot[kSlots]) {
@@ -90,29 +82,8 @@ void BrokerMetrics::connection_closed() {
   active_connections_.fetch_sub(1, std::memory_order_relaxed);
 }
 
-TopicCounters& BrokerMetrics::topic(const TopicEntry& t) {
-  {
-    std::shared_lock lk(topics_mu_);
-    auto it = topics_.find(t.id);
-    if (it != topics_.end()) return *it->second;
-  }
-  std::unique_lock lk(topics_mu_);
-  auto& p = topics_[t.id];
-  if (!p) p = std::make_shared<TopicCounters>(t.name, t.id);
-  return *p;
-}
-
-void BrokerMetrics::prune_topics(const std::vector<protocol::Uuid>& live_ids) {
-  std::unique_lock lk(topics_mu_);
-  std::erase_if(topics_, [&](const auto& kv) {
-    for (const auto& id : live_ids) {
-      if (id == kv.first) return false;
-    }
-    return true;
-  });
-}
-
-std::vector<prometheus::MetricFamily> BrokerMetrics::collect() const {
+std::vector<prometheus::MetricFamily> BrokerMetrics::collect(
+    std::span<const std::shared_ptr<const TopicEntry>> topics) const {
   std::vector<prometheus::MetricFamily> out;
   auto requests = family("strata_requests_total", "Requests received, by API.", MetricType::Counter);
   auto errors = family("strata_request_errors_total",
@@ -156,34 +127,33 @@ std::vector<prometheus::MetricFamily> BrokerMetrics::collect() const {
     const char* name;
     const char* help;
     std::atomic<uint64_t> TopicCounters::*field;
+    bool pk_only;  // series only for primary-key tables
   };
   static const TopicFamily kTopicFamilies[] = {
       {"strata_topic_bytes_in_total", "Record batch bytes appended by Produce, by topic.",
-       &TopicCounters::bytes_in},
+       &TopicCounters::bytes_in, false},
       {"strata_topic_records_in_total", "Records appended by Produce, by topic.",
-       &TopicCounters::records_in},
+       &TopicCounters::records_in, false},
       {"strata_topic_bytes_out_total", "Record batch bytes sent by Fetch, by topic.",
-       &TopicCounters::bytes_out},
+       &TopicCounters::bytes_out, false},
       {"strata_pk_lookups_total",
        "Lookup/PrefixLookup partition requests served on primary-key tables, by topic.",
-       &TopicCounters::pk_lookups},
+       &TopicCounters::pk_lookups, true},
       {"strata_pk_lookup_keys_total",
        "Keys looked up on primary-key tables (PrefixLookup: rows returned), by topic.",
-       &TopicCounters::pk_keys},
+       &TopicCounters::pk_keys, true},
       {"strata_pk_rows_applied_total",
        "Changelog records applied to primary-key table states, by topic.",
-       &TopicCounters::pk_rows_applied},
+       &TopicCounters::pk_rows_applied, true},
   };
-  std::vector<std::shared_ptr<TopicCounters>> topics;
-  {
-    std::shared_lock lk(topics_mu_);
-    for (const auto& [id, t] : topics_) topics.push_back(t);
-  }
   for (const auto& tf : kTopicFamilies) {
     auto f = family(tf.name, tf.help, MetricType::Counter);
+    f.metric.reserve(topics.size());
     for (const auto& t : topics) {
+      if (!t || !t->counters) continue;
+      if (tf.pk_only && !pkindex::is_pk_table(t->configs)) continue;
       add_sample(f, {{"topic", t->name}},
-                 static_cast<double>(((*t).*(tf.field)).load(std::memory_order_relaxed)));
+                 static_cast<double>(((*t->counters).*(tf.field)).load(std::memory_order_relaxed)));
     }
     out.push_back(std::move(f));
   }

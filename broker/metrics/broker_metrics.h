@@ -1,8 +1,9 @@
 // BrokerMetrics: the counters the request path bumps — requests, errors and latency per API,
-// connections, bytes/records per topic, primary-key lookups and applied rows — as plain relaxed
-// atomics reached through cached pointers (an array slot per api key, a per-topic entry found by
-// topic id), so instrumentation costs no lock on the hot path beyond a shared lock for the topic
-// lookup, and nothing per record. collect() turns them into Prometheus families at scrape time.
+// connections, primary-key lookup latency — as plain relaxed atomics reached through cached
+// pointers (an array slot per api key), so instrumentation costs no lock and nothing per record.
+// Per-topic counters (bytes/records in, bytes out, PK lookups/keys/rows applied) live on the
+// TopicEntry itself (broker/metrics/topic_counters.h, TopicEntry::counters); collect() reads them
+// for the topics it is given. collect() turns everything into Prometheus families at scrape time.
 // Owned by Broker (broker/broker.h: metrics()); every method is thread-safe.
 #pragma once
 
@@ -10,36 +11,20 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
+#include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <prometheus/metric_family.h>
 
 #include "broker/metrics/atomic_histogram.h"
-#include "protocol/wire/uuid.h"
+#include "broker/metrics/topic_counters.h"
 
 namespace strata::broker {
 struct TopicEntry;
 }  // namespace strata::broker
 
 namespace strata::broker::metrics {
-
-// Counters of one topic; the object lives as long as the topic exists (pruned at scrape after a
-// delete), so callers may keep the reference for the length of a request.
-struct TopicCounters {
-  TopicCounters(std::string n, protocol::Uuid i) : name(std::move(n)), id(i) {}
-  const std::string name;
-  const protocol::Uuid id;
-  std::atomic<uint64_t> bytes_in{0};     // Produce: batch bytes appended
-  std::atomic<uint64_t> records_in{0};   // Produce: records appended
-  std::atomic<uint64_t> bytes_out{0};    // Fetch: record bytes sent
-  std::atomic<uint64_t> pk_lookups{0};   // Lookup/PrefixLookup partition requests served
-  std::atomic<uint64_t> pk_keys{0};      // keys looked up (PrefixLookup: rows returned)
-  std::atomic<uint64_t> pk_rows_applied{0};  // changelog records applied to the PK state
-};
 
 // Display name of an api key ("Produce", "Lookup", ...); "Api<key>" when unknown.
 std::string api_name(int16_t api_key);
@@ -58,14 +43,13 @@ class BrokerMetrics {
   void connection_opened();
   void connection_closed();
 
-  // The counters of `topic` (created on first use; found by topic id afterwards).
-  TopicCounters& topic(const TopicEntry& topic);
   AtomicHistogram& pk_lookup_latency() { return pk_lookup_latency_; }
 
-  // Drops the counters of topics whose id is not in `live` (deleted topics).
-  void prune_topics(const std::vector<protocol::Uuid>& live_ids);
-  // Every family this object holds (request, connection, topic and PK counter families).
-  std::vector<prometheus::MetricFamily> collect() const;
+  // Every family this object holds (request, connection and PK latency families) plus the
+  // per-topic counter families with one series per entry of `topics` (the live topics: a deleted
+  // topic's series are gone at the next scrape).
+  std::vector<prometheus::MetricFamily> collect(
+      std::span<const std::shared_ptr<const TopicEntry>> topics) const;
 
   int64_t active_connections() const { return active_connections_.load(); }
 
@@ -87,12 +71,6 @@ class BrokerMetrics {
   std::atomic<int64_t> active_connections_{0};
   std::atomic<uint64_t> connections_total_{0};
   AtomicHistogram pk_lookup_latency_;
-
-  mutable std::shared_mutex topics_mu_;
-  struct UuidHash {
-    size_t operator()(const protocol::Uuid& u) const noexcept;
-  };
-  std::unordered_map<protocol::Uuid, std::shared_ptr<TopicCounters>, UuidHash> topics_;
 };
 
 }  // namespace strata::broker::metrics

@@ -19,20 +19,18 @@ using prometheus::MetricType;
 std::vector<prometheus::MetricFamily> ScrapeCollector::Collect() const {
   std::vector<prometheus::MetricFamily> out;
   if (broker_.stopping()) return out;
-  {  // topics deleted since the last scrape lose their counters
-    std::vector<protocol::Uuid> live;
-    for (const auto& t : broker_.topics().list()) live.push_back(t->id);
-    broker_.metrics().prune_topics(live);
-  }
-  out = broker_.metrics().collect();
-  collect_partitions(out);
+  // The live topics: per-topic counters live on their entries, so a deleted topic has no series.
+  const auto topics = broker_.topics().list();
+  out = broker_.metrics().collect(topics);
+  collect_partitions(out, topics);
   collect_group_lag(out);
-  collect_pk(out);
+  collect_pk(out, topics);
   for (auto& f : collect_process_metrics()) out.push_back(std::move(f));
   return out;
 }
 
-void ScrapeCollector::collect_partitions(std::vector<prometheus::MetricFamily>& out) const {
+void ScrapeCollector::collect_partitions(std::vector<prometheus::MetricFamily>& out,
+                                         const TopicList& topics) const {
   auto start = family("strata_partition_log_start_offset", "First offset of the partition log.",
                       MetricType::Gauge);
   auto end = family("strata_partition_log_end_offset", "Next offset to be written to the partition log.",
@@ -41,7 +39,7 @@ void ScrapeCollector::collect_partitions(std::vector<prometheus::MetricFamily>& 
                    MetricType::Gauge);
   auto size = family("strata_partition_size_bytes", "Bytes of the partition's segment files.",
                      MetricType::Gauge);
-  for (const auto& t : broker_.topics().list()) {
+  for (const auto& t : topics) {
     for (size_t p = 0; p < t->partitions.size(); ++p) {
       const auto& log = t->partitions[p];
       const std::string part = std::to_string(p);
@@ -87,7 +85,8 @@ void ScrapeCollector::collect_group_lag(std::vector<prometheus::MetricFamily>& o
   out.push_back(std::move(committed));
 }
 
-void ScrapeCollector::collect_pk(std::vector<prometheus::MetricFamily>& out) const {
+void ScrapeCollector::collect_pk(std::vector<prometheus::MetricFamily>& out,
+                                 const TopicList& topics) const {
   auto& pk = broker_.pk_tables();
   if (const auto& stats = pk.environment().statistics()) {
     const double hits = static_cast<double>(stats->getTickerCount(rocksdb::BLOCK_CACHE_HIT));
@@ -122,7 +121,7 @@ void ScrapeCollector::collect_pk(std::vector<prometheus::MetricFamily>& out) con
                     "Age of the newest RocksDB checkpoint of a primary-key partition (absent: none).",
                     MetricType::Gauge);
   const int64_t now = now_ms();
-  for (const auto& t : broker_.topics().list()) {
+  for (const auto& t : topics) {
     for (size_t p = 0; p < t->partitions.size(); ++p) {
       auto state = pk.find_open(*t, static_cast<int32_t>(p));
       if (!state) continue;

@@ -8,10 +8,12 @@
 
 #include <prometheus/collectable.h>
 
+#include <memory>
 #include <vector>
 
 namespace strata::broker {
 class Broker;
+struct TopicEntry;
 }  // namespace strata::broker
 
 namespace strata::broker::metrics {
@@ -22,9 +24,10 @@ class ScrapeCollector : public prometheus::Collectable {
   std::vector<prometheus::MetricFamily> Collect() const override;
 
  private:
-  void collect_partitions(std::vector<prometheus::MetricFamily>& out) const;
+  using TopicList = std::vector<std::shared_ptr<const TopicEntry>>;
+  void collect_partitions(std::vector<prometheus::MetricFamily>& out, const TopicList& topics) const;
   void collect_group_lag(std::vector<prometheus::MetricFamily>& out) const;
-  void collect_pk(std::vector<prometheus::MetricFamily>& out) const;
+  void collect_pk(std::vector<prometheus::MetricFamily>& out, const TopicList& topics) const;
 
   Broker& broker_;
 };

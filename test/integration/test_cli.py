@@ -106,6 +106,11 @@ class CliCommands(CliTestCase):
         # Usage errors: exit 2.
         p = subprocess.run([CLI, "topic", "create"], capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 2)
+        for bad in ("h:abc", "127.0.0.1:1x", "127.0.0.1:70000", ":9092", "[::1"):
+            p = subprocess.run([CLI, "--bootstrap-server", bad, "--output", "json", "topic",
+                                "list"], capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 2, (bad, p.stderr))
+            self.assertEqual(json.loads(p.stdout)["error"]["name"], "USAGE")
         p = subprocess.run([CLI, "--bootstrap-server", self.broker.bootstrap, "group",
                             "reset-offsets", "g", "--topic", t], capture_output=True, text=True,
                            timeout=60)
@@ -157,6 +162,27 @@ class CliCommands(CliTestCase):
         cfg = {c["name"]: c for c in self.cli_json("config", "describe", "--broker",
                                                    bid)["configs"]}
         self.assertEqual(cfg["compression.type"]["value"], "producer")
+        # `--broker` right before a key: the key is not taken as the broker id (the controller
+        # is used), for set, describe and delete.
+        r = self.cli_json("config", "set", "--broker", "compression.type=gzip")
+        self.assertEqual((r["resource"], r["set"]),
+                         ({"type": "broker", "name": bid}, {"compression.type": "gzip"}))
+        d = self.cli_json("config", "describe", "--broker", "compression.type")
+        self.assertEqual(d["resource"], {"type": "broker", "name": bid})
+        self.assertEqual([(c["name"], c["value"]) for c in d["configs"]],
+                         [("compression.type", "gzip")])
+        r = self.cli_json("config", "delete", "--broker", "compression.type")
+        self.assertEqual((r["resource"]["name"], r["deleted"]), (bid, ["compression.type"]))
+        d = self.cli_json("config", "describe", "--broker", "compression.type", "log.retention.ms")
+        self.assertEqual({c["name"]: c["value"] for c in d["configs"]}["compression.type"],
+                         "producer")
+        self.assertEqual(sorted(c["name"] for c in d["configs"]),
+                         ["compression.type", "log.retention.ms"])
+        # A broker id that is not a number: usage error (not "broker 1").
+        for bad in (["describe", "--broker", "1abc"], ["set", "--broker", "1abc", "a=b"],
+                    ["delete", "--broker", "-1", "k"], ["set", "--broker", "abc"]):
+            err = self.cli_json("config", *bad, expect=2)
+            self.assertEqual(err["error"]["name"], "USAGE", bad)
         # Neither or both resources: usage error.
         self.run_cli("config", "describe", expect=2)
         # A config key the topic does not have: the Kafka error, exit 1.
@@ -207,14 +233,23 @@ class CliCommands(CliTestCase):
         self.assertEqual(future, [])
         all_ts = self.cli_lines("consume", t, "--timestamp", str(before - 1000))
         self.assertEqual(len(all_ts), 31)
-        # --follow long-polls and prints a record produced after it started.
+        # --follow long-polls and prints a record produced after it started. It starts at the
+        # partition's end offset read beforehand, so the produce may land before or after the
+        # consumer's first Fetch (no timing assumption).
+        desc = self.cli_json("topic", "describe", t)
+        end1 = next(p["log_end_offset"] for p in desc["partitions"] if p["partition"] == 1)
         proc = subprocess.Popen([CLI, "-b", self.broker.bootstrap, "-o", "json", "consume", t,
-                                 "--follow", "--limit", "1", "--offset", "1000"],
+                                 "--follow", "--limit", "1", "--partition", "1",
+                                 "--offset", str(end1)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)
-        self.run_cli("produce", t, "--partition", "1", "--key-separator", "|",
-                     stdin="late|news\n")
-        out, err = proc.communicate(timeout=30)
+        try:
+            self.run_cli("produce", t, "--partition", "1", "--key-separator", "|",
+                         stdin="late|news\n")
+            out, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
         self.assertEqual(proc.returncode, 0, err)
         late = json.loads(out)
         self.assertEqual((late["partition"], late["key"], late["value"]), (1, "late", "news"))
@@ -317,17 +352,41 @@ class CliCommands(CliTestCase):
         self.assertEqual(by_key, want)
         limited = self.cli_json("table", "changelog", t, "--limit", "3")["changes"]
         self.assertEqual(len(limited), 3)
+        # Paging with --limit: next_offsets of a page cut short point right after the last change
+        # printed in each partition, so resuming partition by partition from them yields exactly
+        # the remaining changes (none skipped, none repeated).
+        page = self.cli_json("table", "changelog", t, "--limit", "7")
+        seen = [(c["partition"], c["offset"]) for c in page["changes"]]
+        self.assertEqual(len(seen), 7)
+        nxt = page["next_offsets"]
+        self.assertEqual(sorted(nxt), ["0", "1", "2", "3"])
+        for part, off in nxt.items():
+            printed = [o for (p_, o) in seen if p_ == int(part)]
+            if printed:
+                self.assertGreaterEqual(off, max(printed) + 1, (part, nxt, seen))
+        rest = []
+        for part, off in sorted(nxt.items()):
+            got = self.cli_json("table", "changelog", t, "--from", str(off))["changes"]
+            rest.extend((c["partition"], c["offset"]) for c in got if c["partition"] == int(part))
+        self.assertEqual(sorted(seen + rest), sorted((c["partition"], c["offset"]) for c in log))
+        self.assertEqual(len(seen) + len(rest), len(log))
         later = self.cli_json("table", "changelog", t, "--from", "5")["changes"]
         self.assertEqual(sorted((c["partition"], c["offset"]) for c in later),
                          sorted((c["partition"], c["offset"]) for c in log if c["offset"] >= 5))
 
         # --follow prints JSON lines and sees a later write.
+        # It reads every partition from its log start, so the put may land before or after the
+        # follower's first poll (no timing assumption).
         proc = subprocess.Popen([CLI, "-b", self.broker.bootstrap, "-o", "json", "table",
                                  "changelog", t, "--follow", "--limit", str(len(changes) + 1)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)
-        self.cli_json("table", "put", t, "late", "arrival")
-        out, err = proc.communicate(timeout=30)
+        try:
+            self.cli_json("table", "put", t, "late", "arrival")
+            out, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
         self.assertEqual(proc.returncode, 0, err)
         lines = [json.loads(x) for x in out.splitlines() if x.strip()]
         self.assertEqual(len(lines), len(changes) + 1)

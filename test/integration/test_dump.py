@@ -289,6 +289,24 @@ class DumpTest(BrokerTestCase):
         self.assertTrue(any(p["position"] == 0 and "not the start of a batch" in p["detail"]
                             for p in doc["problems"]), doc["problems"])
 
+    def test_base_offset_near_int64_max_is_out_of_range(self):
+        # A crafted file name: base 9223372036854775807 + any relative offset overflows int64.
+        # Reported as offset_out_of_range (no signed-overflow UB, no crash).
+        name = self.segments(self.log_dir)[0]
+        d = os.path.join(self.tmp, "huge-base")
+        os.makedirs(d, exist_ok=True)
+        stem = os.path.join(d, "09223372036854775807")
+        shutil.copy(os.path.join(self.log_dir, name), stem + ".log")
+        shutil.copy(os.path.join(self.log_dir, name[:-4] + ".index"), stem + ".index")
+        self.assertGreater(os.path.getsize(stem + ".index"), 0)
+        rc, doc = dump("index", stem + ".index", "--verify", expect=1)
+        kinds = [p["kind"] for p in doc["problems"]]
+        self.assertIn("offset_out_of_range", kinds)
+        rc, doc = dump("segment", stem + ".log", expect=1)
+        self.assertTrue(doc["problems"])
+        self.assertTrue(all(p["kind"] == "offset_out_of_range" for p in doc["problems"]),
+                        doc["problems"])
+
     def test_garbage_never_crashes(self):
         rng = random.Random(6)
         with open(os.path.join(self.log_dir, self.segments(self.log_dir)[0]), "rb") as f:

@@ -426,6 +426,10 @@ class MetricsTest(BrokerTestCase):
     def test_deleted_topic_series_go_away(self):
         topic = unique_topic("mdel")
         itutil.ck_create_topic(self.broker.bootstrap, topic, 1)
+        # A topic has its counter series (at 0) from its creation; PK series only for PK tables.
+        first = self.scrape()
+        self.assertEqual(first.get("strata_topic_records_in_total", topic=topic, default=None), 0)
+        self.assertIsNone(first.get("strata_pk_lookups_total", topic=topic, default=None))
         conn = self.conn()
         itutil.produce(conn, 3, {topic: {0: itutil.build_batch([(b"k", b"v", ())])}})
         self.assertEqual(self.scrape().get("strata_topic_records_in_total", topic=topic), 1)

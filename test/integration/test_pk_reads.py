@@ -407,6 +407,19 @@ class PkReadsTest(BrokerTestCase):
         self.assertLess(result["took"], 10)
         print("\nlong-poll wake after write: %.0f ms" % ((time.time() - t_write) * 1000))
 
+    def test_changelog_error_answers_at_once(self):
+        topic = self.pk_topic("pkerr")
+        conn = self.conn()
+        # One good partition with nothing to read + one out-of-range read: answered at once with
+        # the error (no long-poll wait), like Fetch.
+        t0 = time.time()
+        err, res = read_changelog(conn, topic, [(0, 0, 10), (1, 99, 10)], max_wait_ms=10000)
+        self.assertEqual(err, 0)
+        self.assertEqual(res[1]["error"], 1)  # OFFSET_OUT_OF_RANGE
+        self.assertEqual(res[0]["error"], 0)
+        self.assertLess(time.time() - t0, 5, "a partition error must not wait for max_wait_ms")
+        self.assertBrokerAlive()
+
     def test_scan_cursor_after_topic_recreated(self):
         from confluent_kafka.admin import AdminClient
         topic = self.pk_topic("pkrec")

@@ -14,8 +14,26 @@ struct ConfigOpts {
   std::vector<std::string> items;  // k=v for set, k for delete, filter keys for describe
 };
 
+// `--broker` takes an optional value, so CLI11 hands it the next word even when that word is a
+// key (`config set --broker compression.type=gzip`). After parsing, a value that is not a broker
+// id goes back to the front of the key list and the controller is used; a value that starts like
+// a number but is not one ("1abc", "-1") is a usage error.
+Status normalize_broker(ConfigOpts& o) {
+  if (!o.broker_given || !o.broker || o.broker->empty()) return Status::Ok();
+  const std::string& v = *o.broker;
+  if (client::parse_node_id(v)) return Status::Ok();
+  const bool numeric_like = v[0] == '-' || v[0] == '+' || (v[0] >= '0' && v[0] <= '9');
+  if (numeric_like && v.find('=') == std::string::npos) {
+    return Status(Errc::invalid_argument, "USAGE: bad broker id '" + v + "'");
+  }
+  o.items.insert(o.items.begin(), v);
+  o.broker->clear();
+  return Status::Ok();
+}
+
 // Resolves the resource; the default broker id is the controller (or first broker).
-Result<std::pair<client::ResourceType, std::string>> resource_of(Cli& cli, const ConfigOpts& o) {
+Result<std::pair<client::ResourceType, std::string>> resource_of(Cli& cli, ConfigOpts& o) {
+  if (Status st = normalize_broker(o); !st.ok()) return st;
   if (o.topic.has_value() == o.broker_given) {
     return Status(Errc::invalid_argument, "USAGE: give exactly one of --topic T or --broker [ID]");
   }
@@ -35,11 +53,12 @@ json resource_json(const std::pair<client::ResourceType, std::string>& r) {
               {"name", r.second}};
 }
 
-int do_describe(Cli& cli, const ConfigOpts& o) {
+int do_describe(Cli& cli, ConfigOpts& o) {
   auto res = resource_of(cli, o);
   if (!res.ok()) {
-    return client::error_name_of(res.status()) == "USAGE" ? usage_error(cli, res.status().message())
-                                                          : fail(cli, res.status());
+    return client::error_name_of(res.status()) == "USAGE"
+               ? usage_error(cli, res.status().message().substr(7))  // drop "USAGE: "
+               : fail(cli, res.status());
   }
   auto cfgs = cli.client().describe_configs(res->first, res->second, o.items);
   if (!cfgs.ok()) return fail(cli, cfgs.status());
@@ -64,7 +83,8 @@ int do_describe(Cli& cli, const ConfigOpts& o) {
   return kExitOk;
 }
 
-int do_alter(Cli& cli, const ConfigOpts& o, bool remove) {
+int do_alter(Cli& cli, ConfigOpts& o, bool remove) {
+  if (!normalize_broker(o).ok()) return usage_error(cli, "bad broker id '" + *o.broker + "'");
   if (o.items.empty()) return usage_error(cli, remove ? "give KEY..." : "give KEY=VALUE...");
   std::vector<client::ConfigChange> changes;
   json shown = remove ? json::array() : json::object();
@@ -81,8 +101,9 @@ int do_alter(Cli& cli, const ConfigOpts& o, bool remove) {
   }
   auto res = resource_of(cli, o);
   if (!res.ok()) {
-    return client::error_name_of(res.status()) == "USAGE" ? usage_error(cli, res.status().message())
-                                                          : fail(cli, res.status());
+    return client::error_name_of(res.status()) == "USAGE"
+               ? usage_error(cli, res.status().message().substr(7))  // drop "USAGE: "
+               : fail(cli, res.status());
   }
   Status st = cli.client().alter_configs(res->first, res->second, changes);
   if (!st.ok()) return fail(cli, st);

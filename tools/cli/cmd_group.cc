@@ -2,6 +2,7 @@
 // lag per partition), reset-offsets (dry run unless --execute; Empty/Dead groups only), delete.
 #include <chrono>
 #include <iostream>
+#include <limits>
 #include <set>
 
 #include "tools/cli/cli_common.h"
@@ -175,7 +176,12 @@ int do_reset(Cli& cli, const GroupOpts& o) {
     if (o.to_latest) nv = hi;
     if (o.to_offset) nv = *o.to_offset;
     if (ts) nv = by_ts.count(p) && by_ts[p] >= 0 ? by_ts[p] : hi;
-    if (o.shift_by) nv = (cur >= 0 ? cur : lo) + *o.shift_by;
+    if (o.shift_by) {
+      const int64_t base = cur >= 0 ? cur : lo;
+      if (__builtin_add_overflow(base, *o.shift_by, &nv)) {  // saturate; clamped just below
+        nv = *o.shift_by > 0 ? std::numeric_limits<int64_t>::max() : 0;
+      }
+    }
     nv = std::clamp(nv, lo, hi);
     target[{o.topic, p}] = nv;
     parts.push_back({{"topic", o.topic},

@@ -202,7 +202,12 @@ int do_consume(Cli& cli, const RecordsOpts& o) {
     for (const auto& [p, fr] : *r) {
       for (const auto& rec : fr.records) {
         if (o.limit > 0 && count >= o.limit) break;
-        if (!o.follow && rec.offset >= end[p]) break;
+        if (!o.follow && rec.offset >= end[p]) {
+          // Past the end seen at start-up; whatever lay in [pos, end) was compacted away.
+          pos[p] = std::max(pos[p], end[p]);
+          moved = true;
+          break;
+        }
         print_record(cli, o, rec);
         ++count;
         pos[p] = rec.offset + 1;

@@ -192,12 +192,19 @@ int do_changelog(Cli& cli, const TableOpts& o) {
     auto page = cli.client().read_changelog(*t, from, per_part, o.follow ? 1000 : 0);
     if (!page.ok()) return fail(cli, page.status());
     bool done = o.limit > 0 && printed >= o.limit;
+    // Per partition: changes in this page and how many of them were printed, plus the offset of
+    // the last one printed, so a page cut short by --limit resumes right after it.
+    std::map<int32_t, std::pair<int64_t, int64_t>> seen;  // partition -> (in page, printed)
+    std::map<int32_t, int64_t> last_printed;
+    for (const auto& c : page->changes) ++seen[c.partition].first;
     for (const auto& c : page->changes) {
       if (o.limit > 0 && printed >= o.limit) {
         done = true;
         break;
       }
       ++printed;
+      ++seen[c.partition].second;
+      last_printed[c.partition] = c.offset;
       if (cli.json_out()) {
         if (o.follow) {
           print_json(change_json(o.name, c));
@@ -211,7 +218,14 @@ int do_changelog(Cli& cli, const TableOpts& o) {
       }
     }
     if (!o.follow) progress.update(printed);
-    for (const auto& [p, next] : page->next_offsets) from[p] = next;
+    for (const auto& [p, next] : page->next_offsets) {
+      const auto counts = seen[p];
+      if (counts.second == counts.first) {
+        from[p] = next;  // the partition's whole page was printed
+      } else if (counts.second > 0) {
+        from[p] = last_printed[p] + 1;
+      }  // else nothing of it printed: stays where it was
+    }
     if (done || (o.limit > 0 && printed >= o.limit)) break;
     if (!o.follow) {
       bool caught_up = true;

@@ -34,6 +34,9 @@ int main(int argc, char** argv) {
     const int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;
   }
+  if (auto hp = strata::client::parse_host_port(cli.bootstrap); !hp.ok()) {
+    return usage_error(cli, hp.status().message());
+  }
   if (!cli.action) {
     std::fprintf(stderr, "strata: usage: missing subcommand (see --help)\n");
     return kExitUsage;

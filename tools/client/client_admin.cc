@@ -101,11 +101,9 @@ Result<std::vector<ConfigEntry>> Client::describe_configs(ResourceType type,
                                                           const std::vector<std::string>& keys) {
   Result<Connection*> conn = bootstrap_connection();
   if (type == ResourceType::broker && !name.empty()) {
-    try {
-      conn = broker_connection(std::stoi(name));
-    } catch (const std::exception&) {
-      return Status(Errc::invalid_argument, "INVALID_REQUEST: broker id '" + name + "'");
-    }
+    const auto id = parse_node_id(name);
+    if (!id) return Status(Errc::invalid_argument, "INVALID_REQUEST: broker id '" + name + "'");
+    conn = broker_connection(*id);
   }
   if (!conn.ok()) return conn.status();
   protocol::DescribeConfigsRequest req;
@@ -145,11 +143,9 @@ Status Client::alter_configs(ResourceType type, const std::string& name,
                              const std::vector<ConfigChange>& changes) {
   Result<Connection*> conn = bootstrap_connection();
   if (type == ResourceType::broker && !name.empty()) {
-    try {
-      conn = broker_connection(std::stoi(name));
-    } catch (const std::exception&) {
-      return Status(Errc::invalid_argument, "INVALID_REQUEST: broker id '" + name + "'");
-    }
+    const auto id = parse_node_id(name);
+    if (!id) return Status(Errc::invalid_argument, "INVALID_REQUEST: broker id '" + name + "'");
+    conn = broker_connection(*id);
   }
   if (!conn.ok()) return conn.status();
   protocol::IncrementalAlterConfigsRequest req;

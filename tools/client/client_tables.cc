@@ -178,6 +178,10 @@ Result<std::vector<TableRow>> Client::prefix_lookup(const TableInfo& table,
         out.push_back(TableRow{p, r.key(), r.value(), r.offset(), r.timestamp()});
       }
       if (!resp.has_next_cursor()) break;
+      if (cursor && resp.next_cursor() == *cursor) {  // a repeated cursor would loop forever
+        return Status(Errc::corruption, "UNKNOWN_SERVER_ERROR: " + part_ctx(table.topic, p) +
+                                            ": no progress (the broker repeated its cursor)");
+      }
       cursor = resp.next_cursor();
     }
   }
@@ -210,6 +214,10 @@ Result<ScanResult> Client::scan(const TableInfo& table, int64_t limit, int32_t p
         out.rows.push_back(TableRow{p, r.key(), r.value(), r.offset(), r.timestamp()});
       }
       if (!resp.has_next_cursor()) break;
+      if (cursor && resp.next_cursor() == *cursor) {  // a repeated cursor would loop forever
+        return Status(Errc::corruption, "UNKNOWN_SERVER_ERROR: " + part_ctx(table.topic, p) +
+                                            ": no progress (the broker repeated its cursor)");
+      }
       cursor = resp.next_cursor();
     }
   }

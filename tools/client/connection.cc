@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 
@@ -41,6 +42,16 @@ int wait_fd(int fd, short events, int64_t deadline_ms) {
 
 }  // namespace
 
+// A broker id: decimal digits only, the whole string, in int32 range ("1abc", "+1", " 1" fail).
+std::optional<int32_t> parse_node_id(const std::string& s) {
+  int32_t v = 0;
+  const char* end = s.data() + s.size();
+  if (s.empty() || s[0] < '0' || s[0] > '9') return std::nullopt;
+  auto [ptr, ec] = std::from_chars(s.data(), end, v);
+  if (ec != std::errc() || ptr != end) return std::nullopt;
+  return v;
+}
+
 Result<std::pair<std::string, int>> parse_host_port(const std::string& s) {
   std::string host;
   std::string port;
@@ -60,11 +71,9 @@ Result<std::pair<std::string, int>> parse_host_port(const std::string& s) {
   if (host.empty()) return Status(Errc::invalid_argument, "bad address (no host): " + s);
   int p = 9092;
   if (!port.empty()) {
-    try {
-      size_t used = 0;
-      p = std::stoi(port, &used);
-      if (used != port.size() || p <= 0 || p > 65535) throw std::invalid_argument(port);
-    } catch (const std::exception&) {
+    const char* end = port.data() + port.size();
+    auto [ptr, ec] = std::from_chars(port.data(), end, p);
+    if (port[0] < '0' || port[0] > '9' || ec != std::errc() || ptr != end || p <= 0 || p > 65535) {
       return Status(Errc::invalid_argument, "bad port in address: " + s);
     }
   }

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -122,5 +123,8 @@ class Connection {
 
 // Splits "host:port" (IPv6 as "[::1]:9092"); a missing port gives 9092.
 Result<std::pair<std::string, int>> parse_host_port(const std::string& s);
+// A broker (node) id: decimal digits only, the whole string, in int32 range ("1abc", "+1", " 1",
+// "-1" give nullopt).
+std::optional<int32_t> parse_node_id(const std::string& s);
 
 }  // namespace strata::client

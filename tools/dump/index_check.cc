@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <string>
 
 namespace strata::dump {
@@ -32,6 +33,18 @@ void check_trailing(size_t total, size_t entry, std::vector<Problem>& problems) 
 
 std::string entry_name(size_t i) { return "entry " + std::to_string(i) + ": "; }
 
+// base + rel; when that overflows (a crafted file name such as 09223372036854775807.index) the
+// entry is reported as offset_out_of_range and its offset saturates.
+int64_t offset_of(int64_t base, int32_t rel, size_t pos, size_t entry,
+                  std::vector<Problem>& problems) {
+  int64_t out = 0;
+  if (!__builtin_add_overflow(base, int64_t{rel}, &out)) return out;
+  problems.push_back(Problem{ProblemKind::offset_out_of_range, pos, pos + entry, base,
+                             entry_name(pos / entry) + "base offset " + std::to_string(base) +
+                                 " + relative offset " + std::to_string(rel) + " overflows int64"});
+  return rel < 0 ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+}
+
 }  // namespace
 
 std::vector<OffsetIndexEntry> parse_offset_index(std::span<const uint8_t> bytes, int64_t base,
@@ -47,7 +60,7 @@ std::vector<OffsetIndexEntry> parse_offset_index(std::span<const uint8_t> bytes,
       problems.push_back(index_problem(
           i, kEntry, entry_name(n) + "negative relative offset " + std::to_string(rel)));
     }
-    OffsetIndexEntry e{base + rel, position};
+    OffsetIndexEntry e{offset_of(base, rel, i, kEntry, problems), position};
     if (!out.empty()) {
       if (e.offset <= out.back().offset) {
         problems.push_back(index_problem(i, kEntry,
@@ -80,7 +93,7 @@ std::vector<TimeIndexEntry> parse_time_index(std::span<const uint8_t> bytes, int
       problems.push_back(index_problem(
           i, kEntry, entry_name(n) + "negative relative offset " + std::to_string(rel)));
     }
-    TimeIndexEntry e{ts, base + rel};
+    TimeIndexEntry e{ts, offset_of(base, rel, i, kEntry, problems)};
     if (!out.empty()) {
       if (e.timestamp <= out.back().timestamp) {
         problems.push_back(index_problem(

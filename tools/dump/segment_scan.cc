@@ -113,6 +113,20 @@ Result<uint64_t> resync(const ByteSource& source, uint64_t from, std::vector<uin
   return file_size;
 }
 
+// True when `at` is the end of the file or a plausible batch header starts there: magic 2 and a
+// batchLength between the header size and kMaxResyncBatch.
+Result<bool> plausible_header_at(const ByteSource& source, uint64_t at) {
+  const uint64_t file_size = source.size();
+  if (at == file_size) return true;
+  if (at > file_size || file_size - at < bf::kMagicOffset + 1) return false;
+  uint8_t h[bf::kMagicOffset + 1];
+  STRATA_RETURN_IF_ERROR(source.read(at, std::span<uint8_t>(h, sizeof h)));
+  const int64_t length = be32_at(h + bf::kBatchLengthOffset);
+  // The length need not fit: a torn last batch is reported as truncated by the next round.
+  return static_cast<int8_t>(h[bf::kMagicOffset]) == bf::kMagicV2 && length >= kMinBatchLength &&
+         length <= kMaxResyncBatch;
+}
+
 }  // namespace
 
 Result<ScanSummary> scan_segment(const ByteSource& source, const ScanOptions& options,
@@ -197,6 +211,23 @@ Result<ScanSummary> scan_segment(const ByteSource& source, const ScanOptions& op
       pos = *next;
       continue;
     } else if (!b.crc_ok()) {
+      // batchLength is not covered by the CRC: trust pos + size only when it is the end of the
+      // file or looks like the next batch header, else the length itself may be what is corrupt
+      // (and would hide intact batches behind it).
+      auto plausible = plausible_header_at(source, pos + size);
+      if (!plausible.ok()) return plausible.status();
+      if (!*plausible) {
+        auto next = resync(source, pos + 1, buf);
+        if (!next.ok()) return next.status();
+        report({ProblemKind::bad_length, pos, *next, b.base_offset,
+                "batch at position " + std::to_string(pos) + " claims " + std::to_string(size) +
+                    " bytes, fails its CRC and is not followed by a batch header: a corrupt " +
+                    "length or batch; " + std::to_string(*next - pos) + " bytes skipped to " +
+                    (*next < file_size ? "the next valid batch at " + std::to_string(*next)
+                                       : std::string("the end of the file"))});
+        pos = *next;
+        continue;
+      }
       report({ProblemKind::crc_mismatch, pos, pos + size, b.base_offset,
               "stored CRC " + hex32(b.crc_stored) + " != computed " + hex32(b.crc_computed) +
                   ": a byte in file range [" + std::to_string(pos + bf::kCrcCoveredOffset) + ", " +
@@ -208,6 +239,15 @@ Result<ScanSummary> scan_segment(const ByteSource& source, const ScanOptions& op
     } else {
       ++sum.valid_batches;
       sum.records += static_cast<uint64_t>(b.record_count);
+      if (!b.offsets_in_range()) {
+        // A crafted base offset (negative, or base + lastOffsetDelta past INT64_MAX): reported,
+        // and kept out of the offset bookkeeping so nothing below can overflow.
+        report({ProblemKind::offset_out_of_range, pos, pos + size, b.base_offset,
+                "base offset " + std::to_string(b.base_offset) + " with lastOffsetDelta " +
+                    std::to_string(b.last_offset_delta) + " is outside [0, INT64_MAX)"});
+        pos += size;
+        continue;
+      }
       if (sum.first_offset < 0) sum.first_offset = b.base_offset;
       sum.last_offset = std::max(sum.last_offset, b.last_offset());
       sum.max_timestamp = std::max(sum.max_timestamp, b.max_timestamp);
@@ -217,6 +257,7 @@ Result<ScanSummary> scan_segment(const ByteSource& source, const ScanOptions& op
                     " is not above the previous batch's last offset " +
                     std::to_string(next_expected - 1)});
       }
+      // Both are >= 0 here, so the difference cannot overflow.
       if (options.segment_base >= 0 &&
           (b.base_offset < options.segment_base ||
            b.last_offset() - options.segment_base > std::numeric_limits<int32_t>::max())) {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -38,7 +39,22 @@ struct BatchInfo {
   int16_t producer_epoch = 0;
   int32_t base_sequence = 0;
 
-  int64_t last_offset() const { return base_offset + last_offset_delta; }
+  // base_offset + last_offset_delta, saturated to the int64 range (crafted headers may overflow).
+  int64_t last_offset() const {
+    int64_t r = 0;
+    if (__builtin_add_overflow(base_offset, int64_t{last_offset_delta}, &r)) {
+      return last_offset_delta < 0 ? std::numeric_limits<int64_t>::min()
+                                   : std::numeric_limits<int64_t>::max();
+    }
+    return r;
+  }
+  // Offsets usable for arithmetic: base >= 0 and last_offset() + 1 fits in int64.
+  bool offsets_in_range() const {
+    int64_t r = 0;
+    return base_offset >= 0 &&
+           !__builtin_add_overflow(base_offset, int64_t{last_offset_delta}, &r) &&
+           r < std::numeric_limits<int64_t>::max();
+  }
   bool crc_ok() const { return crc_stored == crc_computed; }
   // Header fields and CRC are trustworthy: magic 2, CRC matches, sane counts.
   bool valid() const;

@@ -12,6 +12,8 @@
 #include "broker/metrics/exporter.h"
 #include "broker/metrics/process_stats.h"
 #include "broker/topic_registry.h"
+#include "storage/log_manager.h"
+#include "test/unit/storage/test_util.h"
 
 namespace strata::broker::metrics {
 namespace {
@@ -44,6 +46,18 @@ TEST(AtomicHistogram, ConcurrentObservationsAreAllCounted) {
   EXPECT_EQ(s.sample_count, 80000u);
   EXPECT_EQ(h.count(), 80000u);
   EXPECT_NEAR(s.sample_sum, 20000 * 0.0005 * (1 + 2 + 3 + 4), 1e-6);
+}
+
+TEST(AtomicHistogram, SumIsExactInNanosecondsAndIgnoresNegatives) {
+  AtomicHistogram h;
+  for (int i = 0; i < 10; ++i) h.observe(0.1);  // a double accumulator ends at 0.9999999999999999
+  h.observe(-5);                                // counted (first bucket), adds nothing to the sum
+  h.observe(0.0000000004);                      // rounds to 0 ns
+  h.observe(0.0000000006);                      // rounds to 1 ns
+  auto s = h.snapshot();
+  EXPECT_EQ(s.sample_count, 13u);
+  EXPECT_EQ(s.bucket[0].cumulative_count, 3u);
+  EXPECT_EQ(s.sample_sum, 1.000000001);
 }
 
 TEST(ProcessStats, ParsesProcStatWithHostileCommandName) {
@@ -97,8 +111,9 @@ TEST(MetricsListener, Syntax) {
   }
 }
 
-std::string text_of(const BrokerMetrics& m) {
-  return prometheus::TextSerializer().Serialize(m.collect());
+std::string text_of(const BrokerMetrics& m,
+                    const std::vector<std::shared_ptr<const TopicEntry>>& topics = {}) {
+  return prometheus::TextSerializer().Serialize(m.collect(topics));
 }
 
 TEST(BrokerMetrics, CountsRequestsErrorsAndLatencyByApi) {
@@ -134,32 +149,77 @@ TEST(BrokerMetrics, CountsRequestsErrorsAndLatencyByApi) {
             std::string::npos);
 }
 
-TEST(BrokerMetrics, ConnectionsAndTopicsByIdWithPruning) {
+TEST(BrokerMetrics, ConnectionsAndTopicCountersOfTheGivenTopics) {
   BrokerMetrics m({0});
   m.connection_opened();
   m.connection_opened();
   m.connection_closed();
   EXPECT_EQ(m.active_connections(), 1);
-  TopicEntry a, b;
-  a.name = "alpha";
-  a.id = protocol::Uuid::random();
-  b.name = "beta";
-  b.id = protocol::Uuid::random();
-  m.topic(a).bytes_in += 100;
-  m.topic(a).records_in += 4;
-  TopicEntry a2 = a;  // a config change replaces the entry; the id (and counters) stay
-  EXPECT_EQ(&m.topic(a2), &m.topic(a));
-  m.topic(b).bytes_out += 7;
-  std::string t = text_of(m);
+  auto a = std::make_shared<TopicEntry>();
+  auto b = std::make_shared<TopicEntry>();
+  a->name = "alpha";
+  b->name = "beta";
+  b->configs["table.type"] = "primary-key";
+  ASSERT_NE(a->counters, nullptr);
+  ASSERT_NE(a->counters, b->counters);
+  a->counters->bytes_in += 100;
+  a->counters->records_in += 4;
+  auto a2 = std::make_shared<TopicEntry>(*a);  // a config change copies the entry: same counters
+  EXPECT_EQ(a2->counters, a->counters);
+  b->counters->bytes_out += 7;
+  std::string t = text_of(m, {a2, b});
   EXPECT_NE(t.find("strata_connections_active 1\n"), std::string::npos) << t;
   EXPECT_NE(t.find("strata_connections_total 2\n"), std::string::npos);
   EXPECT_NE(t.find("strata_topic_bytes_in_total{topic=\"alpha\"} 100\n"), std::string::npos);
   EXPECT_NE(t.find("strata_topic_records_in_total{topic=\"alpha\"} 4\n"), std::string::npos);
   EXPECT_NE(t.find("strata_topic_bytes_out_total{topic=\"beta\"} 7\n"), std::string::npos);
-  m.prune_topics({b.id});
-  t = text_of(m);
+  EXPECT_NE(t.find("strata_topic_bytes_out_total{topic=\"alpha\"} 0\n"), std::string::npos);
+  EXPECT_NE(t.find("strata_pk_rows_applied_total{topic=\"beta\"} 0\n"), std::string::npos);
+  // PK series only for primary-key tables.
+  EXPECT_EQ(t.find("strata_pk_rows_applied_total{topic=\"alpha\"}"), std::string::npos);
+  t = text_of(m, {b});  // alpha deleted: its series are gone
   EXPECT_EQ(t.find("topic=\"alpha\""), std::string::npos) << t;
   EXPECT_NE(t.find("strata_topic_bytes_out_total{topic=\"beta\"} 7\n"), std::string::npos);
+}
+
+// The registry gives every topic its counters, keeps them across copy-on-write replacements
+// (config change, new partitions) and gives a re-created topic fresh ones; a request that still
+// holds the counters of a deleted topic can keep bumping them (this was a use-after-free when the
+// counters lived in a map pruned at scrape).
+TEST(BrokerMetrics, TopicCountersFollowTheRegistry) {
+  storage::testing::TempDir dir;
+  auto logs = storage::LogManager::open(storage::default_env(), {dir.sub("d")}, 1,
+                                        [](const storage::TopicMeta&) { return storage::LogConfig{}; });
+  ASSERT_TRUE(logs.ok()) << logs.status().to_string();
+  BrokerConfig config;
+  TopicRegistry topics(**logs, config);
+  ASSERT_TRUE(topics.load().ok());
+  auto created = topics.create("t", 1, {}, false);
+  ASSERT_TRUE(created.ok()) << created.status().to_string();
+  std::shared_ptr<metrics::TopicCounters> held = (*created)->counters;
+  held->bytes_in += 5;
+  ASSERT_TRUE(topics.alter_configs("t", {{"retention.ms", "1000"}}, false).ok());
+  ASSERT_TRUE(topics.add_partitions("t", 3, false).ok());
+  BrokerMetrics m({0});
+  auto entry = topics.find("t");
+  ASSERT_NE(entry, nullptr);
+  EXPECT_EQ(entry->partitions.size(), 3u);
+  EXPECT_EQ(entry->counters, held);
+  EXPECT_NE(text_of(m, topics.list()).find("strata_topic_bytes_in_total{topic=\"t\"} 5\n"),
+            std::string::npos);
+
+  entry.reset();
+  ASSERT_TRUE(topics.remove("t").ok());
+  EXPECT_EQ(text_of(m, topics.list()).find("topic=\"t\""), std::string::npos);
+  held->records_in += 3;  // still valid memory after the delete and a scrape
+  EXPECT_EQ(held->records_in.load(), 3u);
+
+  auto again = topics.create("t", 1, {}, false);
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE((*again)->counters, held);
+  EXPECT_NE(text_of(m, topics.list()).find("strata_topic_bytes_in_total{topic=\"t\"} 0\n"),
+            std::string::npos);
+  ASSERT_TRUE((*logs)->close_all().ok());
 }
 
 TEST(BrokerMetrics, ApiNames) {

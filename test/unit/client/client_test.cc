@@ -10,10 +10,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "protocol/ext/prefix_lookup.pb.h"
+#include "protocol/ext/scan.pb.h"
 #include "protocol/messages/api_versions.h"
 #include "protocol/messages/headers.h"
 #include "protocol/messages/metadata.h"
@@ -45,9 +48,15 @@ class FakeBroker {
     stop_ = true;
     ::shutdown(listen_fd_, SHUT_RDWR);
     ::close(listen_fd_);
-    if (conn_fd_ >= 0) ::shutdown(conn_fd_, SHUT_RDWR);
     thread_.join();
-    if (conn_fd_ >= 0) ::close(conn_fd_);
+    std::vector<std::thread> conns;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      for (int fd : conn_fds_) ::shutdown(fd, SHUT_RDWR);
+      conns.swap(conn_threads_);
+    }
+    for (auto& t : conns) t.join();
+    for (int fd : conn_fds_) ::close(fd);
   }
   int port() const { return port_; }
   std::vector<std::pair<int16_t, int16_t>> seen() {
@@ -56,39 +65,73 @@ class FakeBroker {
   }
 
  private:
-  bool read_n(uint8_t* p, size_t n) {
+  static bool read_n(int fd, uint8_t* p, size_t n) {
     while (n > 0) {
-      ssize_t k = ::recv(conn_fd_, p, n, 0);
+      ssize_t k = ::recv(fd, p, n, 0);
       if (k <= 0) return false;
       p += k;
       n -= static_cast<size_t>(k);
     }
     return true;
   }
+  // Accepts connections (the bootstrap one, then per-node ones) until the destructor runs.
   void serve() {
-    conn_fd_ = ::accept(listen_fd_, nullptr, nullptr);
-    if (conn_fd_ < 0) return;
+    for (;;) {
+      const int fd = ::accept(listen_fd_, nullptr, nullptr);
+      if (fd < 0) return;
+      std::lock_guard<std::mutex> g(mu_);
+      if (stop_) {
+        ::close(fd);
+        return;
+      }
+      conn_fds_.push_back(fd);
+      conn_threads_.emplace_back([this, fd] { serve_conn(fd); });
+    }
+  }
+  void serve_conn(int fd) {
     while (!stop_) {
       uint8_t sz[4];
-      if (!read_n(sz, 4)) return;
+      if (!read_n(fd, sz, 4)) return;
       const uint32_t n =
           (uint32_t{sz[0]} << 24) | (uint32_t{sz[1]} << 16) | (uint32_t{sz[2]} << 8) | sz[3];
       std::vector<uint8_t> body(n);
-      if (!read_n(body.data(), n)) return;
+      if (!read_n(fd, body.data(), n)) return;
       const auto kv = protocol::peek_api_key_version(body.data(), body.size());
       {
         std::lock_guard<std::mutex> g(mu_);
         seen_.push_back({kv.api_key, kv.api_version});
       }
       if (silent_) continue;
+      const bool ext = kv.api_key >= 16000;  // extension APIs: header v2 / v1, Protobuf bodies
       protocol::Reader r(body.data(), body.size());
       protocol::RequestHeader h;
-      h.decode(r, protocol::request_header_version(kv.api_key, kv.api_version));
+      h.decode(r, ext ? 2 : protocol::request_header_version(kv.api_key, kv.api_version));
       protocol::Writer w;
       w.write_int32(0);
       protocol::ResponseHeader rh{h.correlation_id};
-      rh.encode(w, protocol::response_header_version(kv.api_key, kv.api_version));
-      if (kv.api_key == 18) {
+      rh.encode(w, ext ? 1 : protocol::response_header_version(kv.api_key, kv.api_version));
+      if (kv.api_key == 16001 || kv.api_key == 16002) {
+        // PrefixLookup / Scan that never progress: one row and always the same next cursor.
+        std::string out;
+        if (kv.api_key == 16002) {
+          ext::ScanResponse resp;
+          auto* row = resp.add_rows();
+          row->set_key("k");
+          row->set_value("v");
+          resp.set_next_cursor("same");
+          resp.SerializeToString(&out);
+        } else {
+          ext::PrefixLookupResponse resp;
+          auto* row = resp.add_rows();
+          row->set_key("k");
+          row->set_value("v");
+          resp.set_next_cursor("same");
+          resp.SerializeToString(&out);
+        }
+        const size_t at = w.size();
+        w.buffer().resize(at + out.size());
+        std::memcpy(w.buffer().data() + at, out.data(), out.size());
+      } else if (kv.api_key == 18) {
         protocol::ApiVersionsResponse resp;
         resp.api_keys = versions_;
         resp.encode(w, kv.api_version);
@@ -111,14 +154,15 @@ class FakeBroker {
         return;  // unexpected api: drop the connection
       }
       w.patch_int32(0, static_cast<int32_t>(w.size() - 4));
-      if (::send(conn_fd_, w.buffer().data(), w.size(), MSG_NOSIGNAL) < 0) return;
+      if (::send(fd, w.buffer().data(), w.size(), MSG_NOSIGNAL) < 0) return;
     }
   }
 
   std::vector<protocol::ApiVersionsResponse::ApiVersion> versions_;
   bool silent_;
   int listen_fd_ = -1;
-  std::atomic<int> conn_fd_{-1};
+  std::vector<int> conn_fds_;              // guarded by mu_
+  std::vector<std::thread> conn_threads_;  // guarded by mu_
   int port_ = 0;
   std::atomic<bool> stop_{false};
   std::thread thread_;
@@ -202,6 +246,33 @@ TEST(ClientErrors, RefusedIsAConnectionError) {
   EXPECT_NE(st.message().find("refused"), std::string::npos) << st.message();
 }
 
+// A broker that keeps answering Scan / PrefixLookup with the cursor it was given must not make
+// the client loop forever: the repeated cursor is an error naming the partition.
+TEST(ClientErrors, RepeatedCursorIsNoProgress) {
+  FakeBroker fb({{18, 0, 3}, {3, 1, 12}, {16001, 0, 0}, {16002, 0, 0}});
+  Client c(options_for(fb.port()));
+  TableInfo t;
+  t.topic = "t";
+  t.partition_count = 2;
+  auto scan = c.scan(t);
+  ASSERT_FALSE(scan.ok());
+  EXPECT_NE(scan.status().message().find("no progress"), std::string::npos)
+      << scan.status().to_string();
+  EXPECT_FALSE(is_connection_error(scan.status()));
+  auto pl = c.prefix_lookup(t, "k");
+  ASSERT_FALSE(pl.ok());
+  EXPECT_NE(pl.status().message().find("no progress"), std::string::npos)
+      << pl.status().to_string();
+  // Exactly two pages each: the first (no cursor) and the one that repeated the cursor.
+  int scans = 0, lookups = 0;
+  for (const auto& [key, version] : fb.seen()) {
+    scans += key == 16002;
+    lookups += key == 16001;
+  }
+  EXPECT_EQ(scans, 2);
+  EXPECT_EQ(lookups, 2);
+}
+
 TEST(ClientErrors, KafkaStatusNamesTheError) {
   Status s = kafka_status(3, "topic 'x'", "detail");
   EXPECT_EQ(s.message(), "UNKNOWN_TOPIC_OR_PARTITION: topic 'x': detail");
@@ -230,6 +301,19 @@ TEST(ClientParse, HostPort) {
   EXPECT_FALSE(parse_host_port("h:99999").ok());
   EXPECT_FALSE(parse_host_port("h:12x").ok());
   EXPECT_FALSE(parse_host_port(":1").ok());
+  EXPECT_FALSE(parse_host_port("h:abc").ok());
+  EXPECT_FALSE(parse_host_port("h: 12").ok());
+  EXPECT_FALSE(parse_host_port("h:+12").ok());
+  EXPECT_FALSE(parse_host_port("h:99999999999999999999").ok());
+}
+
+TEST(ClientParse, NodeIdIsStrict) {
+  EXPECT_EQ(parse_node_id("0"), 0);
+  EXPECT_EQ(parse_node_id("17"), 17);
+  EXPECT_EQ(parse_node_id("2147483647"), 2147483647);
+  for (const char* bad : {"", "1abc", "abc", "-1", "+1", " 1", "1 ", "2147483648", "1.0"}) {
+    EXPECT_FALSE(parse_node_id(bad).has_value()) << bad;
+  }
 }
 
 TEST(CliParse, Iso8601) {

@@ -2,6 +2,7 @@
 // order), index parsing and verification, PK header decoding, JSON byte fields.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -15,6 +16,8 @@
 
 namespace strata::dump {
 namespace {
+
+std::vector<uint8_t> be_entries(const std::vector<std::pair<int64_t, int64_t>>& es, bool time);
 
 std::span<const uint8_t> b(const std::string& s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
@@ -179,6 +182,71 @@ TEST(DumpScan, ImplausibleLengthWithNothingAfterStops) {
   EXPECT_EQ(c.problems[0].position, s.starts[2]);
   EXPECT_EQ(c.problems[0].end, s.bytes.size());
   EXPECT_EQ(sum.scanned_bytes, s.starts[2]);
+}
+
+// batchLength is outside the CRC: a flipped bit in its high byte makes the batch claim 16 MiB
+// more, landing inside a later (big) batch. The CRC then fails; the scan must not trust that
+// length and skip the intact batches behind it, but resynchronise on the next one.
+TEST(DumpScan, FlippedLengthHighByteHidesNoIntactBatch) {
+  Segment s;
+  s.add(make_batch(100, 3));
+  s.add(make_batch(103, 2));
+  s.add(make_batch(105, 2));
+  {
+    protocol::RecordBatchBuilder big(codec::Compression::none);
+    big.set_base_offset(107);
+    const std::string value((17u << 20), 'x');  // 17 MiB: the flipped length ends inside it
+    big.add(5000, b("big"), b(value));
+    s.add(big.build());
+  }
+  s.add(make_batch(108, 2));
+  const uint64_t at = s.starts[1] + protocol::batch_format::kBatchLengthOffset;
+  s.bytes[at] ^= 0x01;  // +16 MiB
+  ASSERT_LT(s.starts[1] + (uint64_t{1} << 24), s.starts[4]);
+  Collector c;
+  ScanSummary sum = scan(s.bytes, c);
+  ASSERT_EQ(c.problems.size(), 1u);
+  EXPECT_EQ(c.problems[0].kind, ProblemKind::bad_length);
+  EXPECT_EQ(c.problems[0].position, s.starts[1]);
+  EXPECT_EQ(c.problems[0].end, s.starts[2]);
+  std::vector<uint64_t> valid_at;
+  for (const auto& bi : c.batches) {
+    if (bi.valid()) valid_at.push_back(bi.position);
+  }
+  EXPECT_EQ(valid_at, (std::vector<uint64_t>{s.starts[0], s.starts[2], s.starts[3], s.starts[4]}));
+  EXPECT_EQ(sum.records, 3u + 2u + 1u + 2u);
+  EXPECT_EQ(sum.last_offset, 109);
+  EXPECT_EQ(sum.scanned_bytes, s.bytes.size());
+}
+
+// Crafted offsets near INT64_MAX are reported, not overflowed (UBSan would flag the arithmetic).
+TEST(DumpScan, OverflowingOffsetsAreOutOfRange) {
+  Segment s;
+  s.add(make_batch(100, 3));
+  s.add(make_batch(std::numeric_limits<int64_t>::max() - 1, 2));  // last + 1 overflows
+  Collector c;
+  ScanSummary sum = scan(s.bytes, c);
+  ASSERT_EQ(c.problems.size(), 1u);
+  EXPECT_EQ(c.problems[0].kind, ProblemKind::offset_out_of_range);
+  EXPECT_EQ(c.problems[0].position, s.starts[1]);
+  EXPECT_EQ(c.batches[1].last_offset(), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(sum.last_offset, 102);
+
+  // An index named 09223372036854775807.index: base + relative offset overflows.
+  std::vector<Problem> problems;
+  auto idx = be_entries({{0, 0}, {5, 100}}, false);
+  auto entries = parse_offset_index(idx, std::numeric_limits<int64_t>::max(), problems);
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].offset, std::numeric_limits<int64_t>::max());
+  ASSERT_GE(problems.size(), 1u);
+  EXPECT_EQ(problems[0].kind, ProblemKind::offset_out_of_range);
+  EXPECT_EQ(problems[0].position, 8u);
+  problems.clear();
+  auto tidx = be_entries({{10, 7}}, true);
+  auto tentries = parse_time_index(tidx, std::numeric_limits<int64_t>::max() - 3, problems);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].kind, ProblemKind::offset_out_of_range);
+  EXPECT_EQ(tentries[0].offset, std::numeric_limits<int64_t>::max());
 }
 
 TEST(DumpScan, OffsetOrderAndRange) {
