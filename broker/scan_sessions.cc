@@ -7,13 +7,11 @@
 
 namespace strata::broker {
 
-namespace {
-int64_t wall_ms() {
+int64_t ScanSessions::clock_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
-}  // namespace
 
 ScanSessions::ScanSessions(boost::asio::io_context& io, int64_t timeout_ms, size_t max_sessions)
     : timer_(io),
@@ -42,7 +40,7 @@ void ScanSessions::schedule_sweep() {
     {
       std::lock_guard lk2(mu_);
       if (stopped_) return;
-      expire_locked(wall_ms(), dropped);
+      expire_locked(clock_ms(), dropped);
     }
     dropped.clear();
     schedule_sweep();

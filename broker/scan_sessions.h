@@ -41,6 +41,10 @@ class ScanSessions {
   void start();
   void stop();
 
+  // The idle clock (ms of std::chrono::steady_clock: a wall-clock step never expires sessions
+  // early or keeps them forever). `now_ms` arguments below are on this clock.
+  static int64_t clock_ms();
+
   // Registers a new session; returns it (with its id).
   std::shared_ptr<Session> open(std::string topic, std::string topic_id, int32_t partition,
                                 std::shared_ptr<pkindex::PkState> state,

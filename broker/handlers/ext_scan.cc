@@ -83,7 +83,7 @@ void ext_scan(RequestContext& ctx, protocol::Reader& body) {
   const std::string topic_id(reinterpret_cast<const char*>(topic->id.bytes.data()),
                              topic->id.bytes.size());
   ScanSessions& sessions = ctx.broker.scan_sessions();
-  const int64_t now = now_ms();
+  const int64_t now = ScanSessions::clock_ms();
   std::shared_ptr<ScanSessions::Session> session;
   std::optional<std::span<const uint8_t>> after;
   if (req.has_cursor()) {

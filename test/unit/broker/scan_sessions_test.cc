@@ -64,7 +64,7 @@ TEST_F(ScanSessionsTest, OverTheCapTheLeastRecentlyUsedGoes) {
 
 TEST_F(ScanSessionsTest, SweepTimerExpiresWithoutRequests) {
   ScanSessions ss(io_, 1, 10);
-  open(ss, 0);  // long idle by the wall clock
+  open(ss, 0);  // long idle by the (steady) idle clock
   ss.start();
   io_.run_for(std::chrono::milliseconds(1500));
   EXPECT_EQ(ss.size(), 0u);
