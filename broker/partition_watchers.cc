@@ -1,5 +1,7 @@
 #include "broker/partition_watchers.h"
 
+#include "storage/partition_log.h"
+
 namespace strata::broker {
 
 std::shared_ptr<PartitionWatchers::Watch> PartitionWatchers::watch(
@@ -16,6 +18,19 @@ std::shared_ptr<PartitionWatchers::Watch> PartitionWatchers::watch(
     v.push_back(w);
   }
   count_.store(watches_.size());
+  return w;
+}
+
+std::shared_ptr<PartitionWatchers::Watch> PartitionWatchers::watch_logs(
+    const std::vector<const storage::PartitionLog*>& logs, const std::vector<int64_t>& seen_hw,
+    std::function<void()> wake) {
+  auto w = watch(std::vector<const void*>(logs.begin(), logs.end()), std::move(wake));
+  for (size_t i = 0; i < logs.size(); ++i) {
+    if (logs[i]->high_watermark() != seen_hw[i]) {
+      w->fire();
+      break;
+    }
+  }
   return w;
 }
 

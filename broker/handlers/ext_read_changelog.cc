@@ -154,17 +154,10 @@ class PendingChangelog : public std::enable_shared_from_this<PendingChangelog> {
       return;
     }
     auto self = shared_from_this();
-    std::vector<const void*> keys(watched.begin(), watched.end());
-    watch_ = ctx_.broker.watchers().watch(keys, [self] {
-      asio::post(self->ctx_.broker.io(), [self] { self->run(false); });
-    });
-    // An append between our read and the registration found no watch: look again.
-    for (size_t i = 0; i < watched.size(); ++i) {
-      if (watched[i]->high_watermark() != seen_hw[i]) {
-        watch_->fire();
-        break;
-      }
-    }
+    watch_ = ctx_.broker.watchers().watch_logs(
+        std::vector<const storage::PartitionLog*>(watched.begin(), watched.end()), seen_hw, [self] {
+          asio::post(self->ctx_.broker.io(), [self] { self->run(false); });
+        });
     if (!timer_armed_) {
       timer_armed_ = true;
       timer_.expires_at(deadline_);

@@ -53,18 +53,11 @@ class PendingFetch : public std::enable_shared_from_this<PendingFetch> {
       return;
     }
     auto self = shared_from_this();
-    std::vector<const void*> keys;
-    for (const auto& log : watched) keys.push_back(log.get());
-    watch_ = ctx_.broker.watchers().watch(keys, [self] {
+    std::vector<const storage::PartitionLog*> logs;
+    for (const auto& log : watched) logs.push_back(log.get());
+    watch_ = ctx_.broker.watchers().watch_logs(logs, seen_hw, [self] {
       asio::post(self->ctx_.broker.io(), [self] { self->run(false); });
     });
-    // An append between our read and the registration would have found no watch: look again.
-    for (size_t i = 0; i < watched.size(); ++i) {
-      if (watched[i]->high_watermark() != seen_hw[i]) {
-        watch_->fire();
-        break;
-      }
-    }
     if (!timer_armed_) {
       timer_armed_ = true;
       timer_.expires_at(deadline_);
