@@ -23,7 +23,7 @@ Status PkTables::open_all() {
   for (const auto& t : topics_.list()) {
     if (!pkindex::is_pk_table(t->configs)) continue;
     for (int32_t p = 0; p < static_cast<int32_t>(t->partitions.size()); ++p) {
-      (void)get(*t, p);  // H2: a failing partition stays offline (logged), the broker starts
+      (void)get(*t, p);  // a failing partition stays offline (logged), the broker starts
     }
     spdlog::info("opened primary-key table {} ({} partitions)", t->name, t->partitions.size());
   }
@@ -39,22 +39,22 @@ Result<std::shared_ptr<pkindex::PkState>> PkTables::get(const TopicEntry& topic,
   std::lock_guard lk(mu_);
   if (closed_) return Status(Errc::shutting_down, "primary-key tables are closed");
   if (auto it = states_.find(key); it != states_.end()) return it->second;
-  if (dropping_.count(key.first)) {  // its states are closing (drop); never reopen them meanwhile
-    return Status(Errc::shutting_down, "the primary-key table is being deleted");
+  if (dropped_.count(key.first)) {  // deleted: a request that raced DeleteTopics never reopens it
+    return Status(Errc::not_found, "the primary-key table was deleted");
   }
-  if (auto it = offline_.find(key); it != offline_.end()) return it->second;  // H2
+  if (auto it = offline_.find(key); it != offline_.end()) return it->second;
   auto table = pkindex::parse_table_config(topic.configs);
   if (!table.ok()) return table.status();
   pkindex::PkState::Options o;
   o.table = *table;
   o.partition = partition;
   o.partition_count = static_cast<int32_t>(topic.partitions.size());
-  o.checkpoints_retained = tasks_.checkpoints_retained;  // H2
+  o.checkpoints_retained = tasks_.checkpoints_retained;
   auto s = pkindex::PkState::open(env_, *log, o);
   if (!s.ok()) {
     spdlog::error("cannot open the state of {}-{}: {}; the partition is offline", topic.name,
                   partition, s.status().to_string());
-    log->set_retention_bound([] { return int64_t{0}; });  // H2: keep the whole log
+    log->set_retention_bound([] { return int64_t{0}; });  // keep the whole log
     Status offline(Errc::io_error, "primary-key state offline: " + s.status().message());
     offline_.emplace(key, offline);
     return offline;
@@ -65,7 +65,7 @@ Result<std::shared_ptr<pkindex::PkState>> PkTables::get(const TopicEntry& topic,
     spdlog::warn("state of {}-{} was ahead of the log; restored from checkpoint {}", topic.name,
                  partition, state->restored_from_checkpoint());
   }
-  // H2: retention, compaction and DeleteRecords keep what the durable state still needs.
+  // Retention, compaction and DeleteRecords keep what the durable state still needs.
   log->set_retention_bound([w = std::weak_ptr<pkindex::PkState>(state)] {
     auto st = w.lock();
     return st ? st->retention_bound() : int64_t{0};
@@ -73,7 +73,7 @@ Result<std::shared_ptr<pkindex::PkState>> PkTables::get(const TopicEntry& topic,
   return state;
 }
 
-// issue 6 (metrics): never opens a state, so a scrape has no side effects.
+// Metrics: never opens a state, so a scrape has no side effects.
 std::shared_ptr<pkindex::PkState> PkTables::find_open(const TopicEntry& topic, int32_t partition) {
   auto key = std::make_pair(
       std::string(reinterpret_cast<const char*>(topic.id.bytes.data()), topic.id.bytes.size()),
@@ -90,28 +90,23 @@ void PkTables::drop(const TopicEntry& topic) {
   std::vector<std::pair<int32_t, std::shared_ptr<pkindex::PkState>>> closing;
   {
     std::lock_guard lk(mu_);
-    std::erase_if(offline_, [&](const auto& e) { return e.first.first == id; });  // H2
+    std::erase_if(offline_, [&](const auto& e) { return e.first.first == id; });
     auto it = states_.lower_bound({id, std::numeric_limits<int32_t>::min()});
     while (it != states_.end() && it->first.first == id) {
       closing.emplace_back(it->first.second, std::move(it->second));
       it = states_.erase(it);
     }
-    if (!closing.empty()) dropping_.insert(id);
+    dropped_.insert(id);  // final: topic ids are never reused, so the entry stays
   }
   for (auto& [partition, state] : closing) {
-    auto lock = state->lock_writes();  // after an in-flight produce's apply
-    Status st = state->close();
-    if (!st.ok()) spdlog::warn("closing the state of {}-{}: {}", topic.name, partition,
-                               st.to_string());
-  }
-  if (!closing.empty()) {
-    std::lock_guard lk(mu_);
-    dropping_.erase(id);
+    Status st = state->close();  // waits for an in-flight write
+    if (!st.ok())
+      spdlog::warn("closing the state of {}-{}: {}", topic.name, partition, st.to_string());
   }
 }
 
 Status PkTables::close_all() {
-  stop_tasks();  // H2: the checkpoint thread first
+  stop_tasks();  // the checkpoint thread first
   std::map<Key, std::shared_ptr<pkindex::PkState>> closing;
   {
     std::lock_guard lk(mu_);
@@ -120,7 +115,6 @@ Status PkTables::close_all() {
   }
   Status first;
   for (auto& [key, s] : closing) {
-    auto lock = s->lock_writes();
     Status st = s->close();
     if (!st.ok() && first.ok()) first = st;
   }

@@ -1,9 +1,9 @@
-// PkTables: the broker's primary-key table service (issue 5). Owns the shared RocksDB resources
+// PkTables: the broker's primary-key table service. Owns the shared RocksDB resources
 // (pkindex::PkEnvironment) and one pkindex::PkState per partition of every topic created with
 // table.type=primary-key. States of existing PK topics are opened (and recovered by log replay) at
 // start; a new PK topic's states open on first use. Owned by Broker (constructed after the
 // TopicRegistry, closed after the io threads joined and before the logs close). Thread-safe.
-// Issue 5 durability (H2, pk_checkpoints.cc): one checkpoint thread for the broker takes each open
+// Durability: one checkpoint thread for the broker takes each open
 // partition's RocksDB checkpoint every table.kv.snapshot.interval.ms (re-read from the topic's
 // configs each round) or when retention asks; every PK log's retention bound is the state's
 // PkState::retention_bound(). A partition whose state cannot be opened/recovered stays offline
@@ -37,18 +37,19 @@ class PkTables {
   Result<std::shared_ptr<pkindex::PkState>> get(const TopicEntry& topic, int32_t partition);
   // The parsed table config of a PK topic (nullopt for a log topic or invalid configs).
   static std::optional<pkindex::TableConfig> table_config(const TopicEntry& topic);
-  // The topic is being deleted: closes and forgets its states (before its directories go). The
-  // states are closed outside the service lock (get() of other tables never waits for it); get()
-  // of this topic fails with shutting_down meanwhile.
+  // The topic is being deleted: closes and forgets its states (before its directories go). Final:
+  // from the moment it starts, get() of this topic fails with not_found (a request that raced
+  // DeleteTopics gets UNKNOWN_TOPIC_OR_PARTITION and never reopens a state over a log being
+  // removed). The states are closed outside the service lock (get() of other tables never waits).
   void drop(const TopicEntry& topic);
-  // issue 6 (metrics, scrape time): the state of `partition` if it is open (never opens one), and
+  // the state of `partition` if it is open (never opens one), and
   // the shared RocksDB environment (block cache, statistics).
   std::shared_ptr<pkindex::PkState> find_open(const TopicEntry& topic, int32_t partition);
   const pkindex::PkEnvironment& environment() const { return env_; }
   // Closes (flushing) every state. Later get() calls fail with Errc::shutting_down.
   Status close_all();
 
-  // --- Checkpoints (issue 5, H2; pk_checkpoints.cc) ---
+  // --- Checkpoints (pk_checkpoints.cc) ---
   struct Tasks {
     int32_t checkpoints_retained = 2;        // pk.checkpoint.retained
     bool compact_before_checkpoint = false;  // test.fault.pk.compact.before.checkpoint
@@ -66,9 +67,9 @@ class PkTables {
   void stop_tasks();
   Tasks tasks_;
   std::thread checkpoint_thread_;
-  std::condition_variable cv_;  // with mu_
-  bool stop_tasks_ = false;     // guarded by mu_
-  std::set<Key> requested_;     // guarded by mu_
+  std::condition_variable cv_;     // with mu_
+  bool stop_tasks_ = false;        // guarded by mu_
+  std::set<Key> requested_;        // guarded by mu_
   std::map<Key, Status> offline_;  // guarded by mu_: states that failed to open/recover
 
   TopicRegistry& topics_;
@@ -77,8 +78,9 @@ class PkTables {
   bool closed_ = false;
   // Key: topic id bytes + partition index.
   std::map<std::pair<std::string, int32_t>, std::shared_ptr<pkindex::PkState>> states_;
-  // Topic ids whose states drop() is closing (outside mu_); get() refuses to reopen them.
-  std::set<std::string> dropping_;
+  // Ids of deleted topics (guarded by mu_); get() refuses them for the life of the broker. Topic
+  // ids are random UUIDs, never reused, and a few bytes per deleted topic.
+  std::set<std::string> dropped_;
 };
 
 }  // namespace strata::broker

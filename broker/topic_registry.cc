@@ -2,12 +2,13 @@
 
 #include <cstring>
 
+#include "pkindex/table_config.h"
+
 namespace strata::broker {
 
 bool valid_topic_name(std::string_view name) {
   return storage::LogManager::valid_topic_name(std::string(name));
 }
-
 
 TopicRegistry::TopicRegistry(storage::LogManager& logs, const BrokerConfig& config)
     : logs_(logs), defaults_(std::make_shared<const BrokerConfig>(config)) {}
@@ -19,7 +20,9 @@ std::shared_ptr<TopicEntry> TopicRegistry::make_entry(const storage::TopicMeta& 
   std::memcpy(e->id.bytes.data(), meta.topic_id.data(), meta.topic_id.size());
   e->configs = meta.configs;
   e->config = resolve_topic_config(e->configs, defaults);
-  for (int32_t i = 0; i < meta.partitions; ++i) e->partitions.push_back(logs_.partition(e->name, i));
+  e->pk_table = pkindex::is_pk_table(e->configs);
+  for (int32_t i = 0; i < meta.partitions; ++i)
+    e->partitions.push_back(logs_.partition(e->name, i));
   return e;
 }
 
@@ -96,7 +99,7 @@ Status TopicRegistry::remove(const std::string& name) {
   return logs_.delete_topic(name);
 }
 
-// --- Admin (issue 4) ---
+// --- Admin ---
 
 std::shared_ptr<const BrokerConfig> TopicRegistry::broker_defaults() const {
   std::shared_lock lk(mu_);
@@ -154,7 +157,7 @@ Result<std::shared_ptr<const TopicEntry>> TopicRegistry::add_partitions(const st
   for (auto& p : e->partitions) {
     if (!p) return Status(Errc::corruption, "topic " + name + " is missing a new partition log");
   }
-  e->counters = old->counters;  // issue 6: the topic's metrics go on counting
+  e->counters = old->counters;  // the topic's metrics go on counting
   std::unique_lock lk(mu_);
   by_name_[name] = e;
   return std::shared_ptr<const TopicEntry>(e);

@@ -1,9 +1,9 @@
 // TopicRegistry: the broker's view of its topics — name, id, resolved TopicConfig and the
 // partition logs — over storage::LogManager, which owns the files and the durable metadata.
 // Lookups are lock-free for readers in practice (a shared_mutex around a map of shared_ptrs);
-// handlers keep the shared_ptr<const TopicEntry> for the length of a request, and deletion waits for
-// those references to drop before the logs are closed. Each entry carries its topic's metrics
-// counters (issue 6), shared by the entries that replace it. Thread-safe.
+// handlers keep the shared_ptr<const TopicEntry> for the length of a request, and deletion waits
+// for those references to drop before the logs are closed. Each entry carries its topic's metrics
+// counters, shared by the entries that replace it. Thread-safe.
 #pragma once
 
 #include <map>
@@ -29,7 +29,8 @@ struct TopicEntry {
   std::map<std::string, std::string> configs;  // the topic's own overrides
   TopicConfig config;                          // resolved against the broker defaults
   std::vector<std::shared_ptr<storage::PartitionLog>> partitions;
-  // issue 6: request counters of this topic; never null. Copies of the entry (copy-on-write
+  bool pk_table = false;  // table.type=primary-key (fixed at creation)
+  // request counters of this topic; never null. Copies of the entry (copy-on-write
   // replacement) share them; a re-created topic gets new ones. Bumped through a const entry.
   std::shared_ptr<metrics::TopicCounters> counters = std::make_shared<metrics::TopicCounters>();
 
@@ -54,18 +55,18 @@ class TopicRegistry {
 
   // Creates (or, with validate_only, only checks) a topic. Errc::already_exists,
   // Errc::invalid_argument (bad name / partitions / config; message says which).
-  Result<std::shared_ptr<const TopicEntry>> create(const std::string& name, int32_t partitions,
-                                                   const std::map<std::string, std::string>& configs,
-                                                   bool validate_only);
+  Result<std::shared_ptr<const TopicEntry>> create(
+      const std::string& name, int32_t partitions,
+      const std::map<std::string, std::string>& configs, bool validate_only);
   Status remove(const std::string& name);
 
-  // --- Admin (issue 4): copy-on-write replacement of entries, so a change is effective at once ---
+  // --- Admin: copy-on-write replacement of entries, so a change is effective at once ---
   // Replaces the topic's whole override map (AlterConfigs / IncrementalAlterConfigs), durably.
   // Errc::not_found (unknown topic), Errc::invalid_argument (bad name/value, read-only key;
   // message names the key). validate_only: checks only.
-  Result<std::shared_ptr<const TopicEntry>> alter_configs(const std::string& name,
-                                                          const std::map<std::string, std::string>& configs,
-                                                          bool validate_only);
+  Result<std::shared_ptr<const TopicEntry>> alter_configs(
+      const std::string& name, const std::map<std::string, std::string>& configs,
+      bool validate_only);
   // Grows the topic to `partitions`. Errc::not_found, Errc::invalid_argument (not larger).
   Result<std::shared_ptr<const TopicEntry>> add_partitions(const std::string& name,
                                                            int32_t partitions, bool validate_only);

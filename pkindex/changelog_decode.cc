@@ -1,9 +1,11 @@
 // decode_changes: typed changes of one changelog batch (see changelog_decode.h).
 #include "pkindex/changelog_decode.h"
 
-#include "pkindex/change_headers.h"
+#include "protocol/pk/change_headers.h"
 
 namespace strata::pkindex {
+
+using namespace protocol::pk;  // wire facts: change headers, partitioners
 
 Status decode_changes(protocol::RecordReader& reader, const protocol::RecordBatchView& batch,
                       int64_t from_offset, std::vector<ChangeView>& out) {

@@ -1,8 +1,8 @@
 // Changelog decoding: the typed changes (insert / update / delete) of one record batch of a
 // primary-key table's partition log, read from the strata.change / strata.before headers the
-// broker writes (pkindex/change_headers.h). Used by the ReadChangelog handler
+// broker writes (protocol/pk/change_headers.h). Used by the ReadChangelog handler
 // (broker/handlers/ext_read_changelog.cc) and reusable by tools (strata-dump, the CLI's consume).
-// Owned by pkindex (issue 5, engineer H1). Pure functions: any thread; a RecordReader is owned by
+// Owned by pkindex. Pure functions: any thread; a RecordReader is owned by
 // one thread at a time.
 #pragma once
 

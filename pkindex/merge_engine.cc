@@ -6,10 +6,14 @@ namespace strata::pkindex {
 
 std::string_view change_kind_name(ChangeKind k) {
   switch (k) {
-    case ChangeKind::insert: return "insert";
-    case ChangeKind::update: return "update";
-    case ChangeKind::del: return "delete";
-    case ChangeKind::none: return "none";
+    case ChangeKind::insert:
+      return "insert";
+    case ChangeKind::update:
+      return "update";
+    case ChangeKind::del:
+      return "delete";
+    case ChangeKind::none:
+      return "none";
   }
   return "none";
 }
@@ -47,9 +51,12 @@ ChangeKind VersionedMerger::remove(const CurrentRow& cur, const Write& w) const 
 
 std::unique_ptr<Merger> make_merger(MergeEngine engine) {
   switch (engine) {
-    case MergeEngine::first_row: return std::make_unique<FirstRowMerger>();
-    case MergeEngine::versioned: return std::make_unique<VersionedMerger>();
-    case MergeEngine::last_row: break;
+    case MergeEngine::first_row:
+      return std::make_unique<FirstRowMerger>();
+    case MergeEngine::versioned:
+      return std::make_unique<VersionedMerger>();
+    case MergeEngine::last_row:
+      break;
   }
   return std::make_unique<LastRowMerger>();
 }
@@ -73,10 +80,10 @@ Decision decide(const TableConfig& table, const Merger& merger,
   }
   d.kind = merger.upsert(cur, w);
   if (d.kind == ChangeKind::update && cur) {
-    const bool same_value = std::equal(cur->value.begin(), cur->value.end(), w.value->begin(),
-                                       w.value->end());
-    const bool same_version = table.merge_engine != MergeEngine::versioned ||
-                              cur->version == w.version;
+    const bool same_value =
+        std::equal(cur->value.begin(), cur->value.end(), w.value->begin(), w.value->end());
+    const bool same_version =
+        table.merge_engine != MergeEngine::versioned || cur->version == w.version;
     if (same_value && same_version) d.kind = ChangeKind::none;
   }
   return d;

@@ -6,7 +6,7 @@
 //   delete          -> the key is absent afterwards
 //   none            -> the row is unchanged (ignored write, lower/missing version, identical bytes)
 //   rejected        -> the record makes its whole batch fail (INVALID_RECORD)
-// Owned by pkindex (issue 5). Stateless, const objects; any thread.
+// Owned by pkindex. Stateless, const objects; any thread.
 #pragma once
 
 #include <cstdint>
@@ -74,7 +74,7 @@ std::unique_ptr<Merger> make_merger(MergeEngine engine);
 // The full decision for one write: delete behaviour (disable -> rejected, ignore -> none, allow ->
 // the engine; deleting an absent key -> none), then the engine, then byte-identical suppression
 // (an update whose value and version equal the current row's -> none).
-Decision decide(const TableConfig& table, const Merger& merger, const std::optional<CurrentRow>& cur,
-                const Write& w);
+Decision decide(const TableConfig& table, const Merger& merger,
+                const std::optional<CurrentRow>& cur, const Write& w);
 
 }  // namespace strata::pkindex

@@ -1,5 +1,5 @@
 // Checkpoints of primary-key state, recovery from them, the retention bound and the TTL helpers of
-// PkState (issue 5, engineer H2; layout in pk_checkpoint.h, contract in docs/pk-tables.md).
+// PkState (layout in pk_checkpoint.h, contract in docs/pk-tables.md).
 #include "pkindex/pk_checkpoint.h"
 
 #include <fcntl.h>
@@ -132,8 +132,8 @@ namespace {
 
 Result<int64_t> read_applied(rocksdb::DB* db, const std::string& where) {
   std::string v;
-  rocksdb::Status st =
-      db->Get(rocksdb::ReadOptions(), rocksdb::Slice(rf::kAppliedKey.data(), rf::kAppliedKey.size()), &v);
+  rocksdb::Status st = db->Get(rocksdb::ReadOptions(),
+                               rocksdb::Slice(rf::kAppliedKey.data(), rf::kAppliedKey.size()), &v);
   if (st.IsNotFound()) return int64_t{-1};
   if (!st.ok() || v.size() != 8) {
     return Status(Errc::corruption, where + ": bad applied offset: " + st.ToString());
@@ -201,10 +201,10 @@ Status PkState::recover_ahead_of_log(PkEnvironment& env) {
     STRATA_RETURN_IF_ERROR(checkpoint::fsync_path(log_.dir()));
     fs::remove_all(old, ec);
   } else {
-    return Status(Errc::corruption,
-                  path_ + ": state at offset " + std::to_string(applied) +
-                      " does not match the log [" + std::to_string(start) + ", " +
-                      std::to_string(end) + ") and no checkpoint lies in it: partition offline");
+    return Status(Errc::corruption, path_ + ": state at offset " + std::to_string(applied) +
+                                        " does not match the log [" + std::to_string(start) + ", " +
+                                        std::to_string(end) +
+                                        ") and no checkpoint lies in it: partition offline");
   }
   STRATA_RETURN_IF_ERROR(open_db(env));
   auto a = read_applied(db_.get(), path_);

@@ -1,7 +1,8 @@
-// On-disk layout of primary-key state checkpoints (issue 5, engineer H2):
-//   <partition dir>/kv-checkpoints/<20-digit applied offset>/   a RocksDB checkpoint (SSTs hard-linked)
-//   <partition dir>/kv-checkpoints/<name>.tmp/                   being created (removed at open)
-//   <partition dir>/kv.restore/                                  kv being rebuilt from a checkpoint
+// On-disk layout of primary-key state checkpoints:
+//   <partition dir>/kv-checkpoints/<20-digit applied offset>/   a RocksDB checkpoint (SSTs
+//   hard-linked) <partition dir>/kv-checkpoints/<name>.tmp/                   being created
+//   (removed at open) <partition dir>/kv.restore/                                  kv being rebuilt
+//   from a checkpoint
 //                                                                (removed at open)
 // A checkpoint becomes visible by renaming its tmp dir and fsyncing kv-checkpoints/, so one that
 // exists under its final name is complete. PkState (pk_checkpoint.cc) creates, lists and restores
@@ -17,7 +18,7 @@
 namespace strata::pkindex::checkpoint {
 
 std::string dir_of(const std::string& partition_dir);  // <partition dir>/kv-checkpoints
-std::string name_of(int64_t offset);                    // 20 digits, zero-padded
+std::string name_of(int64_t offset);                   // 20 digits, zero-padded
 // Offsets of complete checkpoints, ascending (a missing directory = none).
 Result<std::vector<int64_t>> list(const std::string& partition_dir);
 // Removes `*.tmp` checkpoint dirs and a leftover kv.restore/.

@@ -1,14 +1,16 @@
-// PkState::compute: the input batch -> the output (changelog) batch, see pk_state.h and
-// docs/pk-tables.md.
+// PkState::write and its compute step: the input batch -> the output (changelog) batch -> the
+// caller's append -> apply or rollback; see pk_state.h and docs/pk-tables.md.
 #include <string>
 
-#include "pkindex/change_headers.h"
 #include "pkindex/pk_state.h"
 #include "pkindex/row_format.h"
+#include "protocol/pk/change_headers.h"
 #include "protocol/record/batch_builder.h"
 #include "protocol/record/record_reader.h"
 
 namespace strata::pkindex {
+
+using namespace protocol::pk;  // wire facts: change headers, partitioners
 
 namespace rf = row_format;
 using protocol::Header;
@@ -24,8 +26,55 @@ std::span<const uint8_t> as_span(std::string_view s) {
 
 }  // namespace
 
-ComputeResult PkState::compute(const protocol::RecordBatchView& in, codec::Compression codec) {
-  ComputeResult res;
+WriteResult PkState::write(const WriteInput& input, int64_t now_ms, const AppendFn& append) {
+  WriteResult out;
+  std::lock_guard wl(write_mu_);
+  Computed c = compute(input.batch, input.codec, now_ms);
+  if (!c.status.ok()) {
+    out.status = std::move(c.status);
+    out.record_errors = std::move(c.record_errors);
+    return out;
+  }
+  if (static_cast<int64_t>(c.batch.size()) > input.max_batch_bytes) {
+    overlay_.rollback(c.id);
+    out.status = Status(Errc::too_large, "the changelog batch (" + std::to_string(c.batch.size()) +
+                                             " bytes) exceeds max.message.bytes");
+    return out;
+  }
+  auto appended = append(c.batch);
+  if (!appended.ok() || appended->producer_check != storage::ProducerCheck::ok) {
+    // Nothing was appended (an I/O error, or an idempotent duplicate / out-of-order / stale
+    // epoch verdict): the state must not see this batch.
+    overlay_.rollback(c.id);
+    if (!appended.ok()) {
+      out.status = appended.status();
+    } else {
+      out.appended = std::move(*appended);
+    }
+    return out;
+  }
+  out.appended = std::move(*appended);
+  out.records = protocol::RecordBatchView(c.batch).record_count();
+  if (Status st = overlay_.appended(c.id, out.appended.base_offset); !st.ok()) {
+    overlay_.rollback(c.id);
+    failed_ = true;  // the log and the overlay disagree on offsets: the state is unusable
+    out.status = Status(Errc::io_error, path_ + ": " + st.message());
+    return out;
+  }
+  if (!input.hold) {
+    while (overlay_.ready(out.appended.last_offset)) {
+      if (Status st = apply_front(); !st.ok()) {
+        out.status = std::move(st);
+        return out;
+      }
+    }
+  }
+  return out;
+}
+
+PkState::Computed PkState::compute(const protocol::RecordBatchView& in, codec::Compression codec,
+                                   int64_t now) {
+  Computed res;
   auto db_lock = read_lock();  // current() reads RocksDB
   if (!db_lock || failed_) {
     res.status = failed_ ? Status(Errc::io_error, "primary-key state is offline after an I/O error")
@@ -33,7 +82,8 @@ ComputeResult PkState::compute(const protocol::RecordBatchView& in, codec::Compr
     return res;
   }
   if (in.is_control()) {
-    res.status = Status(Errc::invalid_argument, "control batches are not accepted by primary-key tables");
+    res.status =
+        Status(Errc::invalid_argument, "control batches are not accepted by primary-key tables");
     return res;
   }
   auto reader = protocol::RecordReader::open(in);
@@ -44,15 +94,15 @@ ComputeResult PkState::compute(const protocol::RecordBatchView& in, codec::Compr
   const TableConfig& table = options_.table;
   const bool versioned = table.merge_engine == MergeEngine::versioned;
 
-  Pending p;
+  Overlay::Batch p;
   p.last_offset_delta = in.last_offset_delta();
   protocol::RecordBatchBuilder b(codec);
   b.set_producer(in.producer_id(), in.producer_epoch(), in.base_sequence());
   b.set_transactional(in.is_transactional());
 
-  // TTL (H2): every output record carries the broker's append time; the row stores it.
+  // TTL: every output record carries the broker's append time; the row stores it.
   const bool ttl = table.ttl_ms > 0;
-  const int64_t append_time = ttl ? now_ms() : -1;
+  const int64_t append_time = ttl ? now : -1;
   uint8_t append_time_be[8];
   rf::put_be64(append_time_be, append_time);
   const std::optional<int64_t> row_append_time =
@@ -115,7 +165,7 @@ ComputeResult PkState::compute(const protocol::RecordBatchView& in, codec::Compr
       res.status = cur_or.status();
       return res;
     }
-    const std::optional<OverlayRow>& cur_row = *cur_or;
+    const std::optional<Overlay::Row>& cur_row = *cur_or;
     std::optional<CurrentRow> cur;
     if (cur_row && cur_row->present) cur = CurrentRow{as_span(cur_row->value), cur_row->version};
     Decision d = decide(table, *merger_, cur, w);
@@ -128,8 +178,8 @@ ComputeResult PkState::compute(const protocol::RecordBatchView& in, codec::Compr
       case ChangeKind::insert:
       case ChangeKind::update: {
         after = *w.value;
-        OverlayRow row{true, std::string(as_sv(*w.value)), w.version, append_time};
-        Op op{db_key, {}, index};
+        Overlay::Row row{true, std::string(as_sv(*w.value)), w.version, append_time};
+        Overlay::Op op{db_key, {}, index};
         rf::encode_row(op.encoded, 0, reader->timestamp_of(r), w.version, *w.value,
                        row_append_time);
         p.ops.push_back(std::move(op));
@@ -137,8 +187,8 @@ ComputeResult PkState::compute(const protocol::RecordBatchView& in, codec::Compr
         break;
       }
       case ChangeKind::del:
-        p.ops.push_back(Op{db_key, {}, index});
-        p.rows[db_key] = OverlayRow{};
+        p.ops.push_back(Overlay::Op{db_key, {}, index});
+        p.rows[db_key] = Overlay::Row{};
         break;
       case ChangeKind::none:
         if (cur) after = cur->value;
@@ -164,9 +214,7 @@ ComputeResult PkState::compute(const protocol::RecordBatchView& in, codec::Compr
   if (in.timestamp_type() == protocol::TimestampType::log_append_time) {
     protocol::set_log_append_time(res.batch, in.max_timestamp());
   }
-  p.id = next_pending_id_++;
-  res.pending_id = p.id;
-  overlay_.push_back(std::move(p));
+  res.id = overlay_.push(std::move(p));
   return res;
 }
 

@@ -28,7 +28,7 @@ class PkEnvironment {
   const std::shared_ptr<rocksdb::Cache>& block_cache() const { return cache_; }
   const std::shared_ptr<rocksdb::WriteBufferManager>& write_buffer_manager() const { return wbm_; }
   const Options& options() const { return options_; }
-  // Shared by every partition's DB (issue 6: block-cache hits/misses for metrics); tickers only.
+  // Shared by every partition's DB (block-cache hits/misses for metrics); tickers only.
   const std::shared_ptr<rocksdb::Statistics>& statistics() const { return statistics_; }
 
  private:

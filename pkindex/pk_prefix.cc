@@ -39,10 +39,10 @@ Result<PrefixPage> PkState::prefix_lookup(std::span<const uint8_t> prefix,
       page.next_cursor = page.rows.back().key;
       break;
     }
-    auto row = rf::decode_row({reinterpret_cast<const uint8_t*>(it->value().data()),
-                               it->value().size()});
+    auto row =
+        rf::decode_row({reinterpret_cast<const uint8_t*>(it->value().data()), it->value().size()});
     if (!row) return Status(Errc::corruption, path_ + ": malformed row");
-    if (expired(*row, now)) continue;  // TTL (H2)
+    if (expired(*row, now)) continue;  // TTL
     PrefixRow& r = page.rows.emplace_back();
     r.key.assign(it->key().data() + 1, it->key().size() - 1);
     r.value.assign(reinterpret_cast<const char*>(row->value.data()), row->value.size());

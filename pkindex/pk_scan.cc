@@ -46,7 +46,8 @@ bool PkSnapshot::released() const {
 Result<ScanPage> PkSnapshot::scan(std::optional<std::span<const uint8_t>> after, uint32_t limit,
                                   size_t max_bytes, const SkipFn& skip) const {
   std::shared_lock lk(registry_->mu);
-  if (!snapshot_ || !registry_->db) return Status(Errc::not_found, "the scan snapshot was released");
+  if (!snapshot_ || !registry_->db)
+    return Status(Errc::not_found, "the scan snapshot was released");
   if (limit == 0) limit = 1;
   rocksdb::ReadOptions ro;
   ro.snapshot = snapshot_;
@@ -67,8 +68,8 @@ Result<ScanPage> PkSnapshot::scan(std::optional<std::span<const uint8_t>> after,
   for (; it->Valid(); it->Next()) {
     const rocksdb::Slice k = it->key();
     if (k.empty() || k[0] != rf::kRowPrefix) break;
-    auto row = rf::decode_row({reinterpret_cast<const uint8_t*>(it->value().data()),
-                               it->value().size()});
+    auto row =
+        rf::decode_row({reinterpret_cast<const uint8_t*>(it->value().data()), it->value().size()});
     if (!row) return Status(Errc::corruption, registry_->path + ": malformed row");
     if (skip && skip(*row)) continue;
     if (page.rows.size() >= limit || (!page.rows.empty() && bytes >= max_bytes)) {
@@ -112,7 +113,7 @@ Result<std::shared_ptr<PkSnapshot>> PkState::open_snapshot() {
 Result<ScanPage> PkState::scan(const PkSnapshot& snapshot,
                                std::optional<std::span<const uint8_t>> after, uint32_t limit,
                                size_t max_bytes) const {
-  // TTL (issue 5, H2's rule): rows expired by the table's TTL are never returned.
+  // TTL: rows expired by the table's TTL are never returned.
   const int64_t now = now_ms();
   return snapshot.scan(after, limit, max_bytes,
                        [this, now](const row_format::RowView& row) { return expired(row, now); });

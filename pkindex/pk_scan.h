@@ -1,5 +1,5 @@
 // PkSnapshot: a pinned RocksDB snapshot of one primary-key partition (PkState) and the paged,
-// key-ordered scan of its rows (extension API Scan, issue 5). snapshot_offset() is X: the
+// key-ordered scan of its rows (extension API Scan). snapshot_offset() is X: the
 // snapshot holds the effect of every change at log offsets < X and of none at offsets >= X (X is
 // read from the snapshot's own "m.applied" key, which apply() writes in the same WriteBatch as the
 // rows, so the pair is atomic without any lock).
@@ -8,7 +8,7 @@
 // releases every live snapshot (later scans fail with Errc::not_found) before RocksDB closes;
 // destroying a PkSnapshot releases it if the state is still open. Either side may go first.
 //
-// Owned by pkindex (issue 5, engineer H1); created by PkState::open_snapshot(), held by the
+// Owned by pkindex; created by PkState::open_snapshot(), held by the
 // broker's ScanSessions (or a test). Thread-safe: scans of one snapshot may run on any thread,
 // concurrently with writes to the state and with close().
 #pragma once
@@ -38,7 +38,7 @@ class PkState;
 
 // The live snapshots of one open PkState (internal; shared by the state and its snapshots).
 struct SnapshotRegistry {
-  std::shared_mutex mu;  // exclusive: open/release/close; shared: a scan reading through db
+  std::shared_mutex mu;       // exclusive: open/release/close; shared: a scan reading through db
   rocksdb::DB* db = nullptr;  // null once the state closed
   std::unordered_set<PkSnapshot*> live;
   std::string path;  // for error messages

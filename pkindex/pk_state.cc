@@ -1,5 +1,5 @@
-// PkState lifecycle, apply/rollback, lookups and the log-first flush listener (see pk_state.h).
-// compute() is in pk_compute.cc, recovery by log replay in pk_replay.cc.
+// PkState lifecycle, apply, lookups and the log-first flush listener (see pk_state.h).
+// write() and compute() are in pk_compute.cc, apply_changelog() and replay in pk_replay.cc.
 #include "pkindex/pk_state.h"
 
 #include <rocksdb/db.h>
@@ -8,12 +8,14 @@
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
-#include "pkindex/partitioner.h"
 #include "pkindex/pk_scan.h"
 #include "pkindex/row_format.h"
+#include "protocol/pk/partitioner.h"
 #include "storage/partition_log.h"
 
 namespace strata::pkindex {
+
+using namespace protocol::pk;  // wire facts: change headers, partitioners
 
 namespace rf = row_format;
 
@@ -62,22 +64,22 @@ Result<std::unique_ptr<PkState>> PkState::open(PkEnvironment& env, storage::Part
   s->path_ = log.dir() + "/kv";
   s->listener_ = std::make_shared<FlushListener>(log, s->persisted_applied_);
   s->clock_ = s->options_.clock ? s->options_.clock : Clock(system_clock_ms);
-  STRATA_RETURN_IF_ERROR(s->load_checkpoints());  // H2: leftovers removed, newest found
+  STRATA_RETURN_IF_ERROR(s->load_checkpoints());  // leftovers removed, newest found
   STRATA_RETURN_IF_ERROR(s->open_db(env));
   rocksdb::DB* raw = s->db_.get();
   rocksdb::Status st;
   s->snapshots_ = make_snapshot_registry(raw, s->path_);  // Scan (pk_scan.cc)
 
   std::string applied;
-  st = s->db_->Get(rocksdb::ReadOptions(), rocksdb::Slice(rf::kAppliedKey.data(),
-                                                          rf::kAppliedKey.size()), &applied);
+  st = s->db_->Get(rocksdb::ReadOptions(),
+                   rocksdb::Slice(rf::kAppliedKey.data(), rf::kAppliedKey.size()), &applied);
   if (st.ok() && applied.size() == 8) {
     s->applied_offset_.store(rf::get_be64(reinterpret_cast<const uint8_t*>(applied.data())));
   } else if (!st.IsNotFound()) {
     return Status(Errc::corruption, s->path_ + ": bad applied offset: " + st.ToString());
   }
   s->persisted_applied_.store(s->applied_offset());  // what open() read is in SSTs (WAL off)
-  // H2: state ahead of the log (torn tail truncated) or behind its start (retention passed it):
+  // State ahead of the log (torn tail truncated) or behind its start (retention passed it):
   // restore from a checkpoint (pk_checkpoint.cc), rebuild from an untruncated log, or go offline.
   if (s->applied_offset() + 1 > log.high_watermark() ||
       s->applied_offset() + 1 < log.log_start_offset()) {
@@ -92,7 +94,7 @@ Status PkState::open_db(PkEnvironment& env) {
   rocksdb::Options o;
   o.create_if_missing = true;
   o.write_buffer_manager = env.write_buffer_manager();
-  o.statistics = env.statistics();  // issue 6: block-cache hit ratio (shared by all partitions)
+  o.statistics = env.statistics();  // block-cache hit ratio (shared by all partitions)
   o.listeners.push_back(listener_);
   o.max_background_jobs = 2;
   o.avoid_flush_during_shutdown = !options_.flush_on_close;
@@ -102,7 +104,7 @@ Status PkState::open_db(PkEnvironment& env) {
   // memtable); measured in docs/benchmarks.md (pk-apply).
   o.memtable_whole_key_filtering = true;
   o.memtable_prefix_bloom_size_ratio = 0.01;
-  if (options_.table.ttl_ms > 0) {  // H2: expired rows are dropped by compactions
+  if (options_.table.ttl_ms > 0) {  // expired rows are dropped by compactions
     ttl_filter_ = std::make_unique<TtlCompactionFilter>(options_.table.ttl_ms, clock_);
     o.compaction_filter = ttl_filter_.get();
   }
@@ -126,8 +128,11 @@ std::shared_lock<std::shared_mutex> PkState::read_lock() const {
 
 Status PkState::close() {
   // New readers fail fast from here; running ones (lookups, scans of the registry, a checkpoint or
-  // compaction holding db_mu_ shared) finish before RocksDB goes.
+  // compaction holding db_mu_ shared) finish before RocksDB goes. A running write finishes first
+  // (write_mu_), so no apply is cut in half.
   closing_.store(true, std::memory_order_release);
+  std::lock_guard wl(write_mu_);
+  overlay_.clear();
   std::unique_lock lk(db_mu_);
   if (!db_) return Status::Ok();
   if (snapshots_) close_snapshot_registry(*snapshots_);  // Scan snapshots go before RocksDB
@@ -154,53 +159,34 @@ int32_t PkState::partition_for(std::span<const uint8_t> key) const {
   return partition_for_key(options_.table.partitioner, key, options_.partition_count);
 }
 
-Result<std::optional<PkState::OverlayRow>> PkState::current(const std::string& db_key,
-                                                            const Pending& building) {
-  if (auto it = building.rows.find(db_key); it != building.rows.end()) return std::optional<OverlayRow>(it->second);
-  for (auto p = overlay_.rbegin(); p != overlay_.rend(); ++p) {
-    if (auto it = p->rows.find(db_key); it != p->rows.end()) {
-      // H2: an overlay row past its TTL is absent too (its clock is its append time).
-      if (it->second.present && options_.table.ttl_ms > 0 &&
-          it->second.ttl_clock + options_.table.ttl_ms <= now_ms()) {
-        return std::optional<OverlayRow>();
-      }
-      return std::optional<OverlayRow>(it->second);
+Result<std::optional<Overlay::Row>> PkState::current(const std::string& db_key,
+                                                     const Overlay::Batch& building) {
+  using Row = std::optional<Overlay::Row>;
+  if (auto it = building.rows.find(db_key); it != building.rows.end()) return Row(it->second);
+  if (const Overlay::Row* r = overlay_.find(db_key)) {
+    // An overlay row past its TTL is absent too (its clock is its append time).
+    if (r->present && options_.table.ttl_ms > 0 &&
+        r->ttl_clock + options_.table.ttl_ms <= now_ms()) {
+      return Row();
     }
+    return Row(*r);
   }
   rocksdb::PinnableSlice v;
   rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), db_key, &v);
-  if (st.IsNotFound()) return std::optional<OverlayRow>();
+  if (st.IsNotFound()) return Row();
   if (!st.ok()) return Status(Errc::io_error, st.ToString());
   auto row = rf::decode_row({reinterpret_cast<const uint8_t*>(v.data()), v.size()});
   if (!row) return Status(Errc::corruption, path_ + ": malformed row");
-  if (options_.table.ttl_ms > 0 && expired(*row, now_ms())) {
-    return std::optional<OverlayRow>();  // H2: an expired row is absent
-  }
-  OverlayRow r;
+  if (options_.table.ttl_ms > 0 && expired(*row, now_ms())) return Row();  // expired = absent
+  Overlay::Row r;
   r.present = true;
   r.ttl_clock = row->ttl_clock();
   r.value.assign(reinterpret_cast<const char*>(row->value.data()), row->value.size());
   r.version = row->version;
-  return std::optional<OverlayRow>(std::move(r));
+  return Row(std::move(r));
 }
 
-Status PkState::apply(uint64_t pending_id, int64_t base_offset) {
-  if (overlay_.empty() || overlay_.front().id != pending_id) {
-    return Status(Errc::invalid_argument, "apply out of order");
-  }
-  auto lk = read_lock();
-  if (!lk) return Status(Errc::shutting_down, "primary-key state is closed");
-  Pending& p = overlay_.front();
-  rocksdb::WriteBatch wb;
-  for (Op& op : p.ops) {
-    if (op.encoded.empty()) {
-      wb.Delete(op.key);
-    } else {
-      rf::patch_offset(op.encoded, base_offset + op.offset_delta);
-      wb.Put(op.key, op.encoded);
-    }
-  }
-  const int64_t applied = base_offset + p.last_offset_delta;
+Status PkState::write_applied(rocksdb::WriteBatch& wb, int64_t applied) {
   uint8_t buf[8];
   rf::put_be64(buf, applied);
   wb.Put(rocksdb::Slice(rf::kAppliedKey.data(), rf::kAppliedKey.size()),
@@ -209,22 +195,42 @@ Status PkState::apply(uint64_t pending_id, int64_t base_offset) {
   wo.disableWAL = true;
   rocksdb::Status st = db_->Write(wo, &wb);
   if (!st.ok()) {
-    failed_ = true;
+    failed_ = true;  // the state no longer matches the log: offline until reopened
     overlay_.clear();
     return Status(Errc::io_error, "apply to " + path_ + ": " + st.ToString());
   }
-  overlay_.pop_front();
   applied_offset_.store(applied, std::memory_order_release);
   return Status::Ok();
 }
 
-void PkState::rollback(uint64_t pending_id) {
-  for (auto it = overlay_.begin(); it != overlay_.end(); ++it) {
-    if (it->id == pending_id) {
-      overlay_.erase(it, overlay_.end());
-      return;
+Status PkState::apply_front() {
+  auto lk = read_lock();
+  if (!lk) return Status(Errc::shutting_down, "primary-key state is closed");
+  Overlay::Batch& p = overlay_.front();
+  rocksdb::WriteBatch wb;
+  for (Overlay::Op& op : p.ops) {
+    if (op.encoded.empty()) {
+      wb.Delete(op.key);
+    } else {
+      rf::patch_offset(op.encoded, p.base_offset + op.offset_delta);
+      wb.Put(op.key, op.encoded);
     }
   }
+  STRATA_RETURN_IF_ERROR(write_applied(wb, p.last_offset()));
+  overlay_.pop_front();
+  return Status::Ok();
+}
+
+Status PkState::apply_at(int64_t offset) {
+  std::lock_guard wl(write_mu_);
+  if (failed_) return Status(Errc::io_error, "primary-key state is offline after an I/O error");
+  while (overlay_.ready(offset)) STRATA_RETURN_IF_ERROR(apply_front());
+  return Status::Ok();
+}
+
+size_t PkState::overlay_size() const {
+  std::lock_guard wl(write_mu_);
+  return overlay_.size();
 }
 
 Result<LookupResult> PkState::lookup(std::span<const uint8_t> key) const {
@@ -239,7 +245,7 @@ Result<LookupResult> PkState::lookup(std::span<const uint8_t> key) const {
   if (!st.ok()) return Status(Errc::io_error, st.ToString());
   auto row = rf::decode_row({reinterpret_cast<const uint8_t*>(v.data()), v.size()});
   if (!row) return Status(Errc::corruption, path_ + ": malformed row");
-  if (options_.table.ttl_ms > 0 && expired(*row, now_ms())) return out;  // H2: TTL
+  if (options_.table.ttl_ms > 0 && expired(*row, now_ms())) return out;  // TTL
   out.found = true;
   out.value.assign(reinterpret_cast<const char*>(row->value.data()), row->value.size());
   out.offset = row->offset;

@@ -1,30 +1,32 @@
 // PkState: the current rows of one primary-key table partition, in a RocksDB instance under
 // `<partition dir>/kv/`, kept in step with the partition log (the changelog).
 //
-// Write path (caller holds lock_writes() across all three steps, so batches of one partition are
-// computed, appended and applied in log order):
-//   compute(input batch)  -> the output batch to append: one record per input record at the same
-//                            offset delta, value = row after, headers strata.change (+ strata.before
-//                            in full mode); the batch's effect is kept in an overlay of
-//                            appended-but-unapplied batches so a later compute sees it
-//   append (the caller, PartitionLog::append)
-//   apply(id, base offset) -> rows + applied offset in one RocksDB WriteBatch (RocksDB WAL off)
-//   rollback(id)           -> the append failed: the overlay entry (and any later one) is dropped
+// The write sequence is owned here (as LevelDB's DBImpl::Write owns its): write() takes the
+// partition's write mutex, computes the output batch from the input against RocksDB plus the
+// overlay of computed-but-unapplied batches (pkindex/pk_overlay.h), checks its size, hands it to
+// the caller's append, then applies it — or, when the append failed or appended nothing (an
+// idempotent duplicate or rejection), rolls the overlay back. The output batch has one record per
+// input record at the same offset delta, value = row after, headers strata.change (+ strata.before
+// in full mode, + strata.append_time on TTL tables). With `hold`, the appended batch stays in the
+// overlay until apply_at() reaches its offset (a high watermark, a transaction commit).
+// apply_changelog() applies a stored changelog batch's after-images (recovery, followers): it
+// never re-runs the merge engine.
 // Log first, state second: an EventListener fsyncs the partition log (PartitionLog::flush) when a
 // memtable flush begins, so RocksDB never persists state for offsets the log has not made durable.
-// open() replays the log from the persisted applied offset using the stored after-images (never
-// re-running the merge engine).
+// open() replays the log from the persisted applied offset with apply_changelog().
 //
 // Owned by the broker's PkTables service (or a test); the PartitionLog and PkEnvironment must
-// outlive it. Thread-safety: compute/apply/rollback need lock_writes(); lookups, scans,
-// applied_offset(), estimates, properties and checkpoint info may run concurrently on any thread,
-// also concurrently with close(): every RocksDB read holds db_mu_ shared, close() takes it
-// exclusively, and reads after (or during) close() fail with Errc::shutting_down.
+// outlive it. Thread-safety: every method may be called from any thread. Writes (write, apply_at,
+// apply_changelog) serialise on the write mutex; lookups, scans, applied_offset(), estimates,
+// properties and checkpoint info run concurrently with them and with close(): every RocksDB read
+// holds db_mu_ shared, close() takes the write mutex and then db_mu_ exclusively, and reads after
+// (or during) close() fail with Errc::shutting_down.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
+#include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -36,26 +38,25 @@
 
 #include "pkindex/merge_engine.h"
 #include "pkindex/pk_environment.h"
+#include "pkindex/pk_overlay.h"
 #include "pkindex/pk_ttl.h"
 #include "pkindex/row_format.h"
 #include "pkindex/table_config.h"
 #include "protocol/base/result.h"
 #include "protocol/codec/compression.h"
 #include "protocol/record/record_batch.h"
+#include "storage/partition_log.h"
 
 namespace rocksdb {
 class DB;
+class WriteBatch;
 }  // namespace rocksdb
-
-namespace strata::storage {
-class PartitionLog;
-}  // namespace strata::storage
 
 namespace strata::pkindex {
 
-class PkSnapshot;           // pkindex/pk_scan.h (Scan, engineer H1)
-struct SnapshotRegistry;    // pkindex/pk_scan.h
-struct ScanPage;            // pkindex/pk_scan.h
+class PkSnapshot;         // pkindex/pk_scan.h
+struct SnapshotRegistry;  // pkindex/pk_scan.h
+struct ScanPage;          // pkindex/pk_scan.h
 
 // A RocksDB checkpoint of the state (pk_checkpoint.cc): the applied offset it holds and when it was
 // made (ms since the epoch); -1/-1 when there is none.
@@ -69,13 +70,30 @@ struct RecordError {
   std::string message;
 };
 
-struct ComputeResult {
-  // ok; invalid_argument (bad records: see record_errors -> INVALID_RECORD); corruption (the batch
-  // cannot be decoded).
+// The caller's log append (PartitionLog::append on a leader). It may rewrite the batch's base
+// offset and leader epoch in place; producer_check says whether anything was appended.
+using AppendFn = std::function<Result<storage::PartitionLog::AppendInfo>(std::span<uint8_t>)>;
+
+struct WriteInput {
+  protocol::RecordBatchView batch;  // one validated v2 batch (CRC checked, LogAppendTime stamped)
+  codec::Compression codec = codec::Compression::none;  // the output batch's encoding
+  // An output batch larger than this is refused (Errc::too_large) before anything is appended.
+  int64_t max_batch_bytes = std::numeric_limits<int64_t>::max();
+  // Keep the appended batch in the overlay (unapplied) until apply_at() reaches its last offset.
+  bool hold = false;
+};
+
+struct WriteResult {
+  // ok: the output batch went to the append; `appended` is its result. producer_check ok = it was
+  // appended (and applied unless held); duplicate / out_of_order / stale_epoch = nothing was
+  // appended or applied. Errors (nothing appended unless said): invalid_argument (bad records,
+  // see record_errors), corruption (the input cannot be decoded), too_large (output over
+  // max_batch_bytes), shutting_down (closed), io_error (state offline; or the append's own error;
+  // or the apply failed after the append, which takes the state offline).
   Status status;
   std::vector<RecordError> record_errors;
-  std::vector<uint8_t> batch;  // the output batch (status ok)
-  uint64_t pending_id = 0;     // for apply()/rollback() (status ok)
+  storage::PartitionLog::AppendInfo appended;
+  int32_t records = 0;  // records of the appended changelog batch (one per input record)
 };
 
 struct PrefixRow {
@@ -105,8 +123,8 @@ class PkState {
     int32_t partition_count = 1;
     // Tests only: false makes close() behave like a crash (the memtable is dropped, not flushed).
     bool flush_on_close = true;
-    // Issue 5 durability (H2): the TTL/broker clock (null = system clock) and how many checkpoints
-    // create_checkpoint() keeps.
+    // The TTL clock of reads (null = system clock) and how many checkpoints create_checkpoint()
+    // keeps.
     Clock clock;
     int32_t checkpoints_retained = 2;
   };
@@ -121,20 +139,25 @@ class PkState {
   PkState& operator=(const PkState&) = delete;
 
   // Flushes the memtable (the listener fsyncs the log first) and closes RocksDB. Idempotent. New
-  // reads fail with Errc::shutting_down from the moment it starts; it waits for running reads and
-  // a running create_checkpoint()/compact(), so never call it under a broker-wide lock.
+  // reads fail with Errc::shutting_down from the moment it starts; it waits for a running write,
+  // running reads and a running create_checkpoint()/compact(), so never call it under a
+  // broker-wide lock. Held (unapplied) batches are dropped: they are in the log, and the next
+  // open() replays them.
   Status close();
 
-  std::unique_lock<std::mutex> lock_writes() { return std::unique_lock(write_mu_); }
-
-  // `input` is a validated v2 batch (CRC checked; LogAppendTime already stamped if the topic uses
-  // it). The output is encoded with `codec`. Rejections leave the state and overlay untouched.
-  ComputeResult compute(const protocol::RecordBatchView& input, codec::Compression codec);
-  // The output batch of `pending_id` was appended at `base_offset`.
-  Status apply(uint64_t pending_id, int64_t base_offset);
-  // The append of `pending_id` failed: drop it and every later overlay entry.
-  void rollback(uint64_t pending_id);
-  size_t overlay_size() const { return overlay_.size(); }
+  // The leader's produce path: compute -> size check -> append -> apply (see the file comment).
+  // `now_ms` is the append time TTL tables stamp into each record and row. Rejections leave the
+  // state, the overlay and the log untouched.
+  WriteResult write(const WriteInput& input, int64_t now_ms, const AppendFn& append);
+  // Applies every held batch whose last offset is <= `offset`, oldest first.
+  Status apply_at(int64_t offset);
+  // Applies the after-images of a changelog batch as stored in the log (its records at
+  // `base_offset` + offset delta; `none` records skipped; a delete or null value removes the row),
+  // together with the applied offset, in one RocksDB write. Records at or below the applied
+  // offset are skipped, so applying a batch twice changes nothing. Not while batches are held.
+  Status apply_changelog(const protocol::RecordBatchView& batch, int64_t base_offset);
+  // Batches computed but not applied (held, or a write in flight).
+  size_t overlay_size() const;
 
   // Current rows (RocksDB only: applied writes; a produce is acknowledged after apply, so a
   // lookup after the acknowledgement sees it). Errc::io_error on a RocksDB failure.
@@ -154,7 +177,7 @@ class PkState {
                         uint32_t limit, size_t max_bytes) const;
   size_t open_snapshots() const;
 
-  // --- Checkpoints, retention bound, TTL (issue 5, H2: pk_checkpoint.cc, pk_ttl.h) ---
+  // --- Checkpoints, retention bound, TTL (pk_checkpoint.cc, pk_ttl.h) ---
   // Log first: fsyncs the log, then makes a RocksDB checkpoint under
   // `<partition dir>/kv-checkpoints/<20-digit applied offset>/` (tmp dir + rename + dir fsync) and
   // drops all but the newest checkpoints_retained. No-op when nothing was applied since the newest.
@@ -190,34 +213,30 @@ class PkState {
   uint64_t log_syncs() const;
   uint64_t log_sync_failures() const;
   // A RocksDB integer property ("rocksdb.cur-size-all-mem-tables", ...); nullopt when unknown or
-  // closed or closing. Metrics at scrape time (pk_state_props.cc, issue 6); never blocks behind a
+  // closed or closing. Metrics at scrape time (pk_state_props.cc); never blocks behind a
   // checkpoint or close(). Any thread.
   std::optional<uint64_t> int_property(const std::string& name) const;
 
  private:
-  struct OverlayRow {
-    bool present = false;
-    std::string value;
-    std::optional<int64_t> version;
-    int64_t ttl_clock = -1;  // H2: the row's TTL clock (its append time)
-  };
-  struct Op {
-    std::string key;      // RocksDB key
-    std::string encoded;  // row value (offset patched at apply); empty = delete
-    int32_t offset_delta;
-  };
-  struct Pending {
-    uint64_t id;
-    int32_t last_offset_delta;
-    std::unordered_map<std::string, OverlayRow> rows;  // by RocksDB key: state after this batch
-    std::vector<Op> ops;
+  struct Computed {
+    Status status;
+    std::vector<RecordError> record_errors;
+    std::vector<uint8_t> batch;  // the output batch (status ok)
+    uint64_t id = 0;             // its overlay entry (status ok)
   };
   class FlushListener;
 
   PkState(storage::PartitionLog& log, Options options);
   Status replay();
-  // The key's row as of the overlay (newest first) then RocksDB. Fills `scratch`.
-  Result<std::optional<OverlayRow>> current(const std::string& db_key, const Pending& building);
+  // write_mu_ held: the output batch of `in`, pushed onto the overlay (unappended).
+  Computed compute(const protocol::RecordBatchView& in, codec::Compression codec, int64_t now_ms);
+  // write_mu_ held: the oldest overlay batch (appended) into RocksDB.
+  Status apply_front();
+  // write_mu_ held, db_mu_ shared: one RocksDB write of rows + the applied offset.
+  Status write_applied(rocksdb::WriteBatch& wb, int64_t applied);
+  // The key's row as of `building`, the overlay (newest first), then RocksDB.
+  Result<std::optional<Overlay::Row>> current(const std::string& db_key,
+                                              const Overlay::Batch& building);
 
   storage::PartitionLog& log_;
   Options options_;
@@ -232,23 +251,23 @@ class PkState {
   // A shared lock on db_mu_ with db_ open, or an empty lock (closed / closing).
   std::shared_lock<std::shared_mutex> read_lock() const;
   std::shared_ptr<SnapshotRegistry> snapshots_;  // Scan snapshots (pk_scan.cc)
-  // Issue 5 durability (H2; pk_checkpoint.cc).
+  // Durability (pk_checkpoint.cc).
   Status open_db(PkEnvironment& env);
   Status recover_ahead_of_log(PkEnvironment& env);  // state past the log end / before its start
   Status load_checkpoints();
   Clock clock_;
   std::unique_ptr<TtlCompactionFilter> ttl_filter_;
-  std::mutex ckpt_mu_;           // one create_checkpoint() at a time
+  std::mutex ckpt_mu_;            // one create_checkpoint() at a time
   mutable std::mutex newest_mu_;  // guards newest_ (held briefly, never across I/O)
   CheckpointInfo newest_;
   std::atomic<int64_t> newest_ckpt_offset_{-1};
   std::atomic<int64_t> persisted_applied_{-1};
   int64_t restored_from_ = -1;
-  std::mutex write_mu_;
-  std::deque<Pending> overlay_;  // guarded by write_mu_ (held by the caller)
-  uint64_t next_pending_id_ = 1;
+  mutable std::mutex write_mu_;
+  Overlay overlay_;  // guarded by write_mu_
   std::atomic<int64_t> applied_offset_{-1};
-  bool failed_ = false;  // an apply failed: the state no longer matches the log (guarded by write_mu_)
+  bool failed_ =
+      false;  // an apply failed: the state no longer matches the log (guarded by write_mu_)
 };
 
 }  // namespace strata::pkindex

@@ -1,4 +1,4 @@
-// PkState::int_property (issue 6, metrics): RocksDB integer properties read at scrape time.
+// PkState::int_property: RocksDB integer properties read at scrape time.
 // Holds db_mu_ shared (try-lock: a scrape never waits for close(); it runs alongside a checkpoint),
 // so a topic being dropped never races the DB handle.
 #include <rocksdb/db.h>

@@ -12,8 +12,7 @@ int64_t system_clock_ms() {
 }
 
 bool TtlCompactionFilter::Filter(int, const rocksdb::Slice& key,
-                                 const rocksdb::Slice& existing_value, std::string*,
-                                 bool*) const {
+                                 const rocksdb::Slice& existing_value, std::string*, bool*) const {
   if (key.empty() || key[0] != row_format::kRowPrefix) return false;  // meta keys stay
   auto row = row_format::decode_row(
       {reinterpret_cast<const uint8_t*>(existing_value.data()), existing_value.size()});

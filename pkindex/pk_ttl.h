@@ -1,15 +1,15 @@
 // Row time-to-live of primary-key tables (table.kv.ttl.ms): the expiry rule shared by reads and
 // compaction, and the RocksDB CompactionFilter that drops expired rows from disk. A row's clock is
 // its broker append time (row_format::RowView::ttl_clock()); it expires once now >= clock + ttl.
-// Expiry writes nothing to the changelog. Owned by pkindex (issue 5, engineer H2). The filter is
+// Expiry writes nothing to the changelog. Owned by pkindex. The filter is
 // called by RocksDB's compaction threads concurrently; it only reads its immutable fields and the
 // clock (which must be thread-safe).
 #pragma once
 
+#include <rocksdb/compaction_filter.h>
+
 #include <cstdint>
 #include <functional>
-
-#include <rocksdb/compaction_filter.h>
 
 #include "pkindex/row_format.h"
 

@@ -7,7 +7,7 @@
 //                version] | [int64 BE broker append time, ms: the TTL clock] | row bytes
 //                (rows written before TTL existed have neither flag and stay readable)
 // The offset sits at a fixed position so a row encoded before its offset is known (compute) can be
-// patched at apply time. Owned by pkindex (issue 5). Pure functions; any thread.
+// patched at apply time. Owned by pkindex. Pure functions; any thread.
 #pragma once
 
 #include <cstddef>
@@ -39,8 +39,7 @@ struct RowView {
 
 void append_row_key(std::string& out, std::span<const uint8_t> key);
 void encode_row(std::string& out, int64_t offset, int64_t timestamp, std::optional<int64_t> version,
-                std::span<const uint8_t> value,
-                std::optional<int64_t> append_time = std::nullopt);
+                std::span<const uint8_t> value, std::optional<int64_t> append_time = std::nullopt);
 void patch_offset(std::string& encoded, int64_t offset);
 // nullopt on a value that is not a well-formed row.
 std::optional<RowView> decode_row(std::span<const uint8_t> encoded);

@@ -12,32 +12,11 @@ const std::string* get(const std::map<std::string, std::string>& c, std::string_
 }
 
 Status bad(std::string_view key, const std::string& value, const std::string& why) {
-  return Status(Errc::invalid_argument, "Invalid value " + value + " for configuration " +
-                                            std::string(key) + ": " + why);
+  return Status(Errc::invalid_argument,
+                "Invalid value " + value + " for configuration " + std::string(key) + ": " + why);
 }
 
 }  // namespace
-
-std::string_view merge_engine_name(MergeEngine e) {
-  switch (e) {
-    case MergeEngine::last_row: return "last_row";
-    case MergeEngine::first_row: return "first_row";
-    case MergeEngine::versioned: return "versioned";
-  }
-  return "?";
-}
-std::string_view image_name(ChangelogImage i) { return i == ChangelogImage::full ? "full" : "wal"; }
-std::string_view delete_behavior_name(DeleteBehavior d) {
-  switch (d) {
-    case DeleteBehavior::allow: return "allow";
-    case DeleteBehavior::ignore: return "ignore";
-    case DeleteBehavior::disable: return "disable";
-  }
-  return "?";
-}
-std::string_view partitioner_name(Partitioner p) {
-  return p == Partitioner::murmur2 ? "murmur2" : "crc32";
-}
 
 std::string check_table_key(std::string_view name, const std::string& v) {
   auto one_of = [&](std::initializer_list<const char*> allowed) -> std::string {
@@ -79,7 +58,7 @@ std::string check_table_key(std::string_view name, const std::string& v) {
 
 bool is_pk_table(const std::map<std::string, std::string>& configs) {
   const std::string* t = get(configs, kTableType);
-  return t && *t == "primary-key";
+  return t && *t == protocol::pk::kTableTypePrimaryKey;
 }
 
 Result<TableConfig> parse_table_config(const std::map<std::string, std::string>& configs) {

@@ -1,7 +1,7 @@
 // TableConfig: the primary-key table settings of one topic, parsed from its `table.*` topic configs
-// (docs/pk-tables.md). All keys but table.kv.snapshot.interval.ms are fixed at creation; the broker registers them read-only in its
-// topic-key table and calls parse_table_config() to check the combination (messages name the key).
-// Owned by pkindex (issue 5). Value type and pure functions; any thread.
+// (docs/pk-tables.md). All keys but table.kv.snapshot.interval.ms are fixed at creation; the broker
+// registers them read-only in its topic-key table and calls parse_table_config() to check the
+// combination (messages name the key). Owned by pkindex. Value type and pure functions; any thread.
 #pragma once
 
 #include <cstdint>
@@ -10,24 +10,29 @@
 #include <string_view>
 
 #include "protocol/base/result.h"
+#include "protocol/pk/table_keys.h"
 
 namespace strata::pkindex {
 
-enum class MergeEngine : uint8_t { last_row, first_row, versioned };
-enum class ChangelogImage : uint8_t { full, wal };
-enum class DeleteBehavior : uint8_t { allow, ignore, disable };
-enum class Partitioner : uint8_t { murmur2, crc32 };
-
-inline constexpr std::string_view kTableType = "table.type";
-inline constexpr std::string_view kMergeEngine = "table.merge-engine";
-inline constexpr std::string_view kVersionHeader = "table.merge-engine.versioned.header";
-inline constexpr std::string_view kChangelogImage = "table.changelog.image";
-inline constexpr std::string_view kDeleteBehavior = "table.delete.behavior";
-inline constexpr std::string_view kTtlMs = "table.kv.ttl.ms";
-inline constexpr std::string_view kPartitioner = "table.partitioner";
-// The one alterable table.* key (AlterConfigs): how often each partition takes a RocksDB checkpoint.
-inline constexpr std::string_view kSnapshotIntervalMs = "table.kv.snapshot.interval.ms";
-inline constexpr int64_t kDefaultSnapshotIntervalMs = 600000;
+// The keys and value enums are wire facts (protocol/pk/table_keys.h); pkindex uses them
+// unqualified.
+using protocol::pk::ChangelogImage;
+using protocol::pk::delete_behavior_name;
+using protocol::pk::DeleteBehavior;
+using protocol::pk::image_name;
+using protocol::pk::kChangelogImage;
+using protocol::pk::kDefaultSnapshotIntervalMs;
+using protocol::pk::kDeleteBehavior;
+using protocol::pk::kMergeEngine;
+using protocol::pk::kPartitioner;
+using protocol::pk::kSnapshotIntervalMs;
+using protocol::pk::kTableType;
+using protocol::pk::kTtlMs;
+using protocol::pk::kVersionHeader;
+using protocol::pk::merge_engine_name;
+using protocol::pk::MergeEngine;
+using protocol::pk::Partitioner;
+using protocol::pk::partitioner_name;
 
 struct TableConfig {
   MergeEngine merge_engine = MergeEngine::last_row;
@@ -50,10 +55,5 @@ Result<TableConfig> parse_table_config(const std::map<std::string, std::string>&
 // Checks one table.* key in isolation (for the broker's per-key validators); nullopt-like: empty
 // string when fine, else the reason.
 std::string check_table_key(std::string_view name, const std::string& value);
-
-std::string_view merge_engine_name(MergeEngine e);
-std::string_view image_name(ChangelogImage i);
-std::string_view delete_behavior_name(DeleteBehavior d);
-std::string_view partitioner_name(Partitioner p);
 
 }  // namespace strata::pkindex

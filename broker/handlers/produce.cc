@@ -1,21 +1,22 @@
 // Produce (0), v3-11 served; v0-2 (message formats v0/v1) close the connection as Kafka 4.x does,
 // but the advertised minimum stays 0 because librdkafka turns compression off otherwise.
-// Per partition: validate and prepare the batch (broker/batch_validation.h), append, wake
-// long-polling fetchers. Idempotent batches are deduplicated inside PartitionLog::append (same lock
-// as the append): a retried duplicate is answered with its original offsets; out-of-order sequences
-// and stale epochs get Kafka's codes. acks=0 gets no response; an error under acks=0 closes the connection
-// (the only signal such a producer gets, as with a Java broker).
+// Per partition: validate and prepare the batch (broker/batch_validation.h), append (the log itself
+// wakes long-polling fetchers. Idempotent batches are deduplicated inside PartitionLog::append
+// (same lock as the append): a retried duplicate is answered with its original offsets;
+// out-of-order sequences and stale epochs get Kafka's codes. acks=0 gets no response; an error
+// under acks=0 closes the connection (the only signal such a producer gets, as with a Java broker).
+#include "protocol/messages/produce.h"
+
 #include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <optional>
 
 #include "broker/batch_validation.h"
-#include "broker/pk_produce.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
-#include "broker/metrics/broker_metrics.h"  // issue 6
-#include "protocol/messages/produce.h"
+#include "broker/metrics/broker_metrics.h"
+#include "broker/pk_tables.h"
 #include "protocol/record/record_batch.h"
 #include "protocol/wire/errors.h"
 
@@ -28,12 +29,73 @@ constexpr int16_t kMinServedVersion = 3;
 // Kafka's codes for the idempotent-producer verdicts of storage (ProducerAppendInfo).
 ErrorCode producer_error(storage::ProducerCheck c) {
   switch (c) {
-    case storage::ProducerCheck::out_of_order: return ErrorCode::out_of_order_sequence_number;
-    case storage::ProducerCheck::stale_epoch: return ErrorCode::invalid_producer_epoch;
+    case storage::ProducerCheck::out_of_order:
+      return ErrorCode::out_of_order_sequence_number;
+    case storage::ProducerCheck::stale_epoch:
+      return ErrorCode::invalid_producer_epoch;
     case storage::ProducerCheck::ok:
-    case storage::ProducerCheck::duplicate: break;
+    case storage::ProducerCheck::duplicate:
+      break;
   }
   return ErrorCode::none;
+}
+
+// Kafka's code for an append that failed inside storage or pkindex (the one place Produce maps an
+// internal Status; batch validation and producer verdicts above have their own codes).
+ErrorCode append_error(const Status& st) {
+  switch (st.code()) {
+    case Errc::invalid_argument:
+      return ErrorCode::invalid_record;  // PK record errors
+    case Errc::corruption:
+      return ErrorCode::corrupt_message;
+    case Errc::too_large:
+      return ErrorCode::message_too_large;
+    case Errc::not_found:
+      return ErrorCode::unknown_topic_or_partition;  // deleted meanwhile
+    default:
+      return ErrorCode::kafka_storage_error;
+  }
+}
+
+struct PartitionAppend {
+  Status status;
+  std::vector<pkindex::RecordError> record_errors;  // PK tables: per-record rejections
+  storage::PartitionLog::AppendInfo info;
+};
+
+// A log topic appends the prepared batch; a primary-key table writes it through its state, which
+// owns the compute -> append -> apply sequence (pkindex/pk_state.h) and appends the changelog
+// batch it computed instead.
+PartitionAppend append_partition(Broker& broker, const TopicEntry& topic, int32_t partition,
+                                 storage::PartitionLog& log, std::span<uint8_t> batch,
+                                 int64_t now) {
+  PartitionAppend out;
+  if (!topic.pk_table) {
+    auto appended = log.append(batch, now);
+    if (appended.ok()) {
+      out.info = std::move(*appended);
+    } else {
+      out.status = appended.status();
+    }
+    return out;
+  }
+  auto state = broker.pk_tables().get(topic, partition);
+  if (!state.ok()) {
+    out.status = state.status();
+    return out;
+  }
+  protocol::RecordBatchView input(batch);
+  pkindex::WriteInput in{input, input.compression(), topic.config.max_message_bytes};
+  pkindex::WriteResult w = (*state)->write(
+      in, now, [&](std::span<uint8_t> changelog) { return log.append(changelog, now); });
+  out.status = std::move(w.status);
+  out.record_errors = std::move(w.record_errors);
+  out.info = std::move(w.appended);
+  if (out.status.ok() && out.info.producer_check == storage::ProducerCheck::ok) {
+    topic.counters->pk_rows_applied.fetch_add(static_cast<uint64_t>(w.records),
+                                              std::memory_order_relaxed);
+  }
+  return out;
 }
 
 // LogValidator: a batch with a producer id needs a sequence number.
@@ -49,7 +111,9 @@ std::optional<ErrorCode> check_producer_fields(std::span<const uint8_t> batch) {
 bool drop_this_response(int64_t every_n) {
   static std::atomic<uint64_t> produce_count{0};
   if (every_n <= 0) return false;
-  return (produce_count.fetch_add(1, std::memory_order_relaxed) + 1) % static_cast<uint64_t>(every_n) == 0;
+  return (produce_count.fetch_add(1, std::memory_order_relaxed) + 1) %
+             static_cast<uint64_t>(every_n) ==
+         0;
 }
 }  // namespace
 
@@ -70,7 +134,7 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
     auto& tout = resp.responses.emplace_back();
     tout.name = td.name;
     auto topic = acks_valid ? ctx.broker.topics().find(td.name) : nullptr;
-    metrics::TopicCounters* counters = topic ? topic->counters.get() : nullptr;  // issue 6
+    metrics::TopicCounters* counters = topic ? topic->counters.get() : nullptr;
     for (const auto& pd : td.partition_data) {
       auto& pout = tout.partition_responses.emplace_back();
       pout.index = pd.index;
@@ -81,7 +145,7 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
         pout.error_code = static_cast<int16_t>(e);
         if (!msg.empty()) pout.error_message = std::move(msg);
         any_error = true;
-        ctx.broker.metrics().request_error(ctx.api_key, pout.error_code);  // issue 6
+        ctx.broker.metrics().request_error(ctx.api_key, pout.error_code);
       };
       if (!acks_valid) {
         fail(ErrorCode::invalid_required_acks, "");
@@ -110,45 +174,42 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
         fail(*e, "idempotent batch with a negative base sequence");
         continue;
       }
-      // Primary-key tables (issue 5, broker/pk_produce.h): compute -> append -> apply.
-      PkAppendResult pk = pk_append(ctx.broker, *topic, pd.index, *log, prepared.batch, now);
-      if (pk.error != ErrorCode::none) {
-        for (const auto& re : pk.record_errors) {
-          auto& e = pout.record_errors.emplace_back();
-          e.batch_index = re.index;
-          e.batch_index_error_message = re.message;
+      PartitionAppend appended =
+          append_partition(ctx.broker, *topic, pd.index, *log, prepared.batch, now);
+      if (!appended.status.ok()) {
+        const ErrorCode e = append_error(appended.status);
+        if (e == ErrorCode::kafka_storage_error) {
+          spdlog::error("append to {}-{} failed: {}", td.name, pd.index,
+                        appended.status.to_string());
         }
-        fail(pk.error, pk.message);
+        for (const auto& re : appended.record_errors) {
+          auto& out = pout.record_errors.emplace_back();
+          out.batch_index = re.index;
+          out.batch_index_error_message = re.message;
+        }
+        fail(e, appended.status.message());
         continue;
       }
-      auto appended = pk.appended ? std::move(*pk.appended) : log->append(prepared.batch, now);
-      if (!appended.ok()) {
-        spdlog::error("append to {}-{} failed: {}", td.name, pd.index,
-                      appended.status().to_string());
-        fail(ErrorCode::kafka_storage_error, appended.status().message());
-        continue;
-      }
-      if (appended->producer_check != storage::ProducerCheck::ok &&
-          appended->producer_check != storage::ProducerCheck::duplicate) {
+      if (appended.info.producer_check != storage::ProducerCheck::ok &&
+          appended.info.producer_check != storage::ProducerCheck::duplicate) {
         spdlog::debug("produce to {}-{} from {} rejected: {}", td.name, pd.index,
-                      ctx.responder.peer(), appended->producer_message);
-        fail(producer_error(appended->producer_check), appended->producer_message);
+                      ctx.responder.peer(), appended.info.producer_message);
+        fail(producer_error(appended.info.producer_check), appended.info.producer_message);
         continue;
       }
-      const bool duplicate = appended->producer_check == storage::ProducerCheck::duplicate;
+      const bool duplicate = appended.info.producer_check == storage::ProducerCheck::duplicate;
       if (duplicate) {
-        spdlog::debug("produce to {}-{} from {}: duplicate of offsets {}-{}, not appended",
-                      td.name, pd.index, ctx.responder.peer(), appended->base_offset,
-                      appended->last_offset);
+        spdlog::debug("produce to {}-{} from {}: duplicate of offsets {}-{}, not appended", td.name,
+                      pd.index, ctx.responder.peer(), appended.info.base_offset,
+                      appended.info.last_offset);
       }
       pout.error_code = 0;
-      pout.base_offset = appended->base_offset;
+      pout.base_offset = appended.info.base_offset;
       // A retried duplicate is answered with its original offsets; like Kafka, no append time.
       pout.log_append_time_ms = duplicate ? -1 : prepared.log_append_time;
       pout.log_start_offset = log->log_start_offset();
       if (!duplicate) {
-        ctx.broker.watchers().notify(log);
-        counters->bytes_in.fetch_add(prepared.batch.size(), std::memory_order_relaxed);  // issue 6
+        counters->bytes_in.fetch_add(prepared.batch.size(), std::memory_order_relaxed);
         counters->records_in.fetch_add(
             static_cast<uint64_t>(protocol::RecordBatchView(prepared.batch).record_count()),
             std::memory_order_relaxed);

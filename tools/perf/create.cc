@@ -38,7 +38,8 @@ Status run_create(const CreateOptions& o) {
     if (!ev) {
       result = Status(Errc::io_error, "CreateTopics: timed out");
     } else if (rd_kafka_event_error(ev)) {
-      result = Status(Errc::io_error, std::string("CreateTopics: ") + rd_kafka_event_error_string(ev));
+      result =
+          Status(Errc::io_error, std::string("CreateTopics: ") + rd_kafka_event_error_string(ev));
     } else {
       size_t cnt = 0;
       const rd_kafka_topic_result_t** res =

@@ -111,10 +111,10 @@ Status run_e2e(const E2eOptions& o) {
                            {"auto.offset.reset", "earliest"}},
                           o.consumer_props);
   if (!cons.ok()) return cons.status();
-  auto prod = make_handle(RD_KAFKA_PRODUCER, o.k.bootstrap,
-                          {{"acks", "1"}, {"linger.ms", "0"},
-                           {"message.timeout.ms", std::to_string(o.timeout_ms)}},
-                          o.k.props);
+  auto prod = make_handle(
+      RD_KAFKA_PRODUCER, o.k.bootstrap,
+      {{"acks", "1"}, {"linger.ms", "0"}, {"message.timeout.ms", std::to_string(o.timeout_ms)}},
+      o.k.props);
   if (!prod.ok()) {
     rd_kafka_destroy(*cons);
     return prod.status();

@@ -24,8 +24,8 @@ uint64_t Histogram::upper_bound_of(int idx) {
 
 uint64_t Histogram::percentile_ns(double q) const {
   if (total_ == 0) return 0;
-  const auto want = static_cast<uint64_t>(
-      std::max(1.0, std::ceil(q * static_cast<double>(total_))));
+  const auto want =
+      static_cast<uint64_t>(std::max(1.0, std::ceil(q * static_cast<double>(total_))));
   uint64_t seen = 0;
   for (int i = 0; i < kBuckets; ++i) {
     seen += counts_[i];

@@ -29,15 +29,17 @@ class Histogram {
   uint64_t count() const { return total_; }
   uint64_t max_ns() const { return total_ ? max_ : 0; }
   uint64_t min_ns() const { return total_ ? min_ : 0; }
-  double mean_ns() const { return total_ ? static_cast<double>(sum_) / static_cast<double>(total_) : 0; }
+  double mean_ns() const {
+    return total_ ? static_cast<double>(sum_) / static_cast<double>(total_) : 0;
+  }
   // The smallest bucket upper bound with at least q (0..1] of the values at or below it, capped
   // by the exact max. 0 when empty.
   uint64_t percentile_ns(double q) const;
 
   static int index_of(uint64_t ns) {
     if (ns < static_cast<uint64_t>(kLinear)) return static_cast<int>(ns);
-    const int msb = std::bit_width(ns) - 1;  // >= 7
-    const int shift = msb - kSubBits;          // >= 1
+    const int msb = std::bit_width(ns) - 1;                                // >= 7
+    const int shift = msb - kSubBits;                                      // >= 1
     const int mantissa = static_cast<int>(ns >> shift) - (1 << kSubBits);  // 0..63
     const int idx = kLinear + (shift - 1) * (1 << kSubBits) + mantissa;
     return idx < kBuckets ? idx : kBuckets - 1;

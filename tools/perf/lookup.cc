@@ -1,15 +1,17 @@
-// strata-perf lookup: Lookup (extension API 16000) load against a primary-key table. Each of
+// strata-perf lookup: Lookup (extension API, protocol/ext/api_keys.h) load against a primary-key
+// table. Each of
 // --concurrency threads owns one blocking connection (tools/client Connection) and sends one
 // request of --batch-size keys at a time, keys routed to their partitions with the table's
-// partitioner (pkindex/partitioner.h) as a client library must.
+// partitioner (protocol/pk/partitioner.h) as a client library must.
 #include <algorithm>
 #include <atomic>
 #include <thread>
 #include <vector>
 
-#include "pkindex/partitioner.h"
+#include "protocol/ext/api_keys.h"
 #include "protocol/ext/describe_table.pb.h"
 #include "protocol/ext/lookup.pb.h"
+#include "protocol/pk/partitioner.h"
 #include "tools/client/connection.h"
 #include "tools/perf/key_chooser.h"
 #include "tools/perf/options.h"
@@ -18,12 +20,12 @@
 namespace strata::tools::perf {
 namespace {
 
-constexpr int16_t kLookup = 16000;
-constexpr int16_t kDescribeTable = 16004;
+using protocol::ext::kDescribeTable;
+using protocol::ext::kLookup;
 
 struct Table {
   int32_t partitions = 0;
-  pkindex::Partitioner partitioner = pkindex::Partitioner::murmur2;
+  protocol::pk::Partitioner partitioner = protocol::pk::Partitioner::murmur2;
 };
 
 Result<Table> describe(client::Connection& c, const LookupOptions& o) {
@@ -42,8 +44,8 @@ Result<Table> describe(client::Connection& c, const LookupOptions& o) {
   }
   Table out;
   out.partitions = t.partition_count();
-  out.partitioner = t.partitioner() == "crc32" ? pkindex::Partitioner::crc32
-                                               : pkindex::Partitioner::murmur2;
+  out.partitioner = t.partitioner() == "crc32" ? protocol::pk::Partitioner::crc32
+                                               : protocol::pk::Partitioner::murmur2;
   if (out.partitions <= 0) return Status(Errc::io_error, "DescribeTable: no partitions");
   return out;
 }
@@ -82,7 +84,7 @@ void worker_loop(const LookupOptions& o, const Table& table, const KeyChooser& c
       picked[i] = chooser.next(rng);
       char* k = keys.data() + i * 24;
       key_len[i] = format_key(k, picked[i]);
-      part_of[i] = pkindex::partition_for_key(
+      part_of[i] = protocol::pk::partition_for_key(
           table.partitioner,
           std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(k), key_len[i]),
           table.partitions);
@@ -111,8 +113,8 @@ void worker_loop(const LookupOptions& o, const Table& table, const KeyChooser& c
       return;
     }
     if (resp.error_code() != 0) {
-      w.status = Status(Errc::io_error, "Lookup: error " + std::to_string(resp.error_code()) +
-                                            " " + resp.error_message());
+      w.status = Status(Errc::io_error, "Lookup: error " + std::to_string(resp.error_code()) + " " +
+                                            resp.error_message());
       return;
     }
     int64_t rows = 0;
@@ -174,7 +176,8 @@ Status run_lookup(const LookupOptions& o) {
   const auto t0 = Clock::now();
   for (size_t i = 0; i < workers.size(); ++i) {
     threads.emplace_back([&, i] {
-      worker_loop(o, table, *chooser, host, port, 0x5eed0000 + i, budget, stop, counters, workers[i]);
+      worker_loop(o, table, *chooser, host, port, 0x5eed0000 + i, budget, stop, counters,
+                  workers[i]);
     });
   }
   if (o.num_requests <= 0) {

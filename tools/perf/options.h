@@ -61,13 +61,13 @@ struct CreateOptions {
 struct LookupOptions {
   std::string bootstrap = "127.0.0.1:9092";
   std::string table = "strata-perf";
-  int64_t keys = 1000000;   // key space: keys "key:%012d" for 0..keys-1
-  int32_t batch_size = 16;  // keys per Lookup request
-  int32_t concurrency = 4;  // threads, one connection each
+  int64_t keys = 1000000;                // key space: keys "key:%012d" for 0..keys-1
+  int32_t batch_size = 16;               // keys per Lookup request
+  int32_t concurrency = 4;               // threads, one connection each
   std::string distribution = "uniform";  // uniform | zipf[:s]
   double duration_s = 10;
-  int64_t num_requests = 0;  // > 0 overrides duration (total over all threads)
-  int32_t partitions = 0;    // 0 = from DescribeTable
+  int64_t num_requests = 0;   // > 0 overrides duration (total over all threads)
+  int32_t partitions = 0;     // 0 = from DescribeTable
   bool expect_found = false;  // fail unless every key looked up was found
 };
 
@@ -80,7 +80,7 @@ struct PkApplyOptions {
   std::string image = "full";  // table.changelog.image
   size_t block_cache_mb = 128;
   bool read_variants = false;  // also time raw Get+Put (with / without a memtable bloom filter)
-  bool keep = false;  // keep the directory
+  bool keep = false;           // keep the directory
 };
 
 struct PkRestartOptions {

@@ -1,9 +1,8 @@
-// strata-perf: load and benchmark tool for Strata (issues 5 and 6). Modes: produce, consume,
+// strata-perf: load and benchmark tool for Strata. Modes: produce, consume,
 // e2e, create (librdkafka), lookup (PK tables over the extension API), pk-apply and pk-restart
 // (in-process primary-key write path versus raw RocksDB, restart time). Progress on stderr, one
 // JSON summary line on stdout. See docs/benchmarks.md.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <functional>
 
@@ -33,11 +32,13 @@ int main(int argc, char** argv) {
   produce->add_option("--record-size", po.record_size, "value bytes")->capture_default_str();
   produce->add_option("--throughput", po.throughput, "records/s, -1 = unlimited")
       ->capture_default_str();
-  produce->add_option("--key-space", po.key_space,
-                      "> 0: keys key:%012d of i mod N (PK tables); 0 = null keys")
+  produce
+      ->add_option("--key-space", po.key_space,
+                   "> 0: keys key:%012d of i mod N (PK tables); 0 = null keys")
       ->capture_default_str();
-  produce->add_option("--rotate-bytes", po.rotate_bytes,
-                      "> 0: round-robin partitions every ~N payload bytes (null keys only)")
+  produce
+      ->add_option("--rotate-bytes", po.rotate_bytes,
+                   "> 0: round-robin partitions every ~N payload bytes (null keys only)")
       ->capture_default_str();
   produce->add_option("--producer-prop", po.k.props, "librdkafka property k=v (repeatable)");
   produce->add_option("--timeout-ms", po.timeout_ms)->capture_default_str();

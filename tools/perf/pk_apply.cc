@@ -1,4 +1,4 @@
-// strata-perf pk-apply: issue 5's "upsert apply rate versus raw RocksDB puts of the same data in
+// strata-perf pk-apply: "upsert apply rate versus raw RocksDB puts of the same data in
 // the same run". Phase 1 writes the workload through PkState (compute -> PartitionLog::append ->
 // apply, WAL off, as the broker does); phase 2 writes the same keys and values as plain
 // rocksdb::WriteBatch puts of the same batch size into a fresh RocksDB opened with PkState's
@@ -55,7 +55,7 @@ Result<RawTimes> load_raw(pkindex::PkEnvironment& env, const std::string& path, 
   rocksdb::WriteBatch wb;
   std::string value, current;
   char key[24];
-  std::string keys;                 // this batch's keys, back to back (built untimed)
+  std::string keys;  // this batch's keys, back to back (built untimed)
   std::vector<size_t> key_lens;
   int64_t hits = 0;
   RawTimes r;
@@ -133,7 +133,8 @@ Status run_pk_apply(const PkApplyOptions& o) {
     STRATA_RETURN_IF_ERROR(p->state->close());
     STRATA_RETURN_IF_ERROR(p->log->close());
   }
-  std::fprintf(stderr, "pk-apply: strata %.0f upserts/s (compute %.2fs, append %.2fs, apply %.2fs)\n",
+  std::fprintf(stderr,
+               "pk-apply: strata %.0f upserts/s (compute %.2fs, append %.2fs, apply %.2fs)\n",
                static_cast<double>(pk.records) / pk.total_s, pk.compute_s, pk.append_s, pk.apply_s);
   auto raw = load_raw(env, dir->path() + "/raw", w, o.batch);
   if (!raw.ok()) return raw.status();
@@ -159,25 +160,26 @@ Status run_pk_apply(const PkApplyOptions& o) {
   }
   const double pk_rate = static_cast<double>(pk.records) / pk.total_s;
   const double raw_rate = static_cast<double>(w.records) / raw->total_s;
-  print_summary({{"mode", "pk-apply"},
-                 {"records", w.records},
-                 {"key_space", w.key_space},
-                 {"batch", o.batch},
-                 {"value_size", w.value_size},
-                 {"image", o.image},
-                 {"strata", {{"seconds", pk.total_s},
-                             {"records_per_s", pk_rate},
-                             {"compute_s", pk.compute_s},
-                             {"append_s", pk.append_s},
-                             {"apply_s", pk.apply_s},
-                             {"input_build_s", pk.build_s},
-                             {"log_bytes", pk.log_bytes},
-                             {"final_flush_s", pk_flush_s}}},
-                 {"rocksdb", {{"seconds", raw->total_s},
-                              {"records_per_s", raw_rate},
-                              {"final_flush_s", raw->flush_s}}},
-                 {"ratio", pk_rate / raw_rate},
-                 {"rocksdb_variants", variants}});
+  print_summary(
+      {{"mode", "pk-apply"},
+       {"records", w.records},
+       {"key_space", w.key_space},
+       {"batch", o.batch},
+       {"value_size", w.value_size},
+       {"image", o.image},
+       {"strata",
+        {{"seconds", pk.total_s},
+         {"records_per_s", pk_rate},
+         {"compute_s", pk.compute_s},
+         {"append_s", pk.append_s},
+         {"apply_s", pk.apply_s},
+         {"input_build_s", pk.build_s},
+         {"log_bytes", pk.log_bytes},
+         {"final_flush_s", pk_flush_s}}},
+       {"rocksdb",
+        {{"seconds", raw->total_s}, {"records_per_s", raw_rate}, {"final_flush_s", raw->flush_s}}},
+       {"ratio", pk_rate / raw_rate},
+       {"rocksdb_variants", variants}});
   return Status::Ok();
 }
 

@@ -1,5 +1,5 @@
 // In-process primary-key write path for strata-perf's pk-apply and pk-restart: a PartitionLog +
-// PkState in a temporary directory, loaded by compute -> append -> apply exactly as the broker's
+// PkState in a temporary directory, loaded through PkState::write exactly as the broker's
 // produce path does (without the network), plus the deterministic workload (keys "key:%012d",
 // values that differ per write) shared with the raw-RocksDB reference run.
 //
@@ -53,15 +53,15 @@ Result<PkPartition> open_pk_partition(pkindex::PkEnvironment& env, const std::st
 
 struct LoadTimes {
   double total_s = 0;    // compute + append + apply
-  double compute_s = 0;
+  double compute_s = 0;  // PkState::write less the append
   double append_s = 0;
-  double apply_s = 0;
-  double build_s = 0;    // building the input batches (the producer's work; not in total_s)
+  double apply_s = 0;  // PkState::apply_at
+  double build_s = 0;  // building the input batches (the producer's work; not in total_s)
   int64_t records = 0;
   int64_t log_bytes = 0;
 };
 
-// Writes the workload in batches of `batch` records through compute -> append -> apply.
+// Writes the workload in batches of `batch` records through PkState::write.
 Result<LoadTimes> load_pk(PkPartition& p, const Workload& w, int32_t batch);
 
 }  // namespace strata::tools::perf

@@ -77,9 +77,10 @@ Status run_pk_restart(const PkRestartOptions& o) {
                    {"load_records_per_s", static_cast<double>(load.records) / load.total_s},
                    {"log_bytes", load.log_bytes},
                    {"close_s", close_s},
-                   {"clean", {{"open_s", clean->open_s},
-                              {"first_lookup_s", clean->lookup_s},
-                              {"ready_s", clean->open_s + clean->lookup_s}}}};
+                   {"clean",
+                    {{"open_s", clean->open_s},
+                     {"first_lookup_s", clean->lookup_s},
+                     {"ready_s", clean->open_s + clean->lookup_s}}}};
   if (o.crash) {
     // Rewrite every key once more, then drop state and log without flushing or closing.
     Workload w2 = w;

@@ -78,17 +78,17 @@ Status run_produce(const ProduceOptions& o) {
   Progress progress("produce", s.counters, "records", "bytes");
   s.t0 = Clock::now();
   // Records per partition before rotating (16 B approximates a small record's framing).
-  const int64_t per_partition =
-      o.rotate_bytes > 0 && o.key_space <= 0
-          ? std::max<int64_t>(1, o.rotate_bytes / (o.record_size + 16))
-          : 0;
+  const int64_t per_partition = o.rotate_bytes > 0 && o.key_space <= 0
+                                    ? std::max<int64_t>(1, o.rotate_bytes / (o.record_size + 16))
+                                    : 0;
   int32_t partition = per_partition > 0 ? 0 : RD_KAFKA_PARTITION_UA;
   int64_t in_partition = 0;
   const double per_record_s = o.throughput > 0 ? 1.0 / static_cast<double>(o.throughput) : 0;
   for (int64_t i = 0; i < o.num_records;) {
     if (per_record_s > 0) {
-      const auto due = s.t0 + std::chrono::duration_cast<Clock::duration>(
-                                  std::chrono::duration<double>(static_cast<double>(i) * per_record_s));
+      const auto due =
+          s.t0 + std::chrono::duration_cast<Clock::duration>(
+                     std::chrono::duration<double>(static_cast<double>(i) * per_record_s));
       while (Clock::now() < due) {
         rd_kafka_poll(rk, 0);
         std::this_thread::sleep_until(std::min(due, Clock::now() + std::chrono::milliseconds(1)));
@@ -101,14 +101,14 @@ Status run_produce(const ProduceOptions& o) {
     const void* kp = nullptr;
     size_t klen = 0;
     if (o.key_space > 0) {
-      klen = static_cast<size_t>(
-          std::snprintf(key, sizeof key, "key:%012" PRId64, i % o.key_space));
+      klen =
+          static_cast<size_t>(std::snprintf(key, sizeof key, "key:%012" PRId64, i % o.key_space));
       kp = key;
     }
     const int64_t sent_ns =
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - s.t0).count();
-    if (rd_kafka_produce(rkt, partition, RD_KAFKA_MSG_F_COPY, payload.data(), payload.size(),
-                         kp, klen, reinterpret_cast<void*>(static_cast<intptr_t>(sent_ns))) == 0) {
+    if (rd_kafka_produce(rkt, partition, RD_KAFKA_MSG_F_COPY, payload.data(), payload.size(), kp,
+                         klen, reinterpret_cast<void*>(static_cast<intptr_t>(sent_ns))) == 0) {
       ++i;
       ++in_partition;
       if ((i & 1023) == 0) rd_kafka_poll(rk, 0);

@@ -87,11 +87,11 @@ TEST(MergeEngine, Versioned) {
     EXPECT_EQ(f.run(std::nullopt, kA, std::nullopt).kind, ChangeKind::none);  // missing version
     EXPECT_EQ(f.run(std::nullopt, kA, INT64_MIN).kind, ChangeKind::insert);
     CurrentRow cur{b(kA), 5};
-    EXPECT_EQ(f.run(cur, kB, 4).kind, ChangeKind::none);           // lower
-    EXPECT_EQ(f.run(cur, kB, 5).kind, ChangeKind::update);         // tie -> new write
-    EXPECT_EQ(f.run(cur, kB, 6).kind, ChangeKind::update);         // higher
-    EXPECT_EQ(f.run(cur, kA, 5).kind, ChangeKind::none);           // identical bytes + version
-    EXPECT_EQ(f.run(cur, kA, 6).kind, ChangeKind::update);         // identical bytes, newer version
+    EXPECT_EQ(f.run(cur, kB, 4).kind, ChangeKind::none);    // lower
+    EXPECT_EQ(f.run(cur, kB, 5).kind, ChangeKind::update);  // tie -> new write
+    EXPECT_EQ(f.run(cur, kB, 6).kind, ChangeKind::update);  // higher
+    EXPECT_EQ(f.run(cur, kA, 5).kind, ChangeKind::none);    // identical bytes + version
+    EXPECT_EQ(f.run(cur, kA, 6).kind, ChangeKind::update);  // identical bytes, newer version
     EXPECT_EQ(f.run(cur, kB, std::nullopt).kind, ChangeKind::none);  // missing version
     CurrentRow neg{b(kA), -10};
     EXPECT_EQ(f.run(neg, kB, -11).kind, ChangeKind::none);  // signed comparison

@@ -1,10 +1,12 @@
-#include "pkindex/partitioner.h"
+#include "protocol/pk/partitioner.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
 namespace strata::pkindex {
+
+using namespace protocol::pk;  // wire facts: change headers, partitioners
 namespace {
 
 std::span<const uint8_t> b(const std::string& s) {
@@ -17,9 +19,8 @@ TEST(Partitioner, Murmur2MatchesJava) {
     std::string key;
     uint32_t hash;
     int32_t p4;
-  } vs[] = {{"", 275646681u, 1},          {"a", 2731586172u, 0},
-            {"ab", 316155434u, 2},        {"abc", 479470107u, 3},
-            {"abcd", 2971317748u, 0},     {"hello world", 1221641059u, 3},
+  } vs[] = {{"", 275646681u, 1},      {"a", 2731586172u, 0},    {"ab", 316155434u, 2},
+            {"abc", 479470107u, 3},   {"abcd", 2971317748u, 0}, {"hello world", 1221641059u, 3},
             {"key-17", 956945460u, 0}};
   for (const auto& v : vs) {
     EXPECT_EQ(static_cast<uint32_t>(murmur2(b(v.key))), v.hash) << v.key;

@@ -16,18 +16,21 @@
 #include <string>
 #include <vector>
 
-#include "pkindex/change_headers.h"
 #include "pkindex/pk_checkpoint.h"
 #include "pkindex/pk_state.h"
 #include "pkindex/row_format.h"
 #include "pkindex/table_config.h"
+#include "protocol/pk/change_headers.h"
 #include "protocol/record/batch_builder.h"
 #include "protocol/record/record_reader.h"
 #include "storage/partition_log.h"
+#include "test/unit/pkindex/pk_write_util.h"
 #include "test/unit/storage/fault_env.h"
 #include "test/unit/storage/test_util.h"
 
 namespace strata::pkindex {
+
+using namespace protocol::pk;  // wire facts: change headers, partitioners
 namespace {
 
 namespace fs = std::filesystem;
@@ -83,16 +86,13 @@ class DurabilityTest : public ::testing::Test {
       bb.add(1000, b(k), value, {});
     }
     auto input = bb.build();
-    auto lk = state_->lock_writes();
-    auto res = state_->compute(protocol::RecordBatchView(input), codec::Compression::none);
-    EXPECT_TRUE(res.status.ok()) << res.status.to_string();
-    auto app = log_->append(res.batch, 1);
-    EXPECT_TRUE(app.ok());
-    EXPECT_TRUE(state_->apply(res.pending_id, app->base_offset).ok());
-    for (size_t i = 0; i < ws.size(); ++i) history_[app->base_offset + static_cast<int64_t>(i)] = ws[i];
+    auto w = testing::write_through(*state_, *log_, input, 1);
+    EXPECT_TRUE(w.ok()) << w.result.status.to_string();
+    const int64_t base = w.result.appended.base_offset;
+    for (size_t i = 0; i < ws.size(); ++i) history_[base + static_cast<int64_t>(i)] = ws[i];
     // Decode the output for kinds / append times.
     std::vector<OutRecord> out;
-    protocol::RecordBatchView v(res.batch);
+    protocol::RecordBatchView v(w.batch);
     auto r = protocol::RecordReader::open(v);
     protocol::Record rec;
     while (*r->next(rec)) {
@@ -234,7 +234,7 @@ TEST_F(DurabilityTest, StateAheadOfATruncatedLogIsRestoredFromTheNewestCheckpoin
   ASSERT_EQ(state_->create_checkpoint()->offset, 4);
   write({{"k1", "b"}, {"k4", "b"}});
   write({{"k5", "b"}, {"k3", std::nullopt}, {"k6", "b"}});
-  ASSERT_TRUE(log_->flush().ok());  // durable up to offset 9
+  ASSERT_TRUE(log_->flush().ok());                          // durable up to offset 9
   ASSERT_EQ(log_->advance_log_start_offset(5).ok(), true);  // e.g. DeleteRecords up to the bound
   fenv_.set_hook([](std::string_view op, const std::string&) {
     return op == "sync" ? Status(Errc::io_error, "disk gone") : Status::Ok();
@@ -355,8 +355,9 @@ TEST_F(DurabilityTest, CheckpointAndRestoreOf100kRows) {
   EXPECT_EQ(state_->lookup(b("key-2"))->value, std::string(100, 'v'));
   EXPECT_EQ(state_->applied_offset(), 100000);
   auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
-  std::printf("[measure] checkpoint of 100k rows (100 B values): %lld ms; restore+replay: %lld ms\n",
-              static_cast<long long>(ms(t1 - t0)), static_cast<long long>(ms(t3 - t2)));
+  std::printf(
+      "[measure] checkpoint of 100k rows (100 B values): %lld ms; restore+replay: %lld ms\n",
+      static_cast<long long>(ms(t1 - t0)), static_cast<long long>(ms(t3 - t2)));
 }
 
 // --- Power loss at each step (randomised workloads, model from the test's own inputs) ---
@@ -391,7 +392,8 @@ TEST_P(PowerLoss, StateNeverAheadOfTheLogAndEqualsTheSurvivingLog) {
       return ws;
     };
     for (int i = 0; i < 12; ++i) write(batch());
-    // A durable baseline: log fsynced, memtable flushed (and a checkpoint for the checkpoint steps).
+    // A durable baseline: log fsynced, memtable flushed (and a checkpoint for the checkpoint
+    // steps).
     ASSERT_TRUE(state_->flush().ok());
     if (step == Step::checkpoint_creation || step == Step::after_checkpoint) {
       ASSERT_TRUE(state_->create_checkpoint().ok());
@@ -400,9 +402,14 @@ TEST_P(PowerLoss, StateNeverAheadOfTheLogAndEqualsTheSurvivingLog) {
     for (int i = 0; i < 12; ++i) write(batch());
     const int64_t full_end = log_->log_end_offset();
     switch (step) {
-      case Step::log_append: break;  // the second half was never fsynced
-      case Step::log_fsync: ASSERT_TRUE(log_->flush().ok()); break;
-      case Step::memtable_flush: ASSERT_TRUE(state_->flush().ok()); break;
+      case Step::log_append:
+        break;  // the second half was never fsynced
+      case Step::log_fsync:
+        ASSERT_TRUE(log_->flush().ok());
+        break;
+      case Step::memtable_flush:
+        ASSERT_TRUE(state_->flush().ok());
+        break;
       case Step::checkpoint_creation: {
         // The crash hits between checkpoint steps: the tmp copy exists, the rename never happened.
         ASSERT_TRUE(log_->flush().ok());
@@ -412,7 +419,9 @@ TEST_P(PowerLoss, StateNeverAheadOfTheLogAndEqualsTheSurvivingLog) {
         fs::copy(dir() + "/kv", tmp, fs::copy_options::recursive);
         break;
       }
-      case Step::after_checkpoint: ASSERT_TRUE(state_->create_checkpoint().ok()); break;
+      case Step::after_checkpoint:
+        ASSERT_TRUE(state_->create_checkpoint().ok());
+        break;
     }
     crash();
     options_.flush_on_close = true;
@@ -472,12 +481,12 @@ TEST_F(TtlTest, OverlayRowsExpireToo) {
   protocol::RecordBatchBuilder bb;
   bb.add(1, b("x"), b(std::string("1")), {});
   auto input = bb.build();
-  auto lk = state_->lock_writes();
-  auto first = state_->compute(protocol::RecordBatchView(input), codec::Compression::none);
-  ASSERT_TRUE(first.status.ok());
+  auto first = testing::write_through(*state_, *log_, input, 1, codec::Compression::none, true);
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(state_->overlay_size(), 1u);  // held: only the overlay has the row
   now_ += 3000;
-  auto second = state_->compute(protocol::RecordBatchView(input), codec::Compression::none);
-  ASSERT_TRUE(second.status.ok());
+  auto second = testing::write_through(*state_, *log_, input, 1, codec::Compression::none, true);
+  ASSERT_TRUE(second.ok());
   protocol::RecordBatchView v(second.batch);
   auto r = protocol::RecordReader::open(v);
   protocol::Record rec;
@@ -489,7 +498,8 @@ TEST_F(TtlTest, OverlayRowsExpireToo) {
     if (h.key == kChangeHeader) kind = str(*h.value);
   }
   EXPECT_EQ(kind, "insert");  // the overlay row had expired
-  state_->rollback(first.pending_id);
+  ASSERT_TRUE(state_->apply_at(second.result.appended.last_offset).ok());
+  EXPECT_EQ(state_->overlay_size(), 0u);
 }
 
 TEST_F(TtlTest, ReplayReproducesAppendTimesAndCompactionDropsExpiredRows) {

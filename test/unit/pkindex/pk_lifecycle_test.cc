@@ -16,6 +16,7 @@
 #include "pkindex/pk_state.h"
 #include "protocol/record/batch_builder.h"
 #include "storage/partition_log.h"
+#include "test/unit/pkindex/pk_write_util.h"
 #include "test/unit/storage/test_util.h"
 
 namespace strata::pkindex {
@@ -51,13 +52,9 @@ class PkLifecycleTest : public ::testing::Test {
     for (int i = 0; i < n; ++i) keys.push_back(cat("k", from + i));
     for (const auto& k : keys) bb.add(1000, b(k), b(v), {});
     auto input = bb.build();
-    auto lk = state_->lock_writes();
-    auto res = state_->compute(protocol::RecordBatchView(input), codec::Compression::none);
-    EXPECT_TRUE(res.status.ok()) << res.status.to_string();
-    auto app = log_->append(res.batch, 1000);
-    EXPECT_TRUE(app.ok());
-    EXPECT_TRUE(state_->apply(res.pending_id, app->base_offset).ok());
-    return app->base_offset;
+    auto w = testing::write_through(*state_, *log_, input, 1000);
+    EXPECT_TRUE(w.ok()) << w.result.status.to_string();
+    return w.result.appended.base_offset;
   }
 
   storage::testing::TempDir tmp_;
@@ -127,16 +124,11 @@ TEST_F(PkLifecycleTest, CloseDuringCheckpointsIsSafe) {
         const std::string k = cat("w", i);
         bb.add(1000, b(k), b(k), {});
         auto input = bb.build();
-        auto lk = state_->lock_writes();
-        auto res = state_->compute(protocol::RecordBatchView(input), codec::Compression::none);
-        if (!res.status.ok()) {
-          if (res.status.code() != Errc::shutting_down) ++bad;
+        auto w = testing::write_through(*state_, *log_, input, 1000);
+        if (!w.result.status.ok()) {
+          if (w.result.status.code() != Errc::shutting_down) ++bad;
           return;
         }
-        auto app = log_->append(res.batch, 1000);
-        if (!app.ok()) ++bad;
-        Status st = state_->apply(res.pending_id, app->base_offset);
-        if (!st.ok() && st.code() != Errc::shutting_down) ++bad;
       }
       auto c = state_->create_checkpoint();
       if (!c.ok()) {

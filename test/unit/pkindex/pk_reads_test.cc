@@ -15,6 +15,7 @@
 #include "protocol/record/batch_builder.h"
 #include "protocol/record/record_reader.h"
 #include "storage/partition_log.h"
+#include "test/unit/pkindex/pk_write_util.h"
 #include "test/unit/storage/test_util.h"
 
 namespace strata::pkindex {
@@ -56,13 +57,9 @@ class PkReadsTest : public ::testing::Test {
       bb.add(now_, b(k), val, {});
     }
     auto input = bb.build();
-    auto lk = state_->lock_writes();
-    auto res = state_->compute(protocol::RecordBatchView(input), c);
-    EXPECT_TRUE(res.status.ok()) << res.status.to_string();
-    auto app = log_->append(res.batch, now_);
-    EXPECT_TRUE(app.ok());
-    EXPECT_TRUE(state_->apply(res.pending_id, app->base_offset).ok());
-    return app->base_offset;
+    auto w = testing::write_through(*state_, *log_, input, now_, c);
+    EXPECT_TRUE(w.ok()) << w.result.status.to_string();
+    return w.result.appended.base_offset;
   }
   // All changes from `from` to the high watermark, through decode_changes.
   std::vector<std::string> changes(int64_t from) {
@@ -130,7 +127,8 @@ TEST_F(PkReadsTest, ScanPagesOverSnapshotWhileWritesContinue) {
       seen.push_back(r.key);
     }
     // Writes after X between pages: updates, deletes and new keys must stay invisible.
-    write({{key_of(pages * 3), "changed"}, {key_of(pages * 3 + 1), std::nullopt},
+    write({{key_of(pages * 3), "changed"},
+           {key_of(pages * 3 + 1), std::nullopt},
            {"k9" + std::to_string(pages), "new"}});
     if (!page->more) break;
     ASSERT_FALSE(page->rows.empty());
@@ -227,8 +225,8 @@ TEST_F(PkReadsTest, DecodeWalImageChangesHaveNoBefore) {
   open(ChangelogImage::wal);
   write({{"a", "1"}});
   write({{"a", "2"}, {"a", std::nullopt}}, codec::Compression::zstd);
-  EXPECT_EQ(changes(0), std::vector<std::string>({"0:insert:a|b-|a=1", "1:update:a|b-|a=2",
-                                                  "2:delete:a|b-|a-"}));
+  EXPECT_EQ(changes(0), std::vector<std::string>(
+                            {"0:insert:a|b-|a=1", "1:update:a|b-|a=2", "2:delete:a|b-|a-"}));
 }
 
 TEST(ChangelogDecode, CorruptBatchIsAnErrorNotACrash) {

@@ -12,15 +12,18 @@
 #include <tuple>
 #include <vector>
 
-#include "pkindex/change_headers.h"
-#include "pkindex/partitioner.h"
 #include "pkindex/row_format.h"
+#include "protocol/pk/change_headers.h"
+#include "protocol/pk/partitioner.h"
 #include "protocol/record/batch_builder.h"
 #include "protocol/record/record_reader.h"
 #include "storage/partition_log.h"
+#include "test/unit/pkindex/pk_write_util.h"
 #include "test/unit/storage/test_util.h"
 
 namespace strata::pkindex {
+
+using namespace protocol::pk;  // wire facts: change headers, partitioners
 namespace {
 
 using protocol::Header;
@@ -28,7 +31,9 @@ using protocol::Header;
 std::span<const uint8_t> b(const std::string& s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
-std::string str(std::span<const uint8_t> s) { return {reinterpret_cast<const char*>(s.data()), s.size()}; }
+std::string str(std::span<const uint8_t> s) {
+  return {reinterpret_cast<const char*>(s.data()), s.size()};
+}
 
 struct In {
   In(std::string k, std::optional<std::string> v, std::optional<int64_t> ver = std::nullopt,
@@ -126,15 +131,11 @@ class PkStateTest : public ::testing::Test {
   Result<std::vector<Out>> write(const std::vector<In>& ins,
                                  codec::Compression out = codec::Compression::none) {
     auto input = make_input(ins, options_.table.version_header);
-    auto lk = state_->lock_writes();
-    auto res = state_->compute(protocol::RecordBatchView(input), out);
-    if (!res.status.ok()) return res.status;
-    last_errors_ = res.record_errors;
-    auto app = log_->append(res.batch, 1);
-    if (!app.ok()) return app.status();
-    EXPECT_EQ(app->producer_check, storage::ProducerCheck::ok);
-    STRATA_RETURN_IF_ERROR(state_->apply(res.pending_id, app->base_offset));
-    return decode(res.batch);
+    auto w = testing::write_through(*state_, *log_, input, 1, out);
+    last_errors_ = w.result.record_errors;
+    if (!w.result.status.ok()) return w.result.status;
+    EXPECT_EQ(w.result.appended.producer_check, storage::ProducerCheck::ok);
+    return decode(w.batch);
   }
   std::optional<std::string> get(const std::string& key) {
     auto r = state_->lookup(b(key));
@@ -234,19 +235,23 @@ TEST_P(PkMatrix, ChangeKindsAndImages) {
 
 INSTANTIATE_TEST_SUITE_P(
     AllCombos, PkMatrix,
-    ::testing::Combine(::testing::Values(MergeEngine::last_row, MergeEngine::first_row,
-                                         MergeEngine::versioned),
-                       ::testing::Values(ChangelogImage::full, ChangelogImage::wal),
-                       ::testing::Values(DeleteBehavior::allow, DeleteBehavior::ignore,
-                                         DeleteBehavior::disable)));
+    ::testing::Combine(
+        ::testing::Values(MergeEngine::last_row, MergeEngine::first_row, MergeEngine::versioned),
+        ::testing::Values(ChangelogImage::full, ChangelogImage::wal),
+        ::testing::Values(DeleteBehavior::allow, DeleteBehavior::ignore, DeleteBehavior::disable)));
 
 TEST_F(PkStateTest, VersionedTiesMissingAndMalformed) {
   TableConfig t;
   t.merge_engine = MergeEngine::versioned;
   t.version_header = "ver";
   open_all(t);
-  auto r = write({{"k", "a", 5}, {"k", "b", 4}, {"k", "c", 5}, {"k", "d", std::nullopt},
-                  {"k", "c", 5}, {"k", "c", 6}, {"n", "x", std::nullopt}});
+  auto r = write({{"k", "a", 5},
+                  {"k", "b", 4},
+                  {"k", "c", 5},
+                  {"k", "d", std::nullopt},
+                  {"k", "c", 5},
+                  {"k", "c", 6},
+                  {"n", "x", std::nullopt}});
   ASSERT_TRUE(r.ok());
   std::vector<std::string> kinds;
   for (auto& o : *r) kinds.push_back(o.kind);
@@ -295,8 +300,8 @@ TEST_F(PkStateTest, RejectsSpoofedHeadersMissingKeysAndMisroutedKeys) {
   EXPECT_NE(nk.status().message().find("key"), std::string::npos);
 
   auto input = make_input({{mine, "v"}, {other, "w"}}, "");
-  auto lk = state_->lock_writes();
-  auto res = state_->compute(protocol::RecordBatchView(input), codec::Compression::none);
+  auto w = testing::write_through(*state_, *log_, input, 1);
+  const WriteResult& res = w.result;
   ASSERT_EQ(res.status.code(), Errc::invalid_argument);
   ASSERT_EQ(res.record_errors.size(), 1u);
   EXPECT_EQ(res.record_errors[0].index, 1);
@@ -305,7 +310,7 @@ TEST_F(PkStateTest, RejectsSpoofedHeadersMissingKeysAndMisroutedKeys) {
             std::string::npos)
       << res.record_errors[0].message;
   EXPECT_EQ(state_->overlay_size(), 0u);
-  lk.unlock();
+  EXPECT_TRUE(w.batch.empty());  // the append was never called
   EXPECT_EQ(log_->log_end_offset(), 0);
   auto ok = write({{mine, "v"}});
   ASSERT_TRUE(ok.ok());
@@ -314,47 +319,93 @@ TEST_F(PkStateTest, RejectsSpoofedHeadersMissingKeysAndMisroutedKeys) {
 
 TEST_F(PkStateTest, OverlayChainsAndRollsBack) {
   open_all(TableConfig{});
-  auto lk = state_->lock_writes();
+  using testing::write_through;
+  constexpr auto none = codec::Compression::none;
   auto in1 = make_input({{"k", "x"}}, "");
-  auto c1 = state_->compute(protocol::RecordBatchView(in1), codec::Compression::none);
-  ASSERT_TRUE(c1.status.ok());
   auto in2 = make_input({{"k", "y"}}, "");
-  auto c2 = state_->compute(protocol::RecordBatchView(in2), codec::Compression::none);
-  ASSERT_TRUE(c2.status.ok());
-  auto o2 = decode(c2.batch);
-  EXPECT_EQ(o2[0].kind, "update");  // sees batch 1 through the overlay
-  EXPECT_EQ(o2[0].before, "x");
-  EXPECT_EQ(state_->overlay_size(), 2u);
-  // The append of batch 1 failed: batch 1 and everything computed on top of it go.
-  state_->rollback(c1.pending_id);
-  EXPECT_EQ(state_->overlay_size(), 0u);
   auto in3 = make_input({{"k", "z"}}, "");
-  auto c3 = state_->compute(protocol::RecordBatchView(in3), codec::Compression::none);
-  ASSERT_TRUE(c3.status.ok());
-  EXPECT_EQ(decode(c3.batch)[0].kind, "insert");
-  auto app = log_->append(c3.batch, 1);
-  ASSERT_TRUE(app.ok());
-  ASSERT_TRUE(state_->apply(c3.pending_id, app->base_offset).ok());
-  lk.unlock();
-  EXPECT_EQ(get("k"), "z");
-  // A rollback of the newest entry keeps older ones.
-  lk.lock();
-  auto a = state_->compute(protocol::RecordBatchView(in1), codec::Compression::none);
-  auto bb = state_->compute(protocol::RecordBatchView(in2), codec::Compression::none);
-  state_->rollback(bb.pending_id);
+  // Batch 1 is appended but held: batch 2 sees it through the overlay.
+  auto c1 = write_through(*state_, *log_, in1, 1, none, /*hold=*/true);
+  ASSERT_TRUE(c1.ok());
+  EXPECT_EQ(get("k"), std::nullopt);  // held: not applied
+  auto c2 = write_through(*state_, *log_, in2, 1, none, true, /*fail_append=*/true);
+  EXPECT_EQ(c2.result.status.code(), Errc::io_error);  // the append's own error
+  EXPECT_EQ(state_->overlay_size(), 1u);               // batch 2 rolled back, batch 1 kept
+  auto c3 = write_through(*state_, *log_, in3, 1, none, true);
+  ASSERT_TRUE(c3.ok());
+  auto o3 = decode(c3.batch);
+  EXPECT_EQ(o3[0].kind, "update");  // sees batch 1 through the overlay
+  EXPECT_EQ(o3[0].before, "x");
+  EXPECT_EQ(state_->overlay_size(), 2u);
+  // apply_at applies held batches up to an offset, oldest first.
+  ASSERT_TRUE(state_->apply_at(c1.result.appended.last_offset).ok());
   EXPECT_EQ(state_->overlay_size(), 1u);
-  EXPECT_FALSE(state_->apply(bb.pending_id, 1).ok());  // gone
-  EXPECT_TRUE(state_->apply(a.pending_id, log_->append(a.batch, 1)->base_offset).ok());
-  lk.unlock();
   EXPECT_EQ(get("k"), "x");
+  EXPECT_EQ(state_->applied_offset(), c1.result.appended.last_offset);
+  // A write that is not held applies everything before it too.
+  auto c4 = write_through(*state_, *log_, in2, 1);
+  ASSERT_TRUE(c4.ok());
+  EXPECT_EQ(decode(c4.batch)[0].before, "z");
+  EXPECT_EQ(state_->overlay_size(), 0u);
+  EXPECT_EQ(get("k"), "y");
+  EXPECT_EQ(state_->applied_offset(), log_->log_end_offset() - 1);
+  // A failed append of an unheld write leaves the state as it was.
+  auto c5 = write_through(*state_, *log_, in1, 1, none, false, true);
+  EXPECT_FALSE(c5.result.status.ok());
+  EXPECT_EQ(state_->overlay_size(), 0u);
+  EXPECT_EQ(get("k"), "y");
+}
+
+TEST_F(PkStateTest, OversizedChangelogBatchIsRefusedBeforeTheAppend) {
+  open_all(TableConfig{});
+  auto input = make_input({{"k", std::string(1000, 'v')}}, "");
+  WriteInput in{protocol::RecordBatchView(input)};
+  in.max_batch_bytes = 500;
+  bool appended = false;
+  auto res = state_->write(in, state_->now_ms(), [&](std::span<uint8_t> b) {
+    appended = true;
+    return log_->append(b, 1);
+  });
+  EXPECT_EQ(res.status.code(), Errc::too_large);
+  EXPECT_FALSE(appended);
+  EXPECT_EQ(state_->overlay_size(), 0u);
+  EXPECT_EQ(get("k"), std::nullopt);
+}
+
+TEST_F(PkStateTest, ApplyChangelogAppliesStoredAfterImagesOnceAndSkipsNone) {
+  open_all(TableConfig{});
+  // A leader's changelog (computed here) applied to a second, empty state as a follower would.
+  auto w1 = testing::write_through(*state_, *log_, make_input({{"a", "1"}, {"b", "2"}}, ""), 1);
+  auto w2 =
+      testing::write_through(*state_, *log_, make_input({{"a", "1"}, {"b", std::nullopt}}, ""), 1);
+  ASSERT_TRUE(w1.ok() && w2.ok());
+  EXPECT_EQ(decode(w2.batch)[0].kind, "none");
+  EXPECT_EQ(decode(w2.batch)[1].kind, "delete");
+  auto log2 = storage::PartitionLog::open(storage::default_env(), tmp_.sub("t-1"), {}, 1);
+  ASSERT_TRUE(log2.ok());
+  auto follower = PkState::open(env_, **log2, options_);
+  ASSERT_TRUE(follower.ok()) << follower.status().to_string();
+  PkState& f = **follower;
+  protocol::RecordBatchView b1(w1.batch), b2(w2.batch);
+  ASSERT_TRUE(f.apply_changelog(b1, b1.base_offset()).ok());
+  EXPECT_EQ(f.applied_offset(), 1);
+  EXPECT_EQ(f.lookup(b("b"))->value, "2");
+  ASSERT_TRUE(f.apply_changelog(b2, b2.base_offset()).ok());
+  ASSERT_TRUE(f.apply_changelog(b1, b1.base_offset()).ok());  // again: already applied, no-op
+  EXPECT_EQ(f.applied_offset(), 3);
+  auto a = f.lookup(b("a"));
+  ASSERT_TRUE(a->found);
+  EXPECT_EQ(a->value, "1");
+  EXPECT_EQ(a->offset, 0);  // the `none` at offset 2 changed nothing
+  EXPECT_FALSE(f.lookup(b("b"))->found);
+  ASSERT_TRUE(f.close().ok());
 }
 
 TEST_F(PkStateTest, OutputBatchKeepsProducerFieldsAndUsesTopicCodec) {
   open_all(TableConfig{});
   auto input = make_input({{"a", "1"}, {"b", "2"}, {"a", "3"}}, "", true);
-  auto lk = state_->lock_writes();
-  auto res = state_->compute(protocol::RecordBatchView(input), codec::Compression::zstd);
-  ASSERT_TRUE(res.status.ok());
+  auto res = testing::write_through(*state_, *log_, input, 1, codec::Compression::zstd);
+  ASSERT_TRUE(res.ok()) << res.result.status.to_string();
   protocol::RecordBatchView in(input), out(res.batch);
   EXPECT_EQ(out.validate(), protocol::BatchCheck::ok);
   EXPECT_EQ(out.compression(), codec::Compression::zstd);
@@ -373,8 +424,8 @@ TEST_F(PkStateTest, OutputBatchKeepsProducerFieldsAndUsesTopicCodec) {
   // LogAppendTime input stays LogAppendTime with the same max timestamp.
   auto lat = make_input({{"c", "1"}}, "");
   protocol::set_log_append_time(lat, 777777);
-  auto res2 = state_->compute(protocol::RecordBatchView(lat), codec::Compression::none);
-  ASSERT_TRUE(res2.status.ok());
+  auto res2 = testing::write_through(*state_, *log_, lat, 1);
+  ASSERT_TRUE(res2.ok());
   protocol::RecordBatchView out2(res2.batch);
   EXPECT_EQ(out2.validate(), protocol::BatchCheck::ok);
   EXPECT_EQ(out2.timestamp_type(), protocol::TimestampType::log_append_time);
@@ -384,24 +435,17 @@ TEST_F(PkStateTest, OutputBatchKeepsProducerFieldsAndUsesTopicCodec) {
 TEST_F(PkStateTest, IdempotentDuplicateIsRolledBackNotAppliedTwice) {
   open_all(TableConfig{});
   auto input = make_input({{"k", "v1"}}, "", true);  // producer 4242, epoch 3, sequence 17
-  auto lk = state_->lock_writes();
-  auto c1 = state_->compute(protocol::RecordBatchView(input), codec::Compression::none);
-  ASSERT_TRUE(c1.status.ok());
-  auto a1 = log_->append(c1.batch, 1);
-  ASSERT_TRUE(a1.ok());
-  ASSERT_EQ(a1->producer_check, storage::ProducerCheck::ok);
-  ASSERT_TRUE(state_->apply(c1.pending_id, a1->base_offset).ok());
+  auto c1 = testing::write_through(*state_, *log_, input, 1);
+  ASSERT_TRUE(c1.ok());
+  const auto& a1 = c1.result.appended;
   // The retry: computed again (now an "update"... of identical bytes -> none), but the log says
-  // duplicate, so the caller rolls back and the state and log stay as they were.
-  auto c2 = state_->compute(protocol::RecordBatchView(input), codec::Compression::none);
-  ASSERT_TRUE(c2.status.ok());
-  auto a2 = log_->append(c2.batch, 1);
-  ASSERT_TRUE(a2.ok());
-  EXPECT_EQ(a2->producer_check, storage::ProducerCheck::duplicate);
-  EXPECT_EQ(a2->base_offset, a1->base_offset);
-  state_->rollback(c2.pending_id);
+  // duplicate, so write() rolls back and the state and log stay as they were.
+  auto c2 = testing::write_through(*state_, *log_, input, 1);
+  ASSERT_TRUE(c2.result.status.ok());
+  const auto& a2 = c2.result.appended;
+  EXPECT_EQ(a2.producer_check, storage::ProducerCheck::duplicate);
+  EXPECT_EQ(a2.base_offset, a1.base_offset);
   EXPECT_EQ(state_->overlay_size(), 0u);
-  lk.unlock();
   EXPECT_EQ(log_->log_end_offset(), 1);
   EXPECT_EQ(state_->applied_offset(), 0);
   EXPECT_EQ(get("k"), "v1");
@@ -410,7 +454,8 @@ TEST_F(PkStateTest, IdempotentDuplicateIsRolledBackNotAppliedTwice) {
 TEST_F(PkStateTest, PrefixLookupPagesReturnEachRowOnce) {
   open_all(TableConfig{});
   std::vector<In> ins;
-  for (int i = 0; i < 250; ++i) ins.emplace_back("a-" + std::to_string(1000 + i), "va" + std::to_string(i));
+  for (int i = 0; i < 250; ++i)
+    ins.emplace_back("a-" + std::to_string(1000 + i), "va" + std::to_string(i));
   for (int i = 0; i < 50; ++i) ins.emplace_back("b-" + std::to_string(i), "vb");
   ASSERT_TRUE(write(ins).ok());
   ASSERT_TRUE(write({{"a-1007", std::nullopt}}).ok());  // deleted rows are not returned
