@@ -6,7 +6,8 @@
 
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
-#include "broker/metrics/broker_metrics.h"  // issue 6
+#include "broker/metrics/broker_metrics.h"
+#include "protocol/ext/api_keys.h"
 #include "protocol/messages/messages.h"
 #include "protocol/wire/errors.h"
 
@@ -18,6 +19,12 @@ namespace {
 template <typename Req>
 HandlerDef def(HandlerFn fn) {
   return HandlerDef{Req::kApiKey, Req::kMinVersion, Req::kMaxVersion, fn};
+}
+
+// An extension API: its versions come from the one key table (protocol/ext/api_keys.h).
+HandlerDef ext_def(int16_t api_key, HandlerFn fn) {
+  const protocol::ext::ApiInfo* api = protocol::ext::find_api(api_key);
+  return HandlerDef{api_key, api->min_version, api->max_version, fn};
 }
 }  // namespace
 
@@ -32,7 +39,7 @@ const std::vector<HandlerDef>& handler_table() {
         def<p::ApiVersionsRequest>(handlers::api_versions),
         def<p::CreateTopicsRequest>(handlers::create_topics),
         def<p::DeleteTopicsRequest>(handlers::delete_topics),
-        // Issue 4 (admin half).
+        // Admin half.
         def<p::DescribeConfigsRequest>(handlers::describe_configs),
         def<p::AlterConfigsRequest>(handlers::alter_configs),
         def<p::IncrementalAlterConfigsRequest>(handlers::incremental_alter_configs),
@@ -40,7 +47,7 @@ const std::vector<HandlerDef>& handler_table() {
         def<p::DeleteRecordsRequest>(handlers::delete_records),
         def<p::DescribeClusterRequest>(handlers::describe_cluster),
         def<p::OffsetForLeaderEpochRequest>(handlers::offset_for_leader_epoch),
-        // issue 3 (consumer groups)
+        // Consumer groups
         def<p::JoinGroupRequest>(handlers::join_group),
         def<p::SyncGroupRequest>(handlers::sync_group),
         def<p::HeartbeatRequest>(handlers::heartbeat),
@@ -51,14 +58,14 @@ const std::vector<HandlerDef>& handler_table() {
         def<p::ListGroupsRequest>(handlers::list_groups),
         def<p::DeleteGroupsRequest>(handlers::delete_groups),
         def<p::OffsetDeleteRequest>(handlers::offset_delete),
-        // issue 3 (idempotent producer)
+        // Idempotent producer
         def<p::InitProducerIdRequest>(handlers::init_producer_id),
-        // issue 5: extension APIs of primary-key tables (Protobuf bodies, protocol/ext/*.proto)
-        HandlerDef{16000, 0, 0, handlers::ext_lookup},
-        HandlerDef{16001, 0, 0, handlers::ext_prefix_lookup},
-        HandlerDef{16004, 0, 0, handlers::ext_describe_table},
-        HandlerDef{16002, 0, 0, handlers::ext_scan},            // issue 5 (H1)
-        HandlerDef{16003, 0, 0, handlers::ext_read_changelog},  // issue 5 (H1)
+        // Extension APIs of primary-key tables (Protobuf bodies, protocol/ext/*.proto)
+        ext_def(protocol::ext::kLookup, handlers::ext_lookup),
+        ext_def(protocol::ext::kPrefixLookup, handlers::ext_prefix_lookup),
+        ext_def(protocol::ext::kDescribeTable, handlers::ext_describe_table),
+        ext_def(protocol::ext::kScan, handlers::ext_scan),
+        ext_def(protocol::ext::kReadChangelog, handlers::ext_read_changelog),
     };
     std::sort(t.begin(), t.end(), [](auto& a, auto& b) { return a.api_key < b.api_key; });
     return t;
@@ -75,7 +82,7 @@ void RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder 
     responder.close("unknown api key");
     return;
   }
-  auto& metrics = broker_.metrics();  // issue 6
+  auto& metrics = broker_.metrics();
   metrics.request_received(frame->api_key);
   if (frame->api_version < it->min_version || frame->api_version > it->max_version) {
     if (frame->api_key == p::ApiVersionsRequest::kApiKey && frame->api_version > it->max_version) {
@@ -86,7 +93,7 @@ void RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder 
       k.api_key = it->api_key;
       k.min_version = it->min_version;
       k.max_version = it->max_version;
-      metrics.request_error(it->api_key, resp.error_code);  // issue 6
+      metrics.request_error(it->api_key, resp.error_code);
       responder.send(encode_response(it->api_key, 0, frame->correlation_id, resp));
       return;
     }
@@ -105,18 +112,18 @@ void RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder 
   } catch (const p::DecodeError& e) {
     spdlog::warn("closing {}: malformed api key {} v{} request: {}", responder.peer(),
                  frame->api_key, frame->api_version, e.what());
-    metrics.request_error(frame->api_key, error_value(p::ErrorCode::invalid_request));  // issue 6
+    metrics.request_error(frame->api_key, error_value(p::ErrorCode::invalid_request));
     responder.close("malformed request");
   } catch (const std::exception& e) {
     // A bug, not bad input; this connection pays for it, the broker keeps serving.
-    spdlog::error("closing {}: api key {} v{} handler failed: {}", responder.peer(),
-                  frame->api_key, frame->api_version, e.what());
+    spdlog::error("closing {}: api key {} v{} handler failed: {}", responder.peer(), frame->api_key,
+                  frame->api_version, e.what());
     metrics.request_error(frame->api_key, error_value(p::ErrorCode::unknown_server_error));
     responder.close("internal error");
   }
 }
 
-// issue 6: metrics hooks called by the network layer.
+// metrics hooks called by the network layer.
 void RequestDispatcher::request_completed(int16_t api_key,
                                           std::chrono::steady_clock::duration elapsed) {
   broker_.metrics().request_completed(api_key, std::chrono::duration<double>(elapsed).count());

@@ -9,15 +9,15 @@ namespace strata::broker::metrics {
 namespace {
 constexpr uint64_t kMaxNanosInt = uint64_t{1} << 62;  // leaves headroom for many more adds
 constexpr double kMaxNanos = static_cast<double>(kMaxNanosInt);
-constexpr double kLatencyBuckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-                                      0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,     10, 30};
+constexpr double kLatencyBuckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                      0.01,   0.025,   0.05,   0.1,   0.25,   0.5,
+                                      1,      2.5,     5,      10,    30};
 }  // namespace
 
 std::span<const double> latency_buckets() { return kLatencyBuckets; }
 
 AtomicHistogram::AtomicHistogram(std::span<const double> bounds)
-    : bounds_(bounds.begin(), bounds.end()),
-      counts_(new std::atomic<uint64_t>[bounds.size() + 1]) {
+    : bounds_(bounds.begin(), bounds.end()), counts_(new std::atomic<uint64_t>[bounds.size() + 1]) {
   for (size_t i = 0; i <= bounds_.size(); ++i) counts_[i].store(0, std::memory_order_relaxed);
 }
 
@@ -29,8 +29,9 @@ void AtomicHistogram::observe(double value) {
   // Negative values and NaN add nothing to the sum; one observation adds at most 2^62 units.
   const double nanos = value * 1e9;
   if (nanos > 0) {
-    sum_nanos_.fetch_add(nanos < kMaxNanos ? static_cast<uint64_t>(std::llround(nanos)) : kMaxNanosInt,
-                         std::memory_order_relaxed);
+    sum_nanos_.fetch_add(
+        nanos < kMaxNanos ? static_cast<uint64_t>(std::llround(nanos)) : kMaxNanosInt,
+        std::memory_order_relaxed);
   }
 }
 

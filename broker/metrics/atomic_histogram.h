@@ -1,17 +1,17 @@
 // AtomicHistogram: a fixed-bucket histogram whose observe() is two relaxed atomic adds — no lock,
 // no CAS loop, no allocation — for per-request latencies on the I/O threads. The sum is kept as an
-// integer count of 1e-9 units (nanoseconds for latencies in seconds) and converted at snapshot. snapshot() (the scrape
-// thread) returns Prometheus' cumulative form. Owned by broker/metrics (BrokerMetrics); observe()
-// and snapshot() may be called from any thread concurrently.
+// integer count of 1e-9 units (nanoseconds for latencies in seconds) and converted at snapshot.
+// snapshot() (the scrape thread) returns Prometheus' cumulative form. Owned by broker/metrics
+// (BrokerMetrics); observe() and snapshot() may be called from any thread concurrently.
 #pragma once
+
+#include <prometheus/client_metric.h>
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <vector>
-
-#include <prometheus/client_metric.h>
 
 namespace strata::broker::metrics {
 
@@ -33,7 +33,7 @@ class AtomicHistogram {
  private:
   std::vector<double> bounds_;
   std::unique_ptr<std::atomic<uint64_t>[]> counts_;  // bounds_.size() + 1, not cumulative
-  std::atomic<uint64_t> sum_nanos_{0};  // sum of observed values, in units of 1e-9
+  std::atomic<uint64_t> sum_nanos_{0};               // sum of observed values, in units of 1e-9
 };
 
 }  // namespace strata::broker::metrics

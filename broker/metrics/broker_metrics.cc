@@ -5,6 +5,7 @@
 #include "broker/metrics/families.h"
 #include "broker/topic_registry.h"
 #include "pkindex/table_config.h"
+#include "protocol/ext/api_keys.h"
 #include "protocol/messages/api_table.h"
 #include "protocol/wire/errors.h"
 
@@ -22,14 +23,7 @@ namespace strata::broker::metrics {
 using prometheus::MetricType;
 
 std::string api_name(int16_t api_key) {
-  switch (api_key) {  // extension APIs (protocol/ext/*.proto)
-    case 16000: return "Lookup";
-    case 16001: return "PrefixLookup";
-    case 16002: return "Scan";
-    case 16003: return "ReadChangelog";
-    case 16004: return "DescribeTable";
-    default: break;
-  }
+  if (const auto* ext = protocol::ext::find_api(api_key)) return std::string(ext->name);
   if (const auto* info = protocol::find_api(api_key)) return info->name;
   return "Api" + std::to_string(api_key);
 }
@@ -44,7 +38,9 @@ BrokerMetrics::~BrokerMetrics() = default;
 
 BrokerMetrics::ApiSlot* BrokerMetrics::slot(int16_t api_key) {
   if (api_key >= 0 && api_key < 128) return &slots_[static_cast<size_t>(api_key)];
-  if (api_key >= 16000 && api_key < 16100) return &slots_[128 + static_cast<size_t>(api_key - 16000)];
+  if (protocol::ext::is_extension_key(api_key)) {
+    return &slots_[128 + static_cast<size_t>(api_key - protocol::ext::kFirstKey)];
+  }
   return nullptr;
 }
 
@@ -53,7 +49,7 @@ const BrokerMetrics::ApiSlot* BrokerMetrics::slot(int16_t api_key) const {
 }
 
 int16_t BrokerMetrics::key_of(size_t index) {
-  return static_cast<int16_t>(index < 128 ? index : 16000 + (index - 128));
+  return static_cast<int16_t>(index < 128 ? index : protocol::ext::kFirstKey + (index - 128));
 }
 
 void BrokerMetrics::request_received(int16_t api_key) {
@@ -85,7 +81,8 @@ void BrokerMetrics::connection_closed() {
 std::vector<prometheus::MetricFamily> BrokerMetrics::collect(
     std::span<const std::shared_ptr<const TopicEntry>> topics) const {
   std::vector<prometheus::MetricFamily> out;
-  auto requests = family("strata_requests_total", "Requests received, by API.", MetricType::Counter);
+  auto requests =
+      family("strata_requests_total", "Requests received, by API.", MetricType::Counter);
   auto errors = family("strata_request_errors_total",
                        "Kafka error codes answered (top-level or per partition), by API and error.",
                        MetricType::Counter);
@@ -96,7 +93,8 @@ std::vector<prometheus::MetricFamily> BrokerMetrics::collect(
     const ApiSlot& s = slots_[i];
     if (!s.served) continue;
     const std::string name = api_name(key_of(i));
-    add_sample(requests, {{"api", name}}, static_cast<double>(s.requests.load(std::memory_order_relaxed)));
+    add_sample(requests, {{"api", name}},
+               static_cast<double>(s.requests.load(std::memory_order_relaxed)));
     auto& h = latency.metric.emplace_back();
     h.label.push_back({"api", name});
     h.histogram = s.latency.snapshot();

@@ -7,6 +7,8 @@
 // Owned by Broker (broker/broker.h: metrics()); every method is thread-safe.
 #pragma once
 
+#include <prometheus/metric_family.h>
+
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -14,8 +16,6 @@
 #include <span>
 #include <string>
 #include <vector>
-
-#include <prometheus/metric_family.h>
 
 #include "broker/metrics/atomic_histogram.h"
 #include "broker/metrics/topic_counters.h"
@@ -62,7 +62,7 @@ class BrokerMetrics {
     AtomicHistogram latency;
     std::array<std::atomic<uint64_t>, kMaxCode - kMinCode + 1> errors{};
   };
-  static constexpr size_t kSlots = 128 + 100;  // keys 0..127, then 16000..16099
+  static constexpr size_t kSlots = 128 + 100;  // keys 0..127, then the extension range (100 keys)
   ApiSlot* slot(int16_t api_key);
   const ApiSlot* slot(int16_t api_key) const;
   static int16_t key_of(size_t index);

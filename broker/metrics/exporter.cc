@@ -19,13 +19,15 @@ Result<MetricsAddress> parse_metrics_listener(const std::string& value) {
   if (a.host.size() >= 2 && a.host.front() == '[' && a.host.back() == ']') {
     a.host = a.host.substr(1, a.host.size() - 2);
   } else if (a.host.find(':') != std::string::npos) {
-    return Status(Errc::invalid_argument, "metrics.listener '" + value + "': write IPv6 hosts as [addr]:port");
+    return Status(Errc::invalid_argument,
+                  "metrics.listener '" + value + "': write IPv6 hosts as [addr]:port");
   }
   const std::string port = value.substr(colon + 1);
   unsigned p = 0;
   auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
   if (port.empty() || ec != std::errc() || end != port.data() + port.size() || p > 65535) {
-    return Status(Errc::invalid_argument, "metrics.listener '" + value + "': bad port '" + port + "'");
+    return Status(Errc::invalid_argument,
+                  "metrics.listener '" + value + "': bad port '" + port + "'");
   }
   a.port = static_cast<uint16_t>(p);
   return a;

@@ -33,7 +33,8 @@ Result<MetricsAddress> parse_metrics_listener(const std::string& value);
 class MetricsExporter {
  public:
   // Binds `address` and starts serving; Errc::io_error when the port cannot be bound.
-  static Result<std::unique_ptr<MetricsExporter>> start(Broker& broker, const MetricsAddress& address);
+  static Result<std::unique_ptr<MetricsExporter>> start(Broker& broker,
+                                                        const MetricsAddress& address);
   ~MetricsExporter();
   MetricsExporter(const MetricsExporter&) = delete;
   MetricsExporter& operator=(const MetricsExporter&) = delete;

@@ -2,11 +2,11 @@
 // every collector of broker/metrics at scrape time. Header-only helpers; no shared state.
 #pragma once
 
+#include <prometheus/metric_family.h>
+
 #include <initializer_list>
 #include <string>
 #include <utility>
-
-#include <prometheus/metric_family.h>
 
 namespace strata::broker::metrics {
 
@@ -26,9 +26,15 @@ inline prometheus::ClientMetric& add_sample(prometheus::MetricFamily& f, Labels 
   auto& m = f.metric.emplace_back();
   for (const auto& [k, v] : labels) m.label.push_back({k, v});
   switch (f.type) {
-    case prometheus::MetricType::Counter: m.counter.value = value; break;
-    case prometheus::MetricType::Gauge: m.gauge.value = value; break;
-    default: m.untyped.value = value; break;
+    case prometheus::MetricType::Counter:
+      m.counter.value = value;
+      break;
+    case prometheus::MetricType::Gauge:
+      m.gauge.value = value;
+      break;
+    default:
+      m.untyped.value = value;
+      break;
   }
   return m;
 }

@@ -82,14 +82,16 @@ std::vector<prometheus::MetricFamily> collect_process_metrics() {
   std::vector<prometheus::MetricFamily> out;
   const long ticks = sysconf(_SC_CLK_TCK);
   if (auto st = parse_proc_stat(read_file("/proc/self/stat"), ticks)) {
-    auto cpu = family("process_cpu_seconds_total", "Total user and system CPU time spent in seconds.",
-                      MetricType::Counter);
+    auto cpu = family("process_cpu_seconds_total",
+                      "Total user and system CPU time spent in seconds.", MetricType::Counter);
     add_sample(cpu, {}, st->cpu_seconds);
     out.push_back(std::move(cpu));
     if (auto boot = parse_boot_time(read_file("/proc/stat"))) {
-      auto start = family("process_start_time_seconds",
-                          "Start time of the process since unix epoch in seconds.", MetricType::Gauge);
-      add_sample(start, {}, static_cast<double>(*boot) + st->start_time_ticks / static_cast<double>(ticks));
+      auto start =
+          family("process_start_time_seconds",
+                 "Start time of the process since unix epoch in seconds.", MetricType::Gauge);
+      add_sample(start, {},
+                 static_cast<double>(*boot) + st->start_time_ticks / static_cast<double>(ticks));
       out.push_back(std::move(start));
     }
   }

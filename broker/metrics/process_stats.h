@@ -3,18 +3,18 @@
 // tested on sample text); read_process_stats() does the I/O. Any thread; called at scrape time.
 #pragma once
 
+#include <prometheus/metric_family.h>
+
 #include <cstdint>
 #include <optional>
 #include <string_view>
 #include <vector>
 
-#include <prometheus/metric_family.h>
-
 namespace strata::broker::metrics {
 
 struct ProcStat {
-  double cpu_seconds = 0;        // utime + stime
-  double start_time_ticks = 0;   // since boot, in clock ticks
+  double cpu_seconds = 0;       // utime + stime
+  double start_time_ticks = 0;  // since boot, in clock ticks
 };
 
 // Parses /proc/<pid>/stat (the command name may contain spaces and parentheses).

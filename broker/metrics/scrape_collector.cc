@@ -33,8 +33,8 @@ void ScrapeCollector::collect_partitions(std::vector<prometheus::MetricFamily>& 
                                          const TopicList& topics) const {
   auto start = family("strata_partition_log_start_offset", "First offset of the partition log.",
                       MetricType::Gauge);
-  auto end = family("strata_partition_log_end_offset", "Next offset to be written to the partition log.",
-                    MetricType::Gauge);
+  auto end = family("strata_partition_log_end_offset",
+                    "Next offset to be written to the partition log.", MetricType::Gauge);
   auto hw = family("strata_partition_high_watermark", "High watermark (last readable offset + 1).",
                    MetricType::Gauge);
   auto size = family("strata_partition_size_bytes", "Bytes of the partition's segment files.",
@@ -94,8 +94,9 @@ void ScrapeCollector::collect_pk(std::vector<prometheus::MetricFamily>& out,
     auto h = family("strata_pk_block_cache_hits_total",
                     "RocksDB block-cache hits of all primary-key partitions.", MetricType::Counter);
     add_sample(h, {}, hits);
-    auto m = family("strata_pk_block_cache_misses_total",
-                    "RocksDB block-cache misses of all primary-key partitions.", MetricType::Counter);
+    auto m =
+        family("strata_pk_block_cache_misses_total",
+               "RocksDB block-cache misses of all primary-key partitions.", MetricType::Counter);
     add_sample(m, {}, misses);
     auto r = family("strata_pk_block_cache_hit_ratio",
                     "hits / (hits + misses) since start; 0 before the first block read.",
@@ -105,21 +106,23 @@ void ScrapeCollector::collect_pk(std::vector<prometheus::MetricFamily>& out,
     out.push_back(std::move(m));
     out.push_back(std::move(r));
   }
-  auto mem = family("strata_pk_memtable_bytes",
-                    "RocksDB memtable bytes of a primary-key partition (rocksdb.cur-size-all-mem-tables).",
-                    MetricType::Gauge);
+  auto mem =
+      family("strata_pk_memtable_bytes",
+             "RocksDB memtable bytes of a primary-key partition (rocksdb.cur-size-all-mem-tables).",
+             MetricType::Gauge);
   auto pending = family("strata_pk_pending_compaction_bytes",
                         "RocksDB estimate of bytes compaction still has to rewrite "
                         "(rocksdb.estimate-pending-compaction-bytes).",
                         MetricType::Gauge);
-  auto rows = family("strata_pk_rows_estimate", "RocksDB estimate of rows in a primary-key partition.",
-                     MetricType::Gauge);
-  auto applied = family("strata_pk_applied_offset",
-                        "Last log offset applied to the primary-key partition state.",
-                        MetricType::Gauge);
-  auto age = family("strata_pk_checkpoint_age_seconds",
-                    "Age of the newest RocksDB checkpoint of a primary-key partition (absent: none).",
-                    MetricType::Gauge);
+  auto rows = family("strata_pk_rows_estimate",
+                     "RocksDB estimate of rows in a primary-key partition.", MetricType::Gauge);
+  auto applied =
+      family("strata_pk_applied_offset",
+             "Last log offset applied to the primary-key partition state.", MetricType::Gauge);
+  auto age =
+      family("strata_pk_checkpoint_age_seconds",
+             "Age of the newest RocksDB checkpoint of a primary-key partition (absent: none).",
+             MetricType::Gauge);
   const int64_t now = now_ms();
   for (const auto& t : topics) {
     for (size_t p = 0; p < t->partitions.size(); ++p) {

@@ -25,7 +25,8 @@ class ScrapeCollector : public prometheus::Collectable {
 
  private:
   using TopicList = std::vector<std::shared_ptr<const TopicEntry>>;
-  void collect_partitions(std::vector<prometheus::MetricFamily>& out, const TopicList& topics) const;
+  void collect_partitions(std::vector<prometheus::MetricFamily>& out,
+                          const TopicList& topics) const;
   void collect_group_lag(std::vector<prometheus::MetricFamily>& out) const;
   void collect_pk(std::vector<prometheus::MetricFamily>& out, const TopicList& topics) const;
 

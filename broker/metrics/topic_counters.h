@@ -1,4 +1,4 @@
-// TopicCounters: the per-topic request counters of the Prometheus metrics (issue 6) — bytes and
+// TopicCounters: the per-topic request counters of the Prometheus metrics — bytes and
 // records in, bytes out, primary-key lookups/keys/rows applied — as plain relaxed atomics. Each
 // TopicEntry (broker/topic_registry.h) owns one through a shared_ptr created with the entry and
 // carried over when the registry replaces the entry (config change, new partitions), so a handler

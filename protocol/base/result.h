@@ -15,9 +15,9 @@ namespace strata {
 
 enum class Errc {
   ok = 0,
-  io_error,          // the OS refused a file operation
-  corruption,        // bytes on disk or on the wire fail validation (CRC, length, magic)
-  not_found,         // no such file, topic, partition or offset
+  io_error,    // the OS refused a file operation
+  corruption,  // bytes on disk or on the wire fail validation (CRC, length, magic)
+  not_found,   // no such file, topic, partition or offset
   already_exists,
   invalid_argument,  // a caller-supplied value is out of range or malformed
   out_of_range,      // an offset outside [log start, log end]
@@ -74,16 +74,26 @@ class Result {
 
 inline const char* errc_name(Errc e) {
   switch (e) {
-    case Errc::ok: return "ok";
-    case Errc::io_error: return "io_error";
-    case Errc::corruption: return "corruption";
-    case Errc::not_found: return "not_found";
-    case Errc::already_exists: return "already_exists";
-    case Errc::invalid_argument: return "invalid_argument";
-    case Errc::out_of_range: return "out_of_range";
-    case Errc::unsupported: return "unsupported";
-    case Errc::too_large: return "too_large";
-    case Errc::shutting_down: return "shutting_down";
+    case Errc::ok:
+      return "ok";
+    case Errc::io_error:
+      return "io_error";
+    case Errc::corruption:
+      return "corruption";
+    case Errc::not_found:
+      return "not_found";
+    case Errc::already_exists:
+      return "already_exists";
+    case Errc::invalid_argument:
+      return "invalid_argument";
+    case Errc::out_of_range:
+      return "out_of_range";
+    case Errc::unsupported:
+      return "unsupported";
+    case Errc::too_large:
+      return "too_large";
+    case Errc::shutting_down:
+      return "shutting_down";
   }
   return "unknown";
 }
@@ -91,8 +101,8 @@ inline const char* errc_name(Errc e) {
 }  // namespace strata
 
 // Propagates a non-ok Status from an expression returning Status.
-#define STRATA_RETURN_IF_ERROR(expr)            \
-  do {                                          \
-    ::strata::Status _st = (expr);              \
-    if (!_st.ok()) return _st;                  \
+#define STRATA_RETURN_IF_ERROR(expr) \
+  do {                               \
+    ::strata::Status _st = (expr);   \
+    if (!_st.ok()) return _st;       \
   } while (0)

@@ -1,5 +1,6 @@
 #include "protocol/messages/headers.h"
 
+#include "protocol/ext/api_keys.h"
 #include "protocol/messages/api_table.h"
 
 namespace strata::protocol {
@@ -39,14 +40,14 @@ void ResponseHeader::encode(Writer& w, int16_t header_version) const {
 }
 
 int16_t request_header_version(int16_t api_key, int16_t api_version) {
-  if (api_key >= 16000 && api_key <= 16099) return 2;  // extension APIs (issue 5): always flexible
+  if (ext::is_extension_key(api_key)) return 2;  // extension APIs: always flexible
   const ApiInfo* api = find_api(api_key);
   if (api == nullptr) return -1;
   return api_version >= api->flexible_min ? 2 : 1;
 }
 
 int16_t response_header_version(int16_t api_key, int16_t api_version) {
-  if (api_key >= 16000 && api_key <= 16099) return 1;  // extension APIs (issue 5)
+  if (ext::is_extension_key(api_key)) return 1;  // extension APIs
   const ApiInfo* api = find_api(api_key);
   if (api == nullptr) return -1;
   if (api_key == 18) return 0;  // ApiVersions: always v0

@@ -1,11 +1,12 @@
 // Record headers the broker writes into the changelog (the partition log) of a primary-key table.
 // Every header whose name starts with "strata." is reserved: a client-supplied one is rejected
-// (INVALID_RECORD) so change kinds cannot be spoofed. Owned by pkindex (issue 5). Constants only.
+// (INVALID_RECORD) so change kinds cannot be spoofed. Wire facts: consumers of the topic read them.
+// Constants only.
 #pragma once
 
 #include <string_view>
 
-namespace strata::pkindex {
+namespace strata::protocol::pk {
 
 inline constexpr std::string_view kReservedHeaderPrefix = "strata.";
 // Value: "insert" | "update" | "delete" | "none".
@@ -16,4 +17,4 @@ inline constexpr std::string_view kBeforeHeader = "strata.before";
 // with table.kv.ttl.ms != -1, so replay reproduces each row's expiry.
 inline constexpr std::string_view kAppendTimeHeader = "strata.append_time";
 
-}  // namespace strata::pkindex
+}  // namespace strata::protocol::pk

@@ -1,8 +1,8 @@
-#include "pkindex/partitioner.h"
+#include "protocol/pk/partitioner.h"
 
 #include <zlib.h>
 
-namespace strata::pkindex {
+namespace strata::protocol::pk {
 
 int32_t murmur2(std::span<const uint8_t> data) {
   // Unsigned arithmetic gives Java's wrapping int semantics; >>> is a logical shift.
@@ -47,8 +47,9 @@ uint32_t crc32_of(std::span<const uint8_t> key) {
 
 int32_t partition_for_key(Partitioner p, std::span<const uint8_t> key, int32_t n) {
   if (n <= 1) return 0;
-  if (p == Partitioner::crc32) return static_cast<int32_t>(crc32_of(key) % static_cast<uint32_t>(n));
+  if (p == Partitioner::crc32)
+    return static_cast<int32_t>(crc32_of(key) % static_cast<uint32_t>(n));
   return (murmur2(key) & 0x7fffffff) % n;
 }
 
-}  // namespace strata::pkindex
+}  // namespace strata::protocol::pk

@@ -146,7 +146,8 @@ enum class ErrorCode : int16_t {
   share_session_limit_reached = 133,
 };
 
-// Kafka constant name, e.g. "UNKNOWN_TOPIC_OR_PARTITION"; "UNKNOWN_ERROR_CODE" for codes not in the table.
+// Kafka constant name, e.g. "UNKNOWN_TOPIC_OR_PARTITION"; "UNKNOWN_ERROR_CODE" for codes not in the
+// table.
 const char* error_name(ErrorCode code);
 // One short line describing the error.
 const char* error_message(ErrorCode code);

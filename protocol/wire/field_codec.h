@@ -24,10 +24,10 @@ namespace strata::protocol::gen {
 using Bytes = std::span<const uint8_t>;
 
 // ---- fixed-width primitives --------------------------------------------------------------------
-#define STRATA_GEN_FIXED(T, W, R, N)                                        \
-  inline void put(Writer& w, T v, bool, bool, int16_t) { w.W(v); }         \
-  inline void get(Reader& r, T& v, bool, bool, int16_t) { v = r.R(); }     \
-  inline size_t size(T, bool, bool, int16_t) { return N; }                 \
+#define STRATA_GEN_FIXED(T, W, R, N)                                   \
+  inline void put(Writer& w, T v, bool, bool, int16_t) { w.W(v); }     \
+  inline void get(Reader& r, T& v, bool, bool, int16_t) { v = r.R(); } \
+  inline size_t size(T, bool, bool, int16_t) { return N; }             \
   inline bool equals(T a, T b) { return a == b; }
 STRATA_GEN_FIXED(int8_t, write_int8, read_int8, 1)
 STRATA_GEN_FIXED(int16_t, write_int16, read_int16, 2)

@@ -46,8 +46,8 @@ uint64_t Reader::read_uvarlong() {
 size_t Reader::checked_length(int64_t len, const char* what) {
   if (len < 0) throw DecodeError(std::string("negative ") + what + " length");
   if (static_cast<uint64_t>(len) > remaining()) {
-    throw DecodeError(std::string(what) + " length " + std::to_string(len) +
-                      " exceeds remaining " + std::to_string(remaining()));
+    throw DecodeError(std::string(what) + " length " + std::to_string(len) + " exceeds remaining " +
+                      std::to_string(remaining()));
   }
   return static_cast<size_t>(len);
 }

@@ -33,8 +33,14 @@ bool Records::operator==(const Records& other) const {
     if (n > 0 && std::memcmp(a.data + oa, b.data + ob, n) != 0) return false;
     oa += n;
     ob += n;
-    if (oa == a.length) { ++ia; oa = 0; }
-    if (ob == b.length) { ++ib; ob = 0; }
+    if (oa == a.length) {
+      ++ia;
+      oa = 0;
+    }
+    if (ob == b.length) {
+      ++ib;
+      ob = 0;
+    }
   }
   return true;
 }

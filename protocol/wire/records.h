@@ -11,10 +11,10 @@
 
 namespace strata::protocol {
 
-struct RecordsPart {                     // either in-memory bytes or a file range
-  std::shared_ptr<const void> owner;     // keeps the memory/file alive (may be null)
-  const uint8_t* data = nullptr;         // in-memory bytes, or nullptr for a file range
-  int fd = -1;                           // file range (sent with sendfile / pread)
+struct RecordsPart {                  // either in-memory bytes or a file range
+  std::shared_ptr<const void> owner;  // keeps the memory/file alive (may be null)
+  const uint8_t* data = nullptr;      // in-memory bytes, or nullptr for a file range
+  int fd = -1;                        // file range (sent with sendfile / pread)
   uint64_t file_offset = 0;
   uint32_t length = 0;
 
@@ -34,8 +34,9 @@ struct Records {
   static Records view(std::span<const uint8_t> bytes) {
     Records r;
     r.is_null = false;
-    if (!bytes.empty()) r.parts.push_back(RecordsPart{nullptr, bytes.data(), -1, 0,
-                                                      static_cast<uint32_t>(bytes.size())});
+    if (!bytes.empty())
+      r.parts.push_back(
+          RecordsPart{nullptr, bytes.data(), -1, 0, static_cast<uint32_t>(bytes.size())});
     return r;
   }
   // Equality by content: in-memory bytes compared byte by byte, file parts by (fd, offset, length).

@@ -83,8 +83,8 @@ class Writer {
   // parts. In-memory parts are copied; file parts become external segments.
   void write_records(const Records& r, bool compact);
 
-  void write_array_length(int32_t n) { write_int32(n); }              // -1 = null
-  void write_compact_array_length(int32_t n) {                         // -1 = null
+  void write_array_length(int32_t n) { write_int32(n); }  // -1 = null
+  void write_compact_array_length(int32_t n) {            // -1 = null
     write_uvarint(static_cast<uint32_t>(n + 1));
   }
   void write_raw(std::span<const uint8_t> b) {

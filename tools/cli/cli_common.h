@@ -1,4 +1,4 @@
-// Shared pieces of the `strata` admin CLI (tools/cli/, issues 5 + 6): global options, output
+// Shared pieces of the `strata` admin CLI (tools/cli/): global options, output
 // (aligned text tables or JSON), one-line error reporting, exit codes and small parsers.
 // Each command file registers its subcommands with register_<area>(); a subcommand's callback
 // stores the action in Cli::action, which main() runs after parsing.

@@ -1,5 +1,5 @@
 // `strata config describe|set|delete (--topic T | --broker [ID])` and `strata cluster describe`
-// (issue 6).
+//.
 #include <iostream>
 
 #include "tools/cli/cli_common.h"

@@ -1,11 +1,11 @@
-// `strata produce TOPIC` (lines from stdin) and `strata consume TOPIC` (issue 6), including the
+// `strata produce TOPIC` (lines from stdin) and `strata consume TOPIC`, including the
 // change kinds and before-images of primary-key tables (strata.change / strata.before headers).
 #include <chrono>
 #include <csignal>
 #include <iostream>
 #include <thread>
 
-#include "pkindex/change_headers.h"
+#include "protocol/pk/change_headers.h"
 #include "tools/cli/cli_common.h"
 
 namespace strata::cli {
@@ -37,9 +37,9 @@ int do_produce(Cli& cli, const RecordsOpts& o) {
     headers.push_back({kv->first, kv->second});
   }
   auto& c = cli.client();
-  auto partitioner = pkindex::Partitioner::murmur2;
+  auto partitioner = protocol::pk::Partitioner::murmur2;
   if (o.partitioner) {
-    if (*o.partitioner == "crc32") partitioner = pkindex::Partitioner::crc32;
+    if (*o.partitioner == "crc32") partitioner = protocol::pk::Partitioner::crc32;
   } else if (auto table = c.describe_table(o.topic); table.ok()) {
     partitioner = table->partitioner;  // a PK table: route keys as the broker requires
   }
@@ -119,10 +119,10 @@ std::optional<std::string> header_value(const client::FetchedRecord& r, std::str
 }
 
 void print_record(Cli& cli, const RecordsOpts& o, const client::FetchedRecord& r) {
-  const auto change = header_value(r, pkindex::kChangeHeader);
+  const auto change = header_value(r, protocol::pk::kChangeHeader);
   std::optional<std::string> before;
   for (const auto& h : r.headers) {
-    if (h.key == pkindex::kBeforeHeader) before = h.value;
+    if (h.key == protocol::pk::kBeforeHeader) before = h.value;
   }
   if (cli.json_out()) {
     json hs = json::array();

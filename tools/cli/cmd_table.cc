@@ -1,4 +1,4 @@
-// `strata table ...`: primary-key tables (issue 5): create, put, delete, get, scan, changelog,
+// `strata table ...`: primary-key tables: create, put, delete, get, scan, changelog,
 // describe. Keys are routed with the table's partitioner read from DescribeTable.
 #include <csignal>
 #include <iostream>

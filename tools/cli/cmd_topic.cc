@@ -1,5 +1,5 @@
 // `strata topic ...`: create, list, describe (partitions, leaders, offsets, configs with
-// sources), alter (partitions, configs), delete (issue 6).
+// sources), alter (partitions, configs), delete.
 #include <iostream>
 
 #include "tools/cli/cli_common.h"

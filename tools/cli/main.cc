@@ -1,4 +1,4 @@
-// strata: the admin CLI of Strata (issues 5 + 6). Global options, subcommand registration and
+// strata: the admin CLI of Strata. Global options, subcommand registration and
 // exit codes (0 ok, 1 Kafka error, 2 usage, 3 connection); see docs/cli.md.
 #include <csignal>
 #include <cstdio>

@@ -1,4 +1,4 @@
-// Client: a small synchronous Kafka/Strata client (tools/client/, issues 5 + 6) used by the
+// Client: a small synchronous Kafka/Strata client (tools/client/) used by the
 // `strata` CLI and `strata-perf`. It bootstraps from one address, reads Metadata, keeps one
 // Connection per broker node (leaders, group coordinator) and offers typed helpers for the admin,
 // data, group and primary-key-table (extension API) calls. Every call negotiates the highest
@@ -67,8 +67,9 @@ class Client {
   // Produces `records` to `topic` with acks=-1: one batch per partition, one request per leader.
   // Records with partition -1 are placed by key with `partitioner` (murmur2 = Java's default),
   // keyless ones round robin.
-  Result<ProduceResult> produce(const std::string& topic, std::span<const ProduceRecord> records,
-                                pkindex::Partitioner partitioner = pkindex::Partitioner::murmur2);
+  Result<ProduceResult> produce(
+      const std::string& topic, std::span<const ProduceRecord> records,
+      protocol::pk::Partitioner partitioner = protocol::pk::Partitioner::murmur2);
   // Fetches from one partition starting at `offset` (waits up to max_wait_ms for data).
   Result<FetchResult> fetch(const std::string& topic, int32_t partition, int64_t offset,
                             int32_t max_wait_ms = 500, int32_t max_bytes = 1 << 20);

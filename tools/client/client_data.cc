@@ -2,10 +2,10 @@
 #include <algorithm>
 #include <chrono>
 
-#include "pkindex/partitioner.h"
 #include "protocol/messages/fetch.h"
 #include "protocol/messages/list_offsets.h"
 #include "protocol/messages/produce.h"
+#include "protocol/pk/partitioner.h"
 #include "protocol/record/batch_builder.h"
 #include "protocol/record/record_batch.h"
 #include "protocol/record/record_reader.h"
@@ -38,7 +38,7 @@ std::string part_ctx(const std::string& topic, int32_t p) {
 
 Result<ProduceResult> Client::produce(const std::string& topic,
                                       std::span<const ProduceRecord> records,
-                                      pkindex::Partitioner partitioner) {
+                                      protocol::pk::Partitioner partitioner) {
   ProduceResult out;
   out.placements.resize(records.size(), {-1, -1});
   if (records.empty()) return out;
@@ -53,7 +53,7 @@ Result<ProduceResult> Client::produce(const std::string& topic,
     int32_t p = records[i].partition;
     if (p < 0) {
       if (records[i].key) {
-        p = pkindex::partition_for_key(partitioner, *opt_bytes(records[i].key), nparts);
+        p = protocol::pk::partition_for_key(partitioner, *opt_bytes(records[i].key), nparts);
       } else {
         p = static_cast<int32_t>(round_robin_++ % static_cast<uint32_t>(nparts));
       }

@@ -1,4 +1,4 @@
-// Error conventions of the Strata C++ client library (tools/client/, issues 5 + 6).
+// Error conventions of the Strata C++ client library (tools/client/).
 //
 // Every fallible call returns strata::Status / strata::Result<T>. The Status message starts with
 // an upper-case error name followed by ": ":

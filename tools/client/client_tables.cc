@@ -2,22 +2,19 @@
 // Scan, ReadChangelog; protocol/ext/*.proto). See client.h.
 #include <algorithm>
 
-#include "pkindex/partitioner.h"
+#include "protocol/ext/api_keys.h"
 #include "protocol/ext/describe_table.pb.h"
 #include "protocol/ext/lookup.pb.h"
 #include "protocol/ext/prefix_lookup.pb.h"
 #include "protocol/ext/read_changelog.pb.h"
 #include "protocol/ext/scan.pb.h"
+#include "protocol/pk/partitioner.h"
 #include "tools/client/client.h"
 
 namespace strata::client {
 namespace {
 
-constexpr int16_t kExtLookup = 16000;
-constexpr int16_t kExtPrefixLookup = 16001;
-constexpr int16_t kExtScan = 16002;
-constexpr int16_t kExtReadChangelog = 16003;
-constexpr int16_t kExtDescribeTable = 16004;
+namespace api = protocol::ext;
 
 std::string part_ctx(const std::string& topic, int32_t p) {
   return "table '" + topic + "' partition " + std::to_string(p);
@@ -35,7 +32,7 @@ Result<TableInfo> Client::describe_table(const std::string& topic) {
   ext::DescribeTableRequest req;
   req.add_topics(topic);
   ext::DescribeTableResponse resp;
-  STRATA_RETURN_IF_ERROR((*conn)->call_ext(kExtDescribeTable, req, resp));
+  STRATA_RETURN_IF_ERROR((*conn)->call_ext(api::kDescribeTable, req, resp));
   if (resp.error_code() != 0) {
     return kafka_status(static_cast<int16_t>(resp.error_code()), "DescribeTable",
                         resp.error_message());
@@ -55,10 +52,10 @@ Result<TableInfo> Client::describe_table(const std::string& topic) {
     out.delete_behavior = t.delete_behavior();
     out.ttl_ms = t.ttl_ms();
     out.partitioner_name = t.partitioner();
-    if (out.partitioner_name == "crc32") {
-      out.partitioner = pkindex::Partitioner::crc32;
-    } else if (out.partitioner_name == "murmur2" || out.partitioner_name.empty()) {
-      out.partitioner = pkindex::Partitioner::murmur2;
+    if (auto p = protocol::pk::parse_partitioner(out.partitioner_name)) {
+      out.partitioner = *p;
+    } else if (out.partitioner_name.empty()) {
+      out.partitioner = protocol::pk::Partitioner::murmur2;
     } else {
       return Status(Errc::unsupported,
                     "UNSUPPORTED: table '" + topic + "' uses partitioner " + out.partitioner_name);
@@ -94,8 +91,8 @@ Result<std::vector<LookupRow>> Client::lookup(const TableInfo& table,
   // partition -> indexes of its keys (request order within the partition)
   std::map<int32_t, std::vector<size_t>> by_partition;
   for (size_t i = 0; i < keys.size(); ++i) {
-    const int32_t p =
-        pkindex::partition_for_key(table.partitioner, bytes_of(keys[i]), table.partition_count);
+    const int32_t p = protocol::pk::partition_for_key(table.partitioner, bytes_of(keys[i]),
+                                                      table.partition_count);
     by_partition[p].push_back(i);
   }
   // leader -> partitions
@@ -115,7 +112,7 @@ Result<std::vector<LookupRow>> Client::lookup(const TableInfo& table,
       for (size_t i : by_partition[p]) pk->add_keys(keys[i]);
     }
     ext::LookupResponse resp;
-    STRATA_RETURN_IF_ERROR(conn->call_ext(kExtLookup, req, resp));
+    STRATA_RETURN_IF_ERROR(conn->call_ext(api::kLookup, req, resp));
     if (resp.error_code() != 0) {
       return kafka_status(static_cast<int16_t>(resp.error_code()), "Lookup", resp.error_message());
     }
@@ -169,7 +166,7 @@ Result<std::vector<TableRow>> Client::prefix_lookup(const TableInfo& table,
       req.set_limit(static_cast<int32_t>(want));
       if (cursor) req.set_cursor(*cursor);
       ext::PrefixLookupResponse resp;
-      STRATA_RETURN_IF_ERROR((*conn)->call_ext(kExtPrefixLookup, req, resp));
+      STRATA_RETURN_IF_ERROR((*conn)->call_ext(api::kPrefixLookup, req, resp));
       if (resp.error_code() != 0) {
         return kafka_status(static_cast<int16_t>(resp.error_code()), part_ctx(table.topic, p),
                             resp.error_message());
@@ -204,7 +201,7 @@ Result<ScanResult> Client::scan(const TableInfo& table, int64_t limit, int32_t p
       req.set_limit(static_cast<int32_t>(want));
       if (cursor) req.set_cursor(*cursor);
       ext::ScanResponse resp;
-      STRATA_RETURN_IF_ERROR((*conn)->call_ext(kExtScan, req, resp));
+      STRATA_RETURN_IF_ERROR((*conn)->call_ext(api::kScan, req, resp));
       if (resp.error_code() != 0) {
         return kafka_status(static_cast<int16_t>(resp.error_code()), part_ctx(table.topic, p),
                             resp.error_message());
@@ -247,7 +244,7 @@ Result<ChangelogPage> Client::read_changelog(const TableInfo& table,
       pr->set_max_records(max_records_per_partition);
     }
     ext::ReadChangelogResponse resp;
-    STRATA_RETURN_IF_ERROR(conn->call_ext(kExtReadChangelog, req, resp, max_wait_ms));
+    STRATA_RETURN_IF_ERROR(conn->call_ext(api::kReadChangelog, req, resp, max_wait_ms));
     if (resp.error_code() != 0) {
       return kafka_status(static_cast<int16_t>(resp.error_code()), "ReadChangelog",
                           resp.error_message());

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "pkindex/table_config.h"
+#include "protocol/pk/table_keys.h"
 
 namespace strata::client {
 
@@ -179,7 +179,7 @@ struct TableInfo {
   std::string delete_behavior;
   int64_t ttl_ms = -1;
   std::string partitioner_name;
-  pkindex::Partitioner partitioner = pkindex::Partitioner::murmur2;
+  protocol::pk::Partitioner partitioner = protocol::pk::Partitioner::murmur2;
   int32_t partition_count = 0;
   std::vector<TablePartition> partitions;
 };

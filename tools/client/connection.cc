@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "protocol/ext/api_keys.h"
 #include "protocol/messages/api_versions.h"
 
 namespace strata::client {
@@ -239,7 +240,10 @@ Result<std::pair<std::vector<uint8_t>, size_t>> Connection::exchange(protocol::W
 
 Status Connection::call_ext(int16_t api_key, const google::protobuf::MessageLite& req,
                             google::protobuf::MessageLite& resp, int extra_timeout_ms) {
-  auto v = version_for(api_key, 0, 0);
+  const protocol::ext::ApiInfo* api = protocol::ext::find_api(api_key);
+  if (!api)
+    return Status(Errc::invalid_argument, "unknown extension api key " + std::to_string(api_key));
+  auto v = version_for(api_key, api->min_version, api->max_version);
   if (!v.ok()) return v.status();
   protocol::Writer w(req.ByteSizeLong() + 64);
   const int32_t corr = begin_frame(w, api_key, *v, 2);

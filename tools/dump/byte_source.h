@@ -1,7 +1,7 @@
 // ByteSource: random-access read-only bytes for strata-dump, either a file (pread, never mmap, so
 // a file shrinking underneath cannot raise SIGBUS) or an in-memory buffer (unit tests).
 //
-// Owned by strata-dump (tools/dump, issue 6). A source is used by one thread at a time.
+// Owned by strata-dump (tools/dump). A source is used by one thread at a time.
 #pragma once
 
 #include <cstddef>

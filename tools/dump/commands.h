@@ -3,7 +3,7 @@
 //   0 = everything checked is consistent, 1 = problems found (corruption, inconsistencies),
 //   2 = the input could not be read at all (missing file, not a RocksDB directory, ...).
 //
-// Owned by strata-dump (tools/dump, issue 6). Called from the main thread only.
+// Owned by strata-dump (tools/dump). Called from the main thread only.
 #pragma once
 
 #include <cstddef>

@@ -6,7 +6,7 @@
 // batch's last offset; a time entry must name a batch's last offset and the largest max timestamp
 // of the batches up to it.
 //
-// Owned by strata-dump (tools/dump, issue 6). Pure functions; any thread.
+// Owned by strata-dump (tools/dump). Pure functions; any thread.
 #pragma once
 
 #include <cstdint>

@@ -5,7 +5,7 @@
 // by iterating the rows, per-row consistency (every row decodes, no row changed after the applied
 // offset), file sizes, and optionally the first N rows.
 //
-// Owned by strata-dump (tools/dump, issue 6). One thread per call.
+// Owned by strata-dump (tools/dump). One thread per call.
 #pragma once
 
 #include <cstddef>

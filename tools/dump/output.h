@@ -4,7 +4,7 @@
 // `bytes_field` turns key/value/header bytes into JSON-safe fields (printable text or hex,
 // truncated).
 //
-// Owned by strata-dump (tools/dump, issue 6). An Output is used by one thread.
+// Owned by strata-dump (tools/dump). An Output is used by one thread.
 #pragma once
 
 #include <cstddef>

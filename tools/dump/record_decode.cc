@@ -1,6 +1,6 @@
 #include "tools/dump/record_decode.h"
 
-#include "pkindex/change_headers.h"
+#include "protocol/pk/change_headers.h"
 
 namespace strata::dump {
 
@@ -21,10 +21,10 @@ Status for_each_record(protocol::RecordReader& reader, std::span<const uint8_t> 
     auto it = rec.headers();
     protocol::Header h;
     while (it.next(h)) {
-      if (h.key == pkindex::kChangeHeader && h.value) {
+      if (h.key == protocol::pk::kChangeHeader && h.value) {
         d.change =
             std::string_view(reinterpret_cast<const char*>(h.value->data()), h.value->size());
-      } else if (h.key == pkindex::kBeforeHeader) {
+      } else if (h.key == protocol::pk::kBeforeHeader) {
         d.before = h.value;
       }
     }

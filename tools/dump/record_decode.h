@@ -1,9 +1,9 @@
 // Record decoding for strata-dump: iterates the records of one valid batch (RecordReader, which
 // decompresses and bounds every length) and pulls out the primary-key change kind and
 // before-image the broker writes as `strata.change` / `strata.before` headers
-// (pkindex/change_headers.h).
+// (protocol/pk/change_headers.h).
 //
-// Owned by strata-dump (tools/dump, issue 6). Pure functions; one thread per reader.
+// Owned by strata-dump (tools/dump). Pure functions; one thread per reader.
 #pragma once
 
 #include <cstddef>

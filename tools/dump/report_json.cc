@@ -2,8 +2,8 @@
 
 #include <charconv>
 
-#include "pkindex/change_headers.h"
 #include "protocol/codec/compression.h"
+#include "protocol/pk/change_headers.h"
 #include "protocol/record/batch_format.h"
 
 namespace strata::dump {
@@ -57,7 +57,7 @@ ojson record_json(const DecodedRecord& r, size_t max_bytes) {
     ojson hj;
     hj["key"] = std::string(h.key);
     bytes_field(hj, "value", h.value, max_bytes);
-    if (h.key == pkindex::kAppendTimeHeader && h.value && h.value->size() == 8) {
+    if (h.key == protocol::pk::kAppendTimeHeader && h.value && h.value->size() == 8) {
       int64_t v = 0;
       for (uint8_t c : *h.value) v = static_cast<int64_t>((static_cast<uint64_t>(v) << 8) | c);
       hj["value_int64"] = v;

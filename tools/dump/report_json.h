@@ -2,7 +2,7 @@
 // state). One place so `segment`, `index`, `checkpoint` and `partition` print the same fields;
 // docs/dump.md documents them.
 //
-// Owned by strata-dump (tools/dump, issue 6). Pure functions; any thread.
+// Owned by strata-dump (tools/dump). Pure functions; any thread.
 #pragma once
 
 #include <cstddef>

@@ -8,7 +8,7 @@
 // resynchronises on the next position holding a whole batch with a matching CRC (the skipped
 // range is reported); when none follows, a length running past the end is a torn tail.
 //
-// Owned by strata-dump (tools/dump, issue 6). Pure logic over a ByteSource; one thread per scan.
+// Owned by strata-dump (tools/dump). Pure logic over a ByteSource; one thread per scan.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,66 @@
+// The topic configs that make a topic a primary-key table and fix its behaviour
+// (docs/pk-tables.md): key names, their enumerated values and the values' wire spellings. A client
+// needs these to create a table and to route keys (table.partitioner); the broker validates and
+// parses them in pkindex/table_config.h. Constants and pure functions only; any thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace strata::protocol::pk {
+
+enum class MergeEngine : uint8_t { last_row, first_row, versioned };
+enum class ChangelogImage : uint8_t { full, wal };
+enum class DeleteBehavior : uint8_t { allow, ignore, disable };
+enum class Partitioner : uint8_t { murmur2, crc32 };
+
+inline constexpr std::string_view kTableType = "table.type";  // "log" | "primary-key"
+inline constexpr std::string_view kTableTypePrimaryKey = "primary-key";
+inline constexpr std::string_view kMergeEngine = "table.merge-engine";
+inline constexpr std::string_view kVersionHeader = "table.merge-engine.versioned.header";
+inline constexpr std::string_view kChangelogImage = "table.changelog.image";
+inline constexpr std::string_view kDeleteBehavior = "table.delete.behavior";
+inline constexpr std::string_view kTtlMs = "table.kv.ttl.ms";
+inline constexpr std::string_view kPartitioner = "table.partitioner";
+// The one alterable table.* key (AlterConfigs): how often each partition takes a RocksDB
+// checkpoint.
+inline constexpr std::string_view kSnapshotIntervalMs = "table.kv.snapshot.interval.ms";
+inline constexpr int64_t kDefaultSnapshotIntervalMs = 600000;
+
+constexpr std::string_view merge_engine_name(MergeEngine e) {
+  switch (e) {
+    case MergeEngine::last_row:
+      return "last_row";
+    case MergeEngine::first_row:
+      return "first_row";
+    case MergeEngine::versioned:
+      return "versioned";
+  }
+  return "?";
+}
+constexpr std::string_view image_name(ChangelogImage i) {
+  return i == ChangelogImage::full ? "full" : "wal";
+}
+constexpr std::string_view delete_behavior_name(DeleteBehavior d) {
+  switch (d) {
+    case DeleteBehavior::allow:
+      return "allow";
+    case DeleteBehavior::ignore:
+      return "ignore";
+    case DeleteBehavior::disable:
+      return "disable";
+  }
+  return "?";
+}
+constexpr std::string_view partitioner_name(Partitioner p) {
+  return p == Partitioner::murmur2 ? "murmur2" : "crc32";
+}
+// "murmur2" | "crc32" -> the partitioner; nullopt for anything else.
+constexpr std::optional<Partitioner> parse_partitioner(std::string_view s) {
+  if (s == "murmur2") return Partitioner::murmur2;
+  if (s == "crc32") return Partitioner::crc32;
+  return std::nullopt;
+}
+
+}  // namespace strata::protocol::pk
