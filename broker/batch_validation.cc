@@ -23,12 +23,18 @@ PreparedBatch reject(ErrorCode e, std::string message) {
 
 std::optional<codec::Compression> target_codec(StoredCompression c) {
   switch (c) {
-    case StoredCompression::producer: return std::nullopt;
-    case StoredCompression::none: return codec::Compression::none;
-    case StoredCompression::gzip: return codec::Compression::gzip;
-    case StoredCompression::snappy: return codec::Compression::snappy;
-    case StoredCompression::lz4: return codec::Compression::lz4;
-    case StoredCompression::zstd: return codec::Compression::zstd;
+    case StoredCompression::producer:
+      return std::nullopt;
+    case StoredCompression::none:
+      return codec::Compression::none;
+    case StoredCompression::gzip:
+      return codec::Compression::gzip;
+    case StoredCompression::snappy:
+      return codec::Compression::snappy;
+    case StoredCompression::lz4:
+      return codec::Compression::lz4;
+    case StoredCompression::zstd:
+      return codec::Compression::zstd;
   }
   return std::nullopt;
 }
@@ -46,7 +52,7 @@ Status recompress(const p::RecordBatchView& view, std::span<const uint8_t> recor
                                        static_cast<int16_t>(codec));
   p::detail::store_be<int16_t>(out.data() + bf::kAttributesOffset, attrs);
   p::detail::store_be<int32_t>(out.data() + bf::kBatchLengthOffset,
-                       static_cast<int32_t>(out.size() - bf::kLogOverhead));
+                               static_cast<int32_t>(out.size() - bf::kLogOverhead));
   p::update_crc(out);
   return Status::Ok();
 }
@@ -71,13 +77,14 @@ PreparedBatch prepare_batch(std::span<uint8_t> records, const TopicConfig& topic
     return reject(ErrorCode::invalid_record, "exactly one record batch per partition is allowed");
   }
   if (static_cast<int64_t>(size) > topic.max_message_bytes) {
-    return reject(ErrorCode::message_too_large,
-                  "batch of " + std::to_string(size) + " bytes exceeds max.message.bytes " +
-                      std::to_string(topic.max_message_bytes));
+    return reject(ErrorCode::message_too_large, "batch of " + std::to_string(size) +
+                                                    " bytes exceeds max.message.bytes " +
+                                                    std::to_string(topic.max_message_bytes));
   }
   p::RecordBatchView view(records);
   switch (view.validate()) {
-    case p::BatchCheck::ok: break;
+    case p::BatchCheck::ok:
+      break;
     case p::BatchCheck::bad_crc:
       return reject(ErrorCode::corrupt_message, "record batch CRC-32C mismatch");
     case p::BatchCheck::bad_record_count:
@@ -93,7 +100,8 @@ PreparedBatch prepare_batch(std::span<uint8_t> records, const TopicConfig& topic
   if (view.compression() == codec::Compression::zstd && produce_version < 7) {
     return reject(ErrorCode::unsupported_compression_type, "zstd needs Produce v7 or later");
   }
-  if (view.is_control()) return reject(ErrorCode::invalid_record, "clients may not send control batches");
+  if (view.is_control())
+    return reject(ErrorCode::invalid_record, "clients may not send control batches");
   if (view.is_transactional()) {
     return reject(ErrorCode::invalid_record, "transactions are not supported by this broker");
   }
@@ -106,8 +114,9 @@ PreparedBatch prepare_batch(std::span<uint8_t> records, const TopicConfig& topic
   // handed a batch it cannot parse). Compressed batches are decompressed, as Kafka does.
   auto reader = p::RecordReader::open(view);
   if (!reader.ok()) {
-    return reject(reader.status().code() == Errc::unsupported ? ErrorCode::unsupported_compression_type
-                                                              : ErrorCode::corrupt_message,
+    return reject(reader.status().code() == Errc::unsupported
+                      ? ErrorCode::unsupported_compression_type
+                      : ErrorCode::corrupt_message,
                   reader.status().message());
   }
   p::Record rec;
@@ -118,12 +127,12 @@ PreparedBatch prepare_batch(std::span<uint8_t> records, const TopicConfig& topic
     if (!more.ok()) return reject(ErrorCode::invalid_record, more.status().message());
     if (!*more) break;
     if (rec.offset_delta != expected) {
-      return reject(ErrorCode::invalid_record,
-                    "record offset delta " + std::to_string(rec.offset_delta) + " where " +
-                        std::to_string(expected) + " was expected");
+      return reject(ErrorCode::invalid_record, "record offset delta " +
+                                                   std::to_string(rec.offset_delta) + " where " +
+                                                   std::to_string(expected) + " was expected");
     }
     ++expected;
-    if (topic.compact && !rec.key) {  // issue 4: Kafka's LogValidator rule for compacted topics
+    if (topic.compact && !rec.key) {  // Kafka's LogValidator rule for compacted topics
       return reject(ErrorCode::invalid_record, "Compacted topic cannot accept message without key");
     }
   }

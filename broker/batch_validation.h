@@ -16,10 +16,10 @@ namespace strata::broker {
 
 struct PreparedBatch {
   protocol::ErrorCode error = protocol::ErrorCode::none;
-  std::string message;          // for error_message / logs when error != none
-  std::span<uint8_t> batch;     // what to append: the request's bytes or `owned`
-  std::vector<uint8_t> owned;   // the recompressed batch, when the topic's codec differs
-  int64_t log_append_time = -1; // set when the topic uses LogAppendTime
+  std::string message;           // for error_message / logs when error != none
+  std::span<uint8_t> batch;      // what to append: the request's bytes or `owned`
+  std::vector<uint8_t> owned;    // the recompressed batch, when the topic's codec differs
+  int64_t log_append_time = -1;  // set when the topic uses LogAppendTime
   int32_t record_count = 0;
 };
 

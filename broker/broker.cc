@@ -3,16 +3,17 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <csignal>
 
 #include "broker/dispatch.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/log_tasks.h"
-#include "broker/metrics/broker_metrics.h"  // issue 6
-#include "broker/metrics/exporter.h"        // issue 6
+#include "broker/metrics/broker_metrics.h"
+#include "broker/metrics/exporter.h"
 #include "broker/net/server.h"
 #include "broker/pk_tables.h"
-#include "broker/scan_sessions.h"
 #include "broker/producer_ids.h"
+#include "broker/scan_sessions.h"
 #include "storage/env.h"
 #include "storage/log_manager.h"
 
@@ -30,7 +31,7 @@ Broker::Broker(BrokerConfig config, storage::Env* env)
     : config_(std::move(config)),
       env_(env ? env : storage::default_env()),
       work_(asio::make_work_guard(io_)),
-      producer_expiry_timer_(io_),  // issue 3
+      producer_expiry_timer_(io_),
       signals_(io_, SIGINT, SIGTERM),
       flush_timer_(io_),
       shutdown_timer_(io_) {}
@@ -39,12 +40,14 @@ Broker::~Broker() = default;
 
 const std::string& Broker::cluster_id() const { return logs_->cluster_id(); }
 
-uint16_t Broker::metrics_port() const {  // issue 6
-  return metrics_exporter_ ? metrics_exporter_->port() : 0;
-}
+uint16_t Broker::metrics_port() const { return metrics_exporter_ ? metrics_exporter_->port() : 0; }
 
 Status Broker::start() {
-  {  // issue 6: counters exist before anything can count
+  // A write to a socket the peer closed (sendfile(2) of Fetch data, which takes no MSG_NOSIGNAL)
+  // raises SIGPIPE, whose default action kills the process. Every socket error is handled where
+  // the write returns EPIPE, so the signal is ignored process-wide (as the JVM does for Kafka).
+  std::signal(SIGPIPE, SIG_IGN);
+  {  // counters exist before anything can count
     std::vector<int16_t> keys;
     for (const auto& h : handler_table()) keys.push_back(h.api_key);
     metrics_ = std::make_unique<metrics::BrokerMetrics>(keys);
@@ -52,23 +55,30 @@ Status Broker::start() {
   auto dynamic = DynamicConfig::load(env_, config_);
   if (!dynamic.ok()) return dynamic.status();
   dynamic_ = std::move(dynamic.value());
+  // The logs wake long-polls themselves: Fetch and ReadChangelog wait on high-watermark advances.
+  auto listeners = std::make_shared<storage::PartitionLog::Listeners>();
+  listeners->high_watermark = [this](const storage::PartitionLog& log, int64_t) {
+    watchers_.notify(&log);
+  };
   auto logs = storage::LogManager::open(
-      env_, config_.log_dirs, config_.node_id, [this](const storage::TopicMeta& meta) {
+      env_, config_.log_dirs, config_.node_id,
+      [this](const storage::TopicMeta& meta) {
         return resolve_topic_config(meta.configs, *dynamic_->effective()).log;
-      });
+      },
+      std::move(listeners));
   if (!logs.ok()) return logs.status();
   logs_ = std::move(logs.value());
   topics_ = std::make_unique<TopicRegistry>(*logs_, *dynamic_->effective());
   STRATA_RETURN_IF_ERROR(topics_->load());
-  // issue 5: primary-key table states, recovered by log replay before serving.
+  // primary-key table states, recovered by log replay before serving.
   pk_tables_ = std::make_unique<PkTables>(*topics_);
-  pk_tables_->start_tasks({config_.pk_checkpoint_retained,  // issue 5 (H2): checkpoints
+  pk_tables_->start_tasks({config_.pk_checkpoint_retained,  // checkpoints
                            config_.test_fault_pk_compact_before_checkpoint != 0});
   STRATA_RETURN_IF_ERROR(pk_tables_->open_all());
-  scan_sessions_ = std::make_unique<ScanSessions>(  // issue 5 (H1): open Scans
+  scan_sessions_ = std::make_unique<ScanSessions>(  // open Scans
       io_, config_.pk_scan_session_timeout_ms, static_cast<size_t>(config_.pk_scan_max_sessions));
   scan_sessions_->start();
-  {  // issue 3: consumer groups, durable in <first log dir>/__strata_groups
+  {  // consumer groups, durable in <first log dir>/__strata_groups
     group::CoordinatorConfig gc;
     gc.initial_rebalance_delay_ms = config_.group_initial_rebalance_delay_ms;
     gc.min_session_timeout_ms = config_.group_min_session_timeout_ms;
@@ -79,10 +89,11 @@ Status Broker::start() {
     auto store = group::GroupStore::open(config_.log_dirs.front() + "/__strata_groups");
     if (!store.ok()) return store.status();
     group_timers_ = std::make_unique<group::AsioTimers>(io_);
-    groups_ = std::make_unique<group::GroupCoordinator>(gc, *group_timers_, std::move(store.value()));
+    groups_ =
+        std::make_unique<group::GroupCoordinator>(gc, *group_timers_, std::move(store.value()));
     STRATA_RETURN_IF_ERROR(groups_->start());
   }
-  {  // issue 3: idempotent-producer ids, blocks persisted in <first log dir>/__strata_producer_ids
+  {  // idempotent-producer ids, blocks persisted in <first log dir>/__strata_producer_ids
     auto ids = ProducerIdManager::open(env_, config_.log_dirs.front());
     if (!ids.ok()) return ids.status();
     producer_ids_ = std::move(ids.value());
@@ -106,10 +117,10 @@ Status Broker::start() {
     }
   });
   schedule_flush();
-  schedule_producer_expiry();  // issue 3
-  log_tasks_ = std::make_unique<LogTasks>(*this);  // issue 4: own threads, never the I/O ones
+  schedule_producer_expiry();
+  log_tasks_ = std::make_unique<LogTasks>(*this);  // own threads, never the I/O ones
   log_tasks_->start();
-  if (!config_.metrics_listener.empty()) {  // issue 6: Prometheus /metrics (docs/operations.md)
+  if (!config_.metrics_listener.empty()) {  // Prometheus /metrics (docs/operations.md)
     auto addr = metrics::parse_metrics_listener(config_.metrics_listener);
     if (!addr.ok()) return addr.status();
     auto exporter = metrics::MetricsExporter::start(*this, *addr);
@@ -135,7 +146,7 @@ void Broker::schedule_flush() {
   });
 }
 
-// issue 3: drops idempotent-producer state idle for producer.id.expiration.ms, every
+// drops idempotent-producer state idle for producer.id.expiration.ms, every
 // producer.id.expiration.check.interval.ms (Kafka's names and defaults).
 void Broker::schedule_producer_expiry() {
   producer_expiry_timer_.expires_after(
@@ -158,14 +169,14 @@ void Broker::run() {
   unsigned n = config_.num_io_threads > 0 ? static_cast<unsigned>(config_.num_io_threads)
                                           : std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::thread> threads;
-  for (unsigned i = 1; i < n; ++i) threads.emplace_back([this] { io_.run(); });
-  io_.run();
+  for (unsigned i = 1; i < n; ++i) threads.emplace_back([this] { run_io_thread(); });
+  run_io_thread();
   for (auto& t : threads) t.join();
-  metrics_exporter_.reset();  // issue 6: no scrape may read the services closed below
-  groups_.reset();  // closes the group store (issue 3)
-  if (log_tasks_) log_tasks_->stop();  // issue 4: before the logs close
-  if (scan_sessions_) scan_sessions_->clear();  // issue 5 (H1): release Scan snapshots
-  if (pk_tables_) {  // issue 5: flush PK states (log fsynced first) before the logs close
+  metrics_exporter_.reset();                    // no scrape may read the services closed below
+  groups_.reset();                              // closes the group store
+  if (log_tasks_) log_tasks_->stop();           // before the logs close
+  if (scan_sessions_) scan_sessions_->clear();  // release Scan snapshots
+  if (pk_tables_) {  // flush PK states (log fsynced first) before the logs close
     Status pst = pk_tables_->close_all();
     if (!pst.ok()) spdlog::error("closing primary-key tables: {}", pst.to_string());
   }
@@ -174,17 +185,34 @@ void Broker::run() {
   spdlog::info("shut down cleanly");
 }
 
+// The one place where an exception escaping a posted handler or a timer lands: it is logged and
+// the thread goes back to serving (the failing operation is lost, the broker is not). Handlers
+// already catch per request; this catches what runs outside a request (timers, completions).
+void Broker::run_io_thread() {
+  for (;;) {
+    try {
+      io_.run();
+      return;
+    } catch (const std::exception& e) {
+      spdlog::error("unhandled exception on an I/O thread (the broker keeps serving): {}",
+                    e.what());
+    } catch (...) {
+      spdlog::error("unhandled non-standard exception on an I/O thread (the broker keeps serving)");
+    }
+  }
+}
+
 void Broker::shutdown() {
   if (stopping_.exchange(true)) return;
   asio::post(io_, [this] {
     boost::system::error_code ec;
     signals_.cancel(ec);
     flush_timer_.cancel();
-    producer_expiry_timer_.cancel();  // issue 3
-    if (scan_sessions_) scan_sessions_->stop();  // issue 5 (H1)
+    producer_expiry_timer_.cancel();
+    if (scan_sessions_) scan_sessions_->stop();
     server_->drain();
-    if (groups_) groups_->shutdown();  // waiting JoinGroup/SyncGroup answer now (issue 3)
-    watchers_.wake_all();  // long-polling fetches answer now
+    if (groups_) groups_->shutdown();  // waiting JoinGroup/SyncGroup answer now
+    watchers_.wake_all();              // long-polling fetches answer now
     finish_shutdown();
   });
 }

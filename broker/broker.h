@@ -5,7 +5,6 @@
 // its accessors are safe from any thread once start() has returned.
 #pragma once
 
-#include "broker/net/asio.h"
 #include <memory>
 #include <string>
 #include <thread>
@@ -13,6 +12,7 @@
 
 #include "broker/config.h"
 #include "broker/dynamic_config.h"
+#include "broker/net/asio.h"
 #include "broker/partition_watchers.h"
 #include "broker/topic_registry.h"
 #include "protocol/base/result.h"
@@ -30,15 +30,15 @@ class GroupCoordinator;
 namespace strata::broker {
 
 class Server;
-class ProducerIdManager;  // issue 3 (idempotent producer)
-class LogTasks;           // issue 4 (retention and log cleaner threads)
+class ProducerIdManager;  // Idempotent producer
+class LogTasks;           // Retention and log cleaner threads
 class RequestDispatcher;
-class PkTables;  // issue 5: primary-key tables (broker/pk_tables.h)
-namespace metrics {  // issue 6: Prometheus metrics (broker/metrics/)
+class PkTables;      // primary-key tables (broker/pk_tables.h)
+namespace metrics {  // Prometheus metrics (broker/metrics/)
 class BrokerMetrics;
 class MetricsExporter;
 }  // namespace metrics
-class ScanSessions;  // issue 5: open Scans (broker/scan_sessions.h)
+class ScanSessions;  // open Scans (broker/scan_sessions.h)
 
 class Broker {
  public:
@@ -53,18 +53,18 @@ class Broker {
 
   const BrokerConfig& config() const { return config_; }
   TopicRegistry& topics() { return *topics_; }
-  PkTables& pk_tables() { return *pk_tables_; }  // issue 5
-  // issue 6: request/topic counters (broker/metrics/broker_metrics.h); exists once start() began.
+  PkTables& pk_tables() { return *pk_tables_; }
+  // request/topic counters (broker/metrics/broker_metrics.h); exists once start() began.
   metrics::BrokerMetrics& metrics() { return *metrics_; }
-  // issue 6: the bound metrics.listener port (0 = disabled).
+  // the bound metrics.listener port (0 = disabled).
   uint16_t metrics_port() const;
-  ScanSessions& scan_sessions() { return *scan_sessions_; }  // issue 5 (H1)
-  // Dynamic broker configs (issue 4); effective() = config() plus durable AlterConfigs overrides.
+  ScanSessions& scan_sessions() { return *scan_sessions_; }
+  // Dynamic broker configs; effective() = config() plus durable AlterConfigs overrides.
   DynamicConfig& dynamic_config() { return *dynamic_; }
   PartitionWatchers& watchers() { return watchers_; }
-  // Consumer groups and committed offsets (issue 3).
+  // Consumer groups and committed offsets.
   group::GroupCoordinator& groups() { return *groups_; }
-  // Idempotent-producer ids (issue 3).
+  // Idempotent-producer ids.
   ProducerIdManager& producer_ids() { return *producer_ids_; }
   boost::asio::io_context& io() { return io_; }
   int32_t node_id() const { return config_.node_id; }
@@ -77,6 +77,7 @@ class Broker {
  private:
   void schedule_flush();
   void finish_shutdown();
+  void run_io_thread();
 
   BrokerConfig config_;
   storage::Env* env_;
@@ -85,16 +86,16 @@ class Broker {
   std::unique_ptr<storage::LogManager> logs_;
   std::unique_ptr<DynamicConfig> dynamic_;
   std::unique_ptr<TopicRegistry> topics_;
-  std::unique_ptr<PkTables> pk_tables_;  // issue 5
-  std::unique_ptr<ScanSessions> scan_sessions_;  // issue 5 (H1): after pk_tables_ (destroyed first)
-  std::unique_ptr<group::AsioTimers> group_timers_;  // issue 3
+  std::unique_ptr<PkTables> pk_tables_;
+  std::unique_ptr<ScanSessions> scan_sessions_;  // after pk_tables_ (destroyed first)
+  std::unique_ptr<group::AsioTimers> group_timers_;
   std::unique_ptr<group::GroupCoordinator> groups_;
-  std::unique_ptr<ProducerIdManager> producer_ids_;  // issue 3 (idempotent producer)
-  std::unique_ptr<LogTasks> log_tasks_;  // issue 4: retention + cleaner threads
+  std::unique_ptr<ProducerIdManager> producer_ids_;  // Idempotent producer
+  std::unique_ptr<LogTasks> log_tasks_;              // retention + cleaner threads
   boost::asio::steady_timer producer_expiry_timer_;
   void schedule_producer_expiry();
   PartitionWatchers watchers_;
-  std::unique_ptr<metrics::BrokerMetrics> metrics_;  // issue 6: outlives dispatcher_ and server_
+  std::unique_ptr<metrics::BrokerMetrics> metrics_;  // outlives dispatcher_ and server_
   std::unique_ptr<RequestDispatcher> dispatcher_;
   std::unique_ptr<Server> server_;
   boost::asio::signal_set signals_;
@@ -104,7 +105,7 @@ class Broker {
   Listener advertised_;
   std::atomic<bool> stopping_{false};
   int shutdown_polls_ = 0;
-  std::unique_ptr<metrics::MetricsExporter> metrics_exporter_;  // issue 6: last = destroyed first
+  std::unique_ptr<metrics::MetricsExporter> metrics_exporter_;  // last = destroyed first
 };
 
 // Milliseconds since the epoch (wall clock), as Kafka timestamps are.

@@ -5,7 +5,7 @@
 #include <functional>
 #include <sstream>
 
-#include "broker/metrics/exporter.h"  // issue 6: metrics.listener syntax
+#include "broker/metrics/exporter.h"  // metrics.listener syntax
 
 namespace strata::broker {
 namespace {
@@ -33,7 +33,8 @@ Status parse_int(const std::string& key, const std::string& v, T min, T max, T& 
   }
   if (x < min || x > max) {
     return Status(Errc::invalid_argument, "config " + key + ": " + v + " is out of range [" +
-                                              std::to_string(min) + ", " + std::to_string(max) + "]");
+                                              std::to_string(min) + ", " + std::to_string(max) +
+                                              "]");
   }
   out = x;
   return Status::Ok();
@@ -41,15 +42,19 @@ Status parse_int(const std::string& key, const std::string& v, T min, T max, T& 
 
 Setter bool_key(bool BrokerConfig::*field, const char* name) {
   return [field, name](BrokerConfig& c, const std::string& v) -> Status {
-    if (v == "true") c.*field = true;
-    else if (v == "false") c.*field = false;
-    else return Status(Errc::invalid_argument, std::string("config ") + name + ": '" + v +
-                                                 "' is not true or false");
+    if (v == "true")
+      c.*field = true;
+    else if (v == "false")
+      c.*field = false;
+    else
+      return Status(Errc::invalid_argument,
+                    std::string("config ") + name + ": '" + v + "' is not true or false");
     return Status::Ok();
   };
 }
 
-Setter enum_key(std::string BrokerConfig::*field, const char* name, std::vector<std::string> allowed) {
+Setter enum_key(std::string BrokerConfig::*field, const char* name,
+                std::vector<std::string> allowed) {
   return [field, name, allowed](BrokerConfig& c, const std::string& v) -> Status {
     for (const auto& a : allowed) {
       if (a == v) {
@@ -87,7 +92,9 @@ const std::vector<KeyDef>& key_defs() {
                   "Comma-separated NAME://host:port to listen on; port 0 binds a free port."},
                  [](BrokerConfig& c, const std::string& v) -> Status {
                    auto r = parse_listeners(v);
-                   if (!r.ok()) return Status(Errc::invalid_argument, "config listeners: " + r.status().message());
+                   if (!r.ok())
+                     return Status(Errc::invalid_argument,
+                                   "config listeners: " + r.status().message());
                    if (r->empty()) return Status(Errc::invalid_argument, "config listeners: empty");
                    c.listeners = *r;
                    return Status::Ok();
@@ -100,7 +107,9 @@ const std::vector<KeyDef>& key_defs() {
                      return Status::Ok();
                    }
                    auto r = parse_listeners(v);
-                   if (!r.ok()) return Status(Errc::invalid_argument, "config advertised.listeners: " + r.status().message());
+                   if (!r.ok())
+                     return Status(Errc::invalid_argument,
+                                   "config advertised.listeners: " + r.status().message());
                    c.advertised_listeners = *r;
                    return Status::Ok();
                  }});
@@ -113,12 +122,14 @@ const std::vector<KeyDef>& key_defs() {
                      item = trim(item);
                      if (!item.empty()) c.log_dirs.push_back(item);
                    }
-                   if (c.log_dirs.empty()) return Status(Errc::invalid_argument, "config log.dirs: empty");
+                   if (c.log_dirs.empty())
+                     return Status(Errc::invalid_argument, "config log.dirs: empty");
                    return Status::Ok();
                  }});
     i32("num.io.threads", "0", "Threads serving network I/O and requests; 0 = number of cores.",
         &BrokerConfig::num_io_threads, 0, 1024);
-    i32("num.partitions", "1", "Partition count of auto-created topics and of CreateTopics with -1.",
+    i32("num.partitions", "1",
+        "Partition count of auto-created topics and of CreateTopics with -1.",
         &BrokerConfig::num_partitions, 1, 100000);
     d.push_back({{"default.replication.factor", "1",
                   "Replication factor used when CreateTopics passes -1; only 1 exists today."},
@@ -129,7 +140,8 @@ const std::vector<KeyDef>& key_defs() {
     d.push_back({{"auto.create.topics.enable", "true",
                   "Create unknown topics named in Metadata requests (if the client allows it)."},
                  bool_key(&BrokerConfig::auto_create_topics_enable, "auto.create.topics.enable")});
-    i64("log.segment.bytes", "1073741824", "Roll a new segment when the active one reaches this size.",
+    i64("log.segment.bytes", "1073741824",
+        "Roll a new segment when the active one reaches this size.",
         &BrokerConfig::log_segment_bytes, 14, kI32Max);
     i64("log.roll.ms", "604800000", "Roll a new segment when the active one is older than this.",
         &BrokerConfig::log_roll_ms, 1, kI64Max);
@@ -144,7 +156,8 @@ const std::vector<KeyDef>& key_defs() {
         &BrokerConfig::log_flush_scheduler_interval_ms, 1, kI64Max);
     i32("log.index.interval.bytes", "4096", "Bytes between two entries of the sparse offset index.",
         &BrokerConfig::log_index_interval_bytes, 0, kI32Max);
-    i32("log.index.size.max.bytes", "10485760", "Largest .index file; a full index rolls the segment.",
+    i32("log.index.size.max.bytes", "10485760",
+        "Largest .index file; a full index rolls the segment.",
         &BrokerConfig::log_index_size_max_bytes, 4, kI32Max);
     i32("message.max.bytes", "1048588",
         "Largest record batch a producer may send (after the broker's recompression, if any).",
@@ -167,18 +180,20 @@ const std::vector<KeyDef>& key_defs() {
     i64("log.retention.bytes", "-1",
         "Default retention.bytes of topics: old segments are deleted above this size.",
         &BrokerConfig::log_retention_bytes, -1, kI64Max);
-    d.push_back({{"log.cleanup.policy", "delete", "Default cleanup.policy of topics: delete or compact."},
-                 enum_key(&BrokerConfig::log_cleanup_policy, "log.cleanup.policy",
-                          {"delete", "compact", "compact,delete", "delete,compact"})});
-    {  // issue 4: retention task and log cleaner (broker/log_tasks.h)
+    d.push_back(
+        {{"log.cleanup.policy", "delete", "Default cleanup.policy of topics: delete or compact."},
+         enum_key(&BrokerConfig::log_cleanup_policy, "log.cleanup.policy",
+                  {"delete", "compact", "compact,delete", "delete,compact"})});
+    {  // retention task and log cleaner (broker/log_tasks.h)
       auto f64 = [&d](const char* n, const char* def, const char* doc, double BrokerConfig::*f,
                       double lo, double hi) {
         d.push_back({{n, def, doc}, [=](BrokerConfig& c, const std::string& v) -> Status {
                        double x = 0;
                        auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
                        if (ec != std::errc() || p != v.data() + v.size() || !(x >= lo && x <= hi)) {
-                         return Status(Errc::invalid_argument,
-                                       std::string("config ") + n + ": '" + v + "' is not a number in range");
+                         return Status(
+                             Errc::invalid_argument,
+                             std::string("config ") + n + ": '" + v + "' is not a number in range");
                        }
                        c.*f = x;
                        return Status::Ok();
@@ -204,13 +219,14 @@ const std::vector<KeyDef>& key_defs() {
       i64("log.cleaner.min.compaction.lag.ms", "0",
           "Default min.compaction.lag.ms: records younger than this are never compacted.",
           &BrokerConfig::log_cleaner_min_compaction_lag_ms, 0, kI64Max);
-      i64("log.cleaner.backoff.ms", "15000", "Sleep of a cleaner thread when no log needs cleaning.",
+      i64("log.cleaner.backoff.ms", "15000",
+          "Sleep of a cleaner thread when no log needs cleaning.",
           &BrokerConfig::log_cleaner_backoff_ms, 0, kI64Max);
     }
     d.push_back({{"log.level", "info", "Broker log level: trace, debug, info, warn, error."},
                  enum_key(&BrokerConfig::log_level, "log.level",
                           {"trace", "debug", "info", "warn", "error", "critical", "off"})});
-    // issue 3 (consumer groups)
+    // Consumer groups
     i32("group.initial.rebalance.delay.ms", "3000",
         "How long the first rebalance of an empty group waits for more members to join.",
         &BrokerConfig::group_initial_rebalance_delay_ms, 0, kI32Max);
@@ -229,14 +245,14 @@ const std::vector<KeyDef>& key_defs() {
     i64("offsets.retention.check.interval.ms", "600000",
         "How often expired committed offsets are looked for.",
         &BrokerConfig::offsets_retention_check_interval_ms, 1, kI64Max);
-    // issue 3 (idempotent producer)
+    // Idempotent producer
     i64("producer.id.expiration.ms", "86400000",
         "Idempotent-producer state of a partition is dropped after this long without a write.",
         &BrokerConfig::producer_id_expiration_ms, 1, kI64Max);
     i64("producer.id.expiration.check.interval.ms", "600000",
         "How often expired idempotent-producer state is looked for.",
         &BrokerConfig::producer_id_expiration_check_interval_ms, 1, kI64Max);
-    // issue 5 (Scan sessions, H1)
+    // Scan sessions
     i64("pk.scan.session.timeout.ms", "30000",
         "A primary-key Scan whose next page is not requested within this long is dropped and its "
         "snapshot released.",
@@ -244,18 +260,19 @@ const std::vector<KeyDef>& key_defs() {
     i32("pk.scan.max.sessions", "1000",
         "Open primary-key Scans kept at most; beyond it the least recently used one is dropped.",
         &BrokerConfig::pk_scan_max_sessions, 1, kI32Max);
-    // issue 6 (Prometheus metrics, H5; docs/operations.md)
-    d.push_back({{"metrics.listener", "127.0.0.1:9644",
-                  "host:port serving Prometheus metrics at /metrics; port 0 = a free port; empty = off."},
-                 [](BrokerConfig& c, const std::string& v) -> Status {
-                   if (!v.empty()) {
-                     auto a = metrics::parse_metrics_listener(v);
-                     if (!a.ok()) return Status(Errc::invalid_argument, "config " + a.status().message());
-                   }
-                   c.metrics_listener = v;
-                   return Status::Ok();
-                 }});
-    // issue 5 (checkpoints of primary-key state, H2; docs/pk-tables.md)
+    // Prometheus metrics; docs/operations.md
+    d.push_back(
+        {{"metrics.listener", "127.0.0.1:9644",
+          "host:port serving Prometheus metrics at /metrics; port 0 = a free port; empty = off."},
+         [](BrokerConfig& c, const std::string& v) -> Status {
+           if (!v.empty()) {
+             auto a = metrics::parse_metrics_listener(v);
+             if (!a.ok()) return Status(Errc::invalid_argument, "config " + a.status().message());
+           }
+           c.metrics_listener = v;
+           return Status::Ok();
+         }});
+    // Checkpoints of primary-key state; docs/pk-tables.md
     i32("pk.checkpoint.retained", "2",
         "RocksDB checkpoints kept per primary-key partition (the newest bounds log retention).",
         &BrokerConfig::pk_checkpoint_retained, 1, 100);
@@ -291,12 +308,15 @@ Result<std::vector<Listener>> parse_listeners(const std::string& value) {
     item = trim(item);
     if (item.empty()) continue;
     auto sep = item.find("://");
-    if (sep == std::string::npos) return Result<std::vector<Listener>>(Errc::invalid_argument, "'" + item + "' is not NAME://host:port");
+    if (sep == std::string::npos)
+      return Result<std::vector<Listener>>(Errc::invalid_argument,
+                                           "'" + item + "' is not NAME://host:port");
     Listener l;
     l.name = item.substr(0, sep);
     std::string hp = item.substr(sep + 3);
     auto colon = hp.rfind(':');
-    if (colon == std::string::npos) return Result<std::vector<Listener>>(Errc::invalid_argument, "'" + item + "' has no port");
+    if (colon == std::string::npos)
+      return Result<std::vector<Listener>>(Errc::invalid_argument, "'" + item + "' has no port");
     l.host = hp.substr(0, colon);
     if (l.host.size() >= 2 && l.host.front() == '[' && l.host.back() == ']') {
       l.host = l.host.substr(1, l.host.size() - 2);
@@ -310,7 +330,8 @@ Result<std::vector<Listener>> parse_listeners(const std::string& value) {
   return out;
 }
 
-Result<BrokerConfig> parse_config(const std::string& text, const std::vector<std::string>& overrides) {
+Result<BrokerConfig> parse_config(const std::string& text,
+                                  const std::vector<std::string>& overrides) {
   std::map<std::string, std::string> kv;
   for (const auto& d : key_defs()) kv[d.doc.name] = d.doc.default_value;
   std::set<std::string> explicit_keys;
@@ -319,10 +340,12 @@ Result<BrokerConfig> parse_config(const std::string& text, const std::vector<std
     std::string l = trim(line);
     if (l.empty() || l[0] == '#' || l[0] == '!') return Status::Ok();
     auto eq = l.find_first_of("=:");
-    if (eq == std::string::npos) return Status(Errc::invalid_argument, where + ": expected key=value: " + l);
+    if (eq == std::string::npos)
+      return Status(Errc::invalid_argument, where + ": expected key=value: " + l);
     std::string key = trim(l.substr(0, eq));
     std::string value = trim(l.substr(eq + 1));
-    if (!kv.count(key)) return Status(Errc::invalid_argument, where + ": unknown config key '" + key + "'");
+    if (!kv.count(key))
+      return Status(Errc::invalid_argument, where + ": unknown config key '" + key + "'");
     kv[key] = value;
     explicit_keys.insert(key);
     return Status::Ok();
@@ -344,7 +367,8 @@ Result<BrokerConfig> parse_config(const std::string& text, const std::vector<std
   return c;
 }
 
-Result<BrokerConfig> load_config(const std::string& path, const std::vector<std::string>& overrides) {
+Result<BrokerConfig> load_config(const std::string& path,
+                                 const std::vector<std::string>& overrides) {
   std::string text;
   if (!path.empty()) {
     std::ifstream in(path);

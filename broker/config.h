@@ -1,6 +1,6 @@
 // Broker configuration: the typed view of server.properties (Kafka key names where Kafka has the
-// concept). Built once at start-up by load_config(); immutable afterwards, so any thread may read it.
-// Every key the broker knows is declared in config.cc's table with its default and one line of
+// concept). Built once at start-up by load_config(); immutable afterwards, so any thread may read
+// it. Every key the broker knows is declared in config.cc's table with its default and one line of
 // documentation; config/server.properties lists the same keys (a unit test keeps them in step).
 #pragma once
 
@@ -44,17 +44,17 @@ struct BrokerConfig {
   int64_t log_retention_bytes = -1;
   std::string log_cleanup_policy = "delete";
   std::string log_level = "info";
-  // issue 3 (consumer groups)
+  // Consumer groups
   int32_t group_initial_rebalance_delay_ms = 3000;
   int32_t group_min_session_timeout_ms = 6000;
   int32_t group_max_session_timeout_ms = 1800000;
   int32_t offset_metadata_max_bytes = 4096;
   int32_t offsets_retention_minutes = 10080;
   int64_t offsets_retention_check_interval_ms = 600000;
-  // issue 3 (idempotent producer)
+  // Idempotent producer
   int64_t producer_id_expiration_ms = 86400000;
   int64_t producer_id_expiration_check_interval_ms = 600000;
-  // issue 4 (retention and log cleaner; Kafka's names and defaults)
+  // Retention and log cleaner; Kafka's names and defaults
   int64_t log_retention_check_interval_ms = 300000;
   bool log_cleaner_enable = true;
   int32_t log_cleaner_threads = 1;
@@ -63,16 +63,16 @@ struct BrokerConfig {
   int64_t log_cleaner_delete_retention_ms = 86400000;
   int64_t log_cleaner_min_compaction_lag_ms = 0;
   int64_t log_cleaner_backoff_ms = 15000;
-  // issue 5 (Scan sessions, H1)
+  // Scan sessions
   int64_t pk_scan_session_timeout_ms = 30000;
   int32_t pk_scan_max_sessions = 1000;
-  // issue 6 (Prometheus metrics, H5): host:port of the /metrics endpoint; empty = disabled.
+  // host:port of the /metrics endpoint; empty = disabled.
   std::string metrics_listener = "127.0.0.1:9644";
-  // issue 5 (checkpoints of primary-key state, H2)
+  // Checkpoints of primary-key state
   int32_t pk_checkpoint_retained = 2;
   // Test-only fault injection (keys under "test."; refused unless --enable-test-faults).
   int64_t test_fault_drop_produce_response_every_n = 0;
-  int64_t test_fault_pk_compact_before_checkpoint = 0;  // H2
+  int64_t test_fault_pk_compact_before_checkpoint = 0;
 
   // Every key with its effective value (as text), for logging and DescribeConfigs later.
   std::map<std::string, std::string> values;
@@ -91,9 +91,11 @@ const std::vector<ConfigKeyDoc>& config_keys();
 
 // Parses a properties file (`key=value`, `#`/`!` comments, blank lines) and applies `overrides`
 // ("key=value", later wins). An unknown key or a bad value fails with a message naming the key.
-Result<BrokerConfig> load_config(const std::string& path, const std::vector<std::string>& overrides);
+Result<BrokerConfig> load_config(const std::string& path,
+                                 const std::vector<std::string>& overrides);
 // Same, from text already read (path may be empty).
-Result<BrokerConfig> parse_config(const std::string& text, const std::vector<std::string>& overrides);
+Result<BrokerConfig> parse_config(const std::string& text,
+                                  const std::vector<std::string>& overrides);
 
 // Parses "NAME://host:port[,NAME://host:port]".
 Result<std::vector<Listener>> parse_listeners(const std::string& value);

@@ -18,7 +18,7 @@ class RequestDispatcher : public Dispatcher {
  public:
   explicit RequestDispatcher(Broker& broker) : broker_(broker) {}
   void dispatch(std::shared_ptr<RequestFrame> frame, Responder responder) override;
-  // issue 6: metrics hooks (broker/metrics/broker_metrics.h).
+  // metrics hooks (broker/metrics/broker_metrics.h).
   void request_completed(int16_t api_key, std::chrono::steady_clock::duration elapsed) override;
   void connection_opened() override;
   void connection_closed() override;

@@ -76,14 +76,16 @@ ConfigType broker_key_type(std::string_view name) {
     return ConfigType::list;
   }
   if (!def.empty() && def.find_first_not_of("-0123456789") == std::string::npos) {
-    return name.ends_with(".ms") || name.ends_with(".messages") ? ConfigType::long_ : ConfigType::int_;
+    return name.ends_with(".ms") || name.ends_with(".messages") ? ConfigType::long_
+                                                                : ConfigType::int_;
   }
   return ConfigType::string;
 }
 
-Result<ConfigMap> apply_alter_items(ConfigMap overrides, const std::vector<AlterItem>& items,
-                                    ConfigType (*type_of)(std::string_view name),
-                                    const std::function<std::string(const std::string&)>& effective) {
+Result<ConfigMap> apply_alter_items(
+    ConfigMap overrides, const std::vector<AlterItem>& items,
+    ConfigType (*type_of)(std::string_view name),
+    const std::function<std::string(const std::string&)>& effective) {
   for (const auto& item : items) {
     const ConfigType type = type_of(item.name);
     if (type == ConfigType::unknown) {
@@ -145,9 +147,12 @@ Result<std::unique_ptr<DynamicConfig>> DynamicConfig::load(storage::Env* env,
       std::string tag = line.substr(0, sp);
       std::string key = line.substr(sp + 1, eq - sp - 1);
       std::string value = line.substr(eq + 1);
-      if (tag == kClusterTag) dc->cluster_[key] = value;
-      else if (tag == kBrokerTag) dc->broker_[key] = value;
-      else return Status(Errc::corruption, dc->path_ + ": malformed line: " + line);
+      if (tag == kClusterTag)
+        dc->cluster_[key] = value;
+      else if (tag == kBrokerTag)
+        dc->broker_[key] = value;
+      else
+        return Status(Errc::corruption, dc->path_ + ": malformed line: " + line);
     }
   }
   auto eff = dc->build(dc->cluster_, dc->broker_);
@@ -194,12 +199,14 @@ bool DynamicConfig::is_dynamic_key(std::string_view key) {
 
 Status DynamicConfig::validate(bool cluster_default, const ConfigMap& overrides) const {
   for (const auto& [k, v] : overrides) {
-    if (!find_broker_key(k)) return Status(Errc::invalid_argument, "Unknown broker config name: " + k);
+    if (!find_broker_key(k))
+      return Status(Errc::invalid_argument, "Unknown broker config name: " + k);
     if (!is_dynamic_key(k)) {
       return Status(Errc::invalid_argument, "Cannot update these configs dynamically: " + k);
     }
     if (v.find_first_of("\r\n") != std::string::npos) {
-      return Status(Errc::invalid_argument, "Invalid value for configuration " + k + ": line break");
+      return Status(Errc::invalid_argument,
+                    "Invalid value for configuration " + k + ": line break");
     }
   }
   ConfigMap cluster, broker;
@@ -221,8 +228,9 @@ Result<std::shared_ptr<const BrokerConfig>> DynamicConfig::replace(bool cluster_
   (cluster_default ? cluster : broker) = std::move(overrides);
   auto eff = build(cluster, broker);
   if (!eff.ok()) return eff.status();
-  std::string text = "# Dynamic broker configs (AlterConfigs on BROKER resources). Written by the "
-                     "broker; do not edit while it runs.\n";
+  std::string text =
+      "# Dynamic broker configs (AlterConfigs on BROKER resources). Written by the "
+      "broker; do not edit while it runs.\n";
   for (const auto& [k, v] : cluster) text += std::string(kClusterTag) + " " + k + "=" + v + "\n";
   for (const auto& [k, v] : broker) text += std::string(kBrokerTag) + " " + k + "=" + v + "\n";
   STRATA_RETURN_IF_ERROR(storage::write_file_atomically(env_, path_, text));
@@ -277,8 +285,8 @@ std::vector<ConfigEntryInfo> DynamicConfig::describe_broker(
   return out;
 }
 
-std::vector<ConfigEntryInfo> DynamicConfig::describe_topic(const ConfigMap& topic_overrides,
-                                                           const std::vector<std::string>& keys) const {
+std::vector<ConfigEntryInfo> DynamicConfig::describe_topic(
+    const ConfigMap& topic_overrides, const std::vector<std::string>& keys) const {
   std::shared_lock lk(mu_);
   std::vector<ConfigEntryInfo> out;
   for (const auto& k : topic_key_table()) {

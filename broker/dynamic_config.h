@@ -2,15 +2,15 @@
 //
 //   DYNAMIC_BROKER_CONFIG          AlterConfigs on BROKER "<node.id>"   (per broker)
 //   DYNAMIC_DEFAULT_BROKER_CONFIG  AlterConfigs on BROKER ""            (cluster-wide default)
-//   STATIC_BROKER_CONFIG           server.properties / --override       (BrokerConfig::explicit_keys)
+//   STATIC_BROKER_CONFIG           server.properties / --override (BrokerConfig::explicit_keys)
 //   DEFAULT_CONFIG                 the key table's default
 //
 // Dynamic broker overrides live in `<first log dir>/dynamic-broker-configs` (written atomically);
 // topic overrides live in the topic metadata (storage::TopicStore). effective() is the BrokerConfig
 // with all broker layers applied: topics resolve their defaults against it, so changing a broker
 // default (log.retention.ms, ...) reaches every topic that does not override it. Only keys that
-// are the broker synonym of a topic key, or listed in kExtraDynamicBrokerKeys, are dynamic; the rest
-// are read-only. Also: DescribeConfigs entry building and IncrementalAlterConfigs operations.
+// are the broker synonym of a topic key, or listed in kExtraDynamicBrokerKeys, are dynamic; the
+// rest are read-only. Also: DescribeConfigs entry building and IncrementalAlterConfigs operations.
 //
 // Owned by Broker (one per process). Thread-safe: readers take a shared lock; set_* serialise.
 #pragma once
@@ -36,8 +36,12 @@ using ConfigMap = std::map<std::string, std::string>;
 
 // Kafka's DescribeConfigs config_source numbering.
 enum class ConfigSource : int8_t {
-  unknown = 0, dynamic_topic = 1, dynamic_broker = 2, dynamic_default_broker = 3,
-  static_broker = 4, default_config = 5
+  unknown = 0,
+  dynamic_topic = 1,
+  dynamic_broker = 2,
+  dynamic_default_broker = 3,
+  static_broker = 4,
+  default_config = 5
 };
 
 struct ConfigSynonymInfo {
@@ -68,9 +72,10 @@ struct AlterItem {
 // Applies `items` to `overrides`. APPEND/SUBTRACT work on LIST keys only, starting from
 // `effective(name)` when the key has no override. Unknown names and non-list APPEND/SUBTRACT →
 // Errc::invalid_argument (INVALID_CONFIG); the resulting map still needs validation.
-Result<ConfigMap> apply_alter_items(ConfigMap overrides, const std::vector<AlterItem>& items,
-                                    ConfigType (*type_of)(std::string_view name),
-                                    const std::function<std::string(const std::string&)>& effective);
+Result<ConfigMap> apply_alter_items(
+    ConfigMap overrides, const std::vector<AlterItem>& items,
+    ConfigType (*type_of)(std::string_view name),
+    const std::function<std::string(const std::string&)>& effective);
 // ConfigType of a topic / broker key (unknown for an unknown name).
 ConfigType topic_key_type(std::string_view name);
 ConfigType broker_key_type(std::string_view name);
@@ -79,7 +84,8 @@ class DynamicConfig {
  public:
   // Reads the dynamic overrides file (absent = none) and builds the effective config. A file that
   // no longer parses (e.g. a key removed from the broker) is reported, not silently dropped.
-  static Result<std::unique_ptr<DynamicConfig>> load(storage::Env* env, const BrokerConfig& static_config);
+  static Result<std::unique_ptr<DynamicConfig>> load(storage::Env* env,
+                                                     const BrokerConfig& static_config);
 
   // The broker config with dynamic overrides applied (a snapshot; never null).
   std::shared_ptr<const BrokerConfig> effective() const;

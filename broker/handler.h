@@ -33,7 +33,7 @@ struct RequestContext {
 
 using HandlerFn = void (*)(RequestContext& ctx, protocol::Reader& body);
 
-// issue 6 (broker/metrics/broker_metrics.cc): counts a non-zero top-level error code of a response.
+// counts a non-zero top-level error code of a response.
 void note_response_error(Broker& broker, int16_t api_key, int16_t error_code);
 
 struct HandlerDef {
@@ -62,7 +62,7 @@ ResponseFrame encode_response(int16_t api_key, int16_t version, int32_t correlat
 
 template <typename Resp>
 void RequestContext::respond(const Resp& resp) const {
-  // issue 6: top-level error codes by api (per-partition codes are counted by the handlers).
+  // top-level error codes by api (per-partition codes are counted by the handlers).
   if constexpr (requires { resp.error_code; }) {
     if (resp.error_code != 0) note_response_error(broker, api_key, resp.error_code);
   }

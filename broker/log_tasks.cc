@@ -62,8 +62,8 @@ double LogTasks::io_rate() const {
 void LogTasks::retention_loop() {
   while (wait_for(broker_.config().log_retention_check_interval_ms)) {
     for (const auto& topic : broker_.topics().list()) {
-      const storage::RetentionPolicy policy{topic->config.delete_enabled, topic->config.retention_ms,
-                                            topic->config.retention_bytes};
+      const storage::RetentionPolicy policy{
+          topic->config.delete_enabled, topic->config.retention_ms, topic->config.retention_bytes};
       for (size_t p = 0; p < topic->partitions.size(); ++p) {
         auto r = storage::Retention::enforce(*topic->partitions[p], policy, now_ms());
         if (!r.ok()) {
@@ -72,13 +72,13 @@ void LogTasks::retention_loop() {
           spdlog::info("retention deleted {} segment(s) ({} bytes) of {}-{}; log start offset {}",
                        r->deleted_segments, r->deleted_bytes, topic->name, p, r->log_start_offset);
         }
-        maybe_request_pk_checkpoint(*topic, static_cast<int32_t>(p), policy);  // issue 5 (H2)
+        maybe_request_pk_checkpoint(*topic, static_cast<int32_t>(p), policy);
       }
     }
   }
 }
 
-// Issue 5 (H2): a PK partition whose first segment could go (retention may delete, or DeleteRecords
+// a PK partition whose first segment could go (retention may delete, or DeleteRecords
 // moved the log start past it) but lies above the state's bound gets a checkpoint, which flushes
 // the memtable and moves the bound, so the next pass proceeds instead of stalling.
 void LogTasks::maybe_request_pk_checkpoint(const TopicEntry& topic, int32_t p,
@@ -88,9 +88,9 @@ void LogTasks::maybe_request_pk_checkpoint(const TopicEntry& topic, int32_t p,
   const auto bases = log.segment_base_offsets();
   if (bases.size() < 2) return;
   const int64_t bound = log.retention_bound();
-  const bool may_delete = (policy.delete_enabled && (policy.retention_ms >= 0 ||
-                                                     policy.retention_bytes >= 0)) ||
-                          log.log_start_offset() >= bases[1];
+  const bool may_delete =
+      (policy.delete_enabled && (policy.retention_ms >= 0 || policy.retention_bytes >= 0)) ||
+      log.log_start_offset() >= bases[1];
   if (may_delete && bound < bases[1] && log.high_watermark() > bound) {
     broker_.pk_tables().request_checkpoint(topic, p);
   }

@@ -1,11 +1,11 @@
-// LogTasks: the broker's background storage work of issue 4, on threads of its own so no I/O
+// LogTasks: the broker's background storage work, on threads of its own so no I/O
 // thread ever waits for it:
 //   * one retention thread: every log.retention.check.interval.ms, storage::Retention::enforce on
 //     every partition with the topic's current retention.ms / retention.bytes / cleanup.policy
 //     (read from the TopicRegistry each round, so dynamic changes apply at the next check);
 //   * log.cleaner.threads cleaner threads (if log.cleaner.enable): each owns the partitions whose
-//     directory hashes to its index and runs storage::LogCleaner passes on compacted topics, sleeping
-//     log.cleaner.backoff.ms when nothing was due; cleaner I/O shares one Throttler
+//     directory hashes to its index and runs storage::LogCleaner passes on compacted topics,
+//     sleeping log.cleaner.backoff.ms when nothing was due; cleaner I/O shares one Throttler
 //     (log.cleaner.io.max.bytes.per.second, re-read from the dynamic config every round).
 //
 // Owned by Broker: start() after the TopicRegistry is loaded, stop() (joins) after the I/O threads
@@ -38,7 +38,7 @@ class LogTasks {
 
  private:
   void retention_loop();
-  // Issue 5 (H2): asks PkTables for a checkpoint when the PK bound blocks retention.
+  // asks PkTables for a checkpoint when the PK bound blocks retention.
   void maybe_request_pk_checkpoint(const TopicEntry& topic, int32_t partition,
                                    const storage::RetentionPolicy& policy);
   void cleaner_loop(size_t index, size_t threads);

@@ -2,9 +2,9 @@
 // `--override key=value`. Exits non-zero with a message naming the key on a bad configuration.
 // `--enable-test-faults` permits the test-only `test.` keys (refused otherwise, so a production
 // config can never turn fault injection on by accident).
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <string_view>
 
@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   app.add_option("--config", config_path, "server.properties file (defaults apply without one)");
   app.add_option("--override", overrides, "key=value, applied after the file (repeatable)")
       ->take_all();
-  bool enable_test_faults = false;  // issue 3: gates the test.* fault-injection keys
+  bool enable_test_faults = false;  // gates the test.* fault-injection keys
   app.add_flag("--enable-test-faults", enable_test_faults,
                "allow the test-only `test.` config keys (fault injection); never in production");
   app.add_flag("--print-default-config", print_config,
@@ -30,8 +30,8 @@ int main(int argc, char** argv) {
     for (const auto& k : strata::broker::config_keys()) {
       // test.* keys are listed commented out: they only work with --enable-test-faults.
       const bool test_only = std::string_view(k.name).starts_with("test.");
-      std::cout << "# " << k.doc << "\n" << (test_only ? "#" : "") << k.name << "="
-                << k.default_value << "\n\n";
+      std::cout << "# " << k.doc << "\n"
+                << (test_only ? "#" : "") << k.name << "=" << k.default_value << "\n\n";
     }
     return 0;
   }

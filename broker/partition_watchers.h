@@ -39,12 +39,14 @@ class PartitionWatchers {
     std::atomic<bool> fired_{false};
   };
 
-  std::shared_ptr<Watch> watch(const std::vector<const void*>& partitions, std::function<void()> wake);
+  std::shared_ptr<Watch> watch(const std::vector<const void*>& partitions,
+                               std::function<void()> wake);
   // Watches `logs` (a long-poll's partitions) and fires at once when one of them moved past the
   // high watermark the caller read before registering (`seen_hw[i]`): an append in between found
   // no watch to wake.
   std::shared_ptr<Watch> watch_logs(const std::vector<const storage::PartitionLog*>& logs,
-                                    const std::vector<int64_t>& seen_hw, std::function<void()> wake);
+                                    const std::vector<int64_t>& seen_hw,
+                                    std::function<void()> wake);
   void notify(const void* partition);
   void wake_all();
 

@@ -1,9 +1,9 @@
-// PkTables' checkpoint thread and retention requests (issue 5, engineer H2; see pk_tables.h and
+// PkTables' checkpoint thread and retention requests (see pk_tables.h and
 // docs/pk-tables.md "Checkpoints").
 #include <spdlog/spdlog.h>
 
-#include <chrono>
 #include <charconv>
+#include <chrono>
 
 #include "broker/pk_tables.h"
 #include "pkindex/pk_ttl.h"

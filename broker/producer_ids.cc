@@ -29,8 +29,7 @@ Result<int64_t> ProducerIdManager::next() {
   std::lock_guard<std::mutex> lock(mu_);
   if (next_ >= block_end_) {
     const int64_t end = next_ + block_size_;
-    STRATA_RETURN_IF_ERROR(
-        storage::write_file_atomically(env_, path_, std::to_string(end) + "\n"));
+    STRATA_RETURN_IF_ERROR(storage::write_file_atomically(env_, path_, std::to_string(end) + "\n"));
     block_end_ = end;
   }
   return next_++;

@@ -33,7 +33,10 @@ class ProducerIdManager {
 
  private:
   ProducerIdManager(storage::Env* env, std::string path, int64_t first, int64_t block_size)
-      : env_(env), path_(std::move(path)), next_(first), block_end_(first),
+      : env_(env),
+        path_(std::move(path)),
+        next_(first),
+        block_end_(first),
         block_size_(block_size) {}
 
   storage::Env* const env_;

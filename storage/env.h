@@ -1,13 +1,14 @@
 // Env: the file-system seam every storage/ file operation goes through (LevelDB style).
 //
-// Production code uses default_env() (POSIX: write(2), pread(2), fdatasync(2), rename(2)). Tests wrap
-// it (test/unit/storage/fault_env.h) to drop unsynced bytes, undo un-synced directory operations and
-// fail chosen operations, so crash behaviour can be tested without killing a process.
+// Production code uses default_env() (POSIX: write(2), pread(2), fdatasync(2), rename(2)). Tests
+// wrap it (test/unit/storage/fault_env.h) to drop unsynced bytes, undo un-synced directory
+// operations and fail chosen operations, so crash behaviour can be tested without killing a
+// process.
 //
 // Ownership: default_env() is a process-wide singleton that lives forever. Files returned by the
-// factory methods are owned by the caller. Thread-safety: Env methods are safe to call from any thread.
-// A WritableFile is used by one thread at a time (the owner serialises); a RandomAccessFile may be
-// read concurrently from many threads (pread does not move a shared file position).
+// factory methods are owned by the caller. Thread-safety: Env methods are safe to call from any
+// thread. A WritableFile is used by one thread at a time (the owner serialises); a RandomAccessFile
+// may be read concurrently from many threads (pread does not move a shared file position).
 #pragma once
 
 #include <cstddef>
@@ -22,7 +23,8 @@
 namespace strata::storage {
 
 // Append-only file. Writes go straight to the OS (no user-space buffer), so bytes appended are
-// immediately visible to a RandomAccessFile opened on the same path; they are durable only after sync().
+// immediately visible to a RandomAccessFile opened on the same path; they are durable only after
+// sync().
 class WritableFile {
  public:
   virtual ~WritableFile() = default;

@@ -4,17 +4,18 @@
 //   <log.dir>/__strata_topics/<topic-id-hex>.topic  TopicMeta protobuf (first log dir only)
 //   <log.dir>/<topic>-<partition>/
 //       <20-digit base offset>.log                  v2 record batches back to back
-//       <20-digit base offset>.index                8-byte entries: int32 relative offset, int32 position
-//       <20-digit base offset>.timeindex            12-byte entries: int64 timestamp, int32 rel. offset
-//       leader-epoch-checkpoint                     "0\n<count>\n<epoch> <start offset>\n..."
-//       partition.metadata                          "version: 0\ntopic_id: <base64url>\n"
-//       recovery-point                              "<offset>\n": everything below it is fsynced
-//       log-start-offset                            "<offset>\n": DeleteRecords' log start (issue 4)
-//       clean-shutdown                              present only after a clean close()
+//       <20-digit base offset>.index                8-byte entries: int32 relative offset, int32
+//       position <20-digit base offset>.timeindex            12-byte entries: int64 timestamp,
+//       int32 rel. offset leader-epoch-checkpoint                     "0\n<count>\n<epoch> <start
+//       offset>\n..." partition.metadata                          "version: 0\ntopic_id:
+//       <base64url>\n" recovery-point                              "<offset>\n": everything below
+//       it is fsynced log-start-offset                            "<offset>\n": DeleteRecords' log
+//       start clean-shutdown                              present only after a clean close()
 //       <20-digit offset>.snapshot                  idempotent-producer state below that offset
-//                                                   (issue 3; named and encoded in producer_state.h)
-//   <log.dir>/__strata_producer_ids                 "<next unreserved producer id>\n" (first log dir;
-//                                                   broker/producer_ids.h, issue 3)
+//                                                   (named and encoded in producer_state.h)
+//   <log.dir>/__strata_producer_ids                 "<next unreserved producer id>\n" (first log
+//   dir;
+//                                                   broker/producer_ids.h)
 //
 // Pure functions; any thread.
 #pragma once

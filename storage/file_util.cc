@@ -24,8 +24,7 @@ Status write_file_atomically(Env* env, const std::string& path, std::string_view
   auto file = env->new_writable_file(tmp, /*truncate=*/true);
   if (!file.ok()) return file.status();
   auto& f = *file;
-  STRATA_RETURN_IF_ERROR(
-      f->append({reinterpret_cast<const uint8_t*>(data.data()), data.size()}));
+  STRATA_RETURN_IF_ERROR(f->append({reinterpret_cast<const uint8_t*>(data.data()), data.size()}));
   STRATA_RETURN_IF_ERROR(f->sync());
   STRATA_RETURN_IF_ERROR(f->close());
   STRATA_RETURN_IF_ERROR(env->rename_file(tmp, path));

@@ -1,7 +1,7 @@
 // Small whole-file helpers over Env: atomic replace (tmp + fsync + rename + dir fsync) and
-// read-into-string. Used for checkpoints and metadata files (leader-epoch-checkpoint, recovery-point,
-// partition.metadata, meta.properties, topic metadata). Stateless; callable from any thread, but two
-// writers of the same path must be serialised by the caller.
+// read-into-string. Used for checkpoints and metadata files (leader-epoch-checkpoint,
+// recovery-point, partition.metadata, meta.properties, topic metadata). Stateless; callable from
+// any thread, but two writers of the same path must be serialised by the caller.
 #pragma once
 
 #include <string>

@@ -25,8 +25,8 @@ Result<LeaderEpochCache> LeaderEpochCache::load(Env* env, std::string path) {
   for (long long i = 0; i < count; ++i) {
     long long epoch = 0, offset = 0;
     if (!(in >> epoch >> offset) || epoch < 0 || offset < 0 ||
-        (!cache.entries_.empty() && (epoch <= cache.entries_.back().epoch ||
-                                     offset < cache.entries_.back().start_offset))) {
+        (!cache.entries_.empty() &&
+         (epoch <= cache.entries_.back().epoch || offset < cache.entries_.back().start_offset))) {
       return Status(Errc::corruption, "malformed entry in " + cache.path_);
     }
     cache.entries_.push_back({static_cast<int32_t>(epoch), offset});

@@ -38,7 +38,8 @@ class BatchCursor {
   // Next batch or an empty span at the end.
   Result<std::span<const uint8_t>> next() {
     if (pos_ >= size_) return std::span<const uint8_t>();
-    if (size_ - pos_ < bf::kHeaderSize) return Status(Errc::corruption, "torn batch in " + file_.path());
+    if (size_ - pos_ < bf::kHeaderSize)
+      return Status(Errc::corruption, "torn batch in " + file_.path());
     uint8_t header[bf::kHeaderSize];
     auto n = file_.read(pos_, sizeof(header), header);
     if (!n.ok()) return n.status();
@@ -302,7 +303,8 @@ Result<CleanOutcome> LogCleaner::clean(PartitionLog& log, const CleanerPolicy& p
       changed = true;
       if (filter.kept() == 0) {
         auto pl = producer_last.find(view.producer_id());
-        if (view.producer_id() < 0 || pl == producer_last.end() || pl->second != view.last_offset()) {
+        if (view.producer_id() < 0 || pl == producer_last.end() ||
+            pl->second != view.last_offset()) {
           continue;  // dropped
         }
         ++out.empty_batches_kept;
@@ -344,7 +346,8 @@ Result<CleanOutcome> LogCleaner::clean(PartitionLog& log, const CleanerPolicy& p
   }
 
   // 4. Everything up to first_uncleanable is clean now.
-  STRATA_RETURN_IF_ERROR(write_file_atomically(log.env_, join_path(log.dir_, kCleanerCheckpointFile),
+  STRATA_RETURN_IF_ERROR(write_file_atomically(log.env_,
+                                               join_path(log.dir_, kCleanerCheckpointFile),
                                                std::to_string(range->first_uncleanable) + "\n"));
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -6,17 +6,19 @@
 //    segment holding a record newer than now - min.compaction.lag.ms), at segment granularity.
 //    The dirty part starts at the cleaner checkpoint (`cleaner-offset-checkpoint` in the partition
 //    dir, "<offset>\n", Kafka's cleaner-offset-checkpoint per partition). The log is cleaned when
-//    dirty bytes / cleanable bytes >= min.cleanable.dirty.ratio, or when a delete horizon recorded by
-//    an earlier pass has passed (tombstones to drop), or when forced.
+//    dirty bytes / cleanable bytes >= min.cleanable.dirty.ratio, or when a delete horizon recorded
+//    by an earlier pass has passed (tombstones to drop), or when forced.
 //  * An offset map (key -> latest offset) is built over the dirty part; every cleanable segment is
-//    then rewritten keeping a record iff it has a key, no later offset for its key is in the map, and
-//    it is not a tombstone whose batch's delete horizon (KIP-534: baseTimestamp with attribute bit 6)
-//    has passed. A batch retaining tombstones and lacking a horizon gets now + delete.retention.ms.
+//    then rewritten keeping a record iff it has a key, no later offset for its key is in the map,
+//    and it is not a tombstone whose batch's delete horizon (KIP-534: baseTimestamp with attribute
+//    bit 6) has passed. A batch retaining tombstones and lacking a horizon gets now +
+//    delete.retention.ms.
 //  * Batches keep their offsets, producer id/epoch and base sequence (BatchFilter). A batch left
 //    without records is dropped, unless it is the last batch of its producer id in the whole log:
 //    then it stays as an empty header-only batch (Kafka keeps it so producer state survives).
 //    Control batches are copied unchanged. Unchanged segments are not rewritten.
-//  * Each changed segment is replaced 1:1 (same base offset) through the .cleaned -> .swap -> rename
+//  * Each changed segment is replaced 1:1 (same base offset) through the .cleaned -> .swap ->
+//  rename
 //    protocol of storage/cleaner/segment_swap.h, then swapped into the in-memory segment list under
 //    the state lock; readers holding the old segment keep reading its (unlinked) file.
 //  * Reads and writes go through the Throttler (log.cleaner.io.max.bytes.per.second).
@@ -44,9 +46,9 @@ namespace strata::storage {
 inline constexpr std::string_view kCleanerCheckpointFile = "cleaner-offset-checkpoint";
 
 struct CleanerPolicy {
-  double min_cleanable_ratio = 0.5;         // min.cleanable.dirty.ratio
-  int64_t min_compaction_lag_ms = 0;        // min.compaction.lag.ms
-  int64_t delete_retention_ms = 86400000;   // delete.retention.ms
+  double min_cleanable_ratio = 0.5;        // min.cleanable.dirty.ratio
+  int64_t min_compaction_lag_ms = 0;       // min.compaction.lag.ms
+  int64_t delete_retention_ms = 86400000;  // delete.retention.ms
 };
 
 struct CleanableRange {

@@ -9,12 +9,13 @@
 namespace strata::storage {
 
 struct LogConfig {
-  int64_t segment_bytes = 1073741824;                                  // log.segment.bytes
-  int64_t segment_ms = 604800000;                                      // log.roll.ms
-  int64_t flush_interval_messages = std::numeric_limits<int64_t>::max();  // log.flush.interval.messages
-  int64_t flush_interval_ms = std::numeric_limits<int64_t>::max();        // log.flush.interval.ms
-  int32_t index_interval_bytes = 4096;                                 // log.index.interval.bytes
-  int32_t max_index_bytes = 10485760;                                  // log.index.size.max.bytes
+  int64_t segment_bytes = 1073741824;  // log.segment.bytes
+  int64_t segment_ms = 604800000;      // log.roll.ms
+  int64_t flush_interval_messages =
+      std::numeric_limits<int64_t>::max();                          // log.flush.interval.messages
+  int64_t flush_interval_ms = std::numeric_limits<int64_t>::max();  // log.flush.interval.ms
+  int32_t index_interval_bytes = 4096;                              // log.index.interval.bytes
+  int32_t max_index_bytes = 10485760;                               // log.index.size.max.bytes
 };
 
 }  // namespace strata::storage

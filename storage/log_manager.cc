@@ -43,18 +43,20 @@ std::optional<TopicId> read_partition_topic_id(Env* env, const std::string& dir)
 bool LogManager::valid_topic_name(const std::string& name) {
   if (name.empty() || name.size() > 249 || name == "." || name == "..") return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '.' || c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
   });
 }
 
 LogManager::~LogManager() = default;
 
-Result<std::unique_ptr<LogManager>> LogManager::open(Env* env, std::vector<std::string> log_dirs,
-                                                     int32_t node_id, ConfigFn config_for) {
+Result<std::unique_ptr<LogManager>> LogManager::open(
+    Env* env, std::vector<std::string> log_dirs, int32_t node_id, ConfigFn config_for,
+    std::shared_ptr<const PartitionLog::Listeners> listeners) {
   if (log_dirs.empty()) return Status(Errc::invalid_argument, "no log dirs");
   if (!config_for) config_for = [](const TopicMeta&) { return LogConfig{}; };
-  std::unique_ptr<LogManager> mgr(new LogManager(env, std::move(log_dirs), std::move(config_for)));
+  std::unique_ptr<LogManager> mgr(
+      new LogManager(env, std::move(log_dirs), std::move(config_for), std::move(listeners)));
   STRATA_RETURN_IF_ERROR(mgr->load(node_id));
   return mgr;
 }
@@ -99,8 +101,8 @@ Status LogManager::load(int32_t node_id) {
       }
       auto& slot = it->second.dirs[static_cast<size_t>(tp->partition)];
       if (!slot.empty()) {
-        return Status(Errc::corruption, "partition " + n + " found in two log dirs: " + slot +
-                                            " and " + path);
+        return Status(Errc::corruption,
+                      "partition " + n + " found in two log dirs: " + slot + " and " + path);
       }
       slot = path;
       ++dir_load_[d];
@@ -143,6 +145,7 @@ Result<std::shared_ptr<PartitionLog>> LogManager::open_partition(const TopicMeta
   }
   auto log = PartitionLog::open(env_, dir, config_for_(meta), wall_clock_ms());
   if (!log.ok()) return log.status();
+  (*log)->set_listeners(listeners_);
   return std::shared_ptr<PartitionLog>(std::move(*log));
 }
 

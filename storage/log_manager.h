@@ -32,8 +32,10 @@ class LogManager {
  public:
   using ConfigFn = std::function<LogConfig(const TopicMeta&)>;
 
-  static Result<std::unique_ptr<LogManager>> open(Env* env, std::vector<std::string> log_dirs,
-                                                  int32_t node_id, ConfigFn config_for);
+  // `listeners` (may be null) is given to every partition log it opens or creates.
+  static Result<std::unique_ptr<LogManager>> open(
+      Env* env, std::vector<std::string> log_dirs, int32_t node_id, ConfigFn config_for,
+      std::shared_ptr<const PartitionLog::Listeners> listeners = nullptr);
   ~LogManager();
 
   // Persists the metadata, then creates and opens the partitions. Errc::already_exists for a
@@ -42,11 +44,11 @@ class LogManager {
   Result<TopicInfo> create_topic(const std::string& name, int32_t partitions,
                                  std::map<std::string, std::string> configs,
                                  const TopicId& topic_id);
-  // Removes the metadata (durably) first, then the partition directories. Errc::not_found if unknown.
-  // Handles to its partitions stay valid; their appends then fail.
+  // Removes the metadata (durably) first, then the partition directories. Errc::not_found if
+  // unknown. Handles to its partitions stay valid; their appends then fail.
   Status delete_topic(const std::string& name);
 
-  // --- Admin (issue 4) ---
+  // --- Admin ---
   // Replaces the topic's config overrides durably (metadata file rewritten atomically) and pushes
   // the re-resolved LogConfig into its open partitions. Errc::not_found if unknown.
   Result<TopicInfo> update_topic_configs(const std::string& name,
@@ -78,8 +80,12 @@ class LogManager {
     std::vector<std::string> dirs;  // partition directory paths
   };
 
-  LogManager(Env* env, std::vector<std::string> log_dirs, ConfigFn config_for)
-      : env_(env), log_dirs_(std::move(log_dirs)), config_for_(std::move(config_for)) {}
+  LogManager(Env* env, std::vector<std::string> log_dirs, ConfigFn config_for,
+             std::shared_ptr<const PartitionLog::Listeners> listeners)
+      : env_(env),
+        log_dirs_(std::move(log_dirs)),
+        config_for_(std::move(config_for)),
+        listeners_(std::move(listeners)) {}
 
   Status load(int32_t node_id);
   // Creates (if needed) and opens one partition in `log_dir`.
@@ -92,6 +98,7 @@ class LogManager {
   Env* const env_;
   const std::vector<std::string> log_dirs_;
   const ConfigFn config_for_;
+  const std::shared_ptr<const PartitionLog::Listeners> listeners_;
   std::string cluster_id_;
   std::unique_ptr<TopicStore> store_;
 

@@ -1,4 +1,4 @@
-// LogManager admin operations of issue 4: durable topic config updates and partition growth
+// LogManager admin operations: durable topic config updates and partition growth
 // (see log_manager.h).
 #include "storage/file_names.h"
 #include "storage/file_util.h"
@@ -41,10 +41,9 @@ Result<TopicInfo> LogManager::add_partitions(const std::string& name, int32_t pa
     old_meta = it->second.meta;
   }
   if (partitions <= old_meta.partitions) {
-    return Status(Errc::invalid_argument, "topic " + name + " has " +
-                                              std::to_string(old_meta.partitions) +
-                                              " partitions; cannot change to " +
-                                              std::to_string(partitions));
+    return Status(Errc::invalid_argument,
+                  "topic " + name + " has " + std::to_string(old_meta.partitions) +
+                      " partitions; cannot change to " + std::to_string(partitions));
   }
   TopicMeta meta = old_meta;
   meta.partitions = partitions;

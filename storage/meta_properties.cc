@@ -57,9 +57,9 @@ Result<std::string> ensure_meta_properties(Env* env, const std::vector<std::stri
     auto meta = parse_meta_properties(*text);
     if (!meta.ok()) return Status(Errc::corruption, path + ": " + meta.status().message());
     if (meta->node_id != node_id) {
-      return Status(Errc::invalid_argument, path + " belongs to node.id=" +
-                                                std::to_string(meta->node_id) +
-                                                ", this broker is node.id=" + std::to_string(node_id));
+      return Status(Errc::invalid_argument,
+                    path + " belongs to node.id=" + std::to_string(meta->node_id) +
+                        ", this broker is node.id=" + std::to_string(node_id));
     }
     if (!cluster_id.empty() && cluster_id != meta->cluster_id) {
       return Status(Errc::invalid_argument, "log dirs disagree on cluster.id (" + cluster_id +

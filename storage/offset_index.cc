@@ -12,9 +12,8 @@ using protocol::detail::load_be;
 using protocol::detail::store_be;
 
 Result<std::unique_ptr<OffsetIndex>> OffsetIndex::open(Env* env, const std::string& path,
-                                                       int64_t base_offset,
-                                                       int32_t max_index_bytes, bool load,
-                                                       uint64_t log_size) {
+                                                       int64_t base_offset, int32_t max_index_bytes,
+                                                       bool load, uint64_t log_size) {
   std::vector<Entry> entries;
   bool ok = false;
   if (load && env->file_exists(path)) {

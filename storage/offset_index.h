@@ -1,7 +1,8 @@
 // OffsetIndex: a segment's sparse offset -> file position index, Kafka's `.index` format:
-// 8-byte big-endian entries (int32 offset relative to the segment base, int32 position in the .log),
-// strictly increasing in both. An entry maps a batch's LAST offset to the position where that batch
-// starts; one entry is added per `index.interval.bytes` appended. Entries are also kept in memory.
+// 8-byte big-endian entries (int32 offset relative to the segment base, int32 position in the
+// .log), strictly increasing in both. An entry maps a batch's LAST offset to the position where
+// that batch starts; one entry is added per `index.interval.bytes` appended. Entries are also kept
+// in memory.
 //
 // Owned by its Segment. Not internally synchronised: PartitionLog serialises mutations with its
 // append lock and excludes concurrent readers with its state lock.

@@ -64,8 +64,8 @@ Result<PartitionLog::AppendInfo> PartitionLog::append(std::span<uint8_t> batch, 
       if (!active.truncate_uncommitted(active.size()).ok()) failed_ = true;
       return pos.status();
     }
-    BatchInfo info{*pos, size, base, last, view.max_timestamp(), leader_epoch_,
-                   view.record_count()};
+    BatchInfo info{
+        *pos, size, base, last, view.max_timestamp(), leader_epoch_, view.record_count()};
     {
       std::unique_lock<std::shared_mutex> state(state_mu_);
       Status st = active.commit(info, now_ms);
@@ -87,7 +87,10 @@ Result<PartitionLog::AppendInfo> PartitionLog::append(std::span<uint8_t> batch, 
     out.last_offset = last;
     out.leader_epoch = leader_epoch_;
   }
-  if (append_listener_) append_listener_(new_leo);
+  if (listeners_) {
+    if (listeners_->log_end) listeners_->log_end(*this, new_leo);
+    if (listeners_->high_watermark) listeners_->high_watermark(*this, new_leo);
+  }
   return out;
 }
 
@@ -168,10 +171,9 @@ int64_t PartitionLog::recovery_point() const {
 }
 
 size_t PartitionLog::segment_index_for(int64_t offset) const {
-  auto it = std::upper_bound(segments_.begin(), segments_.end(), offset,
-                             [](int64_t o, const std::shared_ptr<Segment>& s) {
-                               return o < s->base_offset();
-                             });
+  auto it = std::upper_bound(
+      segments_.begin(), segments_.end(), offset,
+      [](int64_t o, const std::shared_ptr<Segment>& s) { return o < s->base_offset(); });
   return it == segments_.begin() ? 0 : static_cast<size_t>(it - segments_.begin()) - 1;
 }
 

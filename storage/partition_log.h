@@ -1,18 +1,19 @@
 // PartitionLog: the durable, segmented log of one topic partition, in Kafka's on-disk layout
 // (see file_names.h). Assigns offsets on append by rewriting each batch's baseOffset in place and
-// stamps the current leader epoch; serves reads as file ranges of whole batches (zero-copy friendly);
-// rolls segments; applies the flush policy; recovers a torn tail at open; keeps the leader-epoch
-// history. Log end offset and high watermark are separate fields (equal on one node today).
+// stamps the current leader epoch; serves reads as file ranges of whole batches (zero-copy
+// friendly); rolls segments; applies the flush policy; recovers a torn tail at open; keeps the
+// leader-epoch history. Log end offset and high watermark are separate fields (equal on one node
+// today).
 //
-// Owned by LogManager (shared_ptr; a handle stays valid after the topic is deleted, appends then fail).
-// Thread-safety: internally synchronised. Appends, flushes and close() are serialised by a mutex; reads
-// and queries may run concurrently on any thread and only ever see batches published after their write
-// completed (bytes below the published log end offset).
+// Owned by LogManager (shared_ptr; a handle stays valid after the topic is deleted, appends then
+// fail). Thread-safety: internally synchronised. Appends, flushes and close() are serialised by a
+// mutex; reads and queries may run concurrently on any thread and only ever see batches published
+// after their write completed (bytes below the published log end offset).
 //
-// Durability: a batch is durable once flush() (or the flush policy) has fsynced it. Segments other than
-// the active one are always fsynced (at roll). After an unclean shutdown, open() validates every batch of
-// the segments at or after the persisted recovery point (in practice the active segment) and truncates a
-// torn tail; after close() (clean) it trusts the files.
+// Durability: a batch is durable once flush() (or the flush policy) has fsynced it. Segments other
+// than the active one are always fsynced (at roll). After an unclean shutdown, open() validates
+// every batch of the segments at or after the persisted recovery point (in practice the active
+// segment) and truncates a torn tail; after close() (clean) it trusts the files.
 #pragma once
 
 #include <atomic>
@@ -59,8 +60,8 @@ class PartitionLog {
     uint32_t total_bytes = 0;
   };
 
-  // Opens (creating if missing) the partition directory `dir`, recovering it if the last shutdown was
-  // not clean, then bumps the leader epoch and records it in leader-epoch-checkpoint.
+  // Opens (creating if missing) the partition directory `dir`, recovering it if the last shutdown
+  // was not clean, then bumps the leader epoch and records it in leader-epoch-checkpoint.
   static Result<std::unique_ptr<PartitionLog>> open(Env* env, std::string dir, LogConfig config,
                                                     int64_t now_ms);
   // Does not flush: dropping a log without close() behaves like a crash (tests rely on it).
@@ -103,13 +104,20 @@ class PartitionLog {
   // The topic was deleted: later appends fail with Errc::not_found; nothing more is written.
   void mark_deleted();
 
-  // Called (on the appending thread, no lock held) with the new log end offset after each append;
-  // for long-poll waiters. Set before appends start.
-  void set_append_listener(std::function<void(int64_t)> listener) {
-    append_listener_ = std::move(listener);
+  // Progress notifications, called on the appending thread after the append released its locks:
+  // `log_end` when the log end offset advanced (what a follower's fetch waits for),
+  // `high_watermark` when the high watermark advanced (what consumers and ReadChangelog wait for).
+  // On one node both move together at each append. Either may be empty.
+  struct Listeners {
+    std::function<void(const PartitionLog&, int64_t)> log_end;
+    std::function<void(const PartitionLog&, int64_t)> high_watermark;
+  };
+  // Set once, before the log is shared with appending threads (LogManager does it at open).
+  void set_listeners(std::shared_ptr<const Listeners> listeners) {
+    listeners_ = std::move(listeners);
   }
 
-  // --- Idempotent producers (issue 3; storage/partition_log_producers.cc) ---
+  // --- Idempotent producers (storage/partition_log_producers.cc) ---
   // Drops producers idle for expiration_ms (producer.id.expiration.ms). Returns how many.
   size_t expire_producers(int64_t now_ms, int64_t expiration_ms);
   // A copy of one producer's state (tests, tools); nullopt if unknown.
@@ -119,7 +127,7 @@ class PartitionLog {
   std::optional<int64_t> producer_snapshot_at_open() const { return producer_snapshot_at_open_; }
   int64_t producer_batches_replayed_at_open() const { return producer_batches_replayed_; }
 
-  // --- Admin hooks (issue 4; contract in docs/retention.md) ---
+  // --- Admin hooks (contract in docs/retention.md) ---
   // The owner's bound: records at offsets < bound() may be removed (retention, cleaner,
   // DeleteRecords). Unset (plain topics) = INT64_MAX. May be set at any time (a PK state opens
   // lazily); `bound` runs under an internal mutex, so it must not call back into this log.
@@ -146,7 +154,7 @@ class PartitionLog {
   std::vector<int64_t> segment_base_offsets() const;
 
  private:
-  // Background maintenance (issue 4: storage/retention.cc, storage/log_cleaner.cc) works on the
+  // Background maintenance (storage/retention.cc, storage/log_cleaner.cc) works on the
   // segment list directly, serialised per log by maintenance_mu_.
   friend class Retention;
   friend class LogCleaner;
@@ -165,7 +173,7 @@ class PartitionLog {
   const std::string dir_;
   LogConfig config_;  // guarded by append_mu_ (set_config)
 
-  mutable std::mutex append_mu_;       // appends, rolls, flushes, close
+  mutable std::mutex append_mu_;        // appends, rolls, flushes, close
   std::mutex maintenance_mu_;           // retention vs cleaner (taken before append_mu_)
   mutable std::shared_mutex state_mu_;  // segments_ and published segment state vs readers
   std::vector<std::shared_ptr<Segment>> segments_;
@@ -184,14 +192,14 @@ class PartitionLog {
   bool failed_ = false;  // an I/O error left the active segment in an unknown state
   uint64_t truncated_bytes_at_open_ = 0;
   bool recovered_at_open_ = false;
-  std::function<void(int64_t)> append_listener_;
-  mutable std::mutex bound_mu_;               // guards retention_bound_ (issue 5)
-  std::function<int64_t()> retention_bound_;  // admin hooks (issue 4)
-  // Idempotent producers (issue 3): guarded by append_mu_.
+  std::shared_ptr<const Listeners> listeners_;
+  mutable std::mutex bound_mu_;               // guards retention_bound_
+  std::function<int64_t()> retention_bound_;  // admin hooks
+  // Idempotent producers: guarded by append_mu_.
   ProducerStateTable producers_;
   std::optional<int64_t> producer_snapshot_at_open_;
   int64_t producer_batches_replayed_ = 0;
-  Status rebuild_producer_state();  // at open, after load_segments
+  Status rebuild_producer_state();                // at open, after load_segments
   Status write_log_start_offset(int64_t offset);  // append_mu_ held
 };
 

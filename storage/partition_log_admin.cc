@@ -1,4 +1,4 @@
-// PartitionLog admin hooks of issue 4: DeleteRecords' log start offset (persisted in
+// PartitionLog admin hooks: DeleteRecords' log start offset (persisted in
 // `log-start-offset`), the owner's retention bound and dynamic LogConfig updates
 // (see partition_log.h and docs/retention.md).
 #include <algorithm>

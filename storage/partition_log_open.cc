@@ -29,7 +29,7 @@ Result<std::unique_ptr<PartitionLog>> PartitionLog::open(Env* env, std::string d
   STRATA_RETURN_IF_ERROR(env->create_dir(dir));
   std::unique_ptr<PartitionLog> log(new PartitionLog(env, std::move(dir), config));
   STRATA_RETURN_IF_ERROR(log->load_segments(now_ms));
-  STRATA_RETURN_IF_ERROR(log->rebuild_producer_state());  // issue 3: partition_log_producers.cc
+  STRATA_RETURN_IF_ERROR(log->rebuild_producer_state());  // partition_log_producers.cc
   log->last_flush_ms_ = now_ms;
 
   // Leader epoch: one more than any recorded, starting at the current log end.
@@ -44,7 +44,7 @@ Result<std::unique_ptr<PartitionLog>> PartitionLog::open(Env* env, std::string d
 }
 
 Status PartitionLog::load_segments(int64_t now_ms) {
-  // Finish or discard a cleaner swap interrupted by a crash (issue 4; storage/cleaner/).
+  // Finish or discard a cleaner swap interrupted by a crash (storage/cleaner/).
   STRATA_RETURN_IF_ERROR(cleaner::recover_segment_swaps(env_, dir_));
   auto names = env_->list_dir(dir_);
   if (!names.ok()) return names.status();
@@ -62,9 +62,9 @@ Status PartitionLog::load_segments(int64_t now_ms) {
     const bool last = i + 1 == bases.size();
     const int64_t next_base = last ? std::numeric_limits<int64_t>::max() : bases[i + 1];
     const bool trusted = clean || (rp.has_value() && next_base <= *rp);
-    auto seg = Segment::open(env_, dir_, bases[i], config_,
-                             trusted ? Segment::OpenMode::trust : Segment::OpenMode::recover,
-                             now_ms);
+    auto seg =
+        Segment::open(env_, dir_, bases[i], config_,
+                      trusted ? Segment::OpenMode::trust : Segment::OpenMode::recover, now_ms);
     if (!seg.ok()) return seg.status();
     if (!trusted) recovered_at_open_ = true;
     truncated_bytes_at_open_ += (*seg)->truncated_bytes();
@@ -95,7 +95,7 @@ Status PartitionLog::load_segments(int64_t now_ms) {
   const auto& active = segments_.back();
   log_start_offset_.store(segments_.front()->base_offset());
   {
-    // DeleteRecords moved the log start past the first segment's base (issue 4): keep it.
+    // DeleteRecords moved the log start past the first segment's base: keep it.
     auto text = read_file_to_string(env_, join_path(dir_, kLogStartOffsetFile));
     int64_t v = -1;
     if (text.ok() && !text->empty()) std::from_chars(text->data(), text->data() + text->size(), v);

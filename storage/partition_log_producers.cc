@@ -41,10 +41,10 @@ Status PartitionLog::rebuild_producer_state() {
       }
       protocol::RecordBatchView view({header, bf::kHeaderSize});
       if (view.last_offset() >= from && view.producer_id() >= 0 && !view.is_control()) {
-        producers_.apply(ProducerBatch{view.producer_id(), view.producer_epoch(),
-                                       view.base_sequence(), view.last_offset_delta(),
-                                       view.max_timestamp()},
-                         view.base_offset());
+        producers_.apply(
+            ProducerBatch{view.producer_id(), view.producer_epoch(), view.base_sequence(),
+                          view.last_offset_delta(), view.max_timestamp()},
+            view.base_offset());
         ++producer_batches_replayed_;
       }
       pos += size;

@@ -51,7 +51,8 @@ class PosixWritableFile final : public WritableFile {
 
   Status truncate(uint64_t size) override {
     if (fd_ < 0) return Status(Errc::io_error, "truncate of closed file " + path_);
-    if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) return posix_error("ftruncate", path_, errno);
+    if (::ftruncate(fd_, static_cast<off_t>(size)) != 0)
+      return posix_error("ftruncate", path_, errno);
     size_ = size;
     return Status::Ok();
   }
@@ -124,7 +125,8 @@ class PosixEnv final : public Env {
         new PosixWritableFile(path, fd, static_cast<uint64_t>(st.st_size)));
   }
 
-  Result<std::shared_ptr<RandomAccessFile>> new_random_access_file(const std::string& path) override {
+  Result<std::shared_ptr<RandomAccessFile>> new_random_access_file(
+      const std::string& path) override {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       if (errno == ENOENT) return Status(Errc::not_found, "no file " + path);
@@ -157,7 +159,8 @@ class PosixEnv final : public Env {
   }
 
   Status rename_file(const std::string& from, const std::string& to) override {
-    if (::rename(from.c_str(), to.c_str()) != 0) return posix_error("rename", from + " -> " + to, errno);
+    if (::rename(from.c_str(), to.c_str()) != 0)
+      return posix_error("rename", from + " -> " + to, errno);
     return Status::Ok();
   }
 

@@ -109,8 +109,7 @@ ProducerCheckResult ProducerStateTable::check(const ProducerBatch& b) const {
   if (e.epoch != -1 && last != nullptr && !in_sequence(last->last_seq, b.first_seq)) {
     r.kind = ProducerCheck::out_of_order;
     r.message = "producer " + std::to_string(b.producer_id) + " sequence " +
-                std::to_string(b.first_seq) + " does not follow " +
-                std::to_string(last->last_seq);
+                std::to_string(b.first_seq) + " does not follow " + std::to_string(last->last_seq);
   }
   return r;
 }
@@ -238,8 +237,8 @@ Result<std::vector<int64_t>> list_producer_snapshots(Env* env, const std::string
 
 Status write_producer_snapshot(Env* env, const std::string& dir, const ProducerStateTable& table,
                                int64_t offset, int keep) {
-  STRATA_RETURN_IF_ERROR(
-      write_file_atomically(env, producer_snapshot_path(dir, offset), table.encode_snapshot(offset)));
+  STRATA_RETURN_IF_ERROR(write_file_atomically(env, producer_snapshot_path(dir, offset),
+                                               table.encode_snapshot(offset)));
   auto all = list_producer_snapshots(env, dir);
   if (!all.ok()) return all.status();
   const int excess = static_cast<int>(all->size()) - std::max(1, keep);

@@ -1,21 +1,23 @@
-// ProducerStateTable: the idempotent-producer state of one partition (Kafka's ProducerStateManager).
-// For every producer id that wrote to the partition it keeps the epoch, the last 5 batches (first and
-// last sequence, first and last offset, max timestamp) and the last timestamp. It decides, for an
-// incoming batch, whether it is a retried duplicate of one of those 5 (answer with the original
-// offsets, do not write), out of sequence, or from a stale epoch — module-neutral answers that the
-// broker maps to Kafka error codes. The rules follow the Java broker (ProducerAppendInfo):
+// ProducerStateTable: the idempotent-producer state of one partition (Kafka's
+// ProducerStateManager). For every producer id that wrote to the partition it keeps the epoch, the
+// last 5 batches (first and last sequence, first and last offset, max timestamp) and the last
+// timestamp. It decides, for an incoming batch, whether it is a retried duplicate of one of those 5
+// (answer with the original offsets, do not write), out of sequence, or from a stale epoch —
+// module-neutral answers that the broker maps to Kafka error codes. The rules follow the Java
+// broker (ProducerAppendInfo):
 //   - duplicate: same producer id and epoch, and exactly the sequence range of a retained batch;
 //   - epoch lower than the known one -> stale_epoch;
 //   - epoch higher than the known one -> accepted only at sequence 0, else out_of_order;
 //   - same epoch -> first sequence must be last sequence + 1 (wrapping after INT32_MAX);
-//   - an unknown producer id is accepted at any sequence (Kafka 2.5+: KIP-360; no UNKNOWN_PRODUCER_ID).
+//   - an unknown producer id is accepted at any sequence (Kafka 2.5+: KIP-360; no
+//   UNKNOWN_PRODUCER_ID).
 // Entries expire when their last timestamp (the batch max timestamp, as in Kafka) is
 // producer.id.expiration.ms old.
 //
-// Persistence: `<20-digit offset>.snapshot` files in the partition directory (format below) hold the
-// table as it was after every batch below that offset. PartitionLog writes one at each segment roll
-// and at clean close, and at open loads the newest snapshot <= log end and replays batch headers
-// after it (rebuild()).
+// Persistence: `<20-digit offset>.snapshot` files in the partition directory (format below) hold
+// the table as it was after every batch below that offset. PartitionLog writes one at each segment
+// roll and at clean close, and at open loads the newest snapshot <= log end and replays batch
+// headers after it (rebuild()).
 //
 // Snapshot file format (all integers big-endian), written atomically (write_file_atomically):
 //   magic   "SPS1"      4 bytes
@@ -79,7 +81,9 @@ struct ProducerEntry {
   uint8_t head = 0;   // index of the oldest
   uint8_t count = 0;  // retained batches
 
-  const ProducerBatchMeta& batch(int i) const { return ring[(head + i) % kProducerBatchesToRetain]; }
+  const ProducerBatchMeta& batch(int i) const {
+    return ring[(head + i) % kProducerBatchesToRetain];
+  }
   const ProducerBatchMeta* last() const { return count ? &batch(count - 1) : nullptr; }
   void add(const ProducerBatchMeta& b);
   void clear_batches() { head = count = 0; }
@@ -110,7 +114,8 @@ class ProducerStateTable {
   // Records an appended batch at [first_offset, first_offset + last_offset_delta]. No validation
   // (also used when replaying the log at recovery, like Kafka's replication origin).
   void apply(const ProducerBatch& b, int64_t first_offset);
-  // Removes producers whose last timestamp is at least `expiration_ms` before now. Returns how many.
+  // Removes producers whose last timestamp is at least `expiration_ms` before now. Returns how
+  // many.
   size_t expire(int64_t now_ms, int64_t expiration_ms);
 
   const ProducerEntry* find(int64_t producer_id) const;
@@ -140,6 +145,7 @@ Status write_producer_snapshot(Env* env, const std::string& dir, const ProducerS
 // max_offset — left by a truncated tail — and unreadable ones are deleted). Returns its offset, or
 // nullopt (table cleared) when there is none.
 Result<std::optional<int64_t>> load_producer_snapshot(Env* env, const std::string& dir,
-                                                      int64_t max_offset, ProducerStateTable& table);
+                                                      int64_t max_offset,
+                                                      ProducerStateTable& table);
 
 }  // namespace strata::storage

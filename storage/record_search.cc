@@ -28,9 +28,8 @@ Result<std::optional<RecordHit>> first_record(std::span<const uint8_t> batch, Pr
 
 Result<std::optional<RecordHit>> find_record_at_or_after(std::span<const uint8_t> batch,
                                                          int64_t target, int64_t min_offset) {
-  return first_record(batch, [&](const RecordHit& h) {
-    return h.offset >= min_offset && h.timestamp >= target;
-  });
+  return first_record(
+      batch, [&](const RecordHit& h) { return h.offset >= min_offset && h.timestamp >= target; });
 }
 
 Result<std::optional<RecordHit>> find_max_timestamp_record(std::span<const uint8_t> batch) {

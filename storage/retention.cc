@@ -21,9 +21,8 @@ Result<RetentionOutcome> Retention::enforce(PartitionLog& log, const RetentionPo
     const int64_t start = log.log_start_offset();
     int64_t total = 0;
     for (const auto& s : log.segments_) total += static_cast<int64_t>(s->size());
-    int64_t size_excess = policy.delete_enabled && policy.retention_bytes >= 0
-                              ? total - policy.retention_bytes
-                              : -1;
+    int64_t size_excess =
+        policy.delete_enabled && policy.retention_bytes >= 0 ? total - policy.retention_bytes : -1;
     const size_t n = log.segments_.size();
     size_t count = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -56,7 +55,8 @@ Result<RetentionOutcome> Retention::enforce(PartitionLog& log, const RetentionPo
     if (count > 0) {
       std::unique_lock<std::shared_mutex> state(log.state_mu_);
       doomed.assign(log.segments_.begin(), log.segments_.begin() + static_cast<ptrdiff_t>(count));
-      log.segments_.erase(log.segments_.begin(), log.segments_.begin() + static_cast<ptrdiff_t>(count));
+      log.segments_.erase(log.segments_.begin(),
+                          log.segments_.begin() + static_cast<ptrdiff_t>(count));
       const int64_t new_start = std::max(start, log.segments_.front()->base_offset());
       log.log_start_offset_.store(new_start, std::memory_order_release);
     }

@@ -2,11 +2,12 @@
 // that are past `retention.ms` (now - the segment's largest timestamp > retention.ms), past
 // `retention.bytes` (the log is larger than the limit by at least the segment's size), or entirely
 // below the log start offset (DeleteRecords moved it). Only segments that end at or below
-// min(high watermark, the owner's retention_bound()) are candidates, and deletion stops at the first
-// segment that is not deletable. If every segment including the non-empty active one qualifies, the
-// active segment is rolled first and then deleted (the log keeps an empty active segment). The log
-// start offset moves to the first remaining segment's base offset (never backwards); open() derives
-// it from the first segment (and the persisted log-start-offset), so nothing more is written.
+// min(high watermark, the owner's retention_bound()) are candidates, and deletion stops at the
+// first segment that is not deletable. If every segment including the non-empty active one
+// qualifies, the active segment is rolled first and then deleted (the log keeps an empty active
+// segment). The log start offset moves to the first remaining segment's base offset (never
+// backwards); open() derives it from the first segment (and the persisted log-start-offset), so
+// nothing more is written.
 //
 // Crash safety: the segments leave the in-memory list first, then their files are removed .log
 // first, then .index and .timeindex. A crash in between leaves either whole segments (deleted again

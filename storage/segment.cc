@@ -287,8 +287,9 @@ Status Segment::remove_files() {
     (void)time_index_->close();
     sealed_ = true;
   }
-  for (const auto& p : {segment_log_path(dir_, base_offset_), segment_index_path(dir_, base_offset_),
-                        segment_time_index_path(dir_, base_offset_)}) {
+  for (const auto& p :
+       {segment_log_path(dir_, base_offset_), segment_index_path(dir_, base_offset_),
+        segment_time_index_path(dir_, base_offset_)}) {
     Status st = env_->remove_file(p);
     if (!st.ok() && st.code() != Errc::not_found) return st;
   }

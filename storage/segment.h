@@ -1,8 +1,8 @@
 // Segment: one `<base>.log` + `<base>.index` + `<base>.timeindex` triple of a partition log
-// (Kafka's LogSegment). Appends batches, maps offsets to file positions (index floor, then a forward
-// scan of batch headers), searches timestamps, and at open either trusts its indexes (flushed
-// segments) or recovers: validates every batch (length, magic, CRC-32C, increasing offsets),
-// truncates the torn tail after the last valid batch and rebuilds both indexes.
+// (Kafka's LogSegment). Appends batches, maps offsets to file positions (index floor, then a
+// forward scan of batch headers), searches timestamps, and at open either trusts its indexes
+// (flushed segments) or recovers: validates every batch (length, magic, CRC-32C, increasing
+// offsets), truncates the torn tail after the last valid batch and rebuilds both indexes.
 //
 // Owned by PartitionLog (shared_ptr so an in-flight read keeps the file alive after deletion).
 // Not internally synchronised. PartitionLog's contract: write() runs under the append lock only;
@@ -57,7 +57,8 @@ class Segment {
                                                OpenMode mode, int64_t now_ms);
 
   // --- append path ---
-  // Whether appending a batch of `batch_size` bytes ending at `last_offset` must go to a new segment.
+  // Whether appending a batch of `batch_size` bytes ending at `last_offset` must go to a new
+  // segment.
   bool should_roll(const LogConfig& config, uint32_t batch_size, int64_t last_offset,
                    int64_t now_ms) const;
   // Writes the bytes at the end of the .log; returns their position. Not yet visible to readers.
@@ -93,7 +94,7 @@ class Segment {
   int64_t next_offset() const { return next_offset_; }  // base_offset when empty
   uint64_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  int64_t max_timestamp() const { return max_timestamp_; }  // -1 when no batch has one
+  int64_t max_timestamp() const { return max_timestamp_; }       // -1 when no batch has one
   uint64_t truncated_bytes() const { return truncated_bytes_; }  // removed by recovery at open
   const std::shared_ptr<RandomAccessFile>& log_file() const { return reader_; }
   const OffsetIndex& offset_index() const { return *offset_index_; }

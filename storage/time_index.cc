@@ -25,8 +25,7 @@ Result<std::unique_ptr<TimeIndex>> TimeIndex::open(Env* env, const std::string& 
       int64_t ts = load_be<int64_t>(p + i);
       int64_t off = base_offset + load_be<int32_t>(p + i + 8);
       if (off < base_offset || off >= next_offset ||
-          (!entries.empty() &&
-           (ts <= entries.back().timestamp || off < entries.back().offset))) {
+          (!entries.empty() && (ts <= entries.back().timestamp || off < entries.back().offset))) {
         ok = false;
         break;
       }

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 DEB_PACKAGES=(
   # build
-  meson ninja-build pkg-config g++ clang lld libclang-rt-14-dev python3
+  meson ninja-build pkg-config g++ clang lld libclang-rt-14-dev clang-format-14 ccache python3
   # libraries
   libboost-dev librocksdb-dev libprotobuf-dev protobuf-compiler prometheus-cpp-dev
   libgtest-dev libgmock-dev librdkafka-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev

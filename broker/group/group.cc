@@ -6,11 +6,16 @@ namespace strata::broker::group {
 
 const char* state_name(GroupState s) {
   switch (s) {
-    case GroupState::empty: return "Empty";
-    case GroupState::preparing_rebalance: return "PreparingRebalance";
-    case GroupState::completing_rebalance: return "CompletingRebalance";
-    case GroupState::stable: return "Stable";
-    case GroupState::dead: return "Dead";
+    case GroupState::empty:
+      return "Empty";
+    case GroupState::preparing_rebalance:
+      return "PreparingRebalance";
+    case GroupState::completing_rebalance:
+      return "CompletingRebalance";
+    case GroupState::stable:
+      return "Stable";
+    case GroupState::dead:
+      return "Dead";
   }
   return "Dead";
 }

@@ -1,6 +1,7 @@
 // In-memory state of one classic consumer group: members, generation, selected protocol, the
 // state machine (Empty, PreparingRebalance, CompletingRebalance, Stable, Dead) and committed
-// offsets. Plain data plus small helpers; owned by GroupCoordinator and only touched under its lock.
+// offsets. Plain data plus small helpers; owned by GroupCoordinator and only touched under its
+// lock.
 #pragma once
 
 #include <cstdint>
@@ -71,7 +72,7 @@ struct OffsetEntry {
   int64_t offset = -1;
   int32_t leader_epoch = -1;
   std::string metadata;
-  int64_t commit_ms = 0;  // wall clock
+  int64_t commit_ms = 0;   // wall clock
   int64_t expire_ms = -1;  // explicit expiry (OffsetCommit v2-4 retention), -1 = broker default
 };
 
@@ -90,7 +91,7 @@ struct Group {
   // The pending join completion (rebalance or initial delay) timer.
   uint64_t join_timer = 0;
   uint64_t join_token = 0;
-  bool initial_delay = false;   // the join timer is the initial-rebalance delay
+  bool initial_delay = false;  // the join timer is the initial-rebalance delay
   bool new_member_added = false;
   int64_t initial_delay_remaining_ms = 0;
   int64_t join_deadline_ms = 0;  // monotonic: hard end of an initial delay (rebalance timeout)

@@ -95,7 +95,8 @@ void GroupCoordinator::shutdown() {
         m.awaiting_join = nullptr;
       }
       if (m.awaiting_sync) {
-        deferred_.push_back([cb = std::move(m.awaiting_sync)] { cb(sync_error(ec(ErrorCode::not_coordinator))); });
+        deferred_.push_back(
+            [cb = std::move(m.awaiting_sync)] { cb(sync_error(ec(ErrorCode::not_coordinator))); });
         m.awaiting_sync = nullptr;
       }
     }
@@ -157,7 +158,8 @@ void GroupCoordinator::join(JoinParams p, JoinCallback done) {
 }
 
 void GroupCoordinator::join_new(Group& g, JoinParams& p, JoinCallback done) {
-  std::string id = (p.client_id.empty() ? std::string("member") : p.client_id) + "-" + random_uuid();
+  std::string id =
+      (p.client_id.empty() ? std::string("member") : p.client_id) + "-" + random_uuid();
   if (p.instance_id) {
     auto it = g.static_members.find(*p.instance_id);
     if (it != g.static_members.end() && g.has(it->second)) {
@@ -171,12 +173,10 @@ void GroupCoordinator::join_new(Group& g, JoinParams& p, JoinCallback done) {
     // The client must come back with this id; until then it counts as a member still to join.
     uint64_t token = next_token_++;
     g.pending_members[id] = token;
-    timers_.schedule(p.session_timeout_ms, [this, gid = g.id, id, token] {
-      on_pending_expired(gid, id, token);
-    });
-    deferred_.push_back([cb = std::move(done), id] {
-      cb(join_error(ec(ErrorCode::member_id_required), id));
-    });
+    timers_.schedule(p.session_timeout_ms,
+                     [this, gid = g.id, id, token] { on_pending_expired(gid, id, token); });
+    deferred_.push_back(
+        [cb = std::move(done), id] { cb(join_error(ec(ErrorCode::member_id_required), id)); });
     return;
   }
   add_member_and_rebalance(g, p, id, std::move(done));
@@ -228,7 +228,8 @@ void GroupCoordinator::join_existing(Group& g, JoinParams& p, JoinCallback done)
 // member. In a Stable group with unchanged metadata this needs no rebalance.
 void GroupCoordinator::join_static_known(Group& g, JoinParams& p, const std::string& old_id,
                                          JoinCallback done) {
-  std::string new_id = (p.client_id.empty() ? std::string("member") : p.client_id) + "-" + random_uuid();
+  std::string new_id =
+      (p.client_id.empty() ? std::string("member") : p.client_id) + "-" + random_uuid();
   auto node = g.members.extract(old_id);
   Member m = std::move(node.mapped());
   if (m.awaiting_join) {
@@ -238,7 +239,8 @@ void GroupCoordinator::join_static_known(Group& g, JoinParams& p, const std::str
     m.awaiting_join = nullptr;
   }
   if (m.awaiting_sync) {
-    deferred_.push_back([cb = std::move(m.awaiting_sync)] { cb(sync_error(ec(ErrorCode::fenced_instance_id))); });
+    deferred_.push_back(
+        [cb = std::move(m.awaiting_sync)] { cb(sync_error(ec(ErrorCode::fenced_instance_id))); });
     m.awaiting_sync = nullptr;
   }
   const bool metadata_changed = [&] {
@@ -326,7 +328,8 @@ void GroupCoordinator::prepare_rebalance(Group& g, const std::string& reason) {
     g.initial_delay = true;
     g.new_member_added = false;
     const int64_t delay = std::min<int64_t>(config_.initial_rebalance_delay_ms, timeout);
-    g.initial_delay_remaining_ms = std::max<int64_t>(timeout - config_.initial_rebalance_delay_ms, 0);
+    g.initial_delay_remaining_ms =
+        std::max<int64_t>(timeout - config_.initial_rebalance_delay_ms, 0);
     arm_join_timer(g, delay);
   } else {
     g.initial_delay = false;
@@ -339,7 +342,8 @@ void GroupCoordinator::arm_join_timer(Group& g, int64_t delay_ms) {
   if (g.join_timer) timers_.cancel(g.join_timer);
   uint64_t token = next_token_++;
   g.join_token = token;
-  g.join_timer = timers_.schedule(delay_ms, [this, gid = g.id, token] { on_join_timer(gid, token); });
+  g.join_timer =
+      timers_.schedule(delay_ms, [this, gid = g.id, token] { on_join_timer(gid, token); });
 }
 
 void GroupCoordinator::on_join_timer(const std::string& group_id, uint64_t token) {
@@ -350,7 +354,8 @@ void GroupCoordinator::on_join_timer(const std::string& group_id, uint64_t token
   if (g->initial_delay && g->new_member_added && g->initial_delay_remaining_ms > 0) {
     // More members arrived during the initial delay: wait a little longer (bounded).
     g->new_member_added = false;
-    int64_t delay = std::min<int64_t>(config_.initial_rebalance_delay_ms, g->initial_delay_remaining_ms);
+    int64_t delay =
+        std::min<int64_t>(config_.initial_rebalance_delay_ms, g->initial_delay_remaining_ms);
     g->initial_delay_remaining_ms =
         std::max<int64_t>(g->initial_delay_remaining_ms - config_.initial_rebalance_delay_ms, 0);
     arm_join_timer(*g, delay);
@@ -403,8 +408,8 @@ void GroupCoordinator::complete_join(Group& g) {
   }
   g.protocol_name = g.select_protocol();
   transition(g, GroupState::completing_rebalance);
-  spdlog::info("group {} generation {} with {} members, protocol {}, leader {}", g.id,
-               g.generation, g.members.size(), *g.protocol_name, *g.leader);
+  spdlog::info("group {} generation {} with {} members, protocol {}, leader {}", g.id, g.generation,
+               g.members.size(), *g.protocol_name, *g.leader);
   for (auto& [id, m] : g.members) {
     if (!m.awaiting_join) continue;
     JoinResult r = current_join_result(g, m, g.is_leader(id));
@@ -592,7 +597,8 @@ LeaveResult GroupCoordinator::leave(const std::string& group_id,
   return out;
 }
 
-void GroupCoordinator::remove_member(Group& g, const std::string& member_id, int16_t pending_error) {
+void GroupCoordinator::remove_member(Group& g, const std::string& member_id,
+                                     int16_t pending_error) {
   auto it = g.members.find(member_id);
   if (it == g.members.end()) return;
   Member& m = it->second;
@@ -602,7 +608,8 @@ void GroupCoordinator::remove_member(Group& g, const std::string& member_id, int
     });
   }
   if (m.awaiting_sync) {
-    deferred_.push_back([cb = std::move(m.awaiting_sync), pending_error] { cb(sync_error(pending_error)); });
+    deferred_.push_back(
+        [cb = std::move(m.awaiting_sync), pending_error] { cb(sync_error(pending_error)); });
   }
   if (m.session_timer) timers_.cancel(m.session_timer);
   if (m.instance_id) {

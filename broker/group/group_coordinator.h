@@ -37,7 +37,7 @@ struct JoinParams {
   int32_t rebalance_timeout_ms = 0;
   std::string protocol_type;
   std::vector<std::pair<std::string, Bytes>> protocols;
-  bool require_known_member_id = false;  // JoinGroup v4+
+  bool require_known_member_id = false;   // JoinGroup v4+
   bool supports_skip_assignment = false;  // JoinGroup v9+
 };
 
@@ -133,9 +133,10 @@ class GroupCoordinator {
               const std::optional<std::string>& instance_id, int64_t retention_ms,
               std::vector<CommitPartition>& parts);
   // `requested` null = every committed offset of the group. Returns the group-level error.
-  int16_t fetch_offsets(const std::string& group_id,
-                        const std::optional<std::vector<std::pair<std::string, std::vector<int32_t>>>>& requested,
-                        std::vector<FetchedPartition>& out);
+  int16_t fetch_offsets(
+      const std::string& group_id,
+      const std::optional<std::vector<std::pair<std::string, std::vector<int32_t>>>>& requested,
+      std::vector<FetchedPartition>& out);
   GroupSummary describe(const std::string& group_id);
   std::vector<ListedGroup> list();
   int16_t delete_group(const std::string& group_id);

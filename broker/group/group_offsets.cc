@@ -13,7 +13,6 @@ using protocol::ErrorCode;
 int16_t ec(ErrorCode e) { return static_cast<int16_t>(e); }
 }  // namespace
 
-
 void GroupCoordinator::commit(const std::string& group_id, int32_t generation,
                               const std::string& member_id,
                               const std::optional<std::string>& instance_id, int64_t retention_ms,
@@ -44,7 +43,8 @@ void GroupCoordinator::commit(const std::string& group_id, int32_t generation,
   std::vector<std::pair<OffsetKey, OffsetEntry>> batch;
   for (auto& p : parts) {
     if (p.error != 0) continue;
-    if (p.metadata && static_cast<int64_t>(p.metadata->size()) > config_.offset_metadata_max_bytes) {
+    if (p.metadata &&
+        static_cast<int64_t>(p.metadata->size()) > config_.offset_metadata_max_bytes) {
       p.error = ec(ErrorCode::offset_metadata_too_large);
       continue;
     }
@@ -175,7 +175,8 @@ int16_t GroupCoordinator::delete_offsets(const std::string& group_id,
   std::vector<std::string> subscribed;
   bool all_subscribed = false;
   if (g->state != GroupState::empty) {
-    if (g->protocol_type != std::string(kConsumerProtocolType)) return ec(ErrorCode::non_empty_group);
+    if (g->protocol_type != std::string(kConsumerProtocolType))
+      return ec(ErrorCode::non_empty_group);
     bool known = false;
     subscribed = subscribed_topics(*g, known);
     all_subscribed = !known;
@@ -247,8 +248,8 @@ void GroupCoordinator::expire_offsets() {
     for (const auto& [tp, e] : g.offsets) {
       // Consumer groups count from when they became empty; offsets-only groups from the commit.
       const int64_t base = g.protocol_type ? std::max(g.empty_since_ms, e.commit_ms) : e.commit_ms;
-      const bool gone = e.expire_ms >= 0 ? now >= e.expire_ms
-                                         : now - base >= config_.offsets_retention_ms;
+      const bool gone =
+          e.expire_ms >= 0 ? now >= e.expire_ms : now - base >= config_.offsets_retention_ms;
       if (gone) keys.push_back({id, tp.first, tp.second});
     }
     if (!keys.empty() && store_) {
@@ -272,7 +273,8 @@ void GroupCoordinator::expire_offsets() {
     groups_.erase(id);
   }
   if (expired || !dead.empty()) {
-    spdlog::info("offset retention: expired {} offsets, removed {} empty groups", expired, dead.size());
+    spdlog::info("offset retention: expired {} offsets, removed {} empty groups", expired,
+                 dead.size());
   }
 }
 

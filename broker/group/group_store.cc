@@ -185,7 +185,8 @@ bool GroupStore::decode_group(std::string_view data, Group& g) {
   return in.ok && in.p == data.size();
 }
 
-GroupStore::GroupStore(std::unique_ptr<rocksdb::DB> db, bool sync) : db_(std::move(db)), sync_(sync) {}
+GroupStore::GroupStore(std::unique_ptr<rocksdb::DB> db, bool sync)
+    : db_(std::move(db)), sync_(sync) {}
 
 GroupStore::~GroupStore() { close(); }
 

@@ -6,8 +6,8 @@
 #include <span>
 #include <string>
 
-#include "broker/handler.h"
 #include "broker/group/group.h"
+#include "broker/handler.h"
 
 namespace strata::broker::group {
 
@@ -22,6 +22,8 @@ inline std::string client_host(const RequestContext& ctx) {
   return "/" + (colon == std::string::npos ? peer : peer.substr(0, colon));
 }
 
-inline std::string client_id(const RequestContext& ctx) { return ctx.header.client_id.value_or(""); }
+inline std::string client_id(const RequestContext& ctx) {
+  return ctx.header.client_id.value_or("");
+}
 
 }  // namespace strata::broker::group

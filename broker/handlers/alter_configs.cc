@@ -2,10 +2,11 @@
 // resource (Kafka's legacy semantics: keys not listed go back to their defaults). Validation →
 // INVALID_CONFIG naming the key; validate_only checks without changing anything. Changes are
 // durable and effective at once (see config_admin.h).
+#include "protocol/messages/alter_configs.h"
+
 #include "broker/broker.h"
 #include "broker/handlers/config_admin.h"
 #include "broker/handlers/handlers.h"
-#include "protocol/messages/alter_configs.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -37,9 +38,8 @@ void alter_configs(RequestContext& ctx, protocol::Reader& body) {
     ResourceError result = bad ? *bad
                                : alter_config_resource(
                                      ctx.broker, res.resource_type, res.resource_name,
-                                     [&wanted](const ConfigMap&, const auto&, bool) -> Result<ConfigMap> {
-                                       return wanted;
-                                     },
+                                     [&wanted](const ConfigMap&, const auto&,
+                                               bool) -> Result<ConfigMap> { return wanted; },
                                      req.validate_only);
     out.error_code = result.error_code;
     out.error_message = result.message;

@@ -1,7 +1,8 @@
 // ApiVersions (18): the advertised versions are exactly the handler table (broker/dispatch.cc).
+#include "protocol/messages/api_versions.h"
+
 #include "broker/dispatch.h"
 #include "broker/handlers/handlers.h"
-#include "protocol/messages/api_versions.h"
 
 namespace strata::broker::handlers {
 

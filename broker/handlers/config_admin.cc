@@ -47,9 +47,9 @@ std::optional<ResourceError> check_broker_name(const Broker& broker, const std::
     return error(ErrorCode::invalid_request, "Broker id must be an integer, but it is: " + name);
   }
   if (id != broker.node_id()) {
-    return error(ErrorCode::invalid_request,
-                 "Unexpected broker id, expected " + std::to_string(broker.node_id()) +
-                     " or empty string, but received " + name);
+    return error(ErrorCode::invalid_request, "Unexpected broker id, expected " +
+                                                 std::to_string(broker.node_id()) +
+                                                 " or empty string, but received " + name);
   }
   return std::nullopt;
 }
@@ -60,13 +60,12 @@ ResourceError alter_config_resource(Broker& broker, int8_t resource_type, const 
   if (resource_type == kResourceTopic) {
     auto topic = broker.topics().find(name);
     if (!topic) {
-      return error(ErrorCode::unknown_topic_or_partition,
-                   "Topic " + name + " does not exist.");
+      return error(ErrorCode::unknown_topic_or_partition, "Topic " + name + " does not exist.");
     }
     auto values = effective_topic_values(topic->configs, *broker.topics().broker_defaults());
-    auto next = edit(topic->configs,
-                     [&values](const std::string& k) { return values.count(k) ? values.at(k) : ""; },
-                     true);
+    auto next = edit(
+        topic->configs,
+        [&values](const std::string& k) { return values.count(k) ? values.at(k) : ""; }, true);
     if (!next.ok()) return map_status(next.status());
     auto altered = broker.topics().alter_configs(name, *next, validate_only);
     if (!altered.ok()) return map_status(altered.status());
@@ -77,8 +76,9 @@ ResourceError alter_config_resource(Broker& broker, int8_t resource_type, const 
     bool cluster_default = false;
     if (auto e = check_broker_name(broker, name, cluster_default)) return *e;
     auto& dyn = broker.dynamic_config();
-    auto next = edit(dyn.overrides(cluster_default),
-                     [&dyn](const std::string& k) { return dyn.value(k).value_or(""); }, false);
+    auto next = edit(
+        dyn.overrides(cluster_default),
+        [&dyn](const std::string& k) { return dyn.value(k).value_or(""); }, false);
     if (!next.ok()) return map_status(next.status());
     if (validate_only) {
       Status st = dyn.validate(cluster_default, *next);

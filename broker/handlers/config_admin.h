@@ -1,7 +1,7 @@
 // Shared by the DescribeConfigs, AlterConfigs and IncrementalAlterConfigs handlers: resource
 // resolution (TOPIC / BROKER "<node.id>" / BROKER "" = cluster default) and one "edit the override
 // map of a resource, validate, apply durably" routine with its Kafka error mapping. Admin half of
-// issue 4. Any handler thread; alterations are serialised inside.
+//. Any handler thread; alterations are serialised inside.
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,10 @@
 // CreatePartitions (37), v0-3: grows topics (new partition directories + durable metadata; the
-// TopicRegistry entry is replaced so Metadata and Produce see the new partitions at once). Per-topic
-// errors as Kafka: UNKNOWN_TOPIC_OR_PARTITION, INVALID_PARTITIONS (not larger than today, including
-// negative counts), INVALID_REPLICA_ASSIGNMENT (assignments must name only this broker, one per new
-// partition), INVALID_REQUEST (topic named twice). validate_only honoured.
+// TopicRegistry entry is replaced so Metadata and Produce see the new partitions at once).
+// Per-topic errors as Kafka: UNKNOWN_TOPIC_OR_PARTITION, INVALID_PARTITIONS (not larger than today,
+// including negative counts), INVALID_REPLICA_ASSIGNMENT (assignments must name only this broker,
+// one per new partition), INVALID_REQUEST (topic named twice). validate_only honoured.
+#include "protocol/messages/create_partitions.h"
+
 #include <spdlog/spdlog.h>
 
 #include <map>
@@ -10,7 +12,6 @@
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "pkindex/table_config.h"
-#include "protocol/messages/create_partitions.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -39,9 +40,9 @@ void create_partitions(RequestContext& ctx, protocol::Reader& body) {
       fail(ErrorCode::unknown_topic_or_partition, "The topic '" + t.name + "' does not exist.");
       continue;
     }
-    if (pkindex::is_pk_table(topic->configs)) {  // issue 5: rescaling PK tables is a later stage
-      fail(ErrorCode::policy_violation,
-           "Cannot add partitions to primary-key table " + t.name + ": keys would change partition");
+    if (pkindex::is_pk_table(topic->configs)) {  // rescaling PK tables is a later stage
+      fail(ErrorCode::policy_violation, "Cannot add partitions to primary-key table " + t.name +
+                                            ": keys would change partition");
       continue;
     }
     const auto current = static_cast<int32_t>(topic->partitions.size());

@@ -1,11 +1,12 @@
 // CreateTopics (19): partitions (-1 = num.partitions), replication factor (-1 or 1; more needs
 // clustering → INVALID_REPLICATION_FACTOR), manual assignments (only this broker), configs
 // (validated → INVALID_CONFIG naming the key), validate_only. v5+ echoes the effective configs.
+#include "protocol/messages/create_topics.h"
+
 #include <spdlog/spdlog.h>
 
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
-#include "protocol/messages/create_topics.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {

@@ -1,9 +1,10 @@
 // DeleteGroups (42) v0-2: deletes empty groups with their committed offsets
 // (GROUP_ID_NOT_FOUND / NON_EMPTY_GROUP otherwise).
+#include "protocol/messages/delete_groups.h"
+
 #include "broker/broker.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
-#include "protocol/messages/delete_groups.h"
 
 namespace strata::broker::handlers {
 

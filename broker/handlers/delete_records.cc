@@ -3,11 +3,12 @@
 // earliest reports it. offset -1 = the high watermark. An offset beyond the high watermark (or
 // negative) → OFFSET_OUT_OF_RANGE with nothing changed. The partition owner's retention bound (PK
 // tables) caps the move; low_watermark reports where the log start really is.
+#include "protocol/messages/delete_records.h"
+
 #include <spdlog/spdlog.h>
 
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
-#include "protocol/messages/delete_records.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {

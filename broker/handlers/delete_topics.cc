@@ -1,11 +1,12 @@
 // DeleteTopics (20): by name (v0-5) or by name-or-id (v6; unknown id → UNKNOWN_TOPIC_ID).
+#include "protocol/messages/delete_topics.h"
+
 #include <spdlog/spdlog.h>
 
 #include "broker/broker.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
 #include "broker/pk_tables.h"
-#include "protocol/messages/delete_topics.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -20,11 +21,11 @@ void delete_one(RequestContext& ctx, std::shared_ptr<const TopicEntry> t, Out& o
     return;
   }
   out.topic_id = t->id;
-  ctx.broker.pk_tables().drop(*t);  // issue 5: close PK states before the directories go
+  ctx.broker.pk_tables().drop(*t);  // close PK states before the directories go
   Status st = ctx.broker.topics().remove(t->name);
   if (st.ok()) {
     spdlog::info("deleted topic {}", t->name);
-    ctx.broker.groups().on_topic_deleted(t->name);  // committed offsets go with it (issue 3)
+    ctx.broker.groups().on_topic_deleted(t->name);  // committed offsets go with it
     out.error_code = 0;
   } else if (st.code() == Errc::not_found) {
     out.error_code = static_cast<int16_t>(ErrorCode::unknown_topic_or_partition);

@@ -2,9 +2,10 @@
 // meta.properties and the controller (this broker: one node). endpoint_type 2 (controllers) →
 // UNSUPPORTED_ENDPOINT_TYPE, as a broker does. With include_cluster_authorized_operations the
 // cluster operations are all allowed (no authorizer yet).
+#include "protocol/messages/describe_cluster.h"
+
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
-#include "protocol/messages/describe_cluster.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {

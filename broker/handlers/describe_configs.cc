@@ -3,10 +3,11 @@
 // STATIC_BROKER_CONFIG / DEFAULT_CONFIG), read-only and sensitive flags, synonyms (when asked),
 // type and documentation (v3+, when asked). Values come from DynamicConfig (broker layers) and the
 // topic's overrides; see broker/dynamic_config.h.
+#include "protocol/messages/describe_configs.h"
+
 #include "broker/broker.h"
 #include "broker/handlers/config_admin.h"
 #include "broker/handlers/handlers.h"
-#include "protocol/messages/describe_configs.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -22,7 +23,8 @@ void describe_configs(RequestContext& ctx, protocol::Reader& body) {
     out.resource_type = res.resource_type;
     out.resource_name = res.resource_name;
     out.error_message = std::nullopt;
-    const std::vector<std::string> keys = res.configuration_keys.value_or(std::vector<std::string>{});
+    const std::vector<std::string> keys =
+        res.configuration_keys.value_or(std::vector<std::string>{});
     std::vector<ConfigEntryInfo> entries;
     if (res.resource_type == kResourceTopic) {
       auto topic = ctx.broker.topics().find(res.resource_name);
@@ -55,7 +57,8 @@ void describe_configs(RequestContext& ctx, protocol::Reader& body) {
       c.config_source = static_cast<int8_t>(e.source);
       c.is_sensitive = e.sensitive;
       c.config_type = static_cast<int8_t>(e.type);
-      c.documentation = req.include_documentation ? std::optional<std::string>(e.doc) : std::nullopt;
+      c.documentation =
+          req.include_documentation ? std::optional<std::string>(e.doc) : std::nullopt;
       if (req.include_synonyms) {
         for (auto& s : e.synonyms) {
           auto& syn = c.synonyms.emplace_back();

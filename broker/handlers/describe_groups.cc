@@ -1,10 +1,11 @@
 // DescribeGroups (15) v0-5: state, protocol and members; metadata/assignments only when Stable
 // (as Kafka). Unknown groups are described as Dead with no error.
+#include "protocol/messages/describe_groups.h"
+
 #include "broker/broker.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/group/handler_util.h"
 #include "broker/handlers/handlers.h"
-#include "protocol/messages/describe_groups.h"
 
 namespace strata::broker::handlers {
 

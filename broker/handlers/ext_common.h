@@ -1,4 +1,4 @@
-// Framing helpers of the extension APIs (keys 16000-16099, issue 5): the request body is one
+// Framing helpers of the extension APIs (protocol/ext/api_keys.h): the request body is one
 // Protobuf message (the rest of the frame after request header v2); the response is response
 // header v1 followed by one Protobuf message. Used by broker/handlers/ext_*.cc on the connection's
 // strand.
@@ -20,12 +20,6 @@ struct TopicEntry;
 }  // namespace strata::broker
 
 namespace strata::broker::handlers {
-
-inline constexpr int16_t kExtLookup = 16000;
-inline constexpr int16_t kExtPrefixLookup = 16001;
-inline constexpr int16_t kExtScan = 16002;
-inline constexpr int16_t kExtReadChangelog = 16003;
-inline constexpr int16_t kExtDescribeTable = 16004;
 
 // The PK state serving one partition of an extension request, or the Kafka error to answer for it.
 struct PkPartition {

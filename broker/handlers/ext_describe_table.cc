@@ -57,7 +57,7 @@ void ext_describe_table(RequestContext& ctx, protocol::Reader& body) {
       }
       const storage::PartitionLog* log = topic->partition(i);
       p->set_applied_offset((*state)->applied_offset());
-      p->set_checkpoint_offset((*state)->newest_checkpoint().offset);  // H2
+      p->set_checkpoint_offset((*state)->newest_checkpoint().offset);
       p->set_row_count_estimate(static_cast<int64_t>((*state)->estimate_rows()));
       p->set_changelog_gap_below(log->log_start_offset());
       p->set_high_watermark(log->high_watermark());

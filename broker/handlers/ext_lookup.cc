@@ -10,7 +10,7 @@
 #include "broker/broker.h"
 #include "broker/handlers/ext_common.h"
 #include "broker/handlers/handlers.h"
-#include "broker/metrics/broker_metrics.h"  // issue 6
+#include "broker/metrics/broker_metrics.h"
 #include "broker/pk_tables.h"
 #include "protocol/ext/lookup.pb.h"
 #include "protocol/wire/errors.h"
@@ -53,7 +53,7 @@ void ext_lookup(RequestContext& ctx, protocol::Reader& body) {
       auto fail = [&](ErrorCode e, std::string msg) {
         pout->set_error_code(code(e));
         pout->set_error_message(std::move(msg));
-        ctx.broker.metrics().request_error(ctx.api_key, static_cast<int16_t>(e));  // issue 6
+        ctx.broker.metrics().request_error(ctx.api_key, static_cast<int16_t>(e));
       };
       auto target = resolve_pk_partition(ctx, topic.get(), t.topic(), p.partition());
       if (!target.state) {
@@ -61,10 +61,10 @@ void ext_lookup(RequestContext& ctx, protocol::Reader& body) {
         continue;
       }
       const auto& state = target.state;
-      const auto started = std::chrono::steady_clock::now();  // issue 6
+      const auto started = std::chrono::steady_clock::now();
       for (const auto& key : p.keys()) {
-        auto row = state->lookup(std::span<const uint8_t>(
-            reinterpret_cast<const uint8_t*>(key.data()), key.size()));
+        auto row = state->lookup(
+            std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(key.data()), key.size()));
         if (!row.ok()) {
           pout->clear_rows();
           fail(ErrorCode::kafka_storage_error, row.status().message());
@@ -76,7 +76,7 @@ void ext_lookup(RequestContext& ctx, protocol::Reader& body) {
         r->set_timestamp(row->timestamp);
         if (row->found) r->set_value(std::move(row->value));
       }
-      if (pout->error_code() == 0) {  // issue 6: PK lookup metrics
+      if (pout->error_code() == 0) {  // PK lookup metrics
         auto& m = ctx.broker.metrics();
         auto& tc = *topic->counters;
         tc.pk_lookups.fetch_add(1, std::memory_order_relaxed);

@@ -7,7 +7,7 @@
 #include "broker/broker.h"
 #include "broker/handlers/ext_common.h"
 #include "broker/handlers/handlers.h"
-#include "broker/metrics/broker_metrics.h"  // issue 6
+#include "broker/metrics/broker_metrics.h"
 #include "broker/pk_tables.h"
 #include "protocol/ext/prefix_lookup.pb.h"
 #include "protocol/wire/errors.h"
@@ -29,9 +29,10 @@ void ext_prefix_lookup(RequestContext& ctx, protocol::Reader& body) {
   auto fail = [&](ErrorCode e, std::string msg) {
     resp.set_error_code(static_cast<int32_t>(e));
     resp.set_error_message(std::move(msg));
-    respond_ext(ctx, resp);  // counts the error (issue 6)
+    respond_ext(ctx, resp);  // counts the error
   };
-  if (!parse_ext_body(body, req)) return fail(ErrorCode::invalid_request, "undecodable PrefixLookupRequest");
+  if (!parse_ext_body(body, req))
+    return fail(ErrorCode::invalid_request, "undecodable PrefixLookupRequest");
   if (req.limit() < 1 || req.limit() > kMaxLimit) {
     return fail(ErrorCode::invalid_request, "limit must be within 1.." + std::to_string(kMaxLimit));
   }
@@ -41,9 +42,9 @@ void ext_prefix_lookup(RequestContext& ctx, protocol::Reader& body) {
   const auto& state = target.state;
   std::optional<std::span<const uint8_t>> cursor;
   if (req.has_cursor()) cursor = as_span(req.cursor());
-  const auto started = std::chrono::steady_clock::now();  // issue 6
-  auto page = state->prefix_lookup(as_span(req.prefix()), cursor,
-                                      static_cast<uint32_t>(req.limit()));
+  const auto started = std::chrono::steady_clock::now();
+  auto page =
+      state->prefix_lookup(as_span(req.prefix()), cursor, static_cast<uint32_t>(req.limit()));
   if (!page.ok()) return fail(ErrorCode::kafka_storage_error, page.status().message());
   for (auto& r : page->rows) {
     auto* out = resp.add_rows();
@@ -53,7 +54,7 @@ void ext_prefix_lookup(RequestContext& ctx, protocol::Reader& body) {
     out->set_timestamp(r.timestamp);
   }
   if (page->next_cursor) resp.set_next_cursor(std::move(*page->next_cursor));
-  {  // issue 6: PK lookup metrics (keys = rows returned)
+  {  // PK lookup metrics (keys = rows returned)
     auto& m = ctx.broker.metrics();
     auto& tc = *topic->counters;
     tc.pk_lookups.fetch_add(1, std::memory_order_relaxed);

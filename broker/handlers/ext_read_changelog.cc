@@ -11,16 +11,13 @@
 // Errors: top level INVALID_REQUEST (undecodable body, log topic, max_wait_ms outside 0..30000);
 // per partition UNKNOWN_TOPIC_OR_PARTITION, OFFSET_OUT_OF_RANGE, INVALID_REQUEST (bad limits),
 // KAFKA_STORAGE_ERROR (unreadable or undecodable log).
-#include <spdlog/spdlog.h>
-
 #include <google/protobuf/arena.h>
-
-#include <chrono>
-#include <mutex>
+#include <spdlog/spdlog.h>
 
 #include "broker/broker.h"
 #include "broker/handlers/ext_common.h"
 #include "broker/handlers/handlers.h"
+#include "broker/long_poll.h"
 #include "pkindex/changelog_decode.h"
 #include "pkindex/table_config.h"
 #include "protocol/ext/read_changelog.pb.h"
@@ -32,7 +29,6 @@ namespace strata::broker::handlers {
 namespace {
 
 using protocol::ErrorCode;
-namespace asio = boost::asio;
 using Resp = strata::ext::ReadChangelogResponse;
 
 constexpr int32_t kMaxRecords = 10000;
@@ -47,10 +43,14 @@ int32_t code(ErrorCode e) { return static_cast<int32_t>(e); }
 
 Resp::ChangeKind to_proto(pkindex::ChangeKind k) {
   switch (k) {
-    case pkindex::ChangeKind::insert: return Resp::INSERT;
-    case pkindex::ChangeKind::update: return Resp::UPDATE;
-    case pkindex::ChangeKind::del: return Resp::DELETE;
-    case pkindex::ChangeKind::none: break;
+    case pkindex::ChangeKind::insert:
+      return Resp::INSERT;
+    case pkindex::ChangeKind::update:
+      return Resp::UPDATE;
+    case pkindex::ChangeKind::del:
+      return Resp::DELETE;
+    case pkindex::ChangeKind::none:
+      break;
   }
   return Resp::CHANGE_KIND_UNSPECIFIED;
 }
@@ -118,60 +118,40 @@ Result<int32_t> read_changes(const storage::PartitionLog& log, int64_t from, int
         if (!full) next = batch.next_offset();
       }
     }
-    if (next == progress_mark && !full) return Status(Errc::corruption, "changelog read made no progress");
+    if (next == progress_mark && !full)
+      return Status(Errc::corruption, "changelog read made no progress");
   }
   out.set_next_offset(next);
   return count;
 }
 
-class PendingChangelog : public std::enable_shared_from_this<PendingChangelog> {
+class PendingChangelog : public LongPoll<PendingChangelog> {
  public:
   PendingChangelog(RequestContext ctx, strata::ext::ReadChangelogRequest req,
                    std::shared_ptr<const TopicEntry> topic)
-      : ctx_(std::move(ctx)),
+      : LongPoll(ctx.broker, req.max_wait_ms()),
+        ctx_(std::move(ctx)),
         req_(std::move(req)),
-        topic_(std::move(topic)),
-        timer_(ctx_.broker.io()),
-        deadline_(std::chrono::steady_clock::now() + std::chrono::milliseconds(req_.max_wait_ms())) {}
+        topic_(std::move(topic)) {}
 
-  void run(bool timed_out) {
-    std::lock_guard lk(mu_);
-    if (done_) return;
+  // LongPoll: answers when there are changes, a partition failed or only skipped records were
+  // read, or the wait is over.
+  bool attempt(bool out_of_time, WaitOn& wait) {
     // Changes are built on an arena: no heap allocation per change.
     google::protobuf::Arena arena;
     Resp& resp = *google::protobuf::Arena::CreateMessage<Resp>(&arena);
     resp.set_topic(req_.topic());
-    std::vector<storage::PartitionLog*> watched;
-    std::vector<int64_t> seen_hw;
     bool answer_now = false;
-    const int32_t changes = build(resp, watched, seen_hw, answer_now);
-    if (timed_out || changes > 0 || answer_now || ctx_.broker.stopping() || req_.max_wait_ms() <= 0 ||
-        watched.empty() || std::chrono::steady_clock::now() >= deadline_) {
-      done_ = true;
-      timer_.cancel();
-      watch_.reset();  // an unfired watch's wake function holds this request: break the cycle
-      respond_ext(ctx_, resp);
-      return;
-    }
-    auto self = shared_from_this();
-    watch_ = ctx_.broker.watchers().watch_logs(
-        std::vector<const storage::PartitionLog*>(watched.begin(), watched.end()), seen_hw, [self] {
-          asio::post(self->ctx_.broker.io(), [self] { self->run(false); });
-        });
-    if (!timer_armed_) {
-      timer_armed_ = true;
-      timer_.expires_at(deadline_);
-      timer_.async_wait([self](boost::system::error_code ec) {
-        if (!ec) self->run(true);
-      });
-    }
+    const int32_t changes = build(resp, wait, answer_now);
+    if (!(out_of_time || changes > 0 || answer_now || wait.logs.empty())) return false;
+    respond_ext(ctx_, resp);
+    return true;
   }
 
  private:
   // Returns the number of changes; `answer_now` is set when a partition failed or its read moved
   // past records without returning changes (only `none`s): waiting would re-read them.
-  int32_t build(Resp& resp, std::vector<storage::PartitionLog*>& watched,
-                std::vector<int64_t>& seen_hw, bool& answer_now) {
+  int32_t build(Resp& resp, WaitOn& wait, bool& answer_now) {
     int32_t total = 0;
     int64_t response_bytes = 0;
     int64_t scan_budget = kMaxScanBytes;
@@ -206,13 +186,12 @@ class PendingChangelog : public std::enable_shared_from_this<PendingChangelog> {
         continue;
       }
       if (rp.from_offset() < log->log_start_offset() || rp.from_offset() > hw) {
-        fail(ErrorCode::offset_out_of_range,
-             "from_offset must be within " + std::to_string(log->log_start_offset()) + ".." +
-                 std::to_string(hw));
+        fail(ErrorCode::offset_out_of_range, "from_offset must be within " +
+                                                 std::to_string(log->log_start_offset()) + ".." +
+                                                 std::to_string(hw));
         continue;
       }
-      watched.push_back(log);
-      seen_hw.push_back(hw);
+      wait.add(log, hw);
       if (response_bytes >= kMaxResponseBytes || scan_budget <= 0) continue;  // budget spent
       const int64_t max_bytes =
           std::min(rp.max_bytes() > 0 ? rp.max_bytes() : kDefaultMaxBytes,
@@ -240,12 +219,6 @@ class PendingChangelog : public std::enable_shared_from_this<PendingChangelog> {
   RequestContext ctx_;
   strata::ext::ReadChangelogRequest req_;
   std::shared_ptr<const TopicEntry> topic_;
-  asio::steady_timer timer_;
-  std::chrono::steady_clock::time_point deadline_;
-  std::mutex mu_;
-  bool done_ = false;
-  bool timer_armed_ = false;
-  std::shared_ptr<PartitionWatchers::Watch> watch_;
 };
 
 }  // namespace

@@ -3,15 +3,16 @@
 // watermark (no transactions). Long-polls: with fewer than min_bytes available the request waits —
 // woken by an append to any partition it reads (PartitionWatchers) — until max_wait_ms.
 // No fetch sessions: session id 0 is always answered (legal; clients then send full fetches).
+#include "protocol/messages/fetch.h"
+
 #include <spdlog/spdlog.h>
 
-#include <chrono>
-#include <mutex>
+#include <algorithm>
 
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
-#include "broker/metrics/broker_metrics.h"  // issue 6
-#include "protocol/messages/fetch.h"
+#include "broker/long_poll.h"
+#include "broker/metrics/broker_metrics.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -19,56 +20,29 @@ namespace strata::broker::handlers {
 namespace {
 
 using protocol::ErrorCode;
-namespace asio = boost::asio;
 
 int16_t code(ErrorCode e) { return static_cast<int16_t>(e); }
 
-class PendingFetch : public std::enable_shared_from_this<PendingFetch> {
+class PendingFetch : public LongPoll<PendingFetch> {
  public:
   PendingFetch(RequestContext ctx, protocol::FetchRequest req)
-      : ctx_(std::move(ctx)),
-        req_(std::move(req)),
-        timer_(ctx_.broker.io()),
-        deadline_(std::chrono::steady_clock::now() +
-                  std::chrono::milliseconds(std::max(0, req_.max_wait_ms))) {}
+      : LongPoll(ctx.broker, req.max_wait_ms), ctx_(std::move(ctx)), req_(std::move(req)) {}
 
-  // Builds the response; sends it when it is final, else (re)arms the wait.
-  void run(bool timed_out) {
-    std::lock_guard lk(mu_);
-    if (done_) return;
+  // LongPoll: answers when min_bytes are there, a partition failed, or the wait is over.
+  bool attempt(bool out_of_time, WaitOn& wait) {
     protocol::FetchResponse resp;
-    std::vector<std::shared_ptr<storage::PartitionLog>> watched;
-    std::vector<int64_t> seen_hw;
     int64_t bytes = 0;
     bool error = false;
-    build(resp, bytes, error, watched, seen_hw);
+    build(resp, bytes, error, wait);
     const bool enough = bytes >= std::max(1, req_.min_bytes) || req_.min_bytes <= 0;
-    if (timed_out || enough || error || ctx_.broker.stopping() || req_.max_wait_ms <= 0 || watched.empty() ||
-        std::chrono::steady_clock::now() >= deadline_) {
-      done_ = true;
-      timer_.cancel();
-      watch_.reset();  // an unfired watch's wake function holds this request: break the cycle
-      count_sent(resp);  // issue 6
-      ctx_.respond(resp);
-      return;
-    }
-    auto self = shared_from_this();
-    std::vector<const storage::PartitionLog*> logs;
-    for (const auto& log : watched) logs.push_back(log.get());
-    watch_ = ctx_.broker.watchers().watch_logs(logs, seen_hw, [self] {
-      asio::post(self->ctx_.broker.io(), [self] { self->run(false); });
-    });
-    if (!timer_armed_) {
-      timer_armed_ = true;
-      timer_.expires_at(deadline_);
-      timer_.async_wait([self](boost::system::error_code ec) {
-        if (!ec) self->run(true);
-      });
-    }
+    if (!(out_of_time || enough || error || wait.logs.empty())) return false;
+    count_sent(resp);
+    ctx_.respond(resp);
+    return true;
   }
 
  private:
-  // issue 6: bytes out per topic and per-partition error codes of the response actually sent
+  // bytes out per topic and per-partition error codes of the response actually sent
   // (the top-level error code is counted by respond()). Topic counters come from the entries
   // build() resolved (counters_[i] belongs to resp.responses[i]); no second registry lookup.
   void count_sent(const protocol::FetchResponse& resp) {
@@ -86,11 +60,9 @@ class PendingFetch : public std::enable_shared_from_this<PendingFetch> {
     counters_.clear();
   }
 
-  void build(protocol::FetchResponse& resp, int64_t& bytes, bool& error,
-             std::vector<std::shared_ptr<storage::PartitionLog>>& watched,
-             std::vector<int64_t>& seen_hw) {
+  void build(protocol::FetchResponse& resp, int64_t& bytes, bool& error, WaitOn& wait) {
     resp.session_id = 0;
-    counters_.clear();  // issue 6
+    counters_.clear();
     if (req_.session_id != 0) {
       // We never hand out sessions, so any non-zero id is unknown to us.
       resp.error_code = code(ErrorCode::fetch_session_id_not_found);
@@ -100,7 +72,7 @@ class PendingFetch : public std::enable_shared_from_this<PendingFetch> {
     const int64_t max_bytes = req_.max_bytes > 0 ? req_.max_bytes : INT32_MAX;
     for (const auto& rt : req_.topics) {
       auto topic = ctx_.broker.topics().find(rt.topic);
-      counters_.push_back(topic ? topic->counters : nullptr);  // issue 6: for count_sent()
+      counters_.push_back(topic ? topic->counters : nullptr);  // for count_sent()
       auto& tout = resp.responses.emplace_back();
       tout.topic = rt.topic;
       for (const auto& rp : rt.partitions) {
@@ -140,8 +112,7 @@ class PendingFetch : public std::enable_shared_from_this<PendingFetch> {
           error = true;
           continue;
         }
-        watched.push_back(topic->partitions[rp.partition]);
-        seen_hw.push_back(hw);
+        wait.add(log, hw);
         const int64_t budget = std::min<int64_t>(rp.partition_max_bytes, max_bytes - bytes);
         if (rp.fetch_offset >= hw || (budget <= 0 && bytes > 0)) continue;
         auto read = log->read(rp.fetch_offset, static_cast<uint32_t>(std::max<int64_t>(budget, 0)),
@@ -172,13 +143,7 @@ class PendingFetch : public std::enable_shared_from_this<PendingFetch> {
 
   RequestContext ctx_;
   protocol::FetchRequest req_;
-  asio::steady_timer timer_;
-  std::chrono::steady_clock::time_point deadline_;
-  std::mutex mu_;
-  bool done_ = false;
-  bool timer_armed_ = false;
-  std::shared_ptr<PartitionWatchers::Watch> watch_;
-  // issue 6: counters of the topics of the response being built, one per resp.responses entry
+  // counters of the topics of the response being built, one per resp.responses entry
   // (null: unknown topic); shared ownership so a concurrent DeleteTopics cannot free them.
   std::vector<std::shared_ptr<metrics::TopicCounters>> counters_;
 };

@@ -1,13 +1,14 @@
 // FindCoordinator (10): this broker coordinates every group. Transactions do not exist yet, so a
 // transaction key gets an error with a message saying so. The code is
-// TRANSACTIONAL_ID_AUTHORIZATION_FAILED (issue 3, idempotent-producer half): librdkafka (checked
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED: librdkafka (checked
 // with 2.0.2) retries every other FindCoordinator error for a transaction key until the
 // init_transactions() timeout — UNSUPPORTED_VERSION included — and treats only this one (and
 // CLUSTER_AUTHORIZATION_FAILED) as fatal, failing at once with our message; a Java client is fatal
 // on either. Other key types keep UNSUPPORTED_VERSION.
+#include "protocol/messages/find_coordinator.h"
+
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
-#include "protocol/messages/find_coordinator.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {

@@ -13,7 +13,7 @@ void list_offsets(RequestContext& ctx, protocol::Reader& body);
 void create_topics(RequestContext& ctx, protocol::Reader& body);
 void delete_topics(RequestContext& ctx, protocol::Reader& body);
 void find_coordinator(RequestContext& ctx, protocol::Reader& body);
-// Topic administration and dynamic configs (issue 4, admin half).
+// Topic administration and dynamic configs.
 void describe_configs(RequestContext& ctx, protocol::Reader& body);
 void alter_configs(RequestContext& ctx, protocol::Reader& body);
 void incremental_alter_configs(RequestContext& ctx, protocol::Reader& body);
@@ -21,7 +21,7 @@ void create_partitions(RequestContext& ctx, protocol::Reader& body);
 void delete_records(RequestContext& ctx, protocol::Reader& body);
 void describe_cluster(RequestContext& ctx, protocol::Reader& body);
 void offset_for_leader_epoch(RequestContext& ctx, protocol::Reader& body);
-// issue 3 (consumer groups)
+// Consumer groups
 void join_group(RequestContext& ctx, protocol::Reader& body);
 void sync_group(RequestContext& ctx, protocol::Reader& body);
 void heartbeat(RequestContext& ctx, protocol::Reader& body);
@@ -32,14 +32,14 @@ void describe_groups(RequestContext& ctx, protocol::Reader& body);
 void list_groups(RequestContext& ctx, protocol::Reader& body);
 void delete_groups(RequestContext& ctx, protocol::Reader& body);
 void offset_delete(RequestContext& ctx, protocol::Reader& body);
-// issue 3 (idempotent producer)
+// Idempotent producer
 void init_producer_id(RequestContext& ctx, protocol::Reader& body);
 
-// Extension APIs of primary-key tables (issue 5; keys 16000-16099, Protobuf bodies).
+// Extension APIs of primary-key tables (keys 16000-16099, Protobuf bodies).
 void ext_lookup(RequestContext& ctx, protocol::Reader& body);
 void ext_prefix_lookup(RequestContext& ctx, protocol::Reader& body);
 void ext_describe_table(RequestContext& ctx, protocol::Reader& body);
-void ext_scan(RequestContext& ctx, protocol::Reader& body);            // issue 5 (H1)
-void ext_read_changelog(RequestContext& ctx, protocol::Reader& body);  // issue 5 (H1)
+void ext_scan(RequestContext& ctx, protocol::Reader& body);
+void ext_read_changelog(RequestContext& ctx, protocol::Reader& body);
 
 }  // namespace strata::broker::handlers

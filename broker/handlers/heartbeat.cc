@@ -1,8 +1,9 @@
 // Heartbeat (12) v0-4: keeps a member's session alive; tells it about rebalances.
+#include "protocol/messages/heartbeat.h"
+
 #include "broker/broker.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
-#include "protocol/messages/heartbeat.h"
 
 namespace strata::broker::handlers {
 

@@ -2,12 +2,13 @@
 // entries of a TOPIC or BROKER resource. APPEND/SUBTRACT only on LIST keys (cleanup.policy);
 // unknown names and bad values → INVALID_CONFIG naming the key; an unknown operation or a key given
 // twice → INVALID_REQUEST. validate_only honoured; changes durable and effective at once.
+#include "protocol/messages/incremental_alter_configs.h"
+
 #include <set>
 
 #include "broker/broker.h"
 #include "broker/handlers/config_admin.h"
 #include "broker/handlers/handlers.h"
-#include "protocol/messages/incremental_alter_configs.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -27,9 +28,9 @@ void incremental_alter_configs(RequestContext& ctx, protocol::Reader& body) {
     std::optional<ResourceError> bad;
     for (const auto& c : res.configs) {
       if (c.config_operation < 0 || c.config_operation > 3) {
-        bad = ResourceError{static_cast<int16_t>(ErrorCode::invalid_request),
-                            "Unknown config operation " + std::to_string(c.config_operation) +
-                                " for " + c.name};
+        bad = ResourceError{
+            static_cast<int16_t>(ErrorCode::invalid_request),
+            "Unknown config operation " + std::to_string(c.config_operation) + " for " + c.name};
         break;
       }
       if (!seen.insert(c.name).second) {
@@ -46,8 +47,8 @@ void incremental_alter_configs(RequestContext& ctx, protocol::Reader& body) {
                   [&items](const ConfigMap& current,
                            const std::function<std::string(const std::string&)>& effective,
                            bool is_topic) {
-                    return apply_alter_items(current, items,
-                                             is_topic ? topic_key_type : broker_key_type, effective);
+                    return apply_alter_items(
+                        current, items, is_topic ? topic_key_type : broker_key_type, effective);
                   },
                   req.validate_only);
     out.error_code = result.error_code;

@@ -1,15 +1,16 @@
-// InitProducerId (22), v0-5: idempotent producers only. Without a transactional id every call gets a
-// fresh producer id (ProducerIdManager: unique across restarts) with epoch 0, as a Java broker does
-// (a v3+ request carrying its current id/epoch also gets a fresh id: there is no epoch bump without
-// a transactional id). A transactional id gets UNSUPPORTED_VERSION (transactions are a later stage;
-// the response has no message field — FindCoordinator, which transactional clients call first,
-// carries the "not supported" message); an empty one gets INVALID_REQUEST, as in Kafka.
+// InitProducerId (22), v0-5: idempotent producers only. Without a transactional id every call gets
+// a fresh producer id (ProducerIdManager: unique across restarts) with epoch 0, as a Java broker
+// does (a v3+ request carrying its current id/epoch also gets a fresh id: there is no epoch bump
+// without a transactional id). A transactional id gets UNSUPPORTED_VERSION (transactions are a
+// later stage; the response has no message field — FindCoordinator, which transactional clients
+// call first, carries the "not supported" message); an empty one gets INVALID_REQUEST, as in Kafka.
+#include "protocol/messages/init_producer_id.h"
+
 #include <spdlog/spdlog.h>
 
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "broker/producer_ids.h"
-#include "protocol/messages/init_producer_id.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -23,10 +24,12 @@ void init_producer_id(RequestContext& ctx, protocol::Reader& body) {
   resp.producer_epoch = -1;
   if (req.transactional_id.has_value()) {
     const bool empty = req.transactional_id->empty();
-    resp.error_code = static_cast<int16_t>(empty ? ErrorCode::invalid_request
-                                                 : ErrorCode::unsupported_version);
-    spdlog::debug("InitProducerId from {} with transactional id '{}': transactions are not "
-                  "supported", ctx.responder.peer(), *req.transactional_id);
+    resp.error_code =
+        static_cast<int16_t>(empty ? ErrorCode::invalid_request : ErrorCode::unsupported_version);
+    spdlog::debug(
+        "InitProducerId from {} with transactional id '{}': transactions are not "
+        "supported",
+        ctx.responder.peer(), *req.transactional_id);
   } else {
     auto id = ctx.broker.producer_ids().next();
     if (!id.ok()) {

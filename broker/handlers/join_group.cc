@@ -1,10 +1,11 @@
 // JoinGroup (11) v0-9: hands the join to the group coordinator and answers when the rebalance
 // completes (asynchronously; the connection keeps response order).
+#include "protocol/messages/join_group.h"
+
 #include "broker/broker.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/group/handler_util.h"
 #include "broker/handlers/handlers.h"
-#include "protocol/messages/join_group.h"
 
 namespace strata::broker::handlers {
 
@@ -20,7 +21,8 @@ void join_group(RequestContext& ctx, protocol::Reader& body) {
   p.session_timeout_ms = req.session_timeout_ms;
   p.rebalance_timeout_ms = ctx.version >= 1 ? req.rebalance_timeout_ms : req.session_timeout_ms;
   p.protocol_type = req.protocol_type;
-  for (const auto& pr : req.protocols) p.protocols.emplace_back(pr.name, group::to_bytes(pr.metadata));
+  for (const auto& pr : req.protocols)
+    p.protocols.emplace_back(pr.name, group::to_bytes(pr.metadata));
   p.require_known_member_id = ctx.version >= 4;
   p.supports_skip_assignment = ctx.version >= 9;
   RequestContext c = ctx;

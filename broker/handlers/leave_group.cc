@@ -1,8 +1,9 @@
 // LeaveGroup (13) v0-5: one member (v0-2) or a batch of members by id or instance id (v3+).
+#include "protocol/messages/leave_group.h"
+
 #include "broker/broker.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
-#include "protocol/messages/leave_group.h"
 
 namespace strata::broker::handlers {
 

@@ -1,24 +1,26 @@
 // ListGroups (16) v0-5: every group, filtered by state (v4+, case-insensitive) and type (v5+;
 // all groups here are "classic").
+#include "protocol/messages/list_groups.h"
+
 #include <algorithm>
 #include <cctype>
 
 #include "broker/broker.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
-#include "protocol/messages/list_groups.h"
 
 namespace strata::broker::handlers {
 
 namespace {
 bool iequals(const std::string& a, const std::string& b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
          });
 }
 bool matches(const std::vector<std::string>& filter, const std::string& v) {
-  return filter.empty() ||
-         std::any_of(filter.begin(), filter.end(), [&](const std::string& f) { return iequals(f, v); });
+  return filter.empty() || std::any_of(filter.begin(), filter.end(),
+                                       [&](const std::string& f) { return iequals(f, v); });
 }
 }  // namespace
 

@@ -2,11 +2,12 @@
 // offset: no transactions), max timestamp (-3, v7), else the first offset whose record timestamp
 // is >= the target, searching inside batches; none → offset -1 / timestamp -1. v4+ reports the
 // leader epoch of the returned offset and validates current_leader_epoch.
+#include "protocol/messages/list_offsets.h"
+
 #include <spdlog/spdlog.h>
 
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
-#include "protocol/messages/list_offsets.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -39,14 +40,12 @@ void list_offsets(RequestContext& ctx, protocol::Reader& body) {
       }
       const int32_t epoch = log->leader_epoch();
       if (ctx.version >= 4 && rp.current_leader_epoch >= 0 && rp.current_leader_epoch != epoch) {
-        pout.error_code = static_cast<int16_t>(rp.current_leader_epoch < epoch
-                                                   ? ErrorCode::fenced_leader_epoch
-                                                   : ErrorCode::unknown_leader_epoch);
+        pout.error_code =
+            static_cast<int16_t>(rp.current_leader_epoch < epoch ? ErrorCode::fenced_leader_epoch
+                                                                 : ErrorCode::unknown_leader_epoch);
         continue;
       }
-      auto epoch_of = [&](int64_t offset) {
-        return log->epoch_for_offset(offset).value_or(epoch);
-      };
+      auto epoch_of = [&](int64_t offset) { return log->epoch_for_offset(offset).value_or(epoch); };
       if (rp.timestamp == kLatest) {
         pout.offset = log->high_watermark();
         pout.leader_epoch = epoch;

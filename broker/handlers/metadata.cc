@@ -2,11 +2,12 @@
 // their ids, partitions and current leader epochs. Topic list semantics: v0 empty = all topics;
 // v1+ null = all, empty = none. v10+ may name topics by id (v12: unknown id → UNKNOWN_TOPIC_ID).
 // Unknown names are auto-created when auto.create.topics.enable and the request allows it (v4+).
+#include "protocol/messages/metadata.h"
+
 #include <spdlog/spdlog.h>
 
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
-#include "protocol/messages/metadata.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -59,7 +60,8 @@ void metadata(RequestContext& ctx, protocol::Reader& body) {
     return;
   }
 
-  const bool may_create = broker.config().auto_create_topics_enable && req.allow_auto_topic_creation;
+  const bool may_create =
+      broker.config().auto_create_topics_enable && req.allow_auto_topic_creation;
   for (const auto& rt : *req.topics) {
     auto& out = resp.topics.emplace_back();
     out.topic_authorized_operations = kAuthorizedOpsOmitted;

@@ -1,9 +1,10 @@
 // OffsetCommit (8) v2-9: unknown topics/partitions get UNKNOWN_TOPIC_OR_PARTITION here; the
 // coordinator checks the group (generation, member) and metadata size, and stores durably.
+#include "protocol/messages/offset_commit.h"
+
 #include "broker/broker.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
-#include "protocol/messages/offset_commit.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {

@@ -1,9 +1,10 @@
 // OffsetDelete (47) v0: deletes a group's committed offsets for partitions it no longer consumes
 // (GROUP_SUBSCRIBED_TO_TOPIC for topics its members still subscribe to).
+#include "protocol/messages/offset_delete.h"
+
 #include "broker/broker.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
-#include "protocol/messages/offset_delete.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {

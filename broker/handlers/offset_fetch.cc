@@ -1,9 +1,10 @@
 // OffsetFetch (9) v1-9: one group (v1-7; null topics = all from v2) or several groups (v8+).
 // Partitions without a committed offset answer -1 with no error, as Kafka does.
+#include "protocol/messages/offset_fetch.h"
+
 #include "broker/broker.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
-#include "protocol/messages/offset_fetch.h"
 
 namespace strata::broker::handlers {
 

@@ -2,9 +2,10 @@
 // epoch from the leader-epoch checkpoint (the start of the next epoch, or the log end for the
 // current one) and the largest epoch <= the requested one; -1/-1 for an unknown (future) epoch.
 // current_leader_epoch is checked like Fetch does (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH).
+#include "protocol/messages/offset_for_leader_epoch.h"
+
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
-#include "protocol/messages/offset_for_leader_epoch.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -30,9 +31,9 @@ void offset_for_leader_epoch(RequestContext& ctx, protocol::Reader& body) {
       }
       const int32_t epoch = log->leader_epoch();
       if (rp.current_leader_epoch >= 0 && rp.current_leader_epoch != epoch) {
-        pout.error_code = static_cast<int16_t>(rp.current_leader_epoch < epoch
-                                                   ? ErrorCode::fenced_leader_epoch
-                                                   : ErrorCode::unknown_leader_epoch);
+        pout.error_code =
+            static_cast<int16_t>(rp.current_leader_epoch < epoch ? ErrorCode::fenced_leader_epoch
+                                                                 : ErrorCode::unknown_leader_epoch);
         continue;
       }
       auto [e, end] = log->end_offset_for_epoch(rp.leader_epoch);

@@ -16,10 +16,11 @@ class Dispatcher {
  public:
   virtual ~Dispatcher() = default;
   virtual void dispatch(std::shared_ptr<RequestFrame> frame, Responder responder) = 0;
-  // Observability hooks (issue 6, broker/metrics), called on the connection's strand: a request's
+  // Observability hooks, called on the connection's strand: a request's
   // response became ready (or was skipped, acks=0) `elapsed` after its frame arrived; a connection
   // was accepted / closed (once each).
-  virtual void request_completed(int16_t /*api_key*/, std::chrono::steady_clock::duration /*elapsed*/) {}
+  virtual void request_completed(int16_t /*api_key*/,
+                                 std::chrono::steady_clock::duration /*elapsed*/) {}
   virtual void connection_opened() {}
   virtual void connection_closed() {}
 };

@@ -3,12 +3,13 @@
 // Runs on the shared io_context; start()/drain() may be called from any thread.
 #pragma once
 
-#include "broker/net/asio.h"
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "broker/config.h"
+#include "broker/net/asio.h"
 #include "broker/net/connection.h"
 #include "protocol/base/result.h"
 
@@ -29,6 +30,7 @@ class Server {
 
  private:
   void accept(size_t i);
+  void backoff_accept(size_t i, const boost::system::error_code& ec);
 
   boost::asio::io_context& io_;
   Dispatcher& dispatcher_;
@@ -37,6 +39,10 @@ class Server {
   std::vector<Listener> bound_;
   std::mutex mu_;
   std::vector<std::weak_ptr<Connection>> connections_;
+  // Accept failures (io thread; one accept per acceptor is outstanding at a time).
+  int accept_backoff_ms_ = 0;
+  uint64_t accept_failures_ = 0;
+  std::chrono::steady_clock::time_point last_accept_log_{};
 };
 
 }  // namespace strata::broker

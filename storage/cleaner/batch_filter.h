@@ -2,11 +2,11 @@
 // cleaner does for magic v2 (MemoryRecords.filterTo): the surviving records keep their offsets
 // (offset deltas are not renumbered), and the batch keeps its baseOffset, lastOffsetDelta,
 // producer id/epoch, baseSequence, partitionLeaderEpoch, codec and attributes, so the producer
-// state can still be rebuilt from the log. maxTimestamp is recomputed from the survivors (CreateTime)
-// or kept (LogAppendTime). When `delete_horizon_ms` is given the batch's baseTimestamp field carries
-// it and the delete-horizon attribute bit is set (KIP-534); record timestamps stay exact because
-// their deltas are rebased. A batch whose records are all removed can be written as an empty,
-// header-only batch (recordCount 0) that keeps the producer fields.
+// state can still be rebuilt from the log. maxTimestamp is recomputed from the survivors
+// (CreateTime) or kept (LogAppendTime). When `delete_horizon_ms` is given the batch's baseTimestamp
+// field carries it and the delete-horizon attribute bit is set (KIP-534); record timestamps stay
+// exact because their deltas are rebased. A batch whose records are all removed can be written as
+// an empty, header-only batch (recordCount 0) that keeps the producer fields.
 //
 // Owned by one cleaner thread; reuses its buffers across batches (no per-record allocation).
 #pragma once
@@ -36,7 +36,7 @@ class BatchFilter {
 
  private:
   struct Kept {
-    size_t at;          // position of the record's body in body_ (after attributes/deltas)
+    size_t at;  // position of the record's body in body_ (after attributes/deltas)
     size_t len;
     int8_t attributes;
     int32_t offset_delta;

@@ -73,8 +73,9 @@ Status CleanedSegmentWriter::abandon() {
   }
   const std::string suffix(kCleanedSuffix);
   Status first = Status::Ok();
-  for (const auto& p : {segment_log_path(dir_, base_) + suffix, segment_index_path(dir_, base_) + suffix,
-                        segment_time_index_path(dir_, base_) + suffix}) {
+  for (const auto& p :
+       {segment_log_path(dir_, base_) + suffix, segment_index_path(dir_, base_) + suffix,
+        segment_time_index_path(dir_, base_) + suffix}) {
     Status st = env_->remove_file(p);
     if (!st.ok() && st.code() != Errc::not_found && first.ok()) first = st;
   }

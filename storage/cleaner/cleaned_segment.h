@@ -1,8 +1,8 @@
 // CleanedSegmentWriter: writes the cleaner's output for one segment as
 // `<base>.log.cleaned`, `<base>.index.cleaned` and `<base>.timeindex.cleaned` (Kafka's names),
-// applying the same sparse-index rule as Segment (an offset-index and time-index entry whenever more
-// than index.interval.bytes were written since the last one, plus a final time-index entry with the
-// segment's max timestamp). finish() fsyncs all three files; abandon() removes them.
+// applying the same sparse-index rule as Segment (an offset-index and time-index entry whenever
+// more than index.interval.bytes were written since the last one, plus a final time-index entry
+// with the segment's max timestamp). finish() fsyncs all three files; abandon() removes them.
 // segment_swap.h then moves them into place.
 //
 // Owned by one cleaner thread. Not synchronised.
@@ -27,8 +27,8 @@ inline constexpr std::string_view kSwapSuffix = ".swap";
 class CleanedSegmentWriter {
  public:
   static Result<std::unique_ptr<CleanedSegmentWriter>> create(Env* env, const std::string& dir,
-                                                               int64_t base_offset,
-                                                               const LogConfig& config);
+                                                              int64_t base_offset,
+                                                              const LogConfig& config);
   ~CleanedSegmentWriter();
 
   // One whole batch (already rewritten); header fields give its offsets and max timestamp.

@@ -29,7 +29,8 @@ void Throttler::maybe_throttle(uint64_t bytes) {
     // Time the window's bytes should have taken at `rate`, minus the time they did take.
     const auto needed = std::chrono::nanoseconds(
         static_cast<int64_t>(static_cast<double>(window_bytes_) / rate * 1e9));
-    if (needed > elapsed) pause = std::chrono::duration_cast<std::chrono::nanoseconds>(needed - elapsed);
+    if (needed > elapsed)
+      pause = std::chrono::duration_cast<std::chrono::nanoseconds>(needed - elapsed);
     slept_ += pause;
     window_bytes_ = 0;
     window_start_ = now;  // the pause below counts towards the next window

@@ -1,6 +1,7 @@
 // Throttler: caps the cleaner's I/O rate (log.cleaner.io.max.bytes.per.second, Kafka's Throttler):
 // callers report bytes read or written and are put to sleep long enough that the average rate since
-// the last check window stays under the limit. The rate may be changed at any time (dynamic config).
+// the last check window stays under the limit. The rate may be changed at any time (dynamic
+// config).
 //
 // Shared by the cleaner threads; thread-safe.
 #pragma once

@@ -52,8 +52,10 @@ void changelog(const uint8_t* data, size_t size) {
     // Touch every byte of the views (ASan checks they point into live memory).
     uint32_t acc = 0;
     for (uint8_t b : c.key) acc += b;
-    if (c.before) for (uint8_t b : *c.before) acc += b;
-    if (c.after) for (uint8_t b : *c.after) acc += b;
+    if (c.before)
+      for (uint8_t b : *c.before) acc += b;
+    if (c.after)
+      for (uint8_t b : *c.after) acc += b;
     asm volatile("" : : "r"(acc));
   }
 }
@@ -66,12 +68,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ++data;
   --size;
   switch (which) {
-    case 0: round_trip<strata::ext::LookupRequest>(data, size); break;
-    case 1: round_trip<strata::ext::PrefixLookupRequest>(data, size); break;
-    case 2: round_trip<strata::ext::ScanRequest>(data, size); break;
-    case 3: round_trip<strata::ext::ReadChangelogRequest>(data, size); break;
-    case 4: round_trip<strata::ext::DescribeTableRequest>(data, size); break;
-    default: changelog(data, size); break;
+    case 0:
+      round_trip<strata::ext::LookupRequest>(data, size);
+      break;
+    case 1:
+      round_trip<strata::ext::PrefixLookupRequest>(data, size);
+      break;
+    case 2:
+      round_trip<strata::ext::ScanRequest>(data, size);
+      break;
+    case 3:
+      round_trip<strata::ext::ReadChangelogRequest>(data, size);
+      break;
+    case 4:
+      round_trip<strata::ext::DescribeTableRequest>(data, size);
+      break;
+    default:
+      changelog(data, size);
+      break;
   }
   return 0;
 }

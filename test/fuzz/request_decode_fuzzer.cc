@@ -50,12 +50,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // Every request with a schema (a superset of what the broker advertises).
     decode_any<p::ProduceRequest, p::FetchRequest, p::ListOffsetsRequest, p::MetadataRequest,
                p::OffsetCommitRequest, p::OffsetFetchRequest, p::FindCoordinatorRequest,
-               p::JoinGroupRequest, p::HeartbeatRequest, p::LeaveGroupRequest,
-               p::SyncGroupRequest, p::DescribeGroupsRequest, p::ListGroupsRequest,
-               p::ApiVersionsRequest, p::CreateTopicsRequest, p::DeleteTopicsRequest,
-               p::DeleteRecordsRequest, p::InitProducerIdRequest, p::OffsetForLeaderEpochRequest,
-               p::DescribeConfigsRequest, p::AlterConfigsRequest, p::CreatePartitionsRequest,
-               p::DeleteGroupsRequest, p::IncrementalAlterConfigsRequest, p::OffsetDeleteRequest,
+               p::JoinGroupRequest, p::HeartbeatRequest, p::LeaveGroupRequest, p::SyncGroupRequest,
+               p::DescribeGroupsRequest, p::ListGroupsRequest, p::ApiVersionsRequest,
+               p::CreateTopicsRequest, p::DeleteTopicsRequest, p::DeleteRecordsRequest,
+               p::InitProducerIdRequest, p::OffsetForLeaderEpochRequest, p::DescribeConfigsRequest,
+               p::AlterConfigsRequest, p::CreatePartitionsRequest, p::DeleteGroupsRequest,
+               p::IncrementalAlterConfigsRequest, p::OffsetDeleteRequest,
                p::DescribeClusterRequest>(key, version, r);
   } catch (const p::DecodeError&) {
   }

@@ -35,7 +35,8 @@ int main(int argc, char** argv) {
   const std::string mode = argv[2];
   char errstr[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  if (rd_kafka_conf_set(conf, "bootstrap.servers", argv[1], errstr, sizeof errstr) != RD_KAFKA_CONF_OK) {
+  if (rd_kafka_conf_set(conf, "bootstrap.servers", argv[1], errstr, sizeof errstr) !=
+      RD_KAFKA_CONF_OK) {
     return fail(errstr);
   }
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
@@ -45,7 +46,8 @@ int main(int argc, char** argv) {
   if (mode == "delete-offsets" && argc == 6) {
     rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
     rd_kafka_topic_partition_list_add(parts, argv[4], std::atoi(argv[5]));
-    rd_kafka_DeleteConsumerGroupOffsets_t* del = rd_kafka_DeleteConsumerGroupOffsets_new(argv[3], parts);
+    rd_kafka_DeleteConsumerGroupOffsets_t* del =
+        rd_kafka_DeleteConsumerGroupOffsets_new(argv[3], parts);
     rd_kafka_topic_partition_list_destroy(parts);
     rd_kafka_DeleteConsumerGroupOffsets(rk, &del, 1, nullptr, q);
     rd_kafka_DeleteConsumerGroupOffsets_destroy(del);

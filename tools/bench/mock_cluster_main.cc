@@ -7,12 +7,12 @@
 // partitions to hold everything a consume run will read back.
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <pthread.h>
-#include <signal.h>
 
 int main(int argc, char** argv) {
   int brokers = 1;

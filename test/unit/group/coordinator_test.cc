@@ -63,7 +63,7 @@ TEST_F(CoordinatorTest, SecondMemberTriggersRebalanceAndFollowerWaitsForLeader) 
   const std::string bid = (*b)->member_id;
 
   auto sb = sync(bid, gen + 1);
-  EXPECT_FALSE(sb->has_value());  // follower waits for the leader's assignment
+  EXPECT_FALSE(sb->has_value());           // follower waits for the leader's assignment
   auto sa = sync(a, gen + 1, {{a, {1}}});  // b gets nothing: an empty but present assignment
   ASSERT_TRUE(sb->has_value());
   EXPECT_EQ((*sb)->error, 0);
@@ -156,7 +156,11 @@ TEST_F(CoordinatorTest, ProtocolSelectedByVotesAmongCommonProtocols) {
   timers_.advance(0);
   // a finished generation 1 alone; b and c made a rebalance that a must rejoin.
   ASSERT_TRUE(a->has_value());
-  auto ra = join([&] { auto p = pa; p.member_id = (*a)->member_id; return p; }());
+  auto ra = join([&] {
+    auto p = pa;
+    p.member_id = (*a)->member_id;
+    return p;
+  }());
   ASSERT_TRUE(ra->has_value());
   EXPECT_EQ((*ra)->protocol_name, "roundrobin");  // 2 votes to 1
   for (const auto& m : (*ra)->members) EXPECT_EQ(m.metadata.size(), 1u);
@@ -220,7 +224,8 @@ TEST_F(CoordinatorTest, StaticMemberRestartKeepsAssignmentWithoutRebalance) {
   auto s = sync(new_id, gen);
   EXPECT_EQ((*s)->assignment, Bytes{0xA});
   EXPECT_EQ(heartbeat(bid, gen), 0);  // b never saw a rebalance
-  EXPECT_EQ(c_->heartbeat(group_, aid, std::string("inst-a"), gen), E(ErrorCode::fenced_instance_id));
+  EXPECT_EQ(c_->heartbeat(group_, aid, std::string("inst-a"), gen),
+            E(ErrorCode::fenced_instance_id));
   auto old = join(params(aid, std::string("inst-a")));
   EXPECT_EQ((*old)->error, E(ErrorCode::fenced_instance_id));
 }

@@ -44,8 +44,8 @@ class CoordinatorTest : public ::testing::Test {
     make();
   }
 
-  JoinParams params(const std::string& member_id, std::optional<std::string> instance = std::nullopt,
-                    bool v4 = false) {
+  JoinParams params(const std::string& member_id,
+                    std::optional<std::string> instance = std::nullopt, bool v4 = false) {
     JoinParams p;
     p.group_id = group_;
     p.member_id = member_id;
@@ -72,8 +72,9 @@ class CoordinatorTest : public ::testing::Test {
     EXPECT_TRUE(r->has_value());
     return r->value_or(JoinResult{});
   }
-  std::shared_ptr<std::optional<SyncResult>> sync(const std::string& member, int32_t generation,
-                                                  std::vector<std::pair<std::string, Bytes>> a = {}) {
+  std::shared_ptr<std::optional<SyncResult>> sync(
+      const std::string& member, int32_t generation,
+      std::vector<std::pair<std::string, Bytes>> a = {}) {
     SyncParams p;
     p.group_id = group_;
     p.member_id = member;

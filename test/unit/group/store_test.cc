@@ -66,7 +66,8 @@ TEST_F(StoreTest, GroupAndOffsetsSurviveRestart) {
 }
 
 TEST_F(StoreTest, DeletedGroupAndTopicStayDeleted) {
-  std::vector<CommitPartition> parts{{"t1", 0, 1, -1, std::nullopt, 0}, {"t2", 0, 2, -1, std::nullopt, 0}};
+  std::vector<CommitPartition> parts{{"t1", 0, 1, -1, std::nullopt, 0},
+                                     {"t2", 0, 2, -1, std::nullopt, 0}};
   c_->commit("s1", -1, "", std::nullopt, -1, parts);
   c_->commit("s2", -1, "", std::nullopt, -1, parts);
   EXPECT_EQ(c_->delete_group("s1"), 0);
@@ -94,10 +95,11 @@ TEST_F(StoreTest, SyncWriteCost) {
       e.offset = i;
       ASSERT_TRUE((*store)->put_offsets("g", {{OffsetKey{"g", "t", i % 6}, e}}).ok());
     }
-    auto us = std::chrono::duration_cast<std::chrono::microseconds>(
-                  std::chrono::steady_clock::now() - t0).count();
-    std::printf("group store: %d commits with sync=%s: %.1f us/commit\n", kN, sync ? "true" : "false",
-                static_cast<double>(us) / kN);
+    auto us =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0)
+            .count();
+    std::printf("group store: %d commits with sync=%s: %.1f us/commit\n", kN,
+                sync ? "true" : "false", static_cast<double>(us) / kN);
   }
 }
 

@@ -104,8 +104,8 @@ void expect_golden_batch(const Records& records) {
   EXPECT_EQ(batch.timestamp_type(), TimestampType::create_time);
   EXPECT_FALSE(batch.is_transactional());
   EXPECT_FALSE(batch.is_control());
-  EXPECT_EQ(batch.producer_id(), -1);                 // not idempotent
-  EXPECT_GT(batch.base_timestamp(), 1600000000000);   // wall-clock ms, after 2020
+  EXPECT_EQ(batch.producer_id(), -1);                // not idempotent
+  EXPECT_GT(batch.base_timestamp(), 1600000000000);  // wall-clock ms, after 2020
   EXPECT_EQ(batch.max_timestamp(), batch.base_timestamp());
 
   auto reader = RecordReader::open(batch);
@@ -264,20 +264,23 @@ TEST(ClientGolden, KafkaPythonApiVersionsV0) {
 
 TEST(ClientGolden, KafkaPythonMetadataV0AllTopics) {
   Golden<MetadataRequest> g;
-  ASSERT_NO_FATAL_FAILURE(decode_golden("kafka-python_metadata_v0.bin", 0, "kafka-python-2.0.2", g));
+  ASSERT_NO_FATAL_FAILURE(
+      decode_golden("kafka-python_metadata_v0.bin", 0, "kafka-python-2.0.2", g));
   ASSERT_TRUE(g.req.topics.has_value());  // v0: an empty list means all topics
   EXPECT_TRUE(g.req.topics->empty());
 }
 
 TEST(ClientGolden, KafkaPythonMetadataV1Null) {
   Golden<MetadataRequest> g;
-  ASSERT_NO_FATAL_FAILURE(decode_golden("kafka-python_metadata_v1.bin", 1, "kafka-python-2.0.2", g));
+  ASSERT_NO_FATAL_FAILURE(
+      decode_golden("kafka-python_metadata_v1.bin", 1, "kafka-python-2.0.2", g));
   EXPECT_FALSE(g.req.topics.has_value());
 }
 
 TEST(ClientGolden, KafkaPythonMetadataV5NullNoAutoCreate) {
   Golden<MetadataRequest> g;
-  ASSERT_NO_FATAL_FAILURE(decode_golden("kafka-python_metadata_v5.bin", 5, "kafka-python-2.0.2", g));
+  ASSERT_NO_FATAL_FAILURE(
+      decode_golden("kafka-python_metadata_v5.bin", 5, "kafka-python-2.0.2", g));
   EXPECT_FALSE(g.req.topics.has_value());
   EXPECT_FALSE(g.req.allow_auto_topic_creation);
 }
@@ -325,24 +328,22 @@ TEST(ClientGolden, KafkajsCreateTopicsV3DefaultReplicationFactor) {
   expect_create_topics("kafkajs_create_topics_v3.bin", 3, "kafkajs", -1, 5000);
 }
 
-TEST(ClientGolden, KafkajsProduceV7) {
-  expect_produce("kafkajs_produce_v7.bin", "kafkajs", -1);
-}
+TEST(ClientGolden, KafkajsProduceV7) { expect_produce("kafkajs_produce_v7.bin", "kafkajs", -1); }
 
 // Every frame in the directory is one the tests above assert, named after the api and version
 // its header carries (so a re-capture that adds frames must add assertions too).
 TEST(ClientGolden, DirectoryHoldsExactlyTheAssertedFrames) {
   const std::set<std::string> expected = {
-      "librdkafka-admin_api_versions_v3.bin", "librdkafka-admin_metadata_v4.bin",
+      "librdkafka-admin_api_versions_v3.bin",  "librdkafka-admin_metadata_v4.bin",
       "librdkafka-admin_create_topics_v4.bin", "librdkafka-kcat_api_versions_v3.bin",
-      "librdkafka-kcat_metadata_v4.bin",      "librdkafka-kcat_produce_v7.bin",
-      "librdkafka-kcat_list_offsets_v2.bin",  "librdkafka-kcat_fetch_v11.bin",
-      "kafka-python_api_versions_v0.bin",     "kafka-python_metadata_v0.bin",
-      "kafka-python_metadata_v1.bin",         "kafka-python_metadata_v5.bin",
-      "kafka-python_create_topics_v3.bin",    "kafka-python_produce_v7.bin",
-      "kafka-python_list_offsets_v1.bin",     "kafka-python_fetch_v4.bin",
-      "kafkajs_api_versions_v2.bin",          "kafkajs_metadata_v6.bin",
-      "kafkajs_create_topics_v3.bin",         "kafkajs_produce_v7.bin",
+      "librdkafka-kcat_metadata_v4.bin",       "librdkafka-kcat_produce_v7.bin",
+      "librdkafka-kcat_list_offsets_v2.bin",   "librdkafka-kcat_fetch_v11.bin",
+      "kafka-python_api_versions_v0.bin",      "kafka-python_metadata_v0.bin",
+      "kafka-python_metadata_v1.bin",          "kafka-python_metadata_v5.bin",
+      "kafka-python_create_topics_v3.bin",     "kafka-python_produce_v7.bin",
+      "kafka-python_list_offsets_v1.bin",      "kafka-python_fetch_v4.bin",
+      "kafkajs_api_versions_v2.bin",           "kafkajs_metadata_v6.bin",
+      "kafkajs_create_topics_v3.bin",          "kafkajs_produce_v7.bin",
   };
   std::set<std::string> found;
   for (const auto& entry : std::filesystem::directory_iterator(STRATA_GOLDEN_DIR)) {

@@ -1,10 +1,10 @@
 // Unit tests for protocol/wire/errors.h: codes, names, retriability, messages.
+#include "protocol/wire/errors.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
-
-#include "protocol/wire/errors.h"
 
 namespace strata::protocol {
 namespace {

@@ -83,16 +83,15 @@ TEST(GoldenFrames, MetadataV0EmptyTopics) {
 TEST(GoldenFrames, ProduceV3WithClientId) {
   std::vector<uint8_t> f = bytes_of({0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x05, 0x00, 0x12});
   append_str(f, "kafka-python-2.0.2");
-  for (int b : std::initializer_list<int>{
-           0xff, 0xff,                           // transactional_id null
-                0x00, 0x01,                           // acks 1
-                0x00, 0x00, 0x75, 0x30,               // timeout 30000
-                0x00, 0x00, 0x00, 0x01,               // 1 topic
-                0x00, 0x03, 'f', 'o', 'o',            // "foo"
-                0x00, 0x00, 0x00, 0x01,               // 1 partition
-                0x00, 0x00, 0x00, 0x02,               // index 2
-                0x00, 0x00, 0x00, 0x0a,               // 10 bytes of records
-                0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) {
+  for (int b : std::initializer_list<int>{0xff, 0xff,                   // transactional_id null
+                                          0x00, 0x01,                   // acks 1
+                                          0x00, 0x00, 0x75, 0x30,       // timeout 30000
+                                          0x00, 0x00, 0x00, 0x01,       // 1 topic
+                                          0x00, 0x03, 'f',  'o',  'o',  // "foo"
+                                          0x00, 0x00, 0x00, 0x01,       // 1 partition
+                                          0x00, 0x00, 0x00, 0x02,       // index 2
+                                          0x00, 0x00, 0x00, 0x0a,       // 10 bytes of records
+                                          0,    1,    2,    3,    4,   5, 6, 7, 8, 9}) {
     f.push_back(static_cast<uint8_t>(b));
   }
   Reader r(f.data(), f.size());
@@ -126,29 +125,29 @@ TEST(GoldenFrames, ProduceV3WithClientId) {
 // A flexible Fetch v12 request (as librdkafka 2.x sends it) with the cluster_id tag present.
 TEST(GoldenFrames, FetchV12FlexibleWithClusterIdTag) {
   std::vector<uint8_t> body = bytes_of({
-      0xff, 0xff, 0xff, 0xff,  // replica_id -1
-      0x00, 0x00, 0x01, 0xf4,  // max_wait_ms 500
-      0x00, 0x00, 0x00, 0x01,  // min_bytes 1
-      0x03, 0x20, 0x00, 0x00,  // max_bytes 52428800
-      0x01,                    // isolation_level read_committed
-      0x00, 0x00, 0x00, 0x00,  // session_id
-      0xff, 0xff, 0xff, 0xff,  // session_epoch -1
-      0x02,                    // 1 topic (compact)
-      0x02, 't',               // "t"
-      0x02,                    // 1 partition
-      0x00, 0x00, 0x00, 0x00,  // partition 0
-      0x00, 0x00, 0x00, 0x05,  // current_leader_epoch 5
+      0xff, 0xff, 0xff, 0xff,                          // replica_id -1
+      0x00, 0x00, 0x01, 0xf4,                          // max_wait_ms 500
+      0x00, 0x00, 0x00, 0x01,                          // min_bytes 1
+      0x03, 0x20, 0x00, 0x00,                          // max_bytes 52428800
+      0x01,                                            // isolation_level read_committed
+      0x00, 0x00, 0x00, 0x00,                          // session_id
+      0xff, 0xff, 0xff, 0xff,                          // session_epoch -1
+      0x02,                                            // 1 topic (compact)
+      0x02, 't',                                       // "t"
+      0x02,                                            // 1 partition
+      0x00, 0x00, 0x00, 0x00,                          // partition 0
+      0x00, 0x00, 0x00, 0x05,                          // current_leader_epoch 5
       0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x2a,  // fetch_offset 42
-      0xff, 0xff, 0xff, 0xff,  // last_fetched_epoch -1
+      0xff, 0xff, 0xff, 0xff,                          // last_fetched_epoch -1
       0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,  // log_start_offset -1
-      0x00, 0x10, 0x00, 0x00,  // partition_max_bytes 1 MiB
-      0x00,                    // partition tags
-      0x00,                    // topic tags
-      0x01,                    // forgotten topics: empty
-      0x01,                    // rack_id ""
-      0x02,                    // 2 tagged fields:
-      0x00, 0x03, 0x03, 'c', 'i',  // tag 0 (cluster_id), size 3, compact string "ci"
-      0x09, 0x01, 0x77,            // tag 9 (unknown to us), size 1: skipped
+      0x00, 0x10, 0x00, 0x00,                          // partition_max_bytes 1 MiB
+      0x00,                                            // partition tags
+      0x00,                                            // topic tags
+      0x01,                                            // forgotten topics: empty
+      0x01,                                            // rack_id ""
+      0x02,                                            // 2 tagged fields:
+      0x00, 0x03, 0x03, 'c',  'i',  // tag 0 (cluster_id), size 3, compact string "ci"
+      0x09, 0x01, 0x77,             // tag 9 (unknown to us), size 1: skipped
   });
   Reader r(body.data(), body.size());
   FetchRequest req;

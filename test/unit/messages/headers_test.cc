@@ -1,10 +1,11 @@
 // Unit tests for protocol/messages/headers.h and the generated api table.
+#include "protocol/messages/headers.h"
+
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "protocol/messages/api_table.h"
-#include "protocol/messages/headers.h"
 
 namespace strata::protocol {
 namespace {
@@ -48,8 +49,8 @@ TEST(HeaderVersions, ApiVersionsResponseAlwaysV0) {
 
 TEST(RequestHeader, V2ClientIdIsInt16LengthString) {
   // api 3, v12, corr 7, client id "ab" (int16 length even in v2), one unknown tag, then body.
-  std::vector<uint8_t> b = {0x00, 0x03, 0x00, 0x0c, 0x00, 0x00, 0x00, 0x07, 0x00, 0x02,
-                            'a',  'b',  0x01, 0x09, 0x01, 0x55, 0xee};
+  std::vector<uint8_t> b = {0x00, 0x03, 0x00, 0x0c, 0x00, 0x00, 0x00, 0x07, 0x00,
+                            0x02, 'a',  'b',  0x01, 0x09, 0x01, 0x55, 0xee};
   Reader r(b.data(), b.size());
   RequestHeader h;
   h.decode(r, 2);
@@ -67,8 +68,8 @@ TEST(RequestHeader, NullClientIdAndEncode) {
   h.correlation_id = 1;
   Writer w;
   h.encode(w, 2);
-  EXPECT_EQ(w.buffer(), (std::vector<uint8_t>{0x00, 0x12, 0x00, 0x03, 0x00, 0x00, 0x00, 0x01,
-                                              0xff, 0xff, 0x00}));
+  EXPECT_EQ(w.buffer(), (std::vector<uint8_t>{0x00, 0x12, 0x00, 0x03, 0x00, 0x00, 0x00, 0x01, 0xff,
+                                              0xff, 0x00}));
   EXPECT_EQ(h.size(2), w.size());
   Reader r(w.buffer().data(), w.size());
   RequestHeader back;

@@ -52,12 +52,12 @@ TEST(HostileInput, HugeCountsAndLengthsAllocateNothingLarge) {
             kLimit);
   // Fetch v12: a tagged-field section claiming 2^31 fields each of huge size.
   std::vector<uint8_t> fetch = {
-      0xff, 0xff, 0xff, 0xff,        // replica_id
-      0, 0, 0, 0, 0, 0, 0, 1,        // max_wait_ms, min_bytes
-      0, 0, 0, 1, 0,                 // max_bytes, isolation_level
-      0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff,  // session_id, session_epoch
-      1, 1, 1,                       // no topics, no forgotten topics, rack ""
-      0x80, 0x80, 0x80, 0x80, 0x08,  // 2^31 tagged fields
+      0xff, 0xff, 0xff, 0xff,                          // replica_id
+      0,    0,    0,    0,    0,    0,    0,    1,     // max_wait_ms, min_bytes
+      0,    0,    0,    1,    0,                       // max_bytes, isolation_level
+      0,    0,    0,    0,    0xff, 0xff, 0xff, 0xff,  // session_id, session_epoch
+      1,    1,    1,                                   // no topics, no forgotten topics, rack ""
+      0x80, 0x80, 0x80, 0x80, 0x08,                    // 2^31 tagged fields
   };
   EXPECT_LT(largest_allocation_decoding<FetchRequest>(fetch, 12), kLimit);
 }

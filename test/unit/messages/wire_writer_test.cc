@@ -22,9 +22,9 @@ TEST(Writer, PrimitiveLayouts) {
   w.write_int64(0x0102030405060708);
   w.write_uint16(0xabcd);
   w.write_bool(true);
-  EXPECT_EQ(w.buffer(), (std::vector<uint8_t>{0xfe, 0x01, 0x02, 0xff, 0xff, 0xff, 0xff, 0x01,
-                                              0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0xab,
-                                              0xcd, 0x01}));
+  EXPECT_EQ(w.buffer(),
+            (std::vector<uint8_t>{0xfe, 0x01, 0x02, 0xff, 0xff, 0xff, 0xff, 0x01, 0x02, 0x03, 0x04,
+                                  0x05, 0x06, 0x07, 0x08, 0xab, 0xcd, 0x01}));
 }
 
 TEST(Writer, VarintsMatchSizes) {
@@ -53,8 +53,8 @@ TEST(Writer, StringsAndArrays) {
   w.write_array_length(2);
   w.write_compact_array_length(-1);
   w.write_compact_array_length(3);
-  EXPECT_EQ(w.buffer(), (std::vector<uint8_t>{0x00, 0x02, 'a', 'b', 0xff, 0xff, 0x04, 'x', 'y',
-                                              'z', 0x00, 0x00, 0x00, 0x02, 0x00, 0x04}));
+  EXPECT_EQ(w.buffer(), (std::vector<uint8_t>{0x00, 0x02, 'a', 'b', 0xff, 0xff, 0x04, 'x', 'y', 'z',
+                                              0x00, 0x00, 0x00, 0x02, 0x00, 0x04}));
 }
 
 TEST(Writer, PatchInt32) {
@@ -77,8 +77,8 @@ TEST(Writer, InMemoryRecordsAreCopied) {
   w.write_records(rec, false);
   w.write_records(Records(), true);
   w.write_records(Records(), false);
-  EXPECT_EQ(w.buffer(), (std::vector<uint8_t>{0, 0, 0, 5, 1, 2, 3, 4, 5, 0x00, 0xff, 0xff, 0xff,
-                                              0xff}));
+  EXPECT_EQ(w.buffer(),
+            (std::vector<uint8_t>{0, 0, 0, 5, 1, 2, 3, 4, 5, 0x00, 0xff, 0xff, 0xff, 0xff}));
   EXPECT_TRUE(w.external().empty());
   EXPECT_EQ(rec, Records::view(std::span<const uint8_t>(w.buffer().data() + 4, 5)));
 }

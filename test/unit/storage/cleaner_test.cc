@@ -318,7 +318,8 @@ TEST(Cleaner, CrashAtEveryStep) {
     {
       auto log = open_log(&env, dir, small_segments());
       write_updates(*log, 150, 10);
-      for (int k = 0; k < 3; ++k) append_kv(*log, {{"key-" + std::to_string(k), std::nullopt, 9000}});
+      for (int k = 0; k < 3; ++k)
+        append_kv(*log, {{"key-" + std::to_string(k), std::nullopt, 9000}});
       roll_away(*log);
       ASSERT_TRUE(log->flush().ok());
       before = dump_log(*log);

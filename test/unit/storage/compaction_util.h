@@ -2,13 +2,13 @@
 // Test-only; single-threaded use.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "protocol/record/batch_builder.h"
 #include "protocol/record/record_reader.h"
@@ -36,8 +36,9 @@ inline std::vector<uint8_t> make_keyed_batch(const std::vector<KV>& kvs, Produce
   for (const auto& kv : kvs) {
     std::span<const uint8_t> k(reinterpret_cast<const uint8_t*>(kv.key.data()), kv.key.size());
     std::optional<std::span<const uint8_t>> v;
-    if (kv.value) v = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(kv.value->data()),
-                                               kv.value->size());
+    if (kv.value)
+      v = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(kv.value->data()),
+                                   kv.value->size());
     b.add(kv.ts, k, v);
   }
   return b.build();
@@ -100,7 +101,8 @@ inline std::vector<StoredRecord> dump_log(const PartitionLog& log,
       EXPECT_TRUE(more.ok());
       if (!more.ok() || !*more) break;
       StoredRecord s{reader->offset_of(rec), std::nullopt, std::nullopt, reader->timestamp_of(rec)};
-      if (rec.key) s.key = std::string(reinterpret_cast<const char*>(rec.key->data()), rec.key->size());
+      if (rec.key)
+        s.key = std::string(reinterpret_cast<const char*>(rec.key->data()), rec.key->size());
       if (rec.value) {
         s.value = std::string(reinterpret_cast<const char*>(rec.value->data()), rec.value->size());
       }

@@ -1,7 +1,8 @@
 // Tests of the POSIX Env, the atomic file helper and FaultInjectionEnv itself.
+#include "storage/env.h"
+
 #include <gtest/gtest.h>
 
-#include "storage/env.h"
 #include "storage/file_util.h"
 #include "test/unit/storage/fault_env.h"
 #include "test/unit/storage/test_util.h"
@@ -98,7 +99,10 @@ TEST(FaultEnv, UnsyncedCreateAndRenameAreUndone) {
   ASSERT_TRUE(env.rename_file(tmp.sub("meta.tmp"), tmp.sub("meta")).ok());
   EXPECT_EQ(*read_file_to_string(&env, tmp.sub("meta")), "v2");
   // A new file never made durable by a dir sync disappears.
-  { auto w = env.new_writable_file(tmp.sub("new"), true); ASSERT_TRUE(w.ok()); }
+  {
+    auto w = env.new_writable_file(tmp.sub("new"), true);
+    ASSERT_TRUE(w.ok());
+  }
   ASSERT_TRUE(env.drop_unsynced_data().ok());
   EXPECT_EQ(*read_file_to_string(&env, tmp.sub("meta")), "v1");
   EXPECT_FALSE(env.file_exists(tmp.sub("new")));

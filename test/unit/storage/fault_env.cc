@@ -203,8 +203,7 @@ Status FaultInjectionEnv::drop_unsynced_data() {
       auto f = base_->new_writable_file(it->path, /*truncate=*/true);
       if (!f.ok()) return f.status();
       const auto& c = *it->replaced_content;
-      STRATA_RETURN_IF_ERROR(
-          (*f)->append({reinterpret_cast<const uint8_t*>(c.data()), c.size()}));
+      STRATA_RETURN_IF_ERROR((*f)->append({reinterpret_cast<const uint8_t*>(c.data()), c.size()}));
       STRATA_RETURN_IF_ERROR((*f)->close());
       if (it->replaced_synced) {
         synced_[it->path] = *it->replaced_synced;

@@ -11,8 +11,9 @@
 //   fail_after(n)         the next n mutating operations succeed, then every mutating operation
 //                         fails with Errc::io_error (a dead disk / crashed process).
 //   set_hook(fn)          fn(op, path) runs before each mutating operation; a non-ok Status fails
-//                         it (stop at a named step: "append", "sync", "truncate", "new_writable_file",
-//                         "rename", "remove_file", "remove_dir", "create_dir", "sync_dir").
+//                         it (stop at a named step: "append", "sync", "truncate",
+//                         "new_writable_file", "rename", "remove_file", "remove_dir", "create_dir",
+//                         "sync_dir").
 //   set_torn_appends(on)  a failing append first writes half of its bytes (a torn write).
 //
 // Test-only. Thread-safe (one mutex over the bookkeeping).
@@ -75,8 +76,8 @@ class FaultInjectionEnv final : public Env {
  private:
   struct PendingOp {
     enum Kind { create, rename } kind;
-    std::string path;  // created file, or rename target
-    std::string from;  // rename source
+    std::string path;                             // created file, or rename target
+    std::string from;                             // rename source
     std::optional<std::string> replaced_content;  // old content of the rename target
     std::optional<uint64_t> replaced_synced;
   };

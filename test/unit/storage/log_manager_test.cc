@@ -1,12 +1,13 @@
 // LogManager: topic metadata survives reopen, placement across log dirs, partition.metadata,
 // meta.properties checks, delete removes files, orphan cleanup.
-#include <filesystem>
+#include "storage/log_manager.h"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "protocol/wire/uuid.h"
 #include "storage/file_util.h"
-#include "storage/log_manager.h"
 #include "storage/meta_properties.h"
 #include "test/unit/storage/fault_env.h"
 #include "test/unit/storage/test_util.h"
@@ -157,7 +158,8 @@ TEST(LogManager, MetaPropertiesChecksNodeId) {
   EXPECT_EQ(wrong.status().code(), Errc::invalid_argument);
   // A new second dir gets the same cluster id.
   auto m = open_mgr(default_env(), {tmp.sub("d1"), tmp.sub("d2")}, 5);
-  auto second = parse_meta_properties(*read_file_to_string(default_env(), tmp.sub("d2/meta.properties")));
+  auto second =
+      parse_meta_properties(*read_file_to_string(default_env(), tmp.sub("d2/meta.properties")));
   EXPECT_EQ(second->cluster_id, meta->cluster_id);
 }
 
@@ -165,7 +167,8 @@ TEST(LogManager, ConfigForIsApplied) {
   TempDir tmp;
   auto m = LogManager::open(default_env(), {tmp.sub("d1")}, 1, [](const TopicMeta& t) {
     LogConfig c;
-    if (t.configs.contains("segment.bytes")) c.segment_bytes = std::stoll(t.configs.at("segment.bytes"));
+    if (t.configs.contains("segment.bytes"))
+      c.segment_bytes = std::stoll(t.configs.at("segment.bytes"));
     return c;
   });
   ASSERT_TRUE(m.ok());

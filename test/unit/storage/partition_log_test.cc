@@ -1,12 +1,13 @@
 // PartitionLog: offset assignment, restarts, leader epochs, segment rolls, sparse-index lookups,
 // flush policy.
-#include <filesystem>
+#include "storage/partition_log.h"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "storage/file_names.h"
 #include "storage/file_util.h"
-#include "storage/partition_log.h"
 #include "test/unit/storage/test_util.h"
 
 namespace strata::storage {

@@ -1,13 +1,14 @@
 // Idempotent-producer state: the table's rules (dedupe window of 5, sequence and epoch checks,
 // expiration, snapshot encoding) and PartitionLog's use of it (dedupe inside append, snapshots at
 // roll and clean close, rebuild from batch headers after a crash).
+#include "storage/producer_state.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 #include "storage/env.h"
 #include "storage/partition_log.h"
-#include "storage/producer_state.h"
 #include "test/unit/storage/test_util.h"
 
 namespace strata::storage {
@@ -118,8 +119,7 @@ TEST(ProducerStateTable, SnapshotRoundTripAndCorruptionDetected) {
   std::string bad = bytes;
   bad[bad.size() - 3] ^= 1;
   EXPECT_EQ(u.decode_snapshot(bad).status().code(), Errc::corruption);
-  EXPECT_EQ(u.decode_snapshot(bytes.substr(0, bytes.size() - 1)).status().code(),
-            Errc::corruption);
+  EXPECT_EQ(u.decode_snapshot(bytes.substr(0, bytes.size() - 1)).status().code(), Errc::corruption);
   EXPECT_NE(u.find(9), nullptr);  // a failed decode leaves the table alone
 }
 

@@ -1,9 +1,9 @@
 // PartitionLog::read: whole batches, max_bytes / min_one / upper bound, range errors, and reads
 // concurrent with appends.
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "storage/partition_log.h"
 #include "test/unit/storage/test_util.h"

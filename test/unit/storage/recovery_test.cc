@@ -1,9 +1,10 @@
-// Recovery: torn tails (garbage, half-written batch, CRC mismatch) are cut exactly at the end of the
-// last valid batch; simulated power loss through FaultInjectionEnv loses nothing that was flushed.
+// Recovery: torn tails (garbage, half-written batch, CRC mismatch) are cut exactly at the end of
+// the last valid batch; simulated power loss through FaultInjectionEnv loses nothing that was
+// flushed.
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "storage/file_names.h"
 #include "storage/file_util.h"
@@ -18,7 +19,8 @@ using namespace testing;  // NOLINT
 
 void append_raw(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::app);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 // Reads the whole log and checks it holds exactly offsets [0, leo) in valid batches.
@@ -207,7 +209,10 @@ TEST(Recovery, CrashWhileWritingTheEpochCheckpointKeepsTheOldOne) {
   TempDir tmp;
   const std::string dir = tmp.sub("t-0");
   FaultInjectionEnv env;
-  { auto log = open_log(&env, dir); append_n(*log, 1); }
+  {
+    auto log = open_log(&env, dir);
+    append_n(*log, 1);
+  }
   env.set_hook([](std::string_view op, const std::string& path) {
     return op == "rename" && path.find("leader-epoch-checkpoint") != std::string::npos
                ? Status(Errc::io_error, "crash")

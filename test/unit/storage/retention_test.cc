@@ -1,6 +1,8 @@
 // Retention: segments deleted by retention.ms (largest timestamp), retention.bytes and a moved log
 // start offset; the all-expired active segment is rolled then deleted; the owner's bound is
 // honoured; a crash at every step of a retention pass leaves a complete, readable log.
+#include "storage/retention.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,7 +10,6 @@
 
 #include "storage/file_names.h"
 #include "storage/partition_log.h"
-#include "storage/retention.h"
 #include "test/unit/storage/compaction_util.h"
 #include "test/unit/storage/fault_env.h"
 #include "test/unit/storage/test_util.h"
@@ -137,53 +138,54 @@ TEST(Retention, DeletesSegmentsBelowAMovedLogStartAndHonoursTheBound) {
 // retention pass that rolls and deletes: after reopening, the log is complete from its start.
 TEST(Retention, CrashAtEveryStep) {
   for (int64_t now : {10000, 100000}) {  // 100000: the active segment is rolled and deleted too
-  for (int n = 0; n < 34; ++n) {
-    SCOPED_TRACE("now " + std::to_string(now) + ", crash after op " + std::to_string(n));
-    TempDir tmp;
-    FaultInjectionEnv env;
-    const std::string dir = tmp.sub("t-0");
-    int64_t leo = 0;
-    std::vector<StoredRecord> full;
-    {
+    for (int n = 0; n < 34; ++n) {
+      SCOPED_TRACE("now " + std::to_string(now) + ", crash after op " + std::to_string(n));
+      TempDir tmp;
+      FaultInjectionEnv env;
+      const std::string dir = tmp.sub("t-0");
+      int64_t leo = 0;
+      std::vector<StoredRecord> full;
+      {
+        auto log = open_log(&env, dir, small_segments());
+        fill(*log, {1000, 1000, 1000, 9000});
+        ASSERT_TRUE(log->flush().ok());
+        leo = log->log_end_offset();
+        full = dump_log(*log);
+        env.fail_after(n);
+        auto r = Retention::enforce(*log, {true, 5000, -1}, now);
+        env.clear_faults();
+        if (n == 33) {
+          EXPECT_TRUE(r.ok() && r->deleted_segments > 0);
+        }
+      }
+      ASSERT_TRUE(env.drop_unsynced_data().ok());
       auto log = open_log(&env, dir, small_segments());
-      fill(*log, {1000, 1000, 1000, 9000});
-      ASSERT_TRUE(log->flush().ok());
-      leo = log->log_end_offset();
-      full = dump_log(*log);
-      env.fail_after(n);
+      ASSERT_NE(log, nullptr);
+      EXPECT_EQ(log->log_end_offset(), leo);
+      auto recs = dump_log(*log);
+      if (!recs.empty()) {
+        EXPECT_EQ(recs.back().offset, leo - 1);
+        EXPECT_EQ(recs.front().offset, log->log_start_offset());
+      } else {
+        EXPECT_EQ(log->log_start_offset(), leo);
+      }
+      // Exactly a suffix of the original records.
+      ASSERT_LE(recs.size(), full.size());
+      EXPECT_TRUE(
+          std::equal(recs.begin(), recs.end(), full.end() - static_cast<long>(recs.size())));
+      // No stray files; a second pass completes the job.
+      for (const auto& e : std::filesystem::directory_iterator(dir)) {
+        const std::string name = e.path().filename().string();
+        if (name.ends_with(".index") || name.ends_with(".timeindex")) {
+          EXPECT_TRUE(std::filesystem::exists(dir + "/" + name.substr(0, 20) + ".log")) << name;
+        }
+      }
       auto r = Retention::enforce(*log, {true, 5000, -1}, now);
-      env.clear_faults();
-      if (n == 33) {
-        EXPECT_TRUE(r.ok() && r->deleted_segments > 0);
-      }
+      ASSERT_TRUE(r.ok()) << r.status().to_string();
+      recs = dump_log(*log);
+      EXPECT_EQ(recs.size(), now == 10000 ? 5u : 0u);
+      for (const auto& rec : recs) EXPECT_EQ(rec.timestamp, 9000);
     }
-    ASSERT_TRUE(env.drop_unsynced_data().ok());
-    auto log = open_log(&env, dir, small_segments());
-    ASSERT_NE(log, nullptr);
-    EXPECT_EQ(log->log_end_offset(), leo);
-    auto recs = dump_log(*log);
-    if (!recs.empty()) {
-      EXPECT_EQ(recs.back().offset, leo - 1);
-      EXPECT_EQ(recs.front().offset, log->log_start_offset());
-    } else {
-      EXPECT_EQ(log->log_start_offset(), leo);
-    }
-    // Exactly a suffix of the original records.
-    ASSERT_LE(recs.size(), full.size());
-    EXPECT_TRUE(std::equal(recs.begin(), recs.end(), full.end() - static_cast<long>(recs.size())));
-    // No stray files; a second pass completes the job.
-    for (const auto& e : std::filesystem::directory_iterator(dir)) {
-      const std::string name = e.path().filename().string();
-      if (name.ends_with(".index") || name.ends_with(".timeindex")) {
-        EXPECT_TRUE(std::filesystem::exists(dir + "/" + name.substr(0, 20) + ".log")) << name;
-      }
-    }
-    auto r = Retention::enforce(*log, {true, 5000, -1}, now);
-    ASSERT_TRUE(r.ok()) << r.status().to_string();
-    recs = dump_log(*log);
-    EXPECT_EQ(recs.size(), now == 10000 ? 5u : 0u);
-    for (const auto& rec : recs) EXPECT_EQ(rec.timestamp, 9000);
-  }
   }
 }
 

@@ -2,6 +2,7 @@
 // Test-only; single-threaded use.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -9,8 +10,6 @@
 #include <filesystem>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "protocol/record/batch_builder.h"
 #include "protocol/record/record_batch.h"

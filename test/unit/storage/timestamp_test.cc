@@ -1,8 +1,8 @@
 // Timestamp queries: offset_for_timestamp searches inside batches (time index, batch maxTimestamp,
 // then records), max_timestamp finds the record carrying the largest timestamp.
-#include <algorithm>
-
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "storage/partition_log.h"
 #include "test/unit/storage/test_util.h"
@@ -22,8 +22,8 @@ std::optional<int64_t> offset_for(const PartitionLog& log, int64_t ts) {
 TEST(Timestamps, SearchInsideBatches) {
   TempDir tmp;
   auto log = open_log(default_env(), tmp.sub("t-0"));
-  auto a = make_batch({100, 300, 200});                           // offsets 0..2
-  auto b = make_batch({150, 400});                                // 3..4
+  auto a = make_batch({100, 300, 200});                                // offsets 0..2
+  auto b = make_batch({150, 400});                                     // 3..4
   auto c = make_batch({500, 450, 600}, 10, codec::Compression::gzip);  // 5..7
   ASSERT_TRUE(log->append(a, 0).ok());
   ASSERT_TRUE(log->append(b, 0).ok());

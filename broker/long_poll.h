@@ -1,0 +1,84 @@
+// LongPoll<Request>: the wait loop shared by the long-polling requests (Fetch, ReadChangelog).
+// A request reads its partitions; when it has nothing worth answering yet it names the partitions
+// it waits on and the high watermarks it saw, and run() registers one PartitionWatchers watch
+// (woken by a high-watermark advance, or at once when one moved past what was seen) plus one
+// deadline timer for max_wait_ms. Every wake-up re-runs the read until the request answers.
+//
+// `Request` (CRTP) implements `bool attempt(bool out_of_time, WaitOn& wait)`: build the response;
+// when it is ready, or `out_of_time`, or `wait.logs` stayed empty, send it and return true;
+// otherwise fill `wait` and return false. Owned by shared_ptr (the watch and the timer hold it
+// while waiting; both references are dropped when it answers). Thread-safe: run() serialises on
+// a mutex, wake-ups are posted to the io_context.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "broker/broker.h"
+#include "broker/net/asio.h"
+#include "broker/partition_watchers.h"
+
+namespace strata::broker {
+
+// What an unanswered attempt waits on: partition logs and the high watermark read from each.
+struct WaitOn {
+  std::vector<const storage::PartitionLog*> logs;
+  std::vector<int64_t> seen_hw;
+  void add(const storage::PartitionLog* log, int64_t hw) {
+    logs.push_back(log);
+    seen_hw.push_back(hw);
+  }
+};
+
+template <typename Request>
+class LongPoll : public std::enable_shared_from_this<Request> {
+ public:
+  // Reads, and answers or (re)arms the wait.
+  void run(bool timed_out) {
+    std::lock_guard lk(mu_);
+    if (done_) return;
+    const bool out_of_time = timed_out || broker_.stopping() || max_wait_ms_ <= 0 ||
+                             std::chrono::steady_clock::now() >= deadline_;
+    WaitOn wait;
+    if (static_cast<Request*>(this)->attempt(out_of_time, wait)) {
+      done_ = true;
+      timer_.cancel();
+      watch_.reset();  // an unfired watch's wake function holds this request: break the cycle
+      return;
+    }
+    auto self = this->shared_from_this();
+    watch_ = broker_.watchers().watch_logs(wait.logs, wait.seen_hw, [self] {
+      boost::asio::post(self->broker_.io(), [self] { self->run(false); });
+    });
+    if (!timer_armed_) {
+      timer_armed_ = true;
+      timer_.expires_at(deadline_);
+      timer_.async_wait([self](boost::system::error_code ec) {
+        if (!ec) self->run(true);
+      });
+    }
+  }
+
+ protected:
+  LongPoll(Broker& broker, int32_t max_wait_ms)
+      : broker_(broker),
+        max_wait_ms_(max_wait_ms),
+        timer_(broker.io()),
+        deadline_(std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(std::max(0, max_wait_ms))) {}
+
+ private:
+  Broker& broker_;
+  const int32_t max_wait_ms_;
+  boost::asio::steady_timer timer_;
+  const std::chrono::steady_clock::time_point deadline_;
+  std::mutex mu_;
+  bool done_ = false;
+  bool timer_armed_ = false;
+  std::shared_ptr<PartitionWatchers::Watch> watch_;
+};
+
+}  // namespace strata::broker
