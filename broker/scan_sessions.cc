@@ -1,11 +1,57 @@
 // ScanSessions (see scan_sessions.h).
 #include "broker/scan_sessions.h"
 
+#include <fcntl.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
-#include <random>
+#include <cstring>
+#include <system_error>
 #include <vector>
 
 namespace strata::broker {
+
+namespace {
+// Fills `buf` from /dev/urandom; false on any failure.
+bool read_urandom(uint8_t* buf, size_t len) {
+  int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  size_t got = 0;
+  while (got < len) {
+    ssize_t n = ::read(fd, buf + got, len - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return got == len;
+}
+}  // namespace
+
+ScanSessions::SessionId ScanSessions::random_id() {
+  SessionId id;
+  size_t got = 0;
+  while (got < id.size()) {
+    // Blocks only until the kernel's pool is first initialised (long before a broker serves).
+    ssize_t n = ::getrandom(id.data() + got, id.size() - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == ENOSYS) {  // a kernel older than 3.17
+      if (read_urandom(id.data(), id.size())) return id;
+      throw std::system_error(errno, std::generic_category(), "reading /dev/urandom");
+    }
+    if (n < 0) throw std::system_error(errno, std::generic_category(), "getrandom");
+    got += static_cast<size_t>(n);
+  }
+  return id;
+}
+
+size_t ScanSessions::IdHash::operator()(const SessionId& id) const {
+  uint64_t h = 0;
+  std::memcpy(&h, id.data(), sizeof h);
+  return static_cast<size_t>(h);
+}
 
 int64_t ScanSessions::clock_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -16,9 +62,7 @@ int64_t ScanSessions::clock_ms() {
 ScanSessions::ScanSessions(boost::asio::io_context& io, int64_t timeout_ms, size_t max_sessions)
     : timer_(io),
       timeout_ms_(timeout_ms),
-      max_sessions_(std::max<size_t>(1, max_sessions)),
-      // A random start makes a cursor from an earlier broker run unlikely to name a live session.
-      next_id_((std::random_device{}() & 0xffffffffull) << 20 | 1) {}
+      max_sessions_(std::max<size_t>(1, max_sessions)) {}
 
 ScanSessions::~ScanSessions() { clear(); }
 
@@ -50,8 +94,10 @@ void ScanSessions::schedule_sweep() {
 std::shared_ptr<ScanSessions::Session> ScanSessions::open(
     std::string topic, std::string topic_id, int32_t partition,
     std::shared_ptr<pkindex::PkState> state,
-    std::shared_ptr<pkindex::PkSnapshot> snapshot, int64_t now_ms) {
+    std::shared_ptr<pkindex::PkSnapshot> snapshot, uint64_t connection, int64_t now_ms) {
   auto s = std::make_shared<Session>();
+  s->id = random_id();  // outside mu_: may block (a syscall)
+  s->connection = connection;
   s->topic = std::move(topic);
   s->topic_id = std::move(topic_id);
   s->partition = partition;
@@ -63,24 +109,27 @@ std::shared_ptr<ScanSessions::Session> ScanSessions::open(
   while (sessions_.size() >= max_sessions_ && !lru_.empty()) {
     erase_locked(sessions_.find(lru_.front()), dropped);
   }
-  s->id = next_id_++;
+  while (sessions_.count(s->id)) s->id = random_id();  // 2^-128 per live session, but cheap
   lru_.push_back(s->id);
   sessions_.emplace(s->id, Entry{s, now_ms, std::prev(lru_.end())});
   return s;
 }
 
-std::shared_ptr<ScanSessions::Session> ScanSessions::find(uint64_t id, int64_t now_ms) {
+std::shared_ptr<ScanSessions::Session> ScanSessions::find(const SessionId& id,
+                                                          uint64_t connection, int64_t now_ms) {
   Dropped dropped;
   std::lock_guard lk(mu_);
   expire_locked(now_ms, dropped);
   auto it = sessions_.find(id);
-  if (it == sessions_.end()) return nullptr;
+  // Another connection's session is "not found" and stays as it was, so presenting a leaked
+  // cursor neither reads the scan nor keeps its snapshot (and the retention it holds) alive.
+  if (it == sessions_.end() || it->second.session->connection != connection) return nullptr;
   it->second.last_used_ms = now_ms;
   lru_.splice(lru_.end(), lru_, it->second.lru);
   return it->second.session;
 }
 
-void ScanSessions::close(uint64_t id) {
+void ScanSessions::close(const SessionId& id) {
   Dropped dropped;
   std::lock_guard lk(mu_);
   auto it = sessions_.find(id);
@@ -105,8 +154,7 @@ size_t ScanSessions::expire_locked(int64_t now_ms, Dropped& dropped) {
   return n;
 }
 
-void ScanSessions::erase_locked(std::unordered_map<uint64_t, Entry>::iterator it,
-                                Dropped& dropped) {
+void ScanSessions::erase_locked(Map::iterator it, Dropped& dropped) {
   // The last reference to a session may be this one: its PkSnapshot's destructor takes the
   // snapshot registry exclusively and waits for running page scans, so it must run after mu_ is
   // released (callers destroy `dropped` after unlocking), never under it.
@@ -116,7 +164,7 @@ void ScanSessions::erase_locked(std::unordered_map<uint64_t, Entry>::iterator it
 }
 
 void ScanSessions::clear() {
-  std::unordered_map<uint64_t, Entry> dropped;
+  Map dropped;
   {
     std::lock_guard lk(mu_);
     dropped.swap(sessions_);

@@ -4,11 +4,16 @@
 // Sessions idle longer than pk.scan.session.timeout.ms are dropped (lazily on every call and by a
 // once-a-second sweep on the broker's io_context); beyond pk.scan.max.sessions the least recently
 // used one is dropped. Dropping a session releases its snapshot once no page is being served from
-// it. Owned by Broker. Thread-safe (any io thread).
+// it. A session id is 128 bits from the kernel's CSPRNG (getrandom(2)), so a cursor cannot be
+// derived from another one, and a session is bound to the connection that opened it: find() from
+// any other connection answers "not found", exactly like an expired session (a leaked cursor is
+// useless elsewhere, and a foreign connection can neither read nor keep alive someone's scan).
+// Owned by Broker. Thread-safe (any io thread).
 #pragma once
 
 #include "broker/net/asio.h"
 
+#include <array>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -24,8 +29,11 @@ namespace strata::broker {
 
 class ScanSessions {
  public:
+  using SessionId = std::array<uint8_t, 16>;
+
   struct Session {
-    uint64_t id = 0;
+    SessionId id{};
+    uint64_t connection = 0;  // Connection::id() of the opener: the only one that may continue
     std::string topic;     // name
     std::string topic_id;  // TopicEntry::id bytes
     int32_t partition = 0;
@@ -45,39 +53,50 @@ class ScanSessions {
   // early or keeps them forever). `now_ms` arguments below are on this clock.
   static int64_t clock_ms();
 
-  // Registers a new session; returns it (with its id).
+  // Registers a new session of `connection` under a fresh random id; returns it (with its id).
+  // Throws std::system_error if the kernel cannot supply random bytes.
   std::shared_ptr<Session> open(std::string topic, std::string topic_id, int32_t partition,
                                 std::shared_ptr<pkindex::PkState> state,
-                                std::shared_ptr<pkindex::PkSnapshot> snapshot, int64_t now_ms);
-  // The live session `id` (its idle clock restarts), or nullptr when unknown or expired.
-  std::shared_ptr<Session> find(uint64_t id, int64_t now_ms);
-  void close(uint64_t id);
+                                std::shared_ptr<pkindex::PkSnapshot> snapshot, uint64_t connection,
+                                int64_t now_ms);
+  // The live session `id` opened by `connection` (its idle clock restarts), or nullptr when
+  // unknown, expired, or opened by another connection (then left untouched: its idle clock and
+  // LRU position do not move).
+  std::shared_ptr<Session> find(const SessionId& id, uint64_t connection, int64_t now_ms);
+  void close(const SessionId& id);
   // Drops sessions idle for the timeout; returns how many.
   size_t expire(int64_t now_ms);
   void clear();
   size_t size() const;
 
+  // 16 bytes from getrandom(2) (/dev/urandom where the syscall is missing); throws
+  // std::system_error when neither works.
+  static SessionId random_id();
+
  private:
+  struct IdHash {
+    size_t operator()(const SessionId& id) const;  // ids are uniformly random: 8 of their bytes
+  };
   struct Entry {
     std::shared_ptr<Session> session;
     int64_t last_used_ms;
-    std::list<uint64_t>::iterator lru;  // position in lru_ (front = least recently used)
+    std::list<SessionId>::iterator lru;  // position in lru_ (front = least recently used)
   };
+  using Map = std::unordered_map<SessionId, Entry, IdHash>;
   // Sessions erased under mu_, destroyed by the caller after unlocking (a session's last
   // reference releases its snapshot, which may wait for a running page scan).
   using Dropped = std::vector<std::shared_ptr<Session>>;
   void schedule_sweep();
   size_t expire_locked(int64_t now_ms, Dropped& dropped);
-  void erase_locked(std::unordered_map<uint64_t, Entry>::iterator it, Dropped& dropped);
+  void erase_locked(Map::iterator it, Dropped& dropped);
 
   boost::asio::steady_timer timer_;
   const int64_t timeout_ms_;
   const size_t max_sessions_;
   mutable std::mutex mu_;
   bool stopped_ = false;
-  uint64_t next_id_;
-  std::unordered_map<uint64_t, Entry> sessions_;
-  std::list<uint64_t> lru_;
+  Map sessions_;
+  std::list<SessionId> lru_;
 };
 
 }  // namespace strata::broker

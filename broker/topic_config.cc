@@ -1,8 +1,13 @@
 // The topic config table and its resolution (see topic_config.h).
 #include "broker/topic_config.h"
 
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <regex>
 #include <sstream>
 
 #include "pkindex/table_config.h"
@@ -45,6 +50,23 @@ StoredCompression parse_compression(const std::string& v) {
   if (v == "lz4") return StoredCompression::lz4;
   if (v == "zstd") return StoredCompression::zstd;
   return StoredCompression::producer;
+}
+
+// Kafka's BOOLEAN parsing: true/false in any case.
+std::optional<std::string> check_bool(const std::string& v) {
+  std::string lower(v);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower == "true" || lower == "false") return std::nullopt;
+  return "Expected value to be either true or false";
+}
+
+// What Kafka 3.x's MetadataVersionValidator accepted, loosely: a release ("0.10.2", "2.8",
+// "3.0") optionally with an "-IV<n>" suffix ("3.0-IV1"). The value is never interpreted.
+std::optional<std::string> check_message_format_version(const std::string& v) {
+  static const std::regex version(R"([0-9]+(\.[0-9]+){1,3}(-IV[0-9]+)?)");
+  if (std::regex_match(v, version)) return std::nullopt;
+  return "Version `" + v + "` is not a valid version";
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -127,6 +149,16 @@ const std::vector<TopicKeyDef>& topic_key_table() {
        validate_long(0, kI32), "Bytes appended between two offset-index entries.", kConfigNoFlags},
       {"max.message.bytes", T::int_, "message.max.bytes", "1048588", validate_long(0, kI32),
        "Largest record batch accepted (after recompression).", kConfigNoFlags},
+      // Deprecated in Kafka 3.x and removed in 4.0; accepted and stored so 3.x-era topic
+      // definitions still apply, without effect: Strata writes and serves only message format v2
+      // (Fetch 4+) and so never down-converts. Defaults are Kafka 3.x's. No broker synonym: the
+      // log.* keys are not broker configs here.
+      {"message.downconversion.enable", T::boolean, "", "true", check_bool,
+       "Deprecated (Kafka 3.x; removed in 4.0), accepted and ignored: Strata never down-converts "
+       "message formats.", kConfigDeprecated},
+      {"message.format.version", T::string, "", "3.0-IV1", check_message_format_version,
+       "Deprecated (Kafka 3.x; removed in 4.0), accepted and ignored: Strata always writes "
+       "message format v2.", kConfigDeprecated},
       {"message.timestamp.type", T::string, "log.message.timestamp.type", "CreateTime",
        validate_one_of({"CreateTime", "LogAppendTime"}),
        "CreateTime keeps the producer's timestamps; LogAppendTime stamps the broker's.",
@@ -199,6 +231,18 @@ Status validate_topic_configs(const std::map<std::string, std::string>& configs)
   }
   // Primary-key tables (issue 5): the table.* keys must also make sense together.
   if (table_keys) STRATA_RETURN_IF_ERROR(pkindex::parse_table_config(configs).status());
+  // One line for all of them, so a request carrying several does not flood the log.
+  std::string deprecated;
+  for (const auto& [name, value] : configs) {
+    if (find_topic_key(name)->flags & kConfigDeprecated) {
+      deprecated += (deprecated.empty() ? "" : ", ") + name + "=" + value;
+    }
+  }
+  if (!deprecated.empty()) {
+    spdlog::warn("deprecated topic config(s) {}: accepted as Kafka 3.x did, but ignored (removed "
+                 "in Kafka 4.0)",
+                 deprecated);
+  }
   return Status::Ok();
 }
 

@@ -4,7 +4,8 @@
 // top of the (effective, dynamic) broker config into the TopicConfig the produce path and storage use.
 // Adding a key is one entry in topic_key_table() (topic_config.cc), plus one line in
 // resolve_topic_config if the broker must act on it (see docs/retention.md).
-// Owned by the admin half of issue 4. Pure functions over value types and a static table; any thread.
+// Owned by the admin half of issue 4. Pure functions over value types and a static table (but
+// for the deprecation warning of validate_topic_configs); any thread.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +49,10 @@ enum class ConfigType : int8_t {
 inline constexpr uint8_t kConfigNoFlags = 0;
 inline constexpr uint8_t kConfigReadOnly = 1;   // fixed at creation; AlterConfigs refuses it
 inline constexpr uint8_t kConfigSensitive = 2;  // value never returned by DescribeConfigs
+// A key Kafka 3.x still accepted as deprecated (removed in 4.0) that Strata has no use for:
+// validated, stored and described like any override so 3.x-era tools and scripts keep working,
+// never acted on (resolve_topic_config ignores it); validate_topic_configs warns about it.
+inline constexpr uint8_t kConfigDeprecated = 4;
 
 // Returns nullopt when `value` is acceptable, else the reason (e.g. "Not a number of type LONG").
 using ConfigValidator = std::function<std::optional<std::string>(const std::string& value)>;
@@ -70,7 +75,11 @@ struct TopicKeyDef {
 const std::vector<TopicKeyDef>& topic_key_table();
 const TopicKeyDef* find_topic_key(std::string_view name);
 
-// Checks names and values; the error message names the offending key (→ INVALID_CONFIG).
+// Checks names and values; the error message names the offending key (→ INVALID_CONFIG). When
+// `configs` is valid and holds kConfigDeprecated keys, logs one spdlog warning naming them all
+// (the only side effect here). Callers validate a topic's whole new override map once per
+// CreateTopics / AlterConfigs / IncrementalAlterConfigs resource, so that is one warning per topic
+// of a request — also when a request alters another key of a topic that carries one.
 Status validate_topic_configs(const std::map<std::string, std::string>& configs);
 // Checks one key (name and value); same messages.
 Status validate_topic_config(const std::string& name, const std::string& value);

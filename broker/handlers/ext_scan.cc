@@ -1,12 +1,15 @@
 // Scan (extension key 16002, v0; protocol/ext/scan.proto): all rows of one PK partition, a page
 // at a time, from one pinned RocksDB snapshot (pkindex/pk_scan.h) kept in the broker's
-// ScanSessions. Cursor (opaque to clients) = u8 version (1) | u64 BE session id | i32 BE
-// partition | the last returned key. A page re-requested with the same cursor is served again,
-// except after the last page: it releases the session, so a retried last page answers
-// FETCH_SESSION_ID_NOT_FOUND and the client scans again. max_bytes is clamped to 16 MiB.
+// ScanSessions. Cursor (opaque to clients) = u8 version (2) | 16-byte random session id | i32 BE
+// partition | the last returned key. A session belongs to the connection that opened it (the
+// first page): its cursor on any other connection answers FETCH_SESSION_ID_NOT_FOUND, as an
+// expired one does. A page re-requested with the same cursor is served again, except after the
+// last page: it releases the session, so a retried last page answers FETCH_SESSION_ID_NOT_FOUND
+// and the client scans again. max_bytes is clamped to 16 MiB.
 // Errors: UNKNOWN_TOPIC_OR_PARTITION; INVALID_REQUEST (undecodable body, log topic, limit outside
 // 1..10000, malformed cursor or one for another topic/partition); FETCH_SESSION_ID_NOT_FOUND (the
-// session expired, was evicted, its state closed or the topic was deleted); KAFKA_STORAGE_ERROR.
+// session expired, was evicted, its state closed, the topic was deleted, it was opened on another
+// connection, or the cursor is a version-1 one from an older broker run); KAFKA_STORAGE_ERROR.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -26,31 +29,46 @@ namespace {
 using protocol::ErrorCode;
 constexpr int32_t kMaxLimit = 10000;
 constexpr size_t kDefaultMaxBytes = 1u << 20;
-constexpr uint8_t kCursorVersion = 1;
-constexpr size_t kCursorHeader = 1 + 8 + 4;
+constexpr uint8_t kCursorVersion = 2;
+// Version 1 (u8 | u64 session id | i32 partition | key) named sequential 64-bit ids; its sessions
+// cannot outlive the broker run that issued them, so such a cursor is answered as expired.
+constexpr uint8_t kCursorVersionSequentialIds = 1;
+constexpr size_t kCursorHeaderV1 = 1 + 8 + 4;
+constexpr size_t kIdBytes = std::tuple_size_v<ScanSessions::SessionId>;
+constexpr size_t kCursorHeader = 1 + kIdBytes + 4;
 
 struct Cursor {
-  uint64_t session = 0;
+  bool stale = false;  // a version-1 cursor: nothing else is set
+  ScanSessions::SessionId session{};
   int32_t partition = 0;
   std::string_view last_key;
 };
 
-std::string encode_cursor(uint64_t session, int32_t partition, const std::string& last_key) {
+std::string encode_cursor(const ScanSessions::SessionId& session, int32_t partition,
+                          const std::string& last_key) {
   std::string c(kCursorHeader, '\0');
   c[0] = static_cast<char>(kCursorVersion);
-  for (int i = 0; i < 8; ++i) c[1 + i] = static_cast<char>(session >> (56 - 8 * i));
+  std::copy(session.begin(), session.end(), c.begin() + 1);
   const auto p = static_cast<uint32_t>(partition);
-  for (int i = 0; i < 4; ++i) c[9 + i] = static_cast<char>(p >> (24 - 8 * i));
+  for (size_t i = 0; i < 4; ++i) c[1 + kIdBytes + i] = static_cast<char>(p >> (24 - 8 * i));
   c += last_key;
   return c;
 }
 
 std::optional<Cursor> decode_cursor(const std::string& c) {
-  if (c.size() < kCursorHeader || static_cast<uint8_t>(c[0]) != kCursorVersion) return std::nullopt;
+  if (c.empty()) return std::nullopt;
+  const auto version = static_cast<uint8_t>(c[0]);
+  if (version == kCursorVersionSequentialIds && c.size() >= kCursorHeaderV1) {
+    Cursor stale;
+    stale.stale = true;
+    return stale;
+  }
+  if (c.size() < kCursorHeader || version != kCursorVersion) return std::nullopt;
   Cursor out;
-  for (int i = 0; i < 8; ++i) out.session = out.session << 8 | static_cast<uint8_t>(c[1 + i]);
+  std::copy(c.begin() + 1, c.begin() + 1 + static_cast<std::ptrdiff_t>(kIdBytes),
+            out.session.begin());
   uint32_t p = 0;
-  for (int i = 0; i < 4; ++i) p = p << 8 | static_cast<uint8_t>(c[9 + i]);
+  for (size_t i = 0; i < 4; ++i) p = p << 8 | static_cast<uint8_t>(c[1 + kIdBytes + i]);
   out.partition = static_cast<int32_t>(p);
   out.last_key = std::string_view(c).substr(kCursorHeader);
   return out;
@@ -89,11 +107,16 @@ void ext_scan(RequestContext& ctx, protocol::Reader& body) {
   if (req.has_cursor()) {
     auto cursor = decode_cursor(req.cursor());
     if (!cursor) return fail(ErrorCode::invalid_request, "malformed cursor");
+    if (cursor->stale) {
+      return fail(ErrorCode::fetch_session_id_not_found,
+                  "the scan expired or is unknown: start again without a cursor");
+    }
     if (cursor->partition != req.partition()) {
       return fail(ErrorCode::invalid_request, "the cursor belongs to partition " +
                                                   std::to_string(cursor->partition));
     }
-    session = sessions.find(cursor->session, now);
+    // Bound to the opening connection: from any other one this is "not found" (see scan_sessions.h).
+    session = sessions.find(cursor->session, ctx.responder.connection_id(), now);
     if (!session) {
       return fail(ErrorCode::fetch_session_id_not_found,
                   "the scan expired or is unknown: start again without a cursor");
@@ -110,7 +133,8 @@ void ext_scan(RequestContext& ctx, protocol::Reader& body) {
   } else {
     auto snap = state->open_snapshot();
     if (!snap.ok()) return fail(ErrorCode::kafka_storage_error, snap.status().message());
-    session = sessions.open(req.topic(), topic_id, req.partition(), state, std::move(*snap), now);
+    session = sessions.open(req.topic(), topic_id, req.partition(), state, std::move(*snap),
+                            ctx.responder.connection_id(), now);
   }
   // Clamped so one page stays a bounded allocation whatever the client asks for.
   const size_t max_bytes = std::min<size_t>(

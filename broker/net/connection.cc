@@ -4,6 +4,8 @@
 #include <sys/sendfile.h>
 #include <sys/uio.h>
 
+#include <atomic>
+
 #include "broker/net/dispatcher.h"
 
 namespace strata::broker {
@@ -20,9 +22,15 @@ void Responder::close(const std::string& reason) const {
   conn_->complete(seq_, Connection::SlotState::close, {}, reason);
 }
 const std::string& Responder::peer() const { return conn_->peer(); }
+uint64_t Responder::connection_id() const { return conn_->id(); }
+
+namespace {
+std::atomic<uint64_t> next_connection_id{1};  // 0 is never a connection's id
+}  // namespace
 
 Connection::Connection(asio::ip::tcp::socket socket, Dispatcher& dispatcher, int32_t max_request_bytes)
-    : socket_(std::move(socket)),
+    : id_(next_connection_id.fetch_add(1, std::memory_order_relaxed)),
+      socket_(std::move(socket)),
       strand_(asio::make_strand(socket_.get_executor())),
       dispatcher_(dispatcher),
       max_request_bytes_(max_request_bytes) {

@@ -27,6 +27,9 @@ class Responder {
   void no_response() const;                     // acks=0: the slot is skipped
   void close(const std::string& reason) const;  // answer nothing and close the connection
   const std::string& peer() const;
+  // The connection's id (Connection::id()): what per-connection state such as Scan sessions is
+  // bound to.
+  uint64_t connection_id() const;
 
  private:
   std::shared_ptr<Connection> conn_;
@@ -41,6 +44,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Stop reading new requests; close once every accepted request has been answered.
   void drain();
   const std::string& peer() const { return peer_; }
+  // Unique for the broker process's lifetime (a counter, never reused), unlike peer(): the
+  // identity per-connection state is bound to. Immutable; any thread.
+  uint64_t id() const { return id_; }
   bool closed() const { return closed_; }
 
  private:
@@ -67,6 +73,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   static constexpr size_t kMaxInFlight = 256;
 
+  const uint64_t id_;
   boost::asio::ip::tcp::socket socket_;
   boost::asio::strand<boost::asio::any_io_executor> strand_;
   Dispatcher& dispatcher_;

@@ -161,6 +161,63 @@ class AdminTest(BrokerTestCase):
         self.assertEqual(before, after)
         self.assertEqual(ck_describe(admin, "topic", topic)["retention.ms"].value, "777")
 
+    def test_kafka3_deprecated_topic_configs_accepted_stored_and_described(self):
+        # message.format.version / message.downconversion.enable: Kafka 3.x accepted them as
+        # deprecated; Strata stores and reports them but ignores them (docs/admin.md).
+        from test_admin_raw import SET, TOPIC, incremental_alter
+        b = self.bootstrap()
+        admin = itutil.ck_admin(b)
+        topic = unique_topic("dep")
+        warned = sum("deprecated topic config" in line for line in self.broker.log_lines)
+        itutil.ck_create_topic(b, topic, 1, {"message.format.version": "0.10.2",
+                                             "message.downconversion.enable": "false"})
+        entries = ck_describe(admin, "topic", topic)
+        self.assertEqual(entries["message.format.version"].value, "0.10.2")
+        self.assertEqual(int(entries["message.format.version"].source), DYNAMIC_TOPIC)
+        self.assertEqual(entries["message.downconversion.enable"].value, "false")
+        self.assertEqual(int(entries["message.downconversion.enable"].source), DYNAMIC_TOPIC)
+        # One warning for the request, naming both keys.
+        itutil.harness.wait_until(
+            lambda: sum("deprecated topic config" in line
+                        for line in self.broker.log_lines) == warned + 1, timeout=5,
+            what="one deprecation warning")
+        line = [x for x in self.broker.log_lines if "deprecated topic config" in x][-1]
+        self.assertIn("message.format.version=0.10.2", line)
+        self.assertIn("message.downconversion.enable=false", line)
+        # Topics that do not set them list them with Kafka 3.x's defaults.
+        plain = unique_topic("dep")
+        itutil.ck_create_topic(b, plain, 1)
+        entries = ck_describe(admin, "topic", plain)
+        self.assertEqual(entries["message.format.version"].value, "3.0-IV1")
+        self.assertEqual(int(entries["message.format.version"].source), DEFAULT)
+        self.assertEqual(entries["message.downconversion.enable"].value, "true")
+        self.assertEqual(int(entries["message.downconversion.enable"].source), DEFAULT)
+        # AlterConfigs (legacy: replaces the whole set) and IncrementalAlterConfigs SET.
+        ck_alter(admin, "topic", plain, {"message.format.version": "2.8"})
+        self.assertEqual(ck_describe(admin, "topic", plain)["message.format.version"].value, "2.8")
+        with itutil.RawConn(self.broker.port) as conn:
+            res = incremental_alter(conn, 1, [(TOPIC, plain, [
+                ("message.downconversion.enable", SET, "false")])])
+            self.assertEqual(res[0][0], 0, res)
+            entries = ck_describe(admin, "topic", plain)
+            self.assertEqual(entries["message.downconversion.enable"].value, "false")
+            self.assertEqual(int(entries["message.downconversion.enable"].source), DYNAMIC_TOPIC)
+            self.assertEqual(entries["message.format.version"].value, "2.8")
+            # Values are still validated as 3.x did.
+            res = incremental_alter(conn, 1, [(TOPIC, plain, [
+                ("message.format.version", SET, "banana")])])
+            self.assertEqual(res[0][0], 40, res)  # INVALID_CONFIG
+            self.assertIn("message.format.version", res[0][1])
+        with self.assertRaises(Exception) as cm:
+            itutil.ck_create_topic(b, unique_topic("dep"), 1,
+                                   {"message.downconversion.enable": "maybe"})
+        self.assertEqual(kafka_error_code(cm.exception), 40)
+        # Ignored: the topic with the deprecated keys works as any other.
+        p = itutil.ck_producer(b)
+        itutil.ck_produce_all(p, [dict(topic=topic, value=b"v%d" % i) for i in range(3)])
+        got = itutil.ck_consume(b, topic, [0], 3)
+        self.assertEqual([m.value() for m in got], [b"v0", b"v1", b"v2"])
+
     def test_dynamic_broker_default_reaches_topics(self):
         b = self.bootstrap()
         topic = unique_topic("dyn")

@@ -6,7 +6,8 @@
 (d) ReadChangelog yields exactly the changes an independent model computes (full and wal image),
     skips `none` changes, long-polls (answers on a write, and after max_wait_ms without one);
 (e) bad input: unknown topic/partition, bad limits, malformed protobuf, log topic, expired or
-    foreign cursors, offsets out of range -> the error codes of the protos.
+    foreign cursors (other topic, partition or connection), offsets out of range -> the error
+    codes of the protos.
 Protobuf is hand-encoded (Debian's python3 has no protobuf module): helpers of test_pk_tables."""
 import random
 import struct
@@ -450,6 +451,42 @@ class PkReadsTest(BrokerTestCase):
                 time.sleep(0.2)
         self.assertEqual(scan(conn, topic, p, 1, cursor)[0], FETCH_SESSION_ID_NOT_FOUND)
 
+    def test_scan_cursor_is_bound_to_its_connection(self):
+        topic = self.pk_topic("pkconn")
+        w = Writer(self.broker.port, topic, Model())
+        self.addCleanup(w.close)
+        keys = [b"ck-%d" % i for i in range(12)]
+        for k in keys:
+            w.put(k, b"x")
+        p = max(range(P), key=lambda q: sum(murmur2_partition(k, P) == q for k in keys))
+        first, second = self.conn(), self.conn()
+        err, _, rows, cursor, _ = scan(first, topic, p, 1)
+        self.assertEqual(err, 0)
+        self.assertIsNotNone(cursor)
+        # Version 2 | 16-byte random session id | partition | last key (docs/pk-tables.md).
+        self.assertEqual(cursor[0], 2)
+        self.assertEqual(struct.unpack(">i", cursor[17:21])[0], p)
+        self.assertEqual(cursor[21:], rows[-1][0])
+        # Another connection presenting the cursor: as if the scan had expired ...
+        err, _, rows2, nc, msg = scan(second, topic, p, 1, cursor)
+        self.assertEqual(err, FETCH_SESSION_ID_NOT_FOUND, msg)
+        self.assertEqual(rows2, [])
+        self.assertIsNone(nc)
+        # ... while the opener continues undisturbed, from the same snapshot.
+        err, _, rows3, _, msg = scan(first, topic, p, 1, cursor)
+        self.assertEqual(err, 0, msg)
+        self.assertEqual(len(rows3), 1)
+        self.assertGreater(rows3[0][0], rows[-1][0])
+        # Two scans get unrelated ids (random, not a counter): they differ in most bytes.
+        _, _, _, other, _ = scan(first, topic, p, 1)
+        self.assertIsNotNone(other)
+        differing = sum(a != b for a, b in zip(cursor[1:17], other[1:17]))
+        self.assertGreaterEqual(differing, 8, (cursor[1:17].hex(), other[1:17].hex()))
+        # A cursor of the old format (sequential 64-bit ids) is answered as expired.
+        v1 = b"\x01" + struct.pack(">Qi", 1, p) + rows[-1][0]
+        self.assertEqual(scan(first, topic, p, 1, v1)[0], FETCH_SESSION_ID_NOT_FOUND)
+        self.assertBrokerAlive()
+
     # (e)
     def test_bad_input(self):
         topic = self.pk_topic("pkbad")
@@ -477,7 +514,7 @@ class PkReadsTest(BrokerTestCase):
         other = (p + 1) % P
         self.assertEqual(scan(conn, topic, other, 1, cursor)[0], INVALID_REQUEST)
         forged = cursor[:1] + struct.pack(">Q", struct.unpack(">Q", cursor[1:9])[0] ^ 0x5A5A) + \
-            cursor[9:]
+            cursor[9:]  # the first half of the 16-byte session id changed
         self.assertEqual(scan(conn, topic, p, 1, forged)[0], FETCH_SESSION_ID_NOT_FOUND)
         self.assertEqual(scan(conn, topic, p, 1, cursor)[0], 0)  # still alive
         other_topic = self.pk_topic("pkbad2")

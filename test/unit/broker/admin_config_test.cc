@@ -1,6 +1,10 @@
 // Issue 4 (admin half): the topic config table, the dynamic config layers (sources, persistence,
 // validation), IncrementalAlterConfigs operations.
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <sstream>
 
 #include "broker/dynamic_config.h"
 #include "broker/topic_config.h"
@@ -58,6 +62,95 @@ TEST(TopicConfigTable, DefaultsComeFromTheBrokerSynonym) {
   EXPECT_EQ(v.at("retention.ms"), "1000");
   EXPECT_EQ(v.at("segment.bytes"), "1073741824");
   EXPECT_EQ(resolve_topic_config({{"retention.ms", "5"}}, b).retention_ms, 5);
+}
+
+// Captures what spdlog's default logger writes while alive.
+class LogCapture {
+ public:
+  LogCapture() : saved_(spdlog::default_logger()) {
+    auto logger = std::make_shared<spdlog::logger>(
+        "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(out_));
+    logger->set_pattern("[%l] %v");
+    spdlog::set_default_logger(logger);
+  }
+  ~LogCapture() { spdlog::set_default_logger(saved_); }
+  std::string text() const { return out_.str(); }
+  size_t count(const std::string& needle) const {
+    size_t n = 0;
+    const std::string t = text();
+    for (size_t at = t.find(needle); at != std::string::npos; at = t.find(needle, at + 1)) ++n;
+    return n;
+  }
+
+ private:
+  std::ostringstream out_;
+  std::shared_ptr<spdlog::logger> saved_;
+};
+
+TEST(TopicConfigTable, Kafka3DeprecatedKeysAreAcceptedStoredAndIgnored) {
+  const std::map<std::string, std::string> deprecated = {
+      {"message.format.version", "0.10.2"}, {"message.downconversion.enable", "false"}};
+  {
+    LogCapture log;
+    EXPECT_TRUE(validate_topic_configs(deprecated).ok());
+    // One warning line naming every deprecated key of the map.
+    EXPECT_EQ(log.count("[warning]"), 1u) << log.text();
+    EXPECT_NE(log.text().find("message.format.version=0.10.2"), std::string::npos) << log.text();
+    EXPECT_NE(log.text().find("message.downconversion.enable=false"), std::string::npos);
+  }
+  {
+    LogCapture log;
+    EXPECT_TRUE(validate_topic_configs({{"retention.ms", "5"}}).ok());
+    EXPECT_EQ(log.text(), "");  // no warning without a deprecated key
+  }
+  for (const char* v : {"3.0-IV1", "2.8", "0.8.2", "0.10.0-IV0", "0.10.0.1", "3.9"}) {
+    EXPECT_TRUE(validate_topic_config("message.format.version", v).ok()) << v;
+  }
+  for (const char* v : {"", "3", "abc", "3.0-", "3.0-IVx", "3..0", "3.0.", "-3.0"}) {
+    auto st = validate_topic_config("message.format.version", v);
+    ASSERT_FALSE(st.ok()) << v;
+    EXPECT_NE(st.message().find("message.format.version"), std::string::npos);
+  }
+  for (const char* v : {"true", "false", "TRUE", "False"}) {
+    EXPECT_TRUE(validate_topic_config("message.downconversion.enable", v).ok()) << v;
+  }
+  EXPECT_FALSE(validate_topic_config("message.downconversion.enable", "yes").ok());
+  EXPECT_FALSE(validate_topic_config("message.downconversion.enable", "1").ok());
+  // Kafka 3.x's defaults, no broker synonym, flagged deprecated, alterable (not read-only).
+  for (const char* name : {"message.format.version", "message.downconversion.enable"}) {
+    const TopicKeyDef* k = find_topic_key(name);
+    ASSERT_NE(k, nullptr) << name;
+    EXPECT_TRUE(k->flags & kConfigDeprecated) << name;
+    EXPECT_FALSE(k->flags & kConfigReadOnly) << name;
+    EXPECT_STREQ(k->broker_synonym, "") << name;
+  }
+  EXPECT_EQ(find_topic_key("message.format.version")->type, ConfigType::string);
+  EXPECT_EQ(find_topic_key("message.downconversion.enable")->type, ConfigType::boolean);
+  TempDir dir;
+  auto b = static_config(dir);
+  auto v = effective_topic_values({}, b);
+  EXPECT_EQ(v.at("message.format.version"), "3.0-IV1");
+  EXPECT_EQ(v.at("message.downconversion.enable"), "true");
+  // Ignored: the resolved config is the one without them.
+  auto with = resolve_topic_config(deprecated, b);
+  auto without = resolve_topic_config({}, b);
+  EXPECT_EQ(with.log.segment_bytes, without.log.segment_bytes);
+  EXPECT_EQ(with.max_message_bytes, without.max_message_bytes);
+  EXPECT_EQ(with.compression, without.compression);
+  EXPECT_EQ(with.log_append_time, without.log_append_time);
+  EXPECT_EQ(with.retention_ms, without.retention_ms);
+  // DescribeConfigs: the value as set from DYNAMIC_TOPIC_CONFIG, else the 3.x default.
+  auto dc = DynamicConfig::load(storage::default_env(), b);
+  ASSERT_TRUE(dc.ok()) << dc.status().to_string();
+  auto set = (*dc)->describe_topic(deprecated, {});
+  EXPECT_EQ(entry(set, "message.format.version").value, "0.10.2");
+  EXPECT_EQ(entry(set, "message.format.version").source, ConfigSource::dynamic_topic);
+  EXPECT_EQ(entry(set, "message.downconversion.enable").value, "false");
+  EXPECT_EQ(entry(set, "message.downconversion.enable").type, ConfigType::boolean);
+  auto unset = (*dc)->describe_topic({}, {});
+  EXPECT_EQ(entry(unset, "message.format.version").value, "3.0-IV1");
+  EXPECT_EQ(entry(unset, "message.format.version").source, ConfigSource::default_config);
+  EXPECT_EQ(entry(unset, "message.downconversion.enable").value, "true");
 }
 
 TEST(DynamicConfig, SourcesOfBrokerAndTopicEntries) {
