@@ -60,9 +60,7 @@ int64_t ScanSessions::clock_ms() {
 }
 
 ScanSessions::ScanSessions(boost::asio::io_context& io, int64_t timeout_ms, size_t max_sessions)
-    : timer_(io),
-      timeout_ms_(timeout_ms),
-      max_sessions_(std::max<size_t>(1, max_sessions)) {}
+    : timer_(io), timeout_ms_(timeout_ms), max_sessions_(std::max<size_t>(1, max_sessions)) {}
 
 ScanSessions::~ScanSessions() { clear(); }
 
@@ -93,8 +91,8 @@ void ScanSessions::schedule_sweep() {
 
 std::shared_ptr<ScanSessions::Session> ScanSessions::open(
     std::string topic, std::string topic_id, int32_t partition,
-    std::shared_ptr<pkindex::PkState> state,
-    std::shared_ptr<pkindex::PkSnapshot> snapshot, uint64_t connection, int64_t now_ms) {
+    std::shared_ptr<pkindex::PkState> state, std::shared_ptr<pkindex::PkSnapshot> snapshot,
+    uint64_t connection, int64_t now_ms) {
   auto s = std::make_shared<Session>();
   s->id = random_id();  // outside mu_: may block (a syscall)
   s->connection = connection;
@@ -115,8 +113,8 @@ std::shared_ptr<ScanSessions::Session> ScanSessions::open(
   return s;
 }
 
-std::shared_ptr<ScanSessions::Session> ScanSessions::find(const SessionId& id,
-                                                          uint64_t connection, int64_t now_ms) {
+std::shared_ptr<ScanSessions::Session> ScanSessions::find(const SessionId& id, uint64_t connection,
+                                                          int64_t now_ms) {
   Dropped dropped;
   std::lock_guard lk(mu_);
   expire_locked(now_ms, dropped);

@@ -1,17 +1,15 @@
-// ScanSessions: the broker-wide registry of open primary-key Scans (extension API Scan, issue 5;
-// engineer H1). A session pins one pkindex::PkSnapshot of one partition; the Scan handler opens
-// it on a first page, finds it again by id from a page cursor, and closes it on the last page.
-// Sessions idle longer than pk.scan.session.timeout.ms are dropped (lazily on every call and by a
-// once-a-second sweep on the broker's io_context); beyond pk.scan.max.sessions the least recently
-// used one is dropped. Dropping a session releases its snapshot once no page is being served from
-// it. A session id is 128 bits from the kernel's CSPRNG (getrandom(2)), so a cursor cannot be
-// derived from another one, and a session is bound to the connection that opened it: find() from
-// any other connection answers "not found", exactly like an expired session (a leaked cursor is
-// useless elsewhere, and a foreign connection can neither read nor keep alive someone's scan).
-// Owned by Broker. Thread-safe (any io thread).
+// ScanSessions: the broker-wide registry of open primary-key Scans (extension API Scan). A session
+// pins one pkindex::PkSnapshot of one partition; the Scan handler opens it on a first page, finds
+// it again by id from a page cursor, and closes it on the last page. Sessions idle longer than
+// pk.scan.session.timeout.ms are dropped (lazily on every call and by a once-a-second sweep on the
+// broker's io_context); beyond pk.scan.max.sessions the least recently used one is dropped.
+// Dropping a session releases its snapshot once no page is being served from it. A session id is
+// 128 bits from the kernel's CSPRNG (getrandom(2)), so a cursor cannot be derived from another one,
+// and a session is bound to the connection that opened it: find() from any other connection answers
+// "not found", exactly like an expired session (a leaked cursor is useless elsewhere, and a foreign
+// connection can neither read nor keep alive someone's scan). Owned by Broker. Thread-safe (any io
+// thread).
 #pragma once
-
-#include "broker/net/asio.h"
 
 #include <array>
 #include <cstdint>
@@ -22,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "broker/net/asio.h"
 #include "pkindex/pk_scan.h"
 #include "pkindex/pk_state.h"
 
@@ -34,8 +33,8 @@ class ScanSessions {
   struct Session {
     SessionId id{};
     uint64_t connection = 0;  // Connection::id() of the opener: the only one that may continue
-    std::string topic;     // name
-    std::string topic_id;  // TopicEntry::id bytes
+    std::string topic;        // name
+    std::string topic_id;     // TopicEntry::id bytes
     int32_t partition = 0;
     // Order matters: the snapshot goes before the state that owns its RocksDB.
     std::shared_ptr<pkindex::PkState> state;

@@ -129,7 +129,8 @@ const std::vector<TopicKeyDef>& topic_key_table() {
       {"cleanup.policy", T::list, "log.cleanup.policy", "delete",
        validate_list_of({"delete", "compact"}),
        "delete: remove old segments by retention.ms/retention.bytes; compact: keep the latest "
-       "record per key; both may be given.", kConfigNoFlags},
+       "record per key; both may be given.",
+       kConfigNoFlags},
       {"delete.retention.ms", T::long_, "log.cleaner.delete.retention.ms", "86400000",
        validate_long(0, kI64),
        "How long a tombstone stays readable after the cleaner first saw it (compacted topics).",
@@ -143,10 +144,10 @@ const std::vector<TopicKeyDef>& topic_key_table() {
        "Codec batches are stored with; producer keeps the producer's codec.", kConfigNoFlags},
       {"flush.messages", T::long_, "log.flush.interval.messages", "9223372036854775807",
        validate_long(1, kI64), "fsync the log after this many messages.", kConfigNoFlags},
-      {"flush.ms", T::long_, "log.flush.interval.ms", "9223372036854775807",
-       validate_long(0, kI64), "fsync the log when unflushed data is this old.", kConfigNoFlags},
-      {"index.interval.bytes", T::int_, "log.index.interval.bytes", "4096",
-       validate_long(0, kI32), "Bytes appended between two offset-index entries.", kConfigNoFlags},
+      {"flush.ms", T::long_, "log.flush.interval.ms", "9223372036854775807", validate_long(0, kI64),
+       "fsync the log when unflushed data is this old.", kConfigNoFlags},
+      {"index.interval.bytes", T::int_, "log.index.interval.bytes", "4096", validate_long(0, kI32),
+       "Bytes appended between two offset-index entries.", kConfigNoFlags},
       {"max.message.bytes", T::int_, "message.max.bytes", "1048588", validate_long(0, kI32),
        "Largest record batch accepted (after recompression).", kConfigNoFlags},
       // Deprecated in Kafka 3.x and removed in 4.0; accepted and stored so 3.x-era topic
@@ -155,10 +156,12 @@ const std::vector<TopicKeyDef>& topic_key_table() {
       // log.* keys are not broker configs here.
       {"message.downconversion.enable", T::boolean, "", "true", check_bool,
        "Deprecated (Kafka 3.x; removed in 4.0), accepted and ignored: Strata never down-converts "
-       "message formats.", kConfigDeprecated},
+       "message formats.",
+       kConfigDeprecated},
       {"message.format.version", T::string, "", "3.0-IV1", check_message_format_version,
        "Deprecated (Kafka 3.x; removed in 4.0), accepted and ignored: Strata always writes "
-       "message format v2.", kConfigDeprecated},
+       "message format v2.",
+       kConfigDeprecated},
       {"message.timestamp.type", T::string, "log.message.timestamp.type", "CreateTime",
        validate_one_of({"CreateTime", "LogAppendTime"}),
        "CreateTime keeps the producer's timestamps; LogAppendTime stamps the broker's.",
@@ -175,7 +178,7 @@ const std::vector<TopicKeyDef>& topic_key_table() {
        kConfigNoFlags},
       {"segment.ms", T::long_, "log.roll.ms", "604800000", validate_long(1, kI64),
        "Segment age at which a new segment is rolled.", kConfigNoFlags},
-      // Primary-key tables (issue 5, docs/pk-tables.md): fixed at creation (read-only).
+      // Primary-key tables (docs/pk-tables.md): fixed at creation (read-only).
       {"table.type", T::string, "", "log", validate_table_key("table.type"),
        "log: a plain topic; primary-key: a primary-key table (state per partition in RocksDB).",
        kConfigReadOnly},
@@ -229,7 +232,7 @@ Status validate_topic_configs(const std::map<std::string, std::string>& configs)
     STRATA_RETURN_IF_ERROR(validate_topic_config(name, value));
     table_keys |= name.rfind("table.", 0) == 0 && !(name == "table.type" && value == "log");
   }
-  // Primary-key tables (issue 5): the table.* keys must also make sense together.
+  // Primary-key tables: the table.* keys must also make sense together.
   if (table_keys) STRATA_RETURN_IF_ERROR(pkindex::parse_table_config(configs).status());
   // One line for all of them, so a request carrying several does not flood the log.
   std::string deprecated;
@@ -239,9 +242,10 @@ Status validate_topic_configs(const std::map<std::string, std::string>& configs)
     }
   }
   if (!deprecated.empty()) {
-    spdlog::warn("deprecated topic config(s) {}: accepted as Kafka 3.x did, but ignored (removed "
-                 "in Kafka 4.0)",
-                 deprecated);
+    spdlog::warn(
+        "deprecated topic config(s) {}: accepted as Kafka 3.x did, but ignored (removed "
+        "in Kafka 4.0)",
+        deprecated);
   }
   return Status::Ok();
 }
@@ -277,15 +281,17 @@ TopicConfig resolve_topic_config(const std::map<std::string, std::string>& confi
   t.log.segment_ms = num("segment.ms", broker.log_roll_ms);
   t.log.flush_interval_messages = num("flush.messages", broker.log_flush_interval_messages);
   t.log.flush_interval_ms = num("flush.ms", broker.log_flush_interval_ms);
-  t.log.index_interval_bytes = static_cast<int32_t>(num("index.interval.bytes", broker.log_index_interval_bytes));
-  t.log.max_index_bytes = static_cast<int32_t>(num("segment.index.bytes", broker.log_index_size_max_bytes));
+  t.log.index_interval_bytes =
+      static_cast<int32_t>(num("index.interval.bytes", broker.log_index_interval_bytes));
+  t.log.max_index_bytes =
+      static_cast<int32_t>(num("segment.index.bytes", broker.log_index_size_max_bytes));
   t.max_message_bytes = static_cast<int32_t>(num("max.message.bytes", broker.message_max_bytes));
   t.compression = parse_compression(v["compression.type"]);
   t.log_append_time = v["message.timestamp.type"] == "LogAppendTime";
   t.retention_ms = num("retention.ms", broker.log_retention_ms);
   t.retention_bytes = num("retention.bytes", broker.log_retention_bytes);
   t.cleanup_policy = v["cleanup.policy"];
-  t.compact = t.cleanup_policy.find("compact") != std::string::npos;  // issue 4: cleaner keys
+  t.compact = t.cleanup_policy.find("compact") != std::string::npos;  // cleaner keys
   t.delete_enabled = t.cleanup_policy.find("delete") != std::string::npos;
   t.delete_retention_ms = num("delete.retention.ms", broker.log_cleaner_delete_retention_ms);
   t.min_compaction_lag_ms = num("min.compaction.lag.ms", broker.log_cleaner_min_compaction_lag_ms);

@@ -1,10 +1,10 @@
 // Per-topic configuration: the table of topic-level keys (segment.bytes, retention.ms, ...) with
 // their type, broker synonym (the `log.*` key that supplies the default), default, validator, doc
 // string and read-only/sensitive flags; validation of override maps; and resolution of overrides on
-// top of the (effective, dynamic) broker config into the TopicConfig the produce path and storage use.
-// Adding a key is one entry in topic_key_table() (topic_config.cc), plus one line in
+// top of the (effective, dynamic) broker config into the TopicConfig the produce path and storage
+// use. Adding a key is one entry in topic_key_table() (topic_config.cc), plus one line in
 // resolve_topic_config if the broker must act on it (see docs/retention.md).
-// Owned by the admin half of issue 4. Pure functions over value types and a static table (but
+// Owned by the topic-administration code. Pure functions over value types and a static table (but
 // for the deprecation warning of validate_topic_configs); any thread.
 #pragma once
 
@@ -32,9 +32,9 @@ struct TopicConfig {
   int64_t retention_ms = 604800000;
   int64_t retention_bytes = -1;
   std::string cleanup_policy = "delete";
-  // issue 4 (retention / cleaner): derived from cleanup.policy and the cleaner keys.
-  bool compact = false;         // cleanup.policy contains compact: keyless records are refused
-  bool delete_enabled = true;   // cleanup.policy contains delete
+  // Retention / cleaner: derived from cleanup.policy and the cleaner keys.
+  bool compact = false;        // cleanup.policy contains compact: keyless records are refused
+  bool delete_enabled = true;  // cleanup.policy contains delete
   double min_cleanable_dirty_ratio = 0.5;
   int64_t delete_retention_ms = 86400000;
   int64_t min_compaction_lag_ms = 0;
@@ -42,8 +42,16 @@ struct TopicConfig {
 
 // Kafka's ConfigEntry.ConfigType numbering (DescribeConfigs v3+ config_type).
 enum class ConfigType : int8_t {
-  unknown = 0, boolean = 1, string = 2, int_ = 3, short_ = 4, long_ = 5, double_ = 6, list = 7,
-  class_ = 8, password = 9
+  unknown = 0,
+  boolean = 1,
+  string = 2,
+  int_ = 3,
+  short_ = 4,
+  long_ = 5,
+  double_ = 6,
+  list = 7,
+  class_ = 8,
+  password = 9
 };
 
 inline constexpr uint8_t kConfigNoFlags = 0;

@@ -89,7 +89,8 @@ void ext_scan(RequestContext& ctx, protocol::Reader& body) {
     resp.set_error_message(std::move(msg));
     respond_ext(ctx, resp);
   };
-  if (!parse_ext_body(body, req)) return fail(ErrorCode::invalid_request, "undecodable ScanRequest");
+  if (!parse_ext_body(body, req))
+    return fail(ErrorCode::invalid_request, "undecodable ScanRequest");
   if (req.limit() < 1 || req.limit() > kMaxLimit) {
     return fail(ErrorCode::invalid_request, "limit must be within 1.." + std::to_string(kMaxLimit));
   }
@@ -112,10 +113,11 @@ void ext_scan(RequestContext& ctx, protocol::Reader& body) {
                   "the scan expired or is unknown: start again without a cursor");
     }
     if (cursor->partition != req.partition()) {
-      return fail(ErrorCode::invalid_request, "the cursor belongs to partition " +
-                                                  std::to_string(cursor->partition));
+      return fail(ErrorCode::invalid_request,
+                  "the cursor belongs to partition " + std::to_string(cursor->partition));
     }
-    // Bound to the opening connection: from any other one this is "not found" (see scan_sessions.h).
+    // Bound to the opening connection: from any other one this is "not found" (see
+    // scan_sessions.h).
     session = sessions.find(cursor->session, ctx.responder.connection_id(), now);
     if (!session) {
       return fail(ErrorCode::fetch_session_id_not_found,

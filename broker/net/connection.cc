@@ -28,7 +28,8 @@ namespace {
 std::atomic<uint64_t> next_connection_id{1};  // 0 is never a connection's id
 }  // namespace
 
-Connection::Connection(asio::ip::tcp::socket socket, Dispatcher& dispatcher, int32_t max_request_bytes)
+Connection::Connection(asio::ip::tcp::socket socket, Dispatcher& dispatcher,
+                       int32_t max_request_bytes)
     : id_(next_connection_id.fetch_add(1, std::memory_order_relaxed)),
       socket_(std::move(socket)),
       strand_(asio::make_strand(socket_.get_executor())),
@@ -44,7 +45,7 @@ Connection::Connection(asio::ip::tcp::socket socket, Dispatcher& dispatcher, int
 Connection::~Connection() = default;
 
 void Connection::start() {
-  dispatcher_.connection_opened();  // issue 6 (metrics); close() reports the other end
+  dispatcher_.connection_opened();  // metrics; close() reports the other end
   asio::dispatch(strand_, [self = shared_from_this()] { self->read_size(); });
 }
 
@@ -62,27 +63,28 @@ void Connection::read_size() {
     return;
   }
   reading_ = true;
-  asio::async_read(socket_, asio::buffer(size_buf_, 4),
-                   asio::bind_executor(strand_, [self = shared_from_this()](
-                                                    boost::system::error_code ec, size_t) {
-                     self->reading_ = false;
-                     if (ec) {
-                       self->close(ec == asio::error::eof ? "" : ec.message());
-                       return;
-                     }
-                     uint32_t size = (uint32_t(self->size_buf_[0]) << 24) |
-                                     (uint32_t(self->size_buf_[1]) << 16) |
-                                     (uint32_t(self->size_buf_[2]) << 8) | uint32_t(self->size_buf_[3]);
-                     int32_t ssize = static_cast<int32_t>(size);
-                     if (ssize < 8 || ssize > self->max_request_bytes_) {
-                       // Kafka closes the connection on a size it will not read (InvalidReceive).
-                       spdlog::warn("closing {}: request size {} outside [8, socket.request.max.bytes={}]",
-                                    self->peer_, ssize, self->max_request_bytes_);
-                       self->close("bad frame size");
-                       return;
-                     }
-                     self->read_body(size);
-                   }));
+  asio::async_read(
+      socket_, asio::buffer(size_buf_, 4),
+      asio::bind_executor(
+          strand_, [self = shared_from_this()](boost::system::error_code ec, size_t) {
+            self->reading_ = false;
+            if (ec) {
+              self->close(ec == asio::error::eof ? "" : ec.message());
+              return;
+            }
+            uint32_t size = (uint32_t(self->size_buf_[0]) << 24) |
+                            (uint32_t(self->size_buf_[1]) << 16) |
+                            (uint32_t(self->size_buf_[2]) << 8) | uint32_t(self->size_buf_[3]);
+            int32_t ssize = static_cast<int32_t>(size);
+            if (ssize < 8 || ssize > self->max_request_bytes_) {
+              // Kafka closes the connection on a size it will not read (InvalidReceive).
+              spdlog::warn("closing {}: request size {} outside [8, socket.request.max.bytes={}]",
+                           self->peer_, ssize, self->max_request_bytes_);
+              self->close("bad frame size");
+              return;
+            }
+            self->read_body(size);
+          }));
 }
 
 void Connection::read_body(uint32_t size) {
@@ -105,8 +107,8 @@ void Connection::on_frame(std::shared_ptr<RequestFrame> frame) {
   const auto& b = frame->bytes;
   frame->api_key = static_cast<int16_t>((b[0] << 8) | b[1]);
   frame->api_version = static_cast<int16_t>((b[2] << 8) | b[3]);
-  frame->correlation_id =
-      static_cast<int32_t>((uint32_t(b[4]) << 24) | (uint32_t(b[5]) << 16) | (uint32_t(b[6]) << 8) | b[7]);
+  frame->correlation_id = static_cast<int32_t>((uint32_t(b[4]) << 24) | (uint32_t(b[5]) << 16) |
+                                               (uint32_t(b[6]) << 8) | b[7]);
   uint64_t seq = next_seq_++;
   Slot slot;
   slot.seq = seq;
@@ -122,8 +124,9 @@ void Connection::complete(uint64_t seq, SlotState state, ResponseFrame frame, st
                            reason = std::move(reason)]() mutable {
     for (auto& s : self->slots_) {
       if (s.seq == seq) {
-        if (state != SlotState::close) {  // issue 6: request latency by api
-          self->dispatcher_.request_completed(s.api_key, std::chrono::steady_clock::now() - s.received);
+        if (state != SlotState::close) {  // request latency by api
+          self->dispatcher_.request_completed(s.api_key,
+                                              std::chrono::steady_clock::now() - s.received);
         }
         s.state = state;
         s.frame = std::move(frame);
@@ -250,7 +253,7 @@ void Connection::maybe_resume_reading() {
 void Connection::close(const std::string& reason) {
   if (closed_) return;
   closed_ = true;
-  dispatcher_.connection_closed();  // issue 6 (metrics)
+  dispatcher_.connection_closed();
   if (!reason.empty()) spdlog::debug("connection {} closed: {}", peer_, reason);
   boost::system::error_code ec;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);

@@ -5,12 +5,12 @@
 // Server, in-flight Responders and pending I/O each hold a reference.
 #pragma once
 
-#include "broker/net/asio.h"
 #include <chrono>
 #include <deque>
 #include <memory>
 #include <string>
 
+#include "broker/net/asio.h"
 #include "broker/net/frame.h"
 
 namespace strata::broker {
@@ -38,7 +38,8 @@ class Responder {
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(boost::asio::ip::tcp::socket socket, Dispatcher& dispatcher, int32_t max_request_bytes);
+  Connection(boost::asio::ip::tcp::socket socket, Dispatcher& dispatcher,
+             int32_t max_request_bytes);
   ~Connection();
   void start();
   // Stop reading new requests; close once every accepted request has been answered.
@@ -57,7 +58,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     SlotState state = SlotState::pending;
     ResponseFrame frame;
     std::string reason;
-    int16_t api_key = 0;                               // issue 6: latency metrics
+    int16_t api_key = 0;                               // latency metrics
     std::chrono::steady_clock::time_point received{};  // when the frame was complete
   };
 

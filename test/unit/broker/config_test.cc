@@ -44,9 +44,10 @@ TEST(BrokerConfig, UnknownKeyIsNamed) {
 }
 
 TEST(BrokerConfig, BadValuesAreNamed) {
-  for (const char* bad : {"num.partitions=zero", "num.partitions=0", "auto.create.topics.enable=yes",
-                          "listeners=localhost:9092", "log.message.timestamp.type=Now",
-                          "message.max.bytes=-5", "default.replication.factor=3"}) {
+  for (const char* bad :
+       {"num.partitions=zero", "num.partitions=0", "auto.create.topics.enable=yes",
+        "listeners=localhost:9092", "log.message.timestamp.type=Now", "message.max.bytes=-5",
+        "default.replication.factor=3"}) {
     auto c = parse_config("", {bad});
     ASSERT_FALSE(c.ok()) << bad;
     std::string key(bad, std::string(bad).find('='));
@@ -79,7 +80,8 @@ TEST(BrokerConfig, ShippedServerPropertiesListsEveryKeyWithItsDefault) {
 }
 
 TEST(TopicConfig, ValidationNamesTheKey) {
-  EXPECT_TRUE(validate_topic_configs({{"segment.bytes", "1048576"}, {"compression.type", "lz4"}}).ok());
+  EXPECT_TRUE(
+      validate_topic_configs({{"segment.bytes", "1048576"}, {"compression.type", "lz4"}}).ok());
   auto st = validate_topic_configs({{"segment.bytez", "1"}});
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("segment.bytez"), std::string::npos);
@@ -98,7 +100,8 @@ TEST(TopicConfig, InheritsBrokerDefaults) {
   EXPECT_EQ(t.log.segment_bytes, 2048);
   EXPECT_EQ(t.compression, StoredCompression::zstd);
   EXPECT_TRUE(t.log_append_time);
-  auto o = resolve_topic_config({{"segment.bytes", "4096"}, {"compression.type", "producer"},
+  auto o = resolve_topic_config({{"segment.bytes", "4096"},
+                                 {"compression.type", "producer"},
                                  {"message.timestamp.type", "CreateTime"}},
                                 *b);
   EXPECT_EQ(o.log.segment_bytes, 4096);

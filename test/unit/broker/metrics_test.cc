@@ -124,7 +124,7 @@ TEST(BrokerMetrics, CountsRequestsErrorsAndLatencyByApi) {
   m.request_received(3);  // not served: ignored
   m.request_completed(0, 0.002);
   m.request_error(0, 3, 2);
-  m.request_error(0, 0);      // "none" is not an error
+  m.request_error(0, 0);  // "none" is not an error
   m.request_error(1, -1);
   m.request_error(1, 30000);  // outside the table: counted as UNKNOWN_SERVER_ERROR
   m.request_error(-5, 3);     // unknown key: ignored
@@ -133,15 +133,17 @@ TEST(BrokerMetrics, CountsRequestsErrorsAndLatencyByApi) {
   EXPECT_NE(t.find("strata_requests_total{api=\"Fetch\"} 0\n"), std::string::npos);
   EXPECT_NE(t.find("strata_requests_total{api=\"Lookup\"} 1\n"), std::string::npos);
   EXPECT_EQ(t.find("api=\"Metadata\""), std::string::npos);
-  EXPECT_NE(t.find("strata_request_errors_total{api=\"Produce\",error=\"UNKNOWN_TOPIC_OR_PARTITION\","
-                   "code=\"3\"} 2\n"),
-            std::string::npos)
+  EXPECT_NE(
+      t.find("strata_request_errors_total{api=\"Produce\",error=\"UNKNOWN_TOPIC_OR_PARTITION\","
+             "code=\"3\"} 2\n"),
+      std::string::npos)
       << t;
   EXPECT_NE(t.find("strata_request_errors_total{api=\"Fetch\",error=\"UNKNOWN_SERVER_ERROR\","
                    "code=\"-1\"} 2\n"),
             std::string::npos)
       << t;
-  EXPECT_NE(t.find("strata_request_duration_seconds_count{api=\"Produce\"} 1\n"), std::string::npos);
+  EXPECT_NE(t.find("strata_request_duration_seconds_count{api=\"Produce\"} 1\n"),
+            std::string::npos);
   EXPECT_NE(t.find("strata_request_duration_seconds_bucket{api=\"Produce\",le=\"0.0025\"} 1\n"),
             std::string::npos)
       << t;
@@ -188,8 +190,9 @@ TEST(BrokerMetrics, ConnectionsAndTopicCountersOfTheGivenTopics) {
 // counters lived in a map pruned at scrape).
 TEST(BrokerMetrics, TopicCountersFollowTheRegistry) {
   storage::testing::TempDir dir;
-  auto logs = storage::LogManager::open(storage::default_env(), {dir.sub("d")}, 1,
-                                        [](const storage::TopicMeta&) { return storage::LogConfig{}; });
+  auto logs =
+      storage::LogManager::open(storage::default_env(), {dir.sub("d")}, 1,
+                                [](const storage::TopicMeta&) { return storage::LogConfig{}; });
   ASSERT_TRUE(logs.ok()) << logs.status().to_string();
   BrokerConfig config;
   TopicRegistry topics(**logs, config);
