@@ -108,6 +108,9 @@ PkState::Computed PkState::compute(const protocol::RecordBatchView& in, codec::C
   const std::optional<int64_t> row_append_time =
       ttl ? std::optional<int64_t>(append_time) : std::nullopt;
   std::vector<Header> headers;
+  std::vector<uint8_t> row_version_be;  // a `none` record's row version (empty: unversioned)
+  uint8_t row_clock_be[8];              // a `none` record's row TTL clock
+  int64_t none_ttl_clock = -1;
   std::string db_key;
   protocol::Record r;
   int32_t index = 0;
@@ -191,7 +194,23 @@ PkState::Computed PkState::compute(const protocol::RecordBatchView& in, codec::C
         p.rows[db_key] = Overlay::Row{};
         break;
       case ChangeKind::none:
-        if (cur) after = cur->value;
+        // The row stays as it is, but its newest log record is now this one (the only record of
+        // the key a compacted log may keep): it carries the row, and the state records this
+        // record as the row's last write so that replay of the log gives the same state.
+        if (cur) {
+          after = cur->value;
+          none_ttl_clock = cur_row->ttl_clock;
+          row_version_be.clear();
+          if (cur->version) {
+            row_version_be.resize(8);
+            rf::put_be64(row_version_be.data(), *cur->version);
+          }
+          Overlay::Op op{db_key, {}, index};
+          rf::encode_row(op.encoded, 0, reader->timestamp_of(r), cur->version, cur->value,
+                         ttl ? std::optional<int64_t>(cur_row->ttl_clock) : std::nullopt);
+          p.ops.push_back(std::move(op));
+          p.rows[db_key] = *cur_row;
+        }
         break;
     }
     headers.push_back(Header{kChangeHeader, as_span(change_kind_name(d.kind))});
@@ -199,7 +218,14 @@ PkState::Computed PkState::compute(const protocol::RecordBatchView& in, codec::C
         (d.kind == ChangeKind::update || d.kind == ChangeKind::del)) {
       headers.push_back(Header{kBeforeHeader, cur->value});
     }
-    if (ttl) headers.push_back(Header{kAppendTimeHeader, std::span<const uint8_t>(append_time_be)});
+    const bool carries_row = d.kind == ChangeKind::none && cur;
+    if (carries_row) headers.push_back(Header{kRowVersionHeader, row_version_be});
+    if (ttl && carries_row) {
+      rf::put_be64(row_clock_be, none_ttl_clock);
+      headers.push_back(Header{kAppendTimeHeader, std::span<const uint8_t>(row_clock_be)});
+    } else if (ttl) {
+      headers.push_back(Header{kAppendTimeHeader, std::span<const uint8_t>(append_time_be)});
+    }
     b.add(in.base_timestamp() + r.timestamp_delta, *r.key, after, headers);
   }
   if (!res.record_errors.empty()) {

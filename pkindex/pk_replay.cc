@@ -49,10 +49,16 @@ Status PkState::apply_changelog(const protocol::RecordBatchView& batch, int64_t 
     std::optional<ChangeKind> kind;
     std::optional<int64_t> version;
     std::optional<int64_t> append_time;  // the TTL clock
+    bool carries_row = false;            // a `none` record with the row (kRowVersionHeader)
+    std::optional<int64_t> row_version;
     auto it = r.headers();
     protocol::Header h;
     while (it.next(h)) {
       if (h.key == kChangeHeader && h.value) kind = parse_change_kind(*h.value);
+      if (h.key == kRowVersionHeader && h.value) {
+        carries_row = true;
+        if (h.value->size() == 8) row_version = rf::get_be64(h.value->data());
+      }
       if (h.key == kAppendTimeHeader && h.value && h.value->size() == 8) {
         append_time = rf::get_be64(h.value->data());
       }
@@ -61,7 +67,12 @@ Status PkState::apply_changelog(const protocol::RecordBatchView& batch, int64_t 
         version = rf::get_be64(h.value->data());
       }
     }
-    if (!kind || *kind == ChangeKind::none) continue;
+    if (!kind) continue;
+    if (*kind == ChangeKind::none) {
+      // Records of older brokers and `none`s of absent keys carry no row: nothing changed.
+      if (!carries_row || !r.value) continue;
+      version = row_version;
+    }
     key.clear();
     rf::append_row_key(key, *r.key);
     if (*kind == ChangeKind::del || !r.value) {

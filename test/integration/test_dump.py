@@ -179,7 +179,7 @@ class DumpTest(BrokerTestCase):
         self.assertEqual(kv["rows"], 2)  # k1 and k3; k2 was deleted
         self.assertEqual(kv["malformed_rows"], 0)
         self.assertEqual([(r["key"], r["value"], r["offset"]) for r in kv["first_rows"]],
-                         [("k1", "v1b", 2), ("k3", "v3", 5)])
+                         [("k1", "v1b", 4), ("k3", "v3", 5)])  # k1: the no-op at 4 is its newest
         self.assertEqual(doc["status"], "ok")
         # Every checkpoint under kv-checkpoints/<offset>/ holds the offset its name says; the
         # newest one holds all six writes.

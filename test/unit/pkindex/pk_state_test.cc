@@ -191,9 +191,19 @@ TEST_P(PkMatrix, ChangeKindsAndImages) {
   EXPECT_FALSE((*r)[2].before);
   const std::string cur = first ? "a" : "b";
   EXPECT_EQ(get("k"), cur);
+  // A `none` record carries the whole row (the newest record of a key is its truth, which is
+  // what log compaction keeps), and the row's offset/timestamp are those of its newest record.
+  ASSERT_EQ((*r)[2].other_headers.count(std::string(kRowVersionHeader)), 1u);
+  std::string ver_be;
+  if (vers) {
+    ver_be.resize(8);
+    row_format::put_be64(reinterpret_cast<uint8_t*>(ver_be.data()), first ? 1 : 2);
+  }
+  EXPECT_EQ((*r)[2].other_headers.at(std::string(kRowVersionHeader)), ver_be);
+  EXPECT_EQ((*r)[0].other_headers.count(std::string(kRowVersionHeader)), 0u);
   auto lk = state_->lookup(b("k"));
-  EXPECT_EQ(lk->offset, first ? 0 : 1);
-  EXPECT_EQ(lk->timestamp, first ? 1000 : 1001);
+  EXPECT_EQ(lk->offset, 2);
+  EXPECT_EQ(lk->timestamp, 1002);
 
   // Delete of an existing key.
   auto d = write({{"k", std::nullopt, V(3)}});
@@ -372,7 +382,7 @@ TEST_F(PkStateTest, OversizedChangelogBatchIsRefusedBeforeTheAppend) {
   EXPECT_EQ(get("k"), std::nullopt);
 }
 
-TEST_F(PkStateTest, ApplyChangelogAppliesStoredAfterImagesOnceAndSkipsNone) {
+TEST_F(PkStateTest, ApplyChangelogAppliesStoredAfterImagesOnce) {
   open_all(TableConfig{});
   // A leader's changelog (computed here) applied to a second, empty state as a follower would.
   auto w1 = testing::write_through(*state_, *log_, make_input({{"a", "1"}, {"b", "2"}}, ""), 1);
@@ -396,7 +406,7 @@ TEST_F(PkStateTest, ApplyChangelogAppliesStoredAfterImagesOnceAndSkipsNone) {
   auto a = f.lookup(b("a"));
   ASSERT_TRUE(a->found);
   EXPECT_EQ(a->value, "1");
-  EXPECT_EQ(a->offset, 0);  // the `none` at offset 2 changed nothing
+  EXPECT_EQ(a->offset, 2);  // the `none` at offset 2 carries the row: its newest record
   EXPECT_FALSE(f.lookup(b("b"))->found);
   ASSERT_TRUE(f.close().ok());
 }
@@ -514,7 +524,7 @@ TEST_F(PkStateTest, ReplayRebuildsFromTheLogAfterLosingTheMemtable) {
   EXPECT_EQ(get("c"), "1");
   EXPECT_EQ(get("d"), "9");
   auto c = state_->lookup(b("c"));
-  EXPECT_EQ(c->offset, 3);  // the "none" at offset 5 is not a change
+  EXPECT_EQ(c->offset, 5);  // the "none" at offset 5 is the key's newest record, replayed too
   // Writes continue where replay stopped.
   auto r = write({{"d", "10"}});
   ASSERT_TRUE(r.ok());
