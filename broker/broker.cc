@@ -100,7 +100,14 @@ Status Broker::start() {
   }
 
   dispatcher_ = std::make_unique<RequestDispatcher>(*this);
-  server_ = std::make_unique<Server>(io_, *dispatcher_, config_.socket_request_max_bytes);
+  Server::Options so;
+  so.limits.max_request_bytes = config_.socket_request_max_bytes;
+  so.limits.idle_ms = config_.connections_max_idle_ms;
+  so.limits.request_read_timeout_ms = config_.socket_request_read_timeout_ms;
+  so.limits.pool = std::make_shared<RequestMemoryPool>(config_.queued_max_request_bytes);
+  so.max_connections = config_.max_connections;
+  so.max_connections_per_ip = config_.max_connections_per_ip;
+  server_ = std::make_unique<Server>(io_, *dispatcher_, std::move(so));
   STRATA_RETURN_IF_ERROR(server_->listen(config_.listeners));
   bound_ = server_->bound();
   advertised_ = bound_.front();

@@ -165,6 +165,23 @@ const std::vector<KeyDef>& key_defs() {
     i32("socket.request.max.bytes", "104857600",
         "Largest request frame; a larger size prefix closes the connection.",
         &BrokerConfig::socket_request_max_bytes, 1, kI32Max);
+    i32("max.connections", "2147483647",
+        "Connections the broker keeps open at once; a new one past it is closed at accept.",
+        &BrokerConfig::max_connections, 0, kI32Max);
+    i32("max.connections.per.ip", "2147483647",
+        "Connections one client IP address may keep open; a new one past it is closed at accept.",
+        &BrokerConfig::max_connections_per_ip, 0, kI32Max);
+    i64("connections.max.idle.ms", "600000",
+        "Close a connection with nothing in flight and no traffic for this long; -1 = never.",
+        &BrokerConfig::connections_max_idle_ms, -1, kI64Max);
+    i64("queued.max.request.bytes", "536870912",
+        "Request-body bytes all connections may hold at once; past it reading pauses (-1 = no "
+        "bound; Kafka's default is -1).",
+        &BrokerConfig::queued_max_request_bytes, -1, kI64Max);
+    i64("socket.request.read.timeout.ms", "30000",
+        "Once a request's size has arrived, its whole frame must arrive within this time, else "
+        "the connection is closed (slow senders); 0 = no deadline.",
+        &BrokerConfig::socket_request_read_timeout_ms, 0, kI64Max);
     d.push_back({{"compression.type", "producer",
                   "Codec batches are stored with: producer (keep the producer's) or "
                   "uncompressed/gzip/snappy/lz4/zstd (recompress)."},

@@ -38,6 +38,12 @@ struct BrokerConfig {
   int32_t log_index_size_max_bytes = 10485760;
   int32_t message_max_bytes = 1048588;
   int32_t socket_request_max_bytes = 104857600;
+  // Connection limits (broker/net/limits.h, docs/operations.md)
+  int32_t max_connections = 2147483647;
+  int32_t max_connections_per_ip = 2147483647;
+  int64_t connections_max_idle_ms = 600000;
+  int64_t queued_max_request_bytes = 536870912;
+  int64_t socket_request_read_timeout_ms = 30000;
   std::string compression_type = "producer";
   std::string log_message_timestamp_type = "CreateTime";
   int64_t log_retention_ms = 604800000;

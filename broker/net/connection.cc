@@ -29,15 +29,18 @@ std::atomic<uint64_t> next_connection_id{1};  // 0 is never a connection's id
 }  // namespace
 
 Connection::Connection(asio::ip::tcp::socket socket, Dispatcher& dispatcher,
-                       int32_t max_request_bytes)
+                       std::shared_ptr<const ConnectionLimits> limits)
     : id_(next_connection_id.fetch_add(1, std::memory_order_relaxed)),
       socket_(std::move(socket)),
       strand_(asio::make_strand(socket_.get_executor())),
       dispatcher_(dispatcher),
-      max_request_bytes_(max_request_bytes) {
+      limits_(std::move(limits)),
+      last_activity_(std::chrono::steady_clock::now()),
+      frame_timer_(strand_) {
   boost::system::error_code ec;
   auto ep = socket_.remote_endpoint(ec);
-  peer_ = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
+  address_ = ec ? "?" : ep.address().to_string();
+  peer_ = ec ? "?" : address_ + ":" + std::to_string(ep.port());
   socket_.set_option(asio::ip::tcp::no_delay(true), ec);
   socket_.native_non_blocking(true, ec);  // sendfile must not block an I/O thread
 }
@@ -72,14 +75,15 @@ void Connection::read_size() {
               self->close(ec == asio::error::eof ? "" : ec.message());
               return;
             }
+            self->last_activity_ = std::chrono::steady_clock::now();
             uint32_t size = (uint32_t(self->size_buf_[0]) << 24) |
                             (uint32_t(self->size_buf_[1]) << 16) |
                             (uint32_t(self->size_buf_[2]) << 8) | uint32_t(self->size_buf_[3]);
             int32_t ssize = static_cast<int32_t>(size);
-            if (ssize < 8 || ssize > self->max_request_bytes_) {
+            if (ssize < 8 || ssize > self->limits_->max_request_bytes) {
               // Kafka closes the connection on a size it will not read (InvalidReceive).
               spdlog::warn("closing {}: request size {} outside [8, socket.request.max.bytes={}]",
-                           self->peer_, ssize, self->max_request_bytes_);
+                           self->peer_, ssize, self->limits_->max_request_bytes);
               self->close("bad frame size");
               return;
             }
@@ -87,20 +91,65 @@ void Connection::read_size() {
           }));
 }
 
+// The body's bytes come from the broker-wide request pool (queued.max.request.bytes): while it is
+// used up, this connection stops reading (the client's sends back up in TCP) and retries shortly,
+// instead of allocating. Once the size prefix is in, the whole frame must arrive within
+// socket.request.read.timeout.ms: a client trickling bytes cannot hold a buffer forever.
 void Connection::read_body(uint32_t size) {
+  if (closed_) return;
+  if (!limits_->pool->try_reserve(size)) {
+    reading_ = true;  // a read is logically outstanding: nothing else may start one
+    frame_timer_.expires_after(std::chrono::milliseconds(5));
+    frame_timer_.async_wait([self = shared_from_this(), size](boost::system::error_code ec) {
+      self->reading_ = false;
+      if (ec || self->closed_) return;
+      self->read_body(size);
+    });
+    return;
+  }
+  start_body(size);
+}
+
+void Connection::start_body(uint32_t size) {
   auto frame = std::make_shared<RequestFrame>();
+  frame->pool = limits_->pool;
+  frame->pooled_bytes = size;
   frame->bytes.resize(size);
   reading_ = true;
+  if (limits_->request_read_timeout_ms > 0) {
+    frame_timer_.expires_after(std::chrono::milliseconds(limits_->request_read_timeout_ms));
+    frame_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+      if (ec || self->closed_) return;
+      spdlog::warn(
+          "closing {}: a request frame did not arrive within "
+          "socket.request.read.timeout.ms={}",
+          self->peer_, self->limits_->request_read_timeout_ms);
+      self->close("request frame read timeout");
+    });
+  }
   asio::async_read(socket_, asio::buffer(frame->bytes),
                    asio::bind_executor(strand_, [self = shared_from_this(), frame](
                                                     boost::system::error_code ec, size_t) {
                      self->reading_ = false;
+                     self->frame_timer_.cancel();
                      if (ec) {
                        self->close(ec == asio::error::eof ? "truncated frame" : ec.message());
                        return;
                      }
+                     self->last_activity_ = std::chrono::steady_clock::now();
                      self->on_frame(frame);
                    }));
+}
+
+void Connection::close_if_idle(std::chrono::steady_clock::time_point now) {
+  if (limits_->idle_ms < 0) return;
+  asio::post(strand_, [self = shared_from_this(), now] {
+    if (self->closed_ || !self->slots_.empty() || self->writing_) return;
+    if (now - self->last_activity_ < std::chrono::milliseconds(self->limits_->idle_ms)) return;
+    spdlog::info("closing {}: idle for connections.max.idle.ms={}", self->peer_,
+                 self->limits_->idle_ms);
+    self->close("idle");
+  });
 }
 
 void Connection::on_frame(std::shared_ptr<RequestFrame> frame) {
@@ -183,6 +232,7 @@ void Connection::write_next() {
   if (closed_) return;
   if (piece_index_ >= pieces_.size()) {
     writing_ = false;
+    last_activity_ = std::chrono::steady_clock::now();
     writing_frames_.clear();
     pieces_.clear();
     pump();
@@ -253,6 +303,7 @@ void Connection::maybe_resume_reading() {
 void Connection::close(const std::string& reason) {
   if (closed_) return;
   closed_ = true;
+  frame_timer_.cancel();
   dispatcher_.connection_closed();
   if (!reason.empty()) spdlog::debug("connection {} closed: {}", peer_, reason);
   boost::system::error_code ec;

@@ -5,6 +5,7 @@
 // Server, in-flight Responders and pending I/O each hold a reference.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <memory>
@@ -12,6 +13,7 @@
 
 #include "broker/net/asio.h"
 #include "broker/net/frame.h"
+#include "broker/net/limits.h"
 
 namespace strata::broker {
 
@@ -39,7 +41,7 @@ class Responder {
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(boost::asio::ip::tcp::socket socket, Dispatcher& dispatcher,
-             int32_t max_request_bytes);
+             std::shared_ptr<const ConnectionLimits> limits);
   ~Connection();
   void start();
   // Stop reading new requests; close once every accepted request has been answered.
@@ -49,6 +51,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // identity per-connection state is bound to. Immutable; any thread.
   uint64_t id() const { return id_; }
   bool closed() const { return closed_; }
+  // Closes the connection when nothing is in flight and nothing was read or written for
+  // connections.max.idle.ms (Kafka's idle reaper). Any thread (posted to the strand).
+  void close_if_idle(std::chrono::steady_clock::time_point now);
+  const std::string& peer_address() const { return address_; }
 
  private:
   friend class Responder;
@@ -64,6 +70,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void read_size();
   void read_body(uint32_t size);
+  void start_body(uint32_t size);  // once the request pool granted the bytes
   void on_frame(std::shared_ptr<RequestFrame> frame);
   void complete(uint64_t seq, SlotState state, ResponseFrame frame, std::string reason);
   void pump();
@@ -78,8 +85,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   boost::asio::ip::tcp::socket socket_;
   boost::asio::strand<boost::asio::any_io_executor> strand_;
   Dispatcher& dispatcher_;
-  int32_t max_request_bytes_;
+  const std::shared_ptr<const ConnectionLimits> limits_;
   std::string peer_;
+  std::string address_;  // the peer's IP address (max.connections.per.ip)
+  std::chrono::steady_clock::time_point last_activity_;
+  boost::asio::steady_timer frame_timer_;  // socket.request.read.timeout.ms, and pool retries
   uint8_t size_buf_[4];
   std::deque<Slot> slots_;
   uint64_t next_seq_ = 0;
@@ -87,7 +97,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool read_paused_ = false;
   bool draining_ = false;
   bool writing_ = false;
-  bool closed_ = false;
+  std::atomic<bool> closed_{false};  // also read by the Server's admission and drain
   // The response being written: memory pieces and file ranges in order.
   struct Piece {
     const uint8_t* data = nullptr;

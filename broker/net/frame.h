@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "broker/net/limits.h"
 #include "protocol/wire/records.h"
 
 namespace strata::broker {
@@ -35,11 +36,20 @@ struct NoInitAllocator : std::allocator<T> {
 };
 
 struct RequestFrame {
+  RequestFrame() = default;
+  RequestFrame(const RequestFrame&) = delete;
+  RequestFrame& operator=(const RequestFrame&) = delete;
+  // Gives the body's bytes back to the broker's request pool when the request is done with them.
+  ~RequestFrame() {
+    if (pool) pool->release(pooled_bytes);
+  }
   // The frame without its 4-byte size prefix. Mutable: Produce rewrites batch headers in place.
   std::vector<uint8_t, NoInitAllocator<uint8_t>> bytes;
   int16_t api_key = 0;
   int16_t api_version = 0;
   int32_t correlation_id = 0;
+  std::shared_ptr<RequestMemoryPool> pool;  // null: not pooled
+  int64_t pooled_bytes = 0;
 };
 
 struct ResponseFrame {

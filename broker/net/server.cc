@@ -9,8 +9,12 @@ namespace strata::broker {
 
 namespace asio = boost::asio;
 
-Server::Server(asio::io_context& io, Dispatcher& dispatcher, int32_t max_request_bytes)
-    : io_(io), dispatcher_(dispatcher), max_request_bytes_(max_request_bytes) {}
+Server::Server(asio::io_context& io, Dispatcher& dispatcher, Options options)
+    : io_(io),
+      dispatcher_(dispatcher),
+      options_(std::move(options)),
+      limits_(std::make_shared<const ConnectionLimits>(options_.limits)),
+      idle_timer_(io) {}
 
 Status Server::listen(const std::vector<Listener>& listeners) {
   for (const auto& l : listeners) {
@@ -42,6 +46,42 @@ Status Server::listen(const std::vector<Listener>& listeners) {
 
 void Server::start() {
   for (size_t i = 0; i < acceptors_.size(); ++i) accept(i);
+  if (limits_->idle_ms >= 0) schedule_idle_sweep();
+}
+
+// Every connection is checked about ten times per idle period (at most once a second).
+void Server::schedule_idle_sweep() {
+  const int64_t every = std::clamp<int64_t>(limits_->idle_ms / 10, 10, 1000);
+  idle_timer_.expires_after(std::chrono::milliseconds(every));
+  idle_timer_.async_wait([this](boost::system::error_code ec) {
+    if (ec) return;
+    const auto now = std::chrono::steady_clock::now();
+    {
+      std::lock_guard lk(mu_);
+      for (auto& w : connections_) {
+        if (auto c = w.lock()) c->close_if_idle(now);
+      }
+    }
+    schedule_idle_sweep();
+  });
+}
+
+bool Server::admit(const std::string& address) {
+  std::lock_guard lk(mu_);
+  std::erase_if(connections_, [](auto& w) {
+    auto c = w.lock();
+    return !c || c->closed();
+  });
+  if (static_cast<int64_t>(connections_.size()) >= options_.max_connections) return false;
+  if (options_.max_connections_per_ip < INT32_MAX) {
+    int64_t same = 0;
+    for (auto& w : connections_) {
+      auto c = w.lock();
+      if (c && c->peer_address() == address) ++same;
+    }
+    if (same >= options_.max_connections_per_ip) return false;
+  }
+  return true;
 }
 
 void Server::accept(size_t i) {
@@ -54,13 +94,26 @@ void Server::accept(size_t i) {
       return;
     } else {
       accept_backoff_ms_ = 0;
-      auto conn = std::make_shared<Connection>(std::move(socket), dispatcher_, max_request_bytes_);
-      {
-        std::lock_guard lk(mu_);
-        std::erase_if(connections_, [](auto& w) { return w.expired(); });
-        connections_.push_back(conn);
+      auto conn = std::make_shared<Connection>(std::move(socket), dispatcher_, limits_);
+      if (!admit(conn->peer_address())) {
+        ++refused_;
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last_refusal_log_ >= std::chrono::seconds(1)) {
+          spdlog::warn(
+              "refused {} connection(s) over max.connections={} / "
+              "max.connections.per.ip={} (last from {})",
+              refused_, options_.max_connections, options_.max_connections_per_ip, conn->peer());
+          refused_ = 0;
+          last_refusal_log_ = now;
+        }
+        // Never started: its socket closes when `conn` goes, and nothing was counted for it.
+      } else {
+        {
+          std::lock_guard lk(mu_);
+          connections_.push_back(conn);
+        }
+        conn->start();
       }
-      conn->start();
     }
     if (acceptors_[i]->is_open()) accept(i);
   });
@@ -90,6 +143,7 @@ void Server::backoff_accept(size_t i, const boost::system::error_code& ec) {
 
 void Server::drain() {
   asio::post(io_, [this] {
+    idle_timer_.cancel();
     for (auto& a : acceptors_) {
       boost::system::error_code ec;
       a->close(ec);

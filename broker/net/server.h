@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <climits>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -19,7 +20,12 @@ class Dispatcher;
 
 class Server {
  public:
-  Server(boost::asio::io_context& io, Dispatcher& dispatcher, int32_t max_request_bytes);
+  struct Options {
+    ConnectionLimits limits;
+    int32_t max_connections = INT32_MAX;         // max.connections
+    int32_t max_connections_per_ip = INT32_MAX;  // max.connections.per.ip
+  };
+  Server(boost::asio::io_context& io, Dispatcher& dispatcher, Options options);
   Status listen(const std::vector<Listener>& listeners);
   // The listeners with the ports actually bound.
   std::vector<Listener> bound() const { return bound_; }
@@ -34,7 +40,15 @@ class Server {
 
   boost::asio::io_context& io_;
   Dispatcher& dispatcher_;
-  int32_t max_request_bytes_;
+  const Options options_;
+  const std::shared_ptr<const ConnectionLimits> limits_;
+  boost::asio::steady_timer idle_timer_;
+  void schedule_idle_sweep();
+  // Admission: over max.connections or max.connections.per.ip, a new connection is closed at
+  // once (Kafka closes it too); counted over live connections (mu_).
+  bool admit(const std::string& address);
+  uint64_t refused_ = 0;  // since the last report (io thread)
+  std::chrono::steady_clock::time_point last_refusal_log_{};
   std::vector<std::unique_ptr<boost::asio::ip::tcp::acceptor>> acceptors_;
   std::vector<Listener> bound_;
   std::mutex mu_;

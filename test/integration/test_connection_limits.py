@@ -1,0 +1,130 @@
+"""Connection limits over raw sockets: max.connections.per.ip closes connections past the limit
+at accept; connections.max.idle.ms closes idle ones (but not one waiting in a long-poll);
+socket.request.read.timeout.ms closes a connection that sent a frame's size and then stalls
+(slowloris); queued.max.request.bytes pauses reading while the request pool is used up and
+resumes once it is given back. Between cases the broker keeps serving new connections."""
+import socket
+import struct
+import time
+import unittest
+
+import itutil
+from itutil import RawConn
+
+PER_IP = 6
+IDLE_MS = 1500
+READ_TIMEOUT_MS = 1000
+POOL = 1 << 20
+
+
+def closed_within(sock, seconds):
+    """True when the peer closes `sock` (EOF or reset) within `seconds`."""
+    sock.settimeout(0.2)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            data = sock.recv(4096)
+            if not data:
+                return True
+        except socket.timeout:
+            continue
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+    return False
+
+
+class ConnectionLimits(itutil.BrokerTestCase):
+    overrides = {
+        "max.connections.per.ip": str(PER_IP),
+        "connections.max.idle.ms": str(IDLE_MS),
+        "socket.request.read.timeout.ms": str(READ_TIMEOUT_MS),
+        "queued.max.request.bytes": str(POOL),
+    }
+
+    def assertServing(self):
+        self.assertBrokerAlive()
+        with RawConn(self.broker.port) as conn:
+            err, keys = itutil.api_versions(conn, 3)
+            self.assertEqual(err, 0)
+            self.assertIn(18, keys)
+
+    def test_connections_past_the_per_ip_limit_are_closed(self):
+        time.sleep(IDLE_MS / 1000 + 1)  # earlier tests' connections are gone
+        conns = [RawConn(self.broker.port) for _ in range(PER_IP)]
+        try:
+            for c in conns:  # each of the allowed ones is served
+                self.assertEqual(itutil.api_versions(c, 0)[0], 0)
+            extra = RawConn(self.broker.port)
+            try:
+                self.assertTrue(closed_within(extra.sock, 5), "connection past the limit kept open")
+            finally:
+                extra.close()
+            self.assertEqual(itutil.api_versions(conns[0], 0)[0], 0)  # the others still work
+        finally:
+            for c in conns:
+                c.close()
+        time.sleep(0.3)
+        self.assertServing()  # room again once they closed
+
+    def test_idle_connection_is_closed_but_a_long_poll_is_not(self):
+        idle = RawConn(self.broker.port)
+        busy = None
+        try:
+            self.assertEqual(itutil.api_versions(idle, 0)[0], 0)
+            topic = itutil.unique_topic("idle")
+            itutil.ck_create_topic(self.broker.bootstrap, topic, 1)
+            t0 = time.monotonic()
+            self.assertTrue(closed_within(idle.sock, IDLE_MS / 1000 + 5), "idle connection kept")
+            self.assertGreaterEqual(time.monotonic() - t0, IDLE_MS / 1000 * 0.8)
+            # A Fetch waiting longer than the idle time has a request in flight: it is answered.
+            busy = RawConn(self.broker.port)
+            start = time.monotonic()
+            r = itutil.fetch_v4(busy, topic, 0, 0, max_wait_ms=IDLE_MS + 1500)
+            self.assertEqual(r["error"], 0)
+            self.assertGreaterEqual(time.monotonic() - start, (IDLE_MS + 1500) / 1000 * 0.8)
+        finally:
+            idle.close()
+            if busy:
+                busy.close()
+        self.assertServing()
+
+    def test_stalled_frame_is_closed_after_the_read_timeout(self):
+        conn = RawConn(self.broker.port)
+        try:
+            conn.send_raw(struct.pack(">i", 5000) + b"\x00\x12\x00\x00")  # size + 4 of 5000 bytes
+            t0 = time.monotonic()
+            self.assertTrue(closed_within(conn.sock, READ_TIMEOUT_MS / 1000 + 5), "stalled frame kept")
+            elapsed = time.monotonic() - t0
+            self.assertGreaterEqual(elapsed, READ_TIMEOUT_MS / 1000 * 0.8)
+            self.assertLess(elapsed, IDLE_MS / 1000)  # the read deadline, not the idle reaper
+        finally:
+            conn.close()
+        self.assertServing()
+
+    def test_reading_pauses_while_the_request_pool_is_used_up(self):
+        # Unloaded: an ApiVersions round trip is fast.
+        with RawConn(self.broker.port) as c:
+            t0 = time.monotonic()
+            self.assertEqual(itutil.api_versions(c, 0)[0], 0)
+            self.assertLess(time.monotonic() - t0, 0.5)
+        # A frame of 2 MiB (larger than the 1 MiB pool, so it takes the whole pool) is started
+        # and stalls; a second connection's request waits until the first one is closed by the
+        # read timeout and its bytes go back to the pool, then it is answered.
+        holder = RawConn(self.broker.port)
+        try:
+            holder.send_raw(struct.pack(">i", 2 << 20) + b"\x00\x12\x00\x00" + b"\x00" * 1000)
+            time.sleep(0.2)
+            with RawConn(self.broker.port) as c:
+                t0 = time.monotonic()
+                self.assertEqual(itutil.api_versions(c, 0)[0], 0)
+                waited = time.monotonic() - t0
+            self.assertGreaterEqual(waited, READ_TIMEOUT_MS / 1000 * 0.5,
+                                    "request was read while the pool was used up")
+            self.assertTrue(closed_within(holder.sock, 5))
+        finally:
+            holder.close()
+        self.assertServing()
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
