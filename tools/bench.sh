@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Benchmarks, each against a reference measured in the same invocation (docs/benchmarks.md):
 #   throughput  strata-perf produce/consume against librdkafka's in-memory mock cluster and
-#               against a fresh strata-broker persisting to disk (issue 2's bar: >= 0.8x the mock)
+#               against a fresh strata-broker persisting to disk ( bar: >= 0.8x the mock)
 #   lookup      PK table of 1M keys x 100 B: batch Lookups (16 keys/request) vs redis-benchmark
 #               GET -P 16, and single-key Lookups vs GET -P 1, against a redis-server this script
-#               starts with the same keys and value size (issue 5's bar: batch >= 0.5x Redis)
+#               starts with the same keys and value size ( bar: batch >= 0.5x Redis)
 #   apply       strata-perf pk-apply: upserts through compute -> append -> apply vs raw RocksDB
-#               puts of the same data (issue 5's bar: >= 0.5x)
+#               puts of the same data ( bar: >= 0.5x)
 #   restart     broker restart (clean and kill -9) with the lookup table loaded, until a Lookup
 #               answers; in-process pk-restart of a 10M-key partition (clean and crash)
 #

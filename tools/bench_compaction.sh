@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Produce p99 latency with and without a concurrent compaction of a large topic (issue 4).
+# Produce p99 latency with and without a concurrent compaction of a large topic.
 # Starts a fresh strata-broker on a temporary log dir, fills a compacted topic with UPDATES records
 # over KEYS keys (cleaning held back), measures acks=all produce latency on another topic without
 # compaction, then again while the cleaner compacts the big topic. Record results in

@@ -13,7 +13,7 @@ DEB_PACKAGES=(
   zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev
   # real clients used by the integration tests
   kcat python3-kafka python3-confluent-kafka python3-lz4 python3-snappy python3-zstandard
-  # reference servers of tools/bench.sh (issue 5 lookup benchmark)
+  # reference servers of tools/bench.sh (lookup benchmark)
   redis-server redis-tools
 )
 # Node.js may come from another source (nodesource bundles npm and conflicts with Debian's npm):

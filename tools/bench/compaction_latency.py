@@ -1,4 +1,4 @@
-"""Produce-latency probe for tools/bench_compaction.sh (issue 4).
+"""Produce-latency probe for tools/bench_compaction.sh.
 
 Fills a compacted topic `big` (cleaning held back by min.compaction.lag.ms), then measures the
 produce latency (send -> delivery report, acks=all, one message in flight at a fixed rate) on a

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Markdown report of tools/bench.sh: reads the JSON lines the script collected (one per run:
 {"section","name",...,"result":{strata-perf or reference JSON}}) and prints the tables and ratios
-recorded in docs/benchmarks.md. Owned by tools/perf (issue 6)."""
+recorded in docs/benchmarks.md. Owned by tools/perf."""
 import json
 import statistics
 import sys
