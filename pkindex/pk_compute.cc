@@ -29,7 +29,7 @@ std::span<const uint8_t> as_span(std::string_view s) {
 WriteResult PkState::write(const WriteInput& input, int64_t now_ms, const AppendFn& append) {
   WriteResult out;
   std::lock_guard wl(write_mu_);
-  Computed c = compute(input.batch, input.codec, now_ms);
+  Computed c = compute(input.batch, input.codec, now_ms, input.max_record_bytes);
   if (!c.status.ok()) {
     out.status = std::move(c.status);
     out.record_errors = std::move(c.record_errors);
@@ -73,7 +73,7 @@ WriteResult PkState::write(const WriteInput& input, int64_t now_ms, const Append
 }
 
 PkState::Computed PkState::compute(const protocol::RecordBatchView& in, codec::Compression codec,
-                                   int64_t now) {
+                                   int64_t now, int64_t max_record_bytes) {
   Computed res;
   auto db_lock = read_lock();  // current() reads RocksDB
   if (!db_lock || failed_) {
@@ -114,6 +114,7 @@ PkState::Computed PkState::compute(const protocol::RecordBatchView& in, codec::C
   std::string db_key;
   protocol::Record r;
   int32_t index = 0;
+  size_t oversized = 0;  // record errors that are only a size over max_record_bytes
   for (;; ++index) {
     auto more = reader->next(r);
     if (!more.ok()) {
@@ -128,6 +129,19 @@ PkState::Computed PkState::compute(const protocol::RecordBatchView& in, codec::C
     }
     if (!r.key) {
       error("a primary-key table needs a record key");
+      continue;
+    }
+    // The row as stored and served, decompressed. A Java broker answers a record over
+    // max.message.bytes with MESSAGE_TOO_LARGE (RecordTooLargeException), not INVALID_RECORD:
+    // the record is well formed, only too big, and the Java producer then splits the batch so
+    // that only the oversized record fails. So too_large, unless a structural error comes too.
+    const size_t record_bytes =
+        r.key->size() + (r.value ? r.value->size() : 0) + r.headers_raw.size();
+    if (static_cast<uint64_t>(record_bytes) > static_cast<uint64_t>(max_record_bytes)) {
+      error("record of " + std::to_string(record_bytes) +
+            " bytes (key, value and headers, decompressed) exceeds max.message.bytes " +
+            std::to_string(max_record_bytes));
+      ++oversized;
       continue;
     }
     const int32_t owner = partition_for(*r.key);
@@ -229,7 +243,8 @@ PkState::Computed PkState::compute(const protocol::RecordBatchView& in, codec::C
     b.add(in.base_timestamp() + r.timestamp_delta, *r.key, after, headers);
   }
   if (!res.record_errors.empty()) {
-    res.status = Status(Errc::invalid_argument, res.record_errors.front().message);
+    const Errc e = oversized == res.record_errors.size() ? Errc::too_large : Errc::invalid_argument;
+    res.status = Status(e, res.record_errors.front().message);
     return res;
   }
   if (index != in.record_count() || index == 0 || in.last_offset_delta() != index - 1) {

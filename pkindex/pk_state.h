@@ -79,6 +79,12 @@ struct WriteInput {
   codec::Compression codec = codec::Compression::none;  // the output batch's encoding
   // An output batch larger than this is refused (Errc::too_large) before anything is appended.
   int64_t max_batch_bytes = std::numeric_limits<int64_t>::max();
+  // A record whose key, value and headers together are larger than this, once decompressed, is
+  // refused (Errc::too_large with record_errors) before anything is appended. The batch checks see
+  // only the compressed size, and a small compressed batch can carry a row of tens of MiB that
+  // every later Lookup, Scan and changelog read would have to serve (the broker passes
+  // max.message.bytes).
+  int64_t max_record_bytes = std::numeric_limits<int64_t>::max();
   // Keep the appended batch in the overlay (unapplied) until apply_at() reaches its last offset.
   bool hold = false;
 };
@@ -88,8 +94,9 @@ struct WriteResult {
   // appended (and applied unless held); duplicate / out_of_order / stale_epoch = nothing was
   // appended or applied. Errors (nothing appended unless said): invalid_argument (bad records,
   // see record_errors), corruption (the input cannot be decoded), too_large (output over
-  // max_batch_bytes), shutting_down (closed), io_error (state offline; or the append's own error;
-  // or the apply failed after the append, which takes the state offline).
+  // max_batch_bytes, or records over max_record_bytes: see record_errors), shutting_down (closed),
+  // io_error (state offline; or the append's own error; or the apply failed after the append, which
+  // takes the state offline).
   Status status;
   std::vector<RecordError> record_errors;
   storage::PartitionLog::AppendInfo appended;
@@ -229,7 +236,8 @@ class PkState {
   PkState(storage::PartitionLog& log, Options options);
   Status replay();
   // write_mu_ held: the output batch of `in`, pushed onto the overlay (unappended).
-  Computed compute(const protocol::RecordBatchView& in, codec::Compression codec, int64_t now_ms);
+  Computed compute(const protocol::RecordBatchView& in, codec::Compression codec, int64_t now_ms,
+                   int64_t max_record_bytes);
   // write_mu_ held: the oldest overlay batch (appended) into RocksDB.
   Status apply_front();
   // write_mu_ held, db_mu_ shared: one RocksDB write of rows + the applied offset.

@@ -1,10 +1,72 @@
-// The partition resolution shared by the extension handlers (ext_common.h).
+// The partition resolution and the bounded body parsing shared by the extension handlers
+// (ext_common.h).
 #include "broker/handlers/ext_common.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
 
 #include "broker/broker.h"
 #include "broker/pk_tables.h"
 
 namespace strata::broker::handlers {
+
+namespace {
+using google::protobuf::internal::WireFormatLite;
+using google::protobuf::io::CodedInputStream;
+
+// Counts path[0] (and below it the rest of the path) in the message `in` is positioned in, up to
+// its current limit. False on malformed bytes; true early once `count` passes `stop_after`.
+bool count_in_message(CodedInputStream& in, std::span<const int> path, size_t& count,
+                      size_t stop_after) {
+  for (;;) {
+    const uint32_t tag = in.ReadTag();
+    if (tag == 0) return in.ConsumedEntireMessage();  // the end, or a zero tag (malformed)
+    const bool counted =
+        WireFormatLite::GetTagFieldNumber(tag) == path[0] &&
+        WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
+    if (!counted) {
+      if (!WireFormatLite::SkipField(&in, tag)) return false;
+      continue;
+    }
+    uint32_t len = 0;
+    if (!in.ReadVarint32(&len) || static_cast<int64_t>(len) > in.BytesUntilLimit()) return false;
+    if (path.size() == 1) {
+      if (++count > stop_after) return true;
+      if (!in.Skip(static_cast<int>(len))) return false;
+      continue;
+    }
+    const auto outer = in.PushLimit(static_cast<int>(len));
+    if (!count_in_message(in, path.subspan(1), count, stop_after)) return false;
+    if (count > stop_after) return true;
+    in.PopLimit(outer);
+  }
+}
+}  // namespace
+
+std::optional<size_t> count_wire_fields(std::span<const uint8_t> wire, std::span<const int> path,
+                                        size_t stop_after) {
+  if (path.empty() || wire.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    return std::nullopt;
+  }
+  CodedInputStream in(wire.data(), static_cast<int>(wire.size()));
+  in.PushLimit(static_cast<int>(wire.size()));  // so BytesUntilLimit() holds at the top level
+  size_t count = 0;
+  if (!count_in_message(in, path, count, stop_after)) return std::nullopt;
+  return count;
+}
+
+ExtBody parse_ext_body(protocol::Reader& body, google::protobuf::MessageLite& msg,
+                       const ExtBodyLimits& limits) {
+  const size_t n = body.remaining();
+  const std::span<const uint8_t> wire = n > 0 ? body.read_raw(n) : std::span<const uint8_t>();
+  if (n > limits.max_bytes) return ExtBody::too_large;
+  if (!limits.counted_path.empty()) {
+    auto count = count_wire_fields(wire, limits.counted_path, limits.max_count);
+    if (!count) return ExtBody::undecodable;
+    if (*count > limits.max_count) return ExtBody::too_many;
+  }
+  return msg.ParseFromArray(wire.data(), static_cast<int>(n)) ? ExtBody::ok : ExtBody::undecodable;
+}
 
 PkPartition resolve_pk_partition(RequestContext& ctx, const TopicEntry* topic,
                                  const std::string& name, int32_t partition) {

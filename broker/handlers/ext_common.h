@@ -6,7 +6,11 @@
 
 #include <google/protobuf/message_lite.h>
 
+#include <cstdint>
+#include <limits>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 
 #include "broker/handler.h"
@@ -39,6 +43,37 @@ inline bool parse_ext_body(protocol::Reader& body, google::protobuf::MessageLite
   const bool ok = msg.ParseFromArray(body.current(), static_cast<int>(n));
   if (n > 0) body.read_raw(n);
   return ok;
+}
+
+// Bounds an extension request body must keep before it is decoded. Protobuf materialises every
+// element of a repeated field (a 4-byte key on the wire becomes a heap string plus a slot, ~60
+// bytes), so a 100 MiB frame of tiny keys would decode to GiBs before a handler could count them.
+struct ExtBodyLimits {
+  size_t max_bytes = std::numeric_limits<size_t>::max();  // the serialised body
+  // Field numbers from the top-level message down to one repeated length-delimited field (e.g.
+  // Lookup's topics -> partitions -> keys), and how many of them the whole body may hold.
+  std::span<const int> counted_path;
+  size_t max_count = std::numeric_limits<size_t>::max();
+};
+enum class ExtBody { ok, undecodable, too_large, too_many };
+
+// Checks `limits` on the wire bytes (a walk of the tags with CodedInputStream, allocating
+// nothing), then parses the body into `msg`. The body is consumed whatever the outcome, so the
+// handler answers and the connection stays usable. (ext_common.cc)
+ExtBody parse_ext_body(protocol::Reader& body, google::protobuf::MessageLite& msg,
+                       const ExtBodyLimits& limits);
+
+// The occurrences of the length-delimited field at `path` in a Protobuf wire image, counted
+// without decoding it; the walk stops as soon as the count passes `stop_after`. nullopt when the
+// bytes are not a well-formed message. (ext_common.cc)
+std::optional<size_t> count_wire_fields(std::span<const uint8_t> wire, std::span<const int> path,
+                                        size_t stop_after);
+
+// A response byte budget from a request's max_bytes (already checked >= 0): 0 takes the
+// default; anything above `cap` is clamped to it, so one answer stays a bounded allocation.
+inline size_t response_budget(int32_t requested, size_t default_bytes, size_t cap) {
+  const size_t want = requested > 0 ? static_cast<size_t>(requested) : default_bytes;
+  return want < cap ? want : cap;
 }
 
 // Every extension response has a top-level error_code; a non-zero one is counted in the error

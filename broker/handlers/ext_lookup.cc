@@ -1,8 +1,15 @@
 // Lookup (extension key 16000, v0; protocol/ext/lookup.proto): current rows of primary-key tables
 // by key, many keys for many partitions per request. Rows come from the applied state; a produce
 // is acknowledged only after its apply, so a Lookup sent after the acknowledgement sees the write.
+// One byte budget bounds the whole answer (max_bytes, a soft cap on value bytes as Scan's, at
+// least one row): once the values served reach it, the remaining keys are not read and come back
+// marked truncated, for the client to ask again.
 // Errors per partition (Kafka codes): UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST for a log topic,
-// KAFKA_STORAGE_ERROR; an undecodable body -> top-level INVALID_REQUEST.
+// KAFKA_STORAGE_ERROR. Top level INVALID_REQUEST: an undecodable body, a negative max_bytes, and
+// (checked on the wire bytes, before anything is decoded) a body over 32 MiB or more than 100,000
+// keys. Kafka itself closes a connection whose request is too large (socket.request.max.bytes)
+// and has no code for it; a Lookup within the frame limit but over ours is a bad request of an
+// otherwise healthy client, so it gets INVALID_REQUEST and the connection stays open.
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -20,6 +27,10 @@ namespace strata::broker::handlers {
 namespace {
 using protocol::ErrorCode;
 constexpr size_t kMaxKeys = 100000;
+constexpr size_t kMaxBodyBytes = 32u << 20;
+constexpr int kKeysPath[] = {1, 2, 2};  // LookupRequest.topics -> partitions -> keys
+constexpr size_t kDefaultMaxBytes = 16u << 20;
+constexpr size_t kMaxMaxBytes = 64u << 20;
 
 int32_t code(ErrorCode e) { return static_cast<int32_t>(e); }
 }  // namespace
@@ -27,22 +38,24 @@ int32_t code(ErrorCode e) { return static_cast<int32_t>(e); }
 void ext_lookup(RequestContext& ctx, protocol::Reader& body) {
   strata::ext::LookupRequest req;
   strata::ext::LookupResponse resp;
-  if (!parse_ext_body(body, req)) {
+  auto refuse = [&](std::string msg) {
     resp.set_error_code(code(ErrorCode::invalid_request));
-    resp.set_error_message("undecodable LookupRequest");
+    resp.set_error_message(std::move(msg));
     respond_ext(ctx, resp);
-    return;
+  };
+  switch (parse_ext_body(body, req, ExtBodyLimits{kMaxBodyBytes, kKeysPath, kMaxKeys})) {
+    case ExtBody::ok:
+      break;
+    case ExtBody::undecodable:
+      return refuse("undecodable LookupRequest");
+    case ExtBody::too_large:
+      return refuse("a LookupRequest is at most " + std::to_string(kMaxBodyBytes) + " bytes");
+    case ExtBody::too_many:
+      return refuse("at most " + std::to_string(kMaxKeys) + " keys per Lookup");
   }
-  size_t total = 0;
-  for (const auto& t : req.topics()) {
-    for (const auto& p : t.partitions()) total += static_cast<size_t>(p.keys_size());
-  }
-  if (total > kMaxKeys) {
-    resp.set_error_code(code(ErrorCode::invalid_request));
-    resp.set_error_message("at most " + std::to_string(kMaxKeys) + " keys per Lookup");
-    respond_ext(ctx, resp);
-    return;
-  }
+  if (req.max_bytes() < 0) return refuse("max_bytes must be >= 0");
+  const size_t budget = response_budget(req.max_bytes(), kDefaultMaxBytes, kMaxMaxBytes);
+  size_t served_bytes = 0;  // value bytes in the answer so far, all partitions
   for (const auto& t : req.topics()) {
     auto* tout = resp.add_topics();
     tout->set_topic(t.topic());
@@ -62,7 +75,15 @@ void ext_lookup(RequestContext& ctx, protocol::Reader& body) {
       }
       const auto& state = target.state;
       const auto started = std::chrono::steady_clock::now();
+      uint64_t served = 0;
       for (const auto& key : p.keys()) {
+        if (served_bytes >= budget) {  // not read at all: the client asks for it again
+          auto* r = pout->add_rows();
+          r->set_truncated(true);
+          r->set_offset(-1);
+          r->set_timestamp(-1);
+          continue;
+        }
         auto row = state->lookup(
             std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(key.data()), key.size()));
         if (!row.ok()) {
@@ -74,13 +95,15 @@ void ext_lookup(RequestContext& ctx, protocol::Reader& body) {
         r->set_found(row->found);
         r->set_offset(row->offset);
         r->set_timestamp(row->timestamp);
+        served_bytes += row->value.size();
+        ++served;
         if (row->found) r->set_value(std::move(row->value));
       }
       if (pout->error_code() == 0) {  // PK lookup metrics
         auto& m = ctx.broker.metrics();
         auto& tc = *topic->counters;
         tc.pk_lookups.fetch_add(1, std::memory_order_relaxed);
-        tc.pk_keys.fetch_add(static_cast<uint64_t>(p.keys_size()), std::memory_order_relaxed);
+        tc.pk_keys.fetch_add(served, std::memory_order_relaxed);
         m.pk_lookup_latency().observe(
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
       }

@@ -86,6 +86,7 @@ PartitionAppend append_partition(Broker& broker, const TopicEntry& topic, int32_
   }
   protocol::RecordBatchView input(batch);
   pkindex::WriteInput in{input, input.compression(), topic.config.max_message_bytes};
+  in.max_record_bytes = topic.config.max_message_bytes;  // decompressed rows: see WriteInput
   pkindex::WriteResult w = (*state)->write(
       in, now, [&](std::span<uint8_t> changelog) { return log.append(changelog, now); });
   out.status = std::move(w.status);

@@ -7,24 +7,35 @@
     skips `none` changes, long-polls (answers on a write, and after max_wait_ms without one);
 (e) bad input: unknown topic/partition, bad limits, malformed protobuf, log topic, expired or
     foreign cursors (other topic, partition or connection), offsets out of range -> the error
-    codes of the protos.
+    codes of the protos;
+(f) bounded answers: Lookup and PrefixLookup stay within max_bytes (soft cap, at least one row;
+    Lookup marks the rest truncated, PrefixLookup ends the page with a cursor) and the client
+    library (the strata CLI) re-requests; a row over max.message.bytes once decompressed is
+    refused; a huge Lookup request is refused before it is decoded (own broker: peak RSS).
 Protobuf is hand-encoded (Debian's python3 has no protobuf module): helpers of test_pk_tables."""
+import json
+import os
 import random
 import struct
+import subprocess
 import threading
 import time
 import unittest
 
 import itutil
 from itutil import BrokerTestCase, RawConn, unique_topic
-from test_pk_tables import (lookup, murmur2_partition, one, pb_int, pb_len, pb_parse,
-                            prefix_lookup, produce_v8)
+from test_pk_tables import (API_LOOKUP, API_PREFIX_LOOKUP, lookup, murmur2_partition, one,
+                            pb_int, pb_len, pb_parse, prefix_lookup, produce_v8)
 
 API_SCAN = 16002
 API_READ_CHANGELOG = 16003
 OFFSET_OUT_OF_RANGE = 1
 UNKNOWN_TOPIC_OR_PARTITION = 3
 INVALID_REQUEST = 42
+MESSAGE_TOO_LARGE = 10
+MIB = 1 << 20
+CLI = os.environ.get("STRATA_CLI") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "tools", "cli", "strata")
 FETCH_SESSION_ID_NOT_FOUND = 70
 KINDS = {1: "insert", 2: "update", 3: "delete"}
 P = 4
@@ -92,6 +103,61 @@ def read_changelog(conn, topic, parts, max_wait_ms=0):
                            "high_watermark": one(pc, 6), "log_start_offset": one(pc, 7),
                            "changes": changes, "message": one(pc, 3, b"").decode()}
     return one(resp, 1), out
+
+
+def lookup_bounded(conn, topic, parts, max_bytes=0):
+    """Lookup with max_bytes (field 2; 0 = the broker default) -> (top_error, message,
+    {partition: (error, [(found, value, truncated)])}, response frame bytes)."""
+    pk = b"".join(pb_len(2, pb_int(1, p) + b"".join(pb_len(2, k) for k in keys))
+                  for p, keys in parts.items())
+    body = pb_len(1, pb_len(1, topic.encode()) + pk)
+    if max_bytes:
+        body += pb_int(2, max_bytes)
+    r = conn.request(API_LOOKUP, 0, body, flexible=True)
+    resp = pb_parse(r.data[r.pos:])
+    out = {}
+    for t in resp.get(3, []):
+        t = pb_parse(t)
+        for p in t.get(2, []):
+            p = pb_parse(p)
+            rows = []
+            for row in p.get(4, []):
+                row = pb_parse(row)
+                rows.append((bool(one(row, 1)), one(row, 2, b""), bool(one(row, 5))))
+            out[one(p, 1)] = (one(p, 2), rows)
+    return one(resp, 1), one(resp, 2, b"").decode(), out, len(r.data)
+
+
+def prefix_lookup_bounded(conn, topic, partition, prefix, limit, cursor=None, max_bytes=0):
+    """PrefixLookup with max_bytes (field 6) -> (error, [(key, value)], next_cursor or None,
+    response frame bytes)."""
+    body = pb_len(1, topic.encode()) + pb_int(2, partition) + pb_len(3, prefix) + pb_int(4, limit)
+    if cursor is not None:
+        body += pb_len(5, cursor)
+    if max_bytes:
+        body += pb_int(6, max_bytes)
+    r = conn.request(API_PREFIX_LOOKUP, 0, body, flexible=True)
+    resp = pb_parse(r.data[r.pos:])
+    rows = [(one(row, 1, b""), one(row, 2, b"")) for row in map(pb_parse, resp.get(3, []))]
+    return one(resp, 1), rows, resp.get(4, [None])[0], len(r.data)
+
+
+def keys_of_partition(prefix, partition, n):
+    out, i = [], 0
+    while len(out) < n:
+        k = b"%s%06d" % (prefix, i)
+        if murmur2_partition(k, P) == partition:
+            out.append(k)
+        i += 1
+    return out
+
+
+def peak_rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmHWM for pid %d" % pid)
 
 
 class Model:
@@ -487,6 +553,185 @@ class PkReadsTest(BrokerTestCase):
         self.assertEqual(scan(first, topic, p, 1, v1)[0], FETCH_SESSION_ID_NOT_FOUND)
         self.assertBrokerAlive()
 
+    # (f) bounded answers
+    def big_table(self, prefix, max_message_bytes=4 * MIB):
+        t = unique_topic(prefix)
+        itutil.ck_create_topic(self.broker.bootstrap, t, P, {
+            "table.type": "primary-key", "max.message.bytes": str(max_message_bytes)})
+        return t
+
+    def put(self, conn, topic, key, value):
+        err, _, _, msg = produce_v8(conn, topic, murmur2_partition(key, P), [(key, value, [])])
+        self.assertEqual(err, 0, msg)
+
+    def test_lookup_of_a_large_row_is_bounded_and_the_client_re_requests(self):
+        topic = self.big_table("pkbig")
+        conn = self.conn()
+        key, big = b"big", os.urandom(MIB)
+        p = murmur2_partition(key, P)
+        self.put(conn, topic, key, big)
+        # One ~1 MiB row named 200 times with a 3 MiB budget: a bounded answer whose first rows
+        # are served and whose others are marked truncated (never silently absent).
+        budget = 3 * MIB
+        top, msg, res, size = lookup_bounded(conn, topic, {p: [key] * 200}, budget)
+        self.assertEqual(top, 0, msg)
+        err, rows = res[p]
+        self.assertEqual(err, 0)
+        self.assertEqual(len(rows), 200)
+        served = sum(not r[2] for r in rows)
+        self.assertGreaterEqual(served, 1)
+        self.assertLessEqual(size, budget + MIB + 64 * 1024, "max_bytes + one row at most")
+        self.assertEqual(rows[:served], [(True, big, False)] * served)
+        self.assertEqual(rows[served:], [(False, b"", True)] * (200 - served))
+        # Re-requesting the truncated keys gets all 200, each answer bounded.
+        left, requests = 200, 0
+        while left:
+            top, msg, res, size = lookup_bounded(conn, topic, {p: [key] * left}, budget)
+            self.assertEqual((top, res[p][0]), (0, 0), msg)
+            n = sum(not r[2] for r in res[p][1])
+            self.assertGreaterEqual(n, 1, "every answer serves at least one row")
+            self.assertLessEqual(size, budget + MIB + 64 * 1024)
+            self.assertTrue(all(r == (True, big, False) for r in res[p][1][:n]))
+            left -= n
+            requests += 1
+        self.assertGreater(requests, 10)
+        # A budget below one row still serves one (soft cap); absent keys cost nothing but come
+        # after the budget truncated like the rest; the other partition of the same request too.
+        other = (p + 1) % P
+        absent = keys_of_partition(b"absent-", other, 2)
+        top, _, res, _ = lookup_bounded(conn, topic, {p: [b"nope", key, key], other: absent}, 1)
+        self.assertEqual(top, 0)
+        self.assertEqual(res[p][1], [(False, b"", False), (True, big, False), (False, b"", True)])
+        self.assertEqual(res[other][1], [(False, b"", True)] * 2)
+        # The broker default (16 MiB) bounds a request without max_bytes, the cap (64 MiB) one
+        # asking for more; a negative max_bytes is refused.
+        top, _, res, size = lookup_bounded(conn, topic, {p: [key] * 40})
+        self.assertEqual(top, 0)
+        self.assertLessEqual(size, 17 * MIB + 64 * 1024)
+        self.assertEqual(sum(not r[2] for r in res[p][1]), 16)
+        top, _, res, size = lookup_bounded(conn, topic, {p: [key] * 80}, 2**31 - 1)
+        self.assertEqual(top, 0)
+        self.assertEqual(sum(not r[2] for r in res[p][1]), 64)
+        self.assertLessEqual(size, 65 * MIB + 64 * 1024)
+        top, msg, _, _ = lookup_bounded(conn, topic, {p: [key]}, -1)
+        self.assertEqual(top, INVALID_REQUEST, msg)
+        # The client library (through the CLI) re-requests truncated keys: 200 x a 100 KiB row
+        # is more than the broker's 16 MiB default, and every key comes back found.
+        mid_key, mid = b"mid", b"0123456789abcdef" * 6400
+        self.put(conn, topic, mid_key, mid)
+        cmd = [CLI, "--bootstrap-server", self.broker.bootstrap, "--output", "json", "table",
+               "get", topic] + ["mid"] * 200
+        out = subprocess.run(cmd, capture_output=True, timeout=120)
+        self.assertEqual(out.returncode, 0, out.stderr[-2000:])
+        rows = json.loads(out.stdout)["rows"]
+        self.assertEqual(len(rows), 200)
+        self.assertTrue(all(r["found"] and r["value"] == mid.decode() for r in rows))
+        self.assertBrokerAlive()
+
+    def test_lookup_of_100k_keys_is_bounded(self):
+        topic = self.big_table("pk100k")
+        conn = self.conn()
+        key, big = b"big", os.urandom(MIB)
+        p = murmur2_partition(key, P)
+        self.put(conn, topic, key, big)
+        # 100,000 keys naming a 1 MiB row: a bounded answer (the 16 MiB default + one row).
+        top, msg, res, size = lookup_bounded(conn, topic, {p: [key] * 100000})
+        self.assertEqual(top, 0, msg)
+        rows = res[p][1]
+        self.assertEqual(len(rows), 100000)
+        self.assertEqual(sum(not r[2] for r in rows), 16)
+        self.assertLessEqual(size, 17 * MIB + 4 * MIB)
+        # One key more is a clear error, and the connection and the broker keep serving.
+        top, msg, _, _ = lookup_bounded(conn, topic, {p: [b"k%d" % i for i in range(100001)]})
+        self.assertEqual(top, INVALID_REQUEST)
+        self.assertIn("100000", msg)
+        top, _, res, _ = lookup_bounded(conn, topic, {p: [key]})
+        self.assertEqual((top, res[p][1]), (0, [(True, big, False)]))
+        self.assertBrokerAlive()
+
+    def test_prefix_lookup_pages_by_max_bytes(self):
+        topic = self.big_table("pkpfx")
+        conn = self.conn()
+        p = 1
+        rows = {k: os.urandom(100 * 1024) for k in keys_of_partition(b"pfx-", p, 20)}
+        for k, v in rows.items():
+            self.put(conn, topic, k, v)
+        for k in keys_of_partition(b"pfy-", p, 2):  # outside the prefix
+            self.put(conn, topic, k, b"y")
+
+        def pages(max_bytes, limit=1000):
+            seen, cursor, n = [], None, 0
+            while True:
+                err, page, cursor, size = prefix_lookup_bounded(conn, topic, p, b"pfx-", limit,
+                                                                cursor, max_bytes)
+                self.assertEqual(err, 0)
+                self.assertGreaterEqual(len(page), 1, "every page serves at least one row")
+                self.assertLessEqual(size, max(max_bytes, 0) + 101 * 1024 + 4096)
+                seen.extend(page)
+                n += 1
+                if cursor is None:
+                    break
+                self.assertEqual(cursor, page[-1][0])
+                self.assertLess(n, 100, "no progress")
+            self.assertEqual([k for k, _ in seen], sorted(rows), "each row once, in key order")
+            self.assertEqual(dict(seen), rows)
+            return n
+
+        # A 250 KiB budget ends each page after the row that reaches it: 3 rows a page.
+        self.assertEqual(pages(250 * 1024), 7)
+        self.assertEqual(pages(1), 20)  # at least one row, however small the budget
+        self.assertEqual(pages(250 * 1024, limit=2), 10)  # the limit still applies
+        err, page, cursor, _ = prefix_lookup_bounded(conn, topic, p, b"pfx-", 1000)
+        self.assertEqual((err, len(page), cursor), (0, 20, None))  # 2 MiB < the 16 MiB default
+        err, _, _, _ = prefix_lookup_bounded(conn, topic, p, b"pfx-", 10, None, -1)
+        self.assertEqual(err, INVALID_REQUEST)
+        self.assertBrokerAlive()
+
+    def test_row_over_max_message_bytes_once_decompressed_is_refused(self):
+        topic = self.big_table("pkbomb", max_message_bytes=MIB)
+        conn = self.conn()
+        p = 2
+        small, bomb = keys_of_partition(b"bomb-", p, 2)
+
+        def produce(records, codec):
+            batch = itutil.build_batch(records, compression=codec)
+            self.assertLess(len(batch), 64 * 1024, "compressed far below max.message.bytes")
+            r = conn.request(0, 8, itutil.produce_body({topic: {p: batch}}, acks=1))
+            out = None
+            for _ in range(r.i32()):
+                r.str16()
+                for _ in range(r.i32()):
+                    idx, err, base = r.i32(), r.i16(), r.i64()
+                    r.i64()
+                    r.i64()
+                    rec_errs = r.array(lambda: (r.i32(), r.str16()))
+                    out = (err, rec_errs, r.str16())
+            return out
+
+        def high_watermark():
+            return read_changelog(conn, topic, [(p, 0, 1)])[1][p]["high_watermark"]
+
+        hw = high_watermark()
+        for codec in ("gzip", "lz4"):
+            # A 2 MiB value (and separately a 2 MiB key) compresses to a few KiB: the batch passes
+            # the size check, the record must not. The whole batch is refused, nothing appended.
+            for records, index in (([(small, b"s", []), (bomb, b"z" * (2 * MIB), [])], 1),
+                                   ([(b"k" * (2 * MIB), b"v", [])], 0)):
+                err, rec_errs, msg = produce(records, codec)
+                self.assertEqual(err, MESSAGE_TOO_LARGE, (codec, msg))
+                self.assertEqual([i for i, _ in rec_errs], [index], rec_errs)
+                self.assertIn("max.message.bytes", rec_errs[0][1])
+                self.assertEqual(high_watermark(), hw, "nothing was appended")
+            _, res = lookup(conn, topic, {p: [small, bomb]})
+            self.assertEqual(res[p][2], [None, None])
+        # A compressible row under the cap is still accepted.
+        err, rec_errs, msg = produce([(bomb, b"z" * (900 * 1024), [])], "gzip")
+        self.assertEqual((err, rec_errs), (0, []), msg)
+        _, res = lookup(conn, topic, {p: [bomb]})
+        self.assertEqual(res[p][2][0][0], b"z" * (900 * 1024))
+        self.assertBrokerAlive()
+
+
     # (e)
     def test_bad_input(self):
         topic = self.pk_topic("pkbad")
@@ -555,6 +800,44 @@ class PkReadsTest(BrokerTestCase):
         self.assertEqual(one(resp, 1), INVALID_REQUEST)
         # The broker is still serving.
         self.assertEqual(scan_all(conn, topic, p)[1][0][1], b"x")
+        self.assertBrokerAlive()
+
+
+class PkRequestBoundsTest(BrokerTestCase):
+    """Its own broker, so that its peak RSS measures only the request below."""
+
+    def test_huge_lookup_request_is_refused_before_it_is_decoded(self):
+        topic = unique_topic("pkhuge")
+        itutil.ck_create_topic(self.broker.bootstrap, topic, P, {"table.type": "primary-key"})
+        conn = RawConn(self.broker.port, timeout=60)
+        self.addCleanup(conn.close)
+        key = b"k1"
+        p = murmur2_partition(key, P)
+        err, _, _, msg = produce_v8(conn, topic, p, [(key, b"v", [])])
+        self.assertEqual(err, 0, msg)
+        lookup_bounded(conn, topic, {p: [key]})
+        # Lookups of 2-byte keys: 24 MiB (6M keys) is within the 32 MiB body bound but over the
+        # 100,000 keys, 64 MiB (16M keys) over the body bound; decoded, either would be GiBs of
+        # strings. (Peak RSS: the second is measured above the first's peak.)
+        for mib, expect in ((24, "at most 100000 keys"), (64, "at most 33554432 bytes")):
+            before = peak_rss_kib(self.broker.proc.pid)
+            part = pb_int(1, p) + b"\x12\x02ab" * (mib * MIB // 4)
+            body = pb_len(1, pb_len(1, topic.encode()) + pb_len(2, part))
+            del part
+            r = conn.request(API_LOOKUP, 0, body, flexible=True)
+            del body
+            resp = pb_parse(r.data[r.pos:])
+            self.assertEqual(one(resp, 1), INVALID_REQUEST)
+            self.assertIn(expect, one(resp, 2, b"").decode())
+            grew_mib = (peak_rss_kib(self.broker.proc.pid) - before) / 1024
+            print("\npeak RSS grew by %.0f MiB for a %d MiB Lookup request" % (grew_mib, mib))
+            self.assertLess(grew_mib, 4 * mib, "the request was refused before it was decoded")
+        # One key over the byte bound is refused as well.
+        top, msg, _, _ = lookup_bounded(conn, topic, {p: [b"x" * (33 * MIB)]})
+        self.assertEqual(top, INVALID_REQUEST, msg)
+        # The same connection keeps serving.
+        top, _, res, _ = lookup_bounded(conn, topic, {p: [key]})
+        self.assertEqual((top, res[p][1]), (0, [(True, b"v", False)]))
         self.assertBrokerAlive()
 
 

@@ -99,7 +99,9 @@ class Client {
   // ---- primary-key tables (client_tables.cc)
   Result<TableInfo> describe_table(const std::string& topic);
   // Current rows of `keys` (in input order). Keys are routed with the table's partitioner and
-  // grouped per partition, one Lookup request per leader.
+  // grouped per partition, one Lookup request per leader and round: a round takes at most the
+  // broker's request bounds (100,000 keys, 30 MiB of keys), and the keys an answer marks
+  // truncated (its byte budget was reached) are asked again in the next round.
   Result<std::vector<LookupRow>> lookup(const TableInfo& table, std::span<const std::string> keys);
   // Rows whose key starts with `prefix` over all partitions (fan out, following cursors), at
   // most `limit` rows in total (0 = no limit). `page` is the per-request limit.

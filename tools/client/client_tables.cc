@@ -24,6 +24,11 @@ std::span<const uint8_t> bytes_of(const std::string& s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
 
+// The broker's bounds of one Lookup request (docs/pk-tables.md): 100,000 keys and a 32 MiB body;
+// the keys of one request stay under 30 MiB so that the framing fits too.
+constexpr size_t kLookupMaxKeys = 100000;
+constexpr size_t kLookupMaxKeyBytes = 30u << 20;
+
 }  // namespace
 
 Result<TableInfo> Client::describe_table(const std::string& topic) {
@@ -88,60 +93,90 @@ Result<std::vector<LookupRow>> Client::lookup(const TableInfo& table,
                                               std::span<const std::string> keys) {
   std::vector<LookupRow> out(keys.size());
   if (keys.empty()) return out;
-  // partition -> indexes of its keys (request order within the partition)
-  std::map<int32_t, std::vector<size_t>> by_partition;
+  // leader -> (partition, key index), in partition then request order
+  std::map<Connection*, std::vector<std::pair<int32_t, size_t>>> by_leader;
+  std::map<int32_t, Connection*> leaders;
   for (size_t i = 0; i < keys.size(); ++i) {
     const int32_t p = protocol::pk::partition_for_key(table.partitioner, bytes_of(keys[i]),
                                                       table.partition_count);
-    by_partition[p].push_back(i);
-  }
-  // leader -> partitions
-  std::map<Connection*, std::vector<int32_t>> by_leader;
-  for (const auto& [p, idx] : by_partition) {
-    auto conn = leader_connection(table.topic, p);
-    if (!conn.ok()) return conn.status();
-    by_leader[*conn].push_back(p);
-  }
-  for (const auto& [conn, parts] : by_leader) {
-    ext::LookupRequest req;
-    auto* tk = req.add_topics();
-    tk->set_topic(table.topic);
-    for (int32_t p : parts) {
-      auto* pk = tk->add_partitions();
-      pk->set_partition(p);
-      for (size_t i : by_partition[p]) pk->add_keys(keys[i]);
+    auto it = leaders.find(p);
+    if (it == leaders.end()) {
+      auto conn = leader_connection(table.topic, p);
+      if (!conn.ok()) return conn.status();
+      it = leaders.emplace(p, *conn).first;
     }
-    ext::LookupResponse resp;
-    STRATA_RETURN_IF_ERROR(conn->call_ext(api::kLookup, req, resp));
-    if (resp.error_code() != 0) {
-      return kafka_status(static_cast<int16_t>(resp.error_code()), "Lookup", resp.error_message());
-    }
-    size_t answered = 0;
-    for (const auto& tr : resp.topics()) {
-      for (const auto& pr : tr.partitions()) {
-        if (pr.error_code() != 0) {
-          return kafka_status(static_cast<int16_t>(pr.error_code()),
-                              part_ctx(table.topic, pr.partition()), pr.error_message());
-        }
-        auto it = by_partition.find(pr.partition());
-        if (it == by_partition.end() || static_cast<size_t>(pr.rows_size()) != it->second.size()) {
-          return connection_status("Lookup response does not match the request for " +
-                                   part_ctx(table.topic, pr.partition()));
-        }
-        for (int r = 0; r < pr.rows_size(); ++r) {
-          const auto& row = pr.rows(r);
-          LookupRow& dst = out[it->second[static_cast<size_t>(r)]];
-          dst.found = row.found();
-          dst.value = row.value();
-          dst.offset = row.offset();
-          dst.timestamp = row.timestamp();
-        }
-        ++answered;
+    by_leader[it->second].push_back({p, i});
+  }
+  for (auto& [conn, todo] : by_leader) {
+    std::stable_sort(todo.begin(), todo.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    // Rounds: each request takes what the broker's request bounds allow, and the keys an answer
+    // marks truncated (its byte budget was reached) go into the next round, until none is left.
+    while (!todo.empty()) {
+      std::map<int32_t, std::vector<size_t>> sent;  // partition -> key indexes, request order
+      size_t n = 0, bytes = 0;
+      while (n < todo.size() && n < kLookupMaxKeys &&
+             (n == 0 || bytes + keys[todo[n].second].size() <= kLookupMaxKeyBytes)) {
+        bytes += keys[todo[n].second].size();
+        sent[todo[n].first].push_back(todo[n].second);
+        ++n;
       }
-    }
-    if (answered != parts.size()) {
-      return connection_status("Lookup response is missing partitions of table '" + table.topic +
-                               "'");
+      ext::LookupRequest req;
+      auto* tk = req.add_topics();
+      tk->set_topic(table.topic);
+      for (const auto& [p, idx] : sent) {
+        auto* pk = tk->add_partitions();
+        pk->set_partition(p);
+        for (size_t i : idx) pk->add_keys(keys[i]);
+      }
+      ext::LookupResponse resp;
+      STRATA_RETURN_IF_ERROR(conn->call_ext(api::kLookup, req, resp));
+      if (resp.error_code() != 0) {
+        return kafka_status(static_cast<int16_t>(resp.error_code()), "Lookup",
+                            resp.error_message());
+      }
+      std::vector<std::pair<int32_t, size_t>> next;
+      size_t answered = 0, served = 0;
+      for (const auto& tr : resp.topics()) {
+        for (const auto& pr : tr.partitions()) {
+          if (pr.error_code() != 0) {
+            return kafka_status(static_cast<int16_t>(pr.error_code()),
+                                part_ctx(table.topic, pr.partition()), pr.error_message());
+          }
+          auto it = sent.find(pr.partition());
+          if (it == sent.end() || static_cast<size_t>(pr.rows_size()) != it->second.size()) {
+            return connection_status("Lookup response does not match the request for " +
+                                     part_ctx(table.topic, pr.partition()));
+          }
+          for (int r = 0; r < pr.rows_size(); ++r) {
+            const auto& row = pr.rows(r);
+            const size_t i = it->second[static_cast<size_t>(r)];
+            if (row.truncated()) {
+              next.push_back({pr.partition(), i});
+              continue;
+            }
+            LookupRow& dst = out[i];
+            dst.found = row.found();
+            dst.value = row.value();
+            dst.offset = row.offset();
+            dst.timestamp = row.timestamp();
+            ++served;
+          }
+          ++answered;
+        }
+      }
+      if (answered != sent.size()) {
+        return connection_status("Lookup response is missing partitions of table '" + table.topic +
+                                 "'");
+      }
+      if (served == 0) {  // a broker serving nothing would make this loop forever
+        return Status(Errc::corruption, "UNKNOWN_SERVER_ERROR: Lookup of table '" + table.topic +
+                                            "': no progress (the broker served no key)");
+      }
+      next.insert(next.end(), todo.begin() + static_cast<std::ptrdiff_t>(n), todo.end());
+      std::stable_sort(next.begin(), next.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      todo = std::move(next);
     }
   }
   return out;

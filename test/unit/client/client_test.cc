@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "protocol/ext/lookup.pb.h"
 #include "protocol/ext/prefix_lookup.pb.h"
 #include "protocol/ext/scan.pb.h"
 #include "protocol/messages/api_versions.h"
@@ -27,7 +28,9 @@ namespace {
 
 // A one-connection fake broker. It advertises `versions` in ApiVersions, answers Metadata at the
 // version it was asked (one broker: itself, one topic "t" with 2 partitions) and records every
-// (api key, version) it saw. With `silent`, it reads requests and never answers.
+// (api key, version) it saw. With `silent`, it reads requests and never answers. Lookup serves
+// the first `lookup_serve` keys of each request (value "v:" + key) and marks the rest truncated,
+// as a broker whose byte budget ran out does.
 class FakeBroker {
  public:
   FakeBroker(std::vector<protocol::ApiVersionsResponse::ApiVersion> versions, bool silent = false)
@@ -59,6 +62,12 @@ class FakeBroker {
     for (int fd : conn_fds_) ::close(fd);
   }
   int port() const { return port_; }
+  std::atomic<int> lookup_serve{3};
+  // Keys per Lookup request received, in order.
+  std::vector<int> lookup_keys() {
+    std::lock_guard<std::mutex> g(mu_);
+    return lookup_keys_;
+  }
   std::vector<std::pair<int16_t, int16_t>> seen() {
     std::lock_guard<std::mutex> g(mu_);
     return seen_;
@@ -110,7 +119,42 @@ class FakeBroker {
       w.write_int32(0);
       protocol::ResponseHeader rh{h.correlation_id};
       rh.encode(w, ext ? 1 : protocol::response_header_version(kv.api_key, kv.api_version));
-      if (kv.api_key == 16001 || kv.api_key == 16002) {
+      if (kv.api_key == 16000) {
+        ext::LookupRequest req;
+        if (!req.ParseFromArray(r.current(), static_cast<int>(r.remaining()))) return;
+        ext::LookupResponse resp;
+        int served = 0, keys = 0;
+        for (const auto& t : req.topics()) {
+          auto* tr = resp.add_topics();
+          tr->set_topic(t.topic());
+          for (const auto& p : t.partitions()) {
+            auto* pr = tr->add_partitions();
+            pr->set_partition(p.partition());
+            for (const auto& k : p.keys()) {
+              ++keys;
+              auto* row = pr->add_rows();
+              if (served < lookup_serve) {
+                ++served;
+                row->set_found(true);
+                row->set_value("v:" + k);
+              } else {
+                row->set_truncated(true);
+                row->set_offset(-1);
+                row->set_timestamp(-1);
+              }
+            }
+          }
+        }
+        {
+          std::lock_guard<std::mutex> g(mu_);
+          lookup_keys_.push_back(keys);
+        }
+        std::string out;
+        resp.SerializeToString(&out);
+        const size_t at = w.size();
+        w.buffer().resize(at + out.size());
+        std::memcpy(w.buffer().data() + at, out.data(), out.size());
+      } else if (kv.api_key == 16001 || kv.api_key == 16002) {
         // PrefixLookup / Scan that never progress: one row and always the same next cursor.
         std::string out;
         if (kv.api_key == 16002) {
@@ -168,6 +212,7 @@ class FakeBroker {
   std::thread thread_;
   std::mutex mu_;
   std::vector<std::pair<int16_t, int16_t>> seen_;
+  std::vector<int> lookup_keys_;  // guarded by mu_
 };
 
 ClientOptions options_for(int port, int timeout_ms = 5000) {
@@ -271,6 +316,60 @@ TEST(ClientErrors, RepeatedCursorIsNoProgress) {
   }
   EXPECT_EQ(scans, 2);
   EXPECT_EQ(lookups, 2);
+}
+
+// A broker answer that stops at its byte budget marks the other keys truncated: the client asks
+// for exactly those again, round after round, and returns every key in input order.
+TEST(ClientTables, LookupReRequestsTruncatedKeys) {
+  FakeBroker fb({{18, 0, 3}, {3, 1, 12}, {16000, 0, 0}});
+  Client c(options_for(fb.port()));
+  TableInfo t;
+  t.topic = "t";
+  t.partition_count = 2;
+  std::vector<std::string> keys;
+  for (int i = 0; i < 10; ++i) keys.push_back("key-" + std::to_string(i));
+  keys.push_back("key-3");  // the same key twice is answered twice
+  auto rows = c.lookup(t, keys);
+  ASSERT_TRUE(rows.ok()) << rows.status().to_string();
+  ASSERT_EQ(rows->size(), keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    EXPECT_TRUE((*rows)[i].found) << keys[i];
+    EXPECT_EQ((*rows)[i].value, "v:" + keys[i]);
+  }
+  // 11 keys, 3 served per answer: 11, 8, 5, 2 keys asked.
+  EXPECT_EQ(fb.lookup_keys(), (std::vector<int>{11, 8, 5, 2}));
+}
+
+// A broker that serves nothing at all must not make the client loop forever.
+TEST(ClientTables, LookupWithNoProgressIsAnError) {
+  FakeBroker fb({{18, 0, 3}, {3, 1, 12}, {16000, 0, 0}});
+  fb.lookup_serve = 0;
+  Client c(options_for(fb.port()));
+  TableInfo t;
+  t.topic = "t";
+  t.partition_count = 2;
+  std::vector<std::string> keys = {"a", "b"};
+  auto rows = c.lookup(t, keys);
+  ASSERT_FALSE(rows.ok());
+  EXPECT_NE(rows.status().message().find("no progress"), std::string::npos)
+      << rows.status().to_string();
+  EXPECT_EQ(fb.lookup_keys(), (std::vector<int>{2}));
+}
+
+// More keys than one request may hold (100,000) are split over several requests.
+TEST(ClientTables, LookupSplitsAtTheBrokersKeyLimit) {
+  FakeBroker fb({{18, 0, 3}, {3, 1, 12}, {16000, 0, 0}});
+  fb.lookup_serve = 1 << 30;
+  Client c(options_for(fb.port()));
+  TableInfo t;
+  t.topic = "t";
+  t.partition_count = 2;
+  std::vector<std::string> keys(150001);
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = "k" + std::to_string(i);
+  auto rows = c.lookup(t, keys);
+  ASSERT_TRUE(rows.ok()) << rows.status().to_string();
+  EXPECT_EQ((*rows)[150000].value, "v:k150000");
+  EXPECT_EQ(fb.lookup_keys(), (std::vector<int>{100000, 50001}));
 }
 
 TEST(ClientErrors, KafkaStatusNamesTheError) {

@@ -56,8 +56,9 @@ struct Out {
 };
 
 std::vector<uint8_t> make_input(const std::vector<In>& ins, const std::string& version_header,
-                                bool idempotent = false) {
-  protocol::RecordBatchBuilder bb;
+                                bool idempotent = false,
+                                codec::Compression codec = codec::Compression::none) {
+  protocol::RecordBatchBuilder bb(codec);
   if (idempotent) bb.set_producer(4242, 3, 17);
   std::vector<std::string> keep;
   keep.reserve(ins.size() * 4);
@@ -380,6 +381,61 @@ TEST_F(PkStateTest, OversizedChangelogBatchIsRefusedBeforeTheAppend) {
   EXPECT_FALSE(appended);
   EXPECT_EQ(state_->overlay_size(), 0u);
   EXPECT_EQ(get("k"), std::nullopt);
+}
+
+// max.message.bytes bounds each row as decompressed: a gzip batch of a few KiB carrying a 2 MiB
+// value (or key, or headers) passes every batch-size check but is refused record by record, with
+// nothing appended, applied or left in the overlay.
+TEST_F(PkStateTest, RecordOverMaxRecordBytesIsRefusedBeforeTheAppend) {
+  open_all(TableConfig{});
+  const std::string big(2u << 20, 'z');
+  const std::vector<std::vector<In>> inputs = {
+      {{"a", std::string("small")}, {"b", big}},              // the value
+      {{big, std::string("v")}},                              // the key
+      {{"c", std::string("v"), std::nullopt, {{"h", big}}}},  // a header
+  };
+  const std::vector<int32_t> bad_index = {1, 0, 0};
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto input = make_input(inputs[i], "", false, codec::Compression::gzip);
+    ASSERT_LT(input.size(), 64u * 1024) << "compressed far below the cap";
+    WriteInput in{protocol::RecordBatchView(input), codec::Compression::gzip};
+    in.max_batch_bytes = 1 << 20;
+    in.max_record_bytes = 1 << 20;
+    bool appended = false;
+    auto res = state_->write(in, state_->now_ms(), [&](std::span<uint8_t> out) {
+      appended = true;
+      return log_->append(out, 1);
+    });
+    EXPECT_EQ(res.status.code(), Errc::too_large) << i << ": " << res.status.to_string();
+    ASSERT_EQ(res.record_errors.size(), 1u) << i;
+    EXPECT_EQ(res.record_errors[0].index, bad_index[i]);
+    EXPECT_NE(res.record_errors[0].message.find("max.message.bytes"), std::string::npos)
+        << res.record_errors[0].message;
+    EXPECT_FALSE(appended) << i;
+    EXPECT_EQ(state_->overlay_size(), 0u);
+    EXPECT_EQ(log_->log_end_offset(), 0);
+  }
+  EXPECT_EQ(get("a"), std::nullopt);
+  // A structural error in the same batch wins: INVALID_RECORD semantics (invalid_argument).
+  {
+    std::vector<In> ins = {{"d", big}, {"e", std::string("v")}};
+    ins[1].null_key = true;
+    auto input = make_input(ins, "");
+    WriteInput in{protocol::RecordBatchView(input)};
+    in.max_record_bytes = 1 << 20;
+    auto res = state_->write(in, state_->now_ms(),
+                             [&](std::span<uint8_t> out) { return log_->append(out, 1); });
+    EXPECT_EQ(res.status.code(), Errc::invalid_argument) << res.status.to_string();
+    EXPECT_EQ(res.record_errors.size(), 2u);
+  }
+  // At the cap exactly, a row is accepted.
+  auto input = make_input({{"k", std::string((1 << 20) - 1, 'v')}}, "");
+  WriteInput in{protocol::RecordBatchView(input)};
+  in.max_record_bytes = 1 << 20;
+  auto res = state_->write(in, state_->now_ms(),
+                           [&](std::span<uint8_t> out) { return log_->append(out, 1); });
+  EXPECT_TRUE(res.status.ok()) << res.status.to_string();
+  EXPECT_EQ(get("k")->size(), (1u << 20) - 1);
 }
 
 TEST_F(PkStateTest, ApplyChangelogAppliesStoredAfterImagesOnce) {
