@@ -70,7 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<uint8_t> batch(data + 1, data + size);
   if (batch.size() >= bf::kHeaderSize) {
     sp::detail::store_be<uint32_t>(batch.data() + bf::kBatchLengthOffset,
-                   static_cast<uint32_t>(batch.size() - bf::kLogOverhead));
+                                   static_cast<uint32_t>(batch.size() - bf::kLogOverhead));
     batch[bf::kMagicOffset] = 2;
     const uint32_t crc = sp::crc32c(std::span<const uint8_t>(batch).subspan(bf::kCrcCoveredOffset));
     sp::detail::store_be<uint32_t>(batch.data() + bf::kCrcOffset, crc);
