@@ -103,7 +103,9 @@ Status PartitionLog::load_segments(int64_t now_ms) {
       log_start_offset_.store(std::min(v, active->next_offset()));
     }
   }
+  // Everything that survived the open is on disk (or trusted after a clean close).
   log_end_offset_.store(active->next_offset());
+  durable_end_offset_.store(active->next_offset());
   high_watermark_.store(active->next_offset());
 
   if (recovered_at_open_) {
