@@ -3,19 +3,19 @@
 //   <log.dir>/meta.properties                       version=1, cluster.id, node.id
 //   <log.dir>/__strata_topics/<topic-id-hex>.topic  TopicMeta protobuf (first log dir only)
 //   <log.dir>/<topic>-<partition>/
-//       <20-digit base offset>.log                  v2 record batches back to back
-//       <20-digit base offset>.index                8-byte entries: int32 relative offset, int32
-//       position <20-digit base offset>.timeindex            12-byte entries: int64 timestamp,
-//       int32 rel. offset leader-epoch-checkpoint                     "0\n<count>\n<epoch> <start
-//       offset>\n..." partition.metadata                          "version: 0\ntopic_id:
-//       <base64url>\n" recovery-point                              "<offset>\n": everything below
-//       it is fsynced log-start-offset                            "<offset>\n": DeleteRecords' log
-//       start clean-shutdown                              present only after a clean close()
-//       <20-digit offset>.snapshot                  idempotent-producer state below that offset
-//                                                   (named and encoded in producer_state.h)
-//   <log.dir>/__strata_producer_ids                 "<next unreserved producer id>\n" (first log
-//   dir;
-//                                                   broker/producer_ids.h)
+//     <20-digit base offset>.log        v2 record batches back to back
+//     <20-digit base offset>.index      8-byte entries: int32 relative offset, int32 position
+//     <20-digit base offset>.timeindex  12-byte entries: int64 timestamp, int32 rel. offset
+//     leader-epoch-checkpoint           "0\n<count>\n<epoch> <start offset>\n..."
+//     partition.metadata                "version: 0\ntopic_id: <base64url>\n"
+//     recovery-point                    "<offset>\n": everything below it is fsynced
+//     log-start-offset                  "<offset>\n": DeleteRecords' log start (<= log end)
+//     cleaner-offset-checkpoint         "<offset>\n": compacted below it (<= log end)
+//     clean-shutdown                    present only after a clean close()
+//     <20-digit offset>.snapshot        idempotent-producer state below that offset
+//                                       (named and encoded in producer_state.h)
+//   <log.dir>/__strata_producer_ids     "<next unreserved producer id>\n" (first log dir;
+//                                       broker/producer_ids.h)
 //
 // Pure functions; any thread.
 #pragma once
@@ -35,6 +35,8 @@ inline constexpr std::string_view kPartitionMetadata = "partition.metadata";
 inline constexpr std::string_view kRecoveryPointFile = "recovery-point";
 inline constexpr std::string_view kCleanShutdownFile = "clean-shutdown";
 inline constexpr std::string_view kLogStartOffsetFile = "log-start-offset";
+// "<offset>\n": the log is compacted below it (storage/log_cleaner.h).
+inline constexpr std::string_view kCleanerCheckpointFile = "cleaner-offset-checkpoint";
 inline constexpr std::string_view kMetaProperties = "meta.properties";
 // Not a valid partition directory name (no "-<digits>" suffix), so never mistaken for one.
 inline constexpr std::string_view kTopicsDir = "__strata_topics";

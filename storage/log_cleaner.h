@@ -39,11 +39,10 @@
 
 #include "protocol/base/result.h"
 #include "storage/cleaner/throttler.h"
+#include "storage/file_names.h"  // kCleanerCheckpointFile
 #include "storage/partition_log.h"
 
 namespace strata::storage {
-
-inline constexpr std::string_view kCleanerCheckpointFile = "cleaner-offset-checkpoint";
 
 struct CleanerPolicy {
   double min_cleanable_ratio = 0.5;        // min.cleanable.dirty.ratio

@@ -15,6 +15,7 @@ PartitionLog::~PartitionLog() = default;
 
 Result<PartitionLog::AppendInfo> PartitionLog::append(std::span<uint8_t> batch, int64_t now_ms) {
   int64_t new_leo = 0;
+  bool hw_advanced = false;
   AppendInfo out{};
   {
     std::lock_guard<std::mutex> lock(append_mu_);
@@ -49,6 +50,8 @@ Result<PartitionLog::AppendInfo> PartitionLog::append(std::span<uint8_t> batch, 
     protocol::set_partition_leader_epoch(batch, leader_epoch_);
     const int64_t last = base + view.last_offset_delta();
     const auto size = static_cast<uint32_t>(batch.size());
+    const int64_t messages = std::max<int32_t>(1, view.record_count());
+    const bool flush_now = unflushed_messages_ + messages >= config_.flush_interval_messages;
 
     if (segments_.back()->should_roll(config_, size, last, now_ms)) {
       Status st = roll(base);
@@ -58,11 +61,26 @@ Result<PartitionLog::AppendInfo> PartitionLog::append(std::span<uint8_t> batch, 
       }
     }
     Segment& active = *segments_.back();
+    const uint64_t committed_size = active.size();
     auto pos = active.write(batch);
     if (!pos.ok()) {
       // Undo a partial write so the next append starts at a batch boundary.
-      if (!active.truncate_uncommitted(active.size()).ok()) failed_ = true;
+      if (!active.truncate_uncommitted(committed_size).ok()) failed_ = true;
       return pos.status();
+    }
+    if (flush_now) {
+      // fsync before the batch is committed: readers only see bytes below the committed size, so a
+      // consumer can never read (or commit an offset of) a batch whose ack would be a lie.
+      Status st = active.sync_log();
+      if (!st.ok()) {
+        // The producer gets this error, so the batch must not stay: cut it back out, so the next
+        // open does not find it either (unless the truncation fails too). After a failed fsync the
+        // page cache state of the earlier bytes is unknown as well, so the log goes offline until
+        // the next open recovers it.
+        (void)active.truncate_uncommitted(committed_size);
+        failed_ = true;
+        return st;
+      }
     }
     BatchInfo info{
         *pos, size, base, last, view.max_timestamp(), leader_epoch_, view.record_count()};
@@ -75,13 +93,16 @@ Result<PartitionLog::AppendInfo> PartitionLog::append(std::span<uint8_t> batch, 
       }
       new_leo = last + 1;
       log_end_offset_.store(new_leo, std::memory_order_release);
-      high_watermark_.store(new_leo, std::memory_order_release);
     }
-    unflushed_messages_ += std::max<int32_t>(1, view.record_count());
-    if (unflushed_messages_ >= config_.flush_interval_messages) {
-      Status st = flush_locked();
-      if (!st.ok()) return st;  // flush_locked marked the log failed
+    if (flush_now) {
+      recovery_point_ = new_leo;
+      unflushed_messages_ = 0;
+    } else {
+      unflushed_messages_ += messages;
     }
+    // Either fsynced above or, by the flush policy, acknowledged from the page cache.
+    durable_end_offset_.store(new_leo, std::memory_order_release);
+    hw_advanced = publish_high_watermark(new_leo);
     if (producer.has_producer() && !view.is_control()) producers_.apply(producer, base);
     out.base_offset = base;
     out.last_offset = last;
@@ -89,9 +110,16 @@ Result<PartitionLog::AppendInfo> PartitionLog::append(std::span<uint8_t> batch, 
   }
   if (listeners_) {
     if (listeners_->log_end) listeners_->log_end(*this, new_leo);
-    if (listeners_->high_watermark) listeners_->high_watermark(*this, new_leo);
+    if (hw_advanced && listeners_->high_watermark)
+      listeners_->high_watermark(*this, high_watermark());
   }
   return out;
+}
+
+bool PartitionLog::publish_high_watermark(int64_t durable_end) {
+  if (durable_end <= high_watermark()) return false;
+  high_watermark_.store(durable_end, std::memory_order_release);
+  return true;
 }
 
 Status PartitionLog::roll(int64_t new_base_offset) {

@@ -2,18 +2,22 @@
 // (see file_names.h). Assigns offsets on append by rewriting each batch's baseOffset in place and
 // stamps the current leader epoch; serves reads as file ranges of whole batches (zero-copy
 // friendly); rolls segments; applies the flush policy; recovers a torn tail at open; keeps the
-// leader-epoch history. Log end offset and high watermark are separate fields (equal on one node
-// today).
+// leader-epoch history. Log end offset, durable end offset and high watermark are separate fields
+// (all equal on one node after every append).
 //
 // Owned by LogManager (shared_ptr; a handle stays valid after the topic is deleted, appends then
 // fail). Thread-safety: internally synchronised. Appends, flushes and close() are serialised by a
 // mutex; reads and queries may run concurrently on any thread and only ever see batches published
 // after their write completed (bytes below the published log end offset).
 //
-// Durability: a batch is durable once flush() (or the flush policy) has fsynced it. Segments other
-// than the active one are always fsynced (at roll). After an unclean shutdown, open() validates
-// every batch of the segments at or after the persisted recovery point (in practice the active
-// segment) and truncates a torn tail; after close() (clean) it trusts the files.
+// Durability: a batch is durable once flush() (or the flush policy) has fsynced it. When the flush
+// policy asks for a flush at an append (flush.messages reached), the append fsyncs BEFORE the batch
+// becomes readable and before the high watermark moves, and a failed fsync cuts the batch back out
+// and returns the error, so what a consumer can read (and commit) is what the ack promised.
+// Segments other than the active one are always fsynced (at roll). After an unclean shutdown,
+// open() validates every batch of the segments at or after the persisted recovery point (in
+// practice the active segment) and truncates a torn tail; after close() (clean) it trusts the
+// files.
 #pragma once
 
 #include <atomic>
@@ -68,8 +72,11 @@ class PartitionLog {
   ~PartitionLog();
 
   // `batch` is ONE validated v2 batch (the caller checked CRC and sizes). Rewrites baseOffset and
-  // partitionLeaderEpoch in place, writes it, updates indexes, rolls if needed, applies the flush
-  // policy, then advances the log end offset and high watermark.
+  // partitionLeaderEpoch in place, rolls if needed, writes it, fsyncs it if the flush policy says
+  // so (flush.messages reached), then updates the indexes and advances the log end offset, the
+  // durable end offset and the high watermark. A failed write or fsync returns the error with none
+  // of them moved and the batch never readable; after a failed fsync the log is offline (later
+  // appends fail with Errc::io_error) until the next open recovers it.
   Result<AppendInfo> append(std::span<uint8_t> batch, int64_t now_ms);
 
   // Whole batches starting with the one containing `offset`, stopping before `max_bytes` would be
@@ -81,6 +88,12 @@ class PartitionLog {
 
   int64_t log_start_offset() const { return log_start_offset_.load(std::memory_order_acquire); }
   int64_t log_end_offset() const { return log_end_offset_.load(std::memory_order_acquire); }
+  // Where the acknowledged, readable log ends: the log end offset, except that an append whose
+  // flush policy requires an fsync only moves it once the fsync succeeded. With the default policy
+  // (never flush on append) acks mean "in the page cache", as in Kafka, and this equals the log
+  // end.
+  int64_t durable_end_offset() const { return durable_end_offset_.load(std::memory_order_acquire); }
+  // One node: the durable end offset (published by publish_high_watermark()).
   int64_t high_watermark() const { return high_watermark_.load(std::memory_order_acquire); }
   int64_t size_bytes() const;
   int32_t leader_epoch() const { return leader_epoch_; }
@@ -107,7 +120,8 @@ class PartitionLog {
   // Progress notifications, called on the appending thread after the append released its locks:
   // `log_end` when the log end offset advanced (what a follower's fetch waits for),
   // `high_watermark` when the high watermark advanced (what consumers and ReadChangelog wait for).
-  // On one node both move together at each append. Either may be empty.
+  // On one node both move together at each successful append and neither fires for a failed one.
+  // Either may be empty.
   struct Listeners {
     std::function<void(const PartitionLog&, int64_t)> log_end;
     std::function<void(const PartitionLog&, int64_t)> high_watermark;
@@ -165,6 +179,10 @@ class PartitionLog {
   Status load_segments(int64_t now_ms);
   Status roll(int64_t new_base_offset);
   Status flush_locked();
+  // The only writer of high_watermark_ after open. One node: HW = the durable end offset; a
+  // replicated log would pass the minimum durable end over the in-sync replicas instead. Never
+  // moves the HW backwards; returns whether it advanced. Append lock held.
+  bool publish_high_watermark(int64_t durable_end);
   Status write_recovery_point(int64_t offset);
   // The segment holding `offset` (last with base <= offset); state lock held.
   size_t segment_index_for(int64_t offset) const;
@@ -180,6 +198,7 @@ class PartitionLog {
   LeaderEpochCache epochs_;
   std::atomic<int64_t> log_start_offset_{0};
   std::atomic<int64_t> log_end_offset_{0};
+  std::atomic<int64_t> durable_end_offset_{0};
   std::atomic<int64_t> high_watermark_{0};
   int32_t leader_epoch_ = 0;
 

@@ -22,6 +22,17 @@ std::optional<int64_t> read_recovery_point(Env* env, const std::string& dir) {
   return v;
 }
 
+// An "<offset>\n" file (log-start-offset, cleaner-offset-checkpoint); nullopt when missing or
+// unreadable.
+std::optional<int64_t> read_offset_file(Env* env, const std::string& dir, std::string_view name) {
+  auto text = read_file_to_string(env, join_path(dir, name));
+  if (!text.ok() || text->empty()) return std::nullopt;
+  int64_t v = -1;
+  auto [p, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
+  if (ec != std::errc() || v < 0) return std::nullopt;
+  return v;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<PartitionLog>> PartitionLog::open(Env* env, std::string dir,
@@ -93,24 +104,36 @@ Status PartitionLog::load_segments(int64_t now_ms) {
     STRATA_RETURN_IF_ERROR(env_->sync_dir(dir_));
   }
   const auto& active = segments_.back();
+  const int64_t log_end = active->next_offset();
   log_start_offset_.store(segments_.front()->base_offset());
-  {
-    // DeleteRecords moved the log start past the first segment's base: keep it.
-    auto text = read_file_to_string(env_, join_path(dir_, kLogStartOffsetFile));
-    int64_t v = -1;
-    if (text.ok() && !text->empty()) std::from_chars(text->data(), text->data() + text->size(), v);
-    if (v > segments_.front()->base_offset()) {
-      log_start_offset_.store(std::min(v, active->next_offset()));
-    }
+  // DeleteRecords moved the log start past the first segment's base: keep it.
+  const std::optional<int64_t> persisted_start = read_offset_file(env_, dir_, kLogStartOffsetFile);
+  if (persisted_start && *persisted_start > segments_.front()->base_offset()) {
+    log_start_offset_.store(std::min(*persisted_start, log_end));
   }
-  log_end_offset_.store(active->next_offset());
-  high_watermark_.store(active->next_offset());
+  // Everything that survived the open is on disk (or trusted after a clean close).
+  log_end_offset_.store(log_end);
+  durable_end_offset_.store(log_end);
+  high_watermark_.store(log_end);
 
   if (recovered_at_open_) {
     // Make the truncation and rebuilt indexes durable before anything is appended after them.
     STRATA_RETURN_IF_ERROR(active->sync_log());
     STRATA_RETURN_IF_ERROR(active->sync_indexes());
     STRATA_RETURN_IF_ERROR(env_->sync_dir(dir_));
+  }
+  // A torn tail was cut below an offset these files recorded (DeleteRecords or a cleaner pass over
+  // records that were never fsynced). Left alone, the next open would take the stale log start
+  // again and hide the records appended from here on, and the cleaner would treat new records as
+  // already compacted. Rewrite both to the log end before any append reuses those offsets.
+  if (persisted_start && *persisted_start > log_end) {
+    STRATA_RETURN_IF_ERROR(write_log_start_offset(log_start_offset()));
+  }
+  const std::optional<int64_t> cleaner_checkpoint =
+      read_offset_file(env_, dir_, kCleanerCheckpointFile);
+  if (cleaner_checkpoint && *cleaner_checkpoint > log_end) {
+    STRATA_RETURN_IF_ERROR(write_file_atomically(env_, join_path(dir_, kCleanerCheckpointFile),
+                                                 std::to_string(log_end) + "\n"));
   }
   recovery_point_ = clean ? active->next_offset() : active->base_offset();
   STRATA_RETURN_IF_ERROR(write_recovery_point(recovery_point_));

@@ -21,6 +21,9 @@ class FaultWritableFile final : public WritableFile {
   }
   Status sync() override {
     STRATA_RETURN_IF_ERROR(env_->check("sync", path()));
+    if (env_->take_sync_failure(path())) {
+      return Status(Errc::io_error, "injected fsync failure (EIO) at " + path());
+    }
     STRATA_RETURN_IF_ERROR(base_->sync());
     env_->on_synced(path(), base_->size());
     return Status::Ok();
@@ -72,6 +75,19 @@ bool FaultInjectionEnv::torn_appends() const {
   return torn_;
 }
 
+bool FaultInjectionEnv::take_sync_failure(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (sync_failures_ == 0 || !path.ends_with(sync_failure_suffix_)) return false;
+  --sync_failures_;
+  return true;
+}
+
+void FaultInjectionEnv::fail_syncs(int64_t n, std::string path_suffix) {
+  std::lock_guard<std::mutex> lock(mu_);
+  sync_failures_ = n;
+  sync_failure_suffix_ = std::move(path_suffix);
+}
+
 void FaultInjectionEnv::fail_after(int64_t n) {
   std::lock_guard<std::mutex> lock(mu_);
   remaining_ = n;
@@ -82,6 +98,7 @@ void FaultInjectionEnv::clear_faults() {
   remaining_ = -1;
   hook_ = nullptr;
   torn_ = false;
+  sync_failures_ = 0;
 }
 
 void FaultInjectionEnv::set_hook(Hook hook) {

@@ -15,6 +15,9 @@
 //                         "new_writable_file", "rename", "remove_file", "remove_dir", "create_dir",
 //                         "sync_dir").
 //   set_torn_appends(on)  a failing append first writes half of its bytes (a torn write).
+//   fail_syncs(n, suffix) the next n WritableFile::sync calls on files whose path ends with
+//                         `suffix` ("" = any) fail with Errc::io_error (fsync returning EIO) and
+//                         sync nothing; every other operation keeps working.
 //
 // Test-only. Thread-safe (one mutex over the bookkeeping).
 #pragma once
@@ -44,6 +47,7 @@ class FaultInjectionEnv final : public Env {
   void clear_faults();
   void set_hook(Hook hook);
   void set_torn_appends(bool on);
+  void fail_syncs(int64_t n, std::string path_suffix = "");
   // Mutating operations attempted so far.
   int64_t op_count() const;
 
@@ -72,6 +76,8 @@ class FaultInjectionEnv final : public Env {
   void on_synced(const std::string& path, uint64_t size);
   void on_truncated(const std::string& path, uint64_t size);
   bool torn_appends() const;
+  // Consumes one injected fsync failure for `path`, if any is pending.
+  bool take_sync_failure(const std::string& path);
 
  private:
   struct PendingOp {
@@ -89,6 +95,8 @@ class FaultInjectionEnv final : public Env {
   int64_t remaining_ = -1;  // -1: no limit
   int64_t ops_ = 0;
   bool torn_ = false;
+  int64_t sync_failures_ = 0;
+  std::string sync_failure_suffix_;
   Hook hook_;
 };
 

@@ -205,6 +205,79 @@ TEST(Recovery, CrashAtEveryStep) {
   }
 }
 
+// DeleteRecords (and a cleaner checkpoint) past records that were never fsynced, then a power
+// loss: the torn tail is cut below the persisted log start. The files are rewritten to the new log
+// end at open, so records appended afterwards stay readable from their own offsets across later
+// restarts instead of being hidden by the stale log start.
+TEST(Recovery, TruncationBelowThePersistedLogStartRewritesItAndTheCleanerCheckpoint) {
+  TempDir tmp;
+  const std::string dir = tmp.sub("t-0");
+  FaultInjectionEnv env;
+  {
+    auto log = open_log(&env, dir);
+    for (int i = 0; i < 5; ++i) append_n(*log, 1);
+    ASSERT_TRUE(log->flush().ok());
+    for (int i = 0; i < 10; ++i) append_n(*log, 1);  // 5..14, only in the page cache
+    auto start = log->delete_records_before(12);
+    ASSERT_TRUE(start.ok()) << start.status().to_string();
+    ASSERT_EQ(*start, 12);
+    ASSERT_TRUE(write_file_atomically(&env, dir + "/cleaner-offset-checkpoint", "13\n").ok());
+  }
+  ASSERT_TRUE(env.drop_unsynced_data().ok());
+  ASSERT_EQ(*read_file_to_string(&env, dir + "/log-start-offset"), "12\n");  // it was fsynced
+  {
+    auto log = open_log(&env, dir);
+    ASSERT_NE(log, nullptr);
+    ASSERT_EQ(log->log_end_offset(), 5);
+    EXPECT_EQ(log->log_start_offset(), 5);  // everything that survived was deleted before
+    EXPECT_EQ(*read_file_to_string(&env, dir + "/log-start-offset"), "5\n");
+    EXPECT_EQ(*read_file_to_string(&env, dir + "/cleaner-offset-checkpoint"), "5\n");
+    for (int i = 0; i < 10; ++i) EXPECT_EQ(append_n(*log, 1), 5 + i);  // acked: 5..14 again
+    ASSERT_TRUE(log->flush().ok());
+  }
+  for (const bool after_clean_close : {false, true}) {
+    SCOPED_TRACE(after_clean_close ? "after a clean close" : "after a crash");
+    ASSERT_TRUE(env.drop_unsynced_data().ok());
+    auto log = open_log(&env, dir);
+    ASSERT_NE(log, nullptr);
+    EXPECT_EQ(log->log_start_offset(), 5);
+    EXPECT_EQ(log->log_end_offset(), 15);
+    auto r = log->read(5, 1u << 20, true, log->high_watermark());
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    auto batches = split_batches(read_bytes(*r));
+    ASSERT_EQ(batches.size(), 10u);
+    EXPECT_EQ(batches.front().base_offset(), 5);
+    EXPECT_EQ(batches.back().last_offset(), 14);
+    if (!after_clean_close) {
+      ASSERT_TRUE(log->close().ok());
+    }
+  }
+}
+
+// A consumer's committed offset past the log end after a power loss is answered out of range
+// (Fetch turns this into OFFSET_OUT_OF_RANGE, broker/handlers/fetch.cc checks the same bound), so
+// the consumer applies its reset policy instead of waiting at an offset the log no longer has.
+TEST(Recovery, OffsetPastTheLogEndAfterPowerLossIsOutOfRange) {
+  TempDir tmp;
+  const std::string dir = tmp.sub("t-0");
+  FaultInjectionEnv env;
+  {
+    auto log = open_log(&env, dir);
+    for (int i = 0; i < 5; ++i) append_n(*log, 2);
+    ASSERT_TRUE(log->flush().ok());
+    for (int i = 0; i < 5; ++i) append_n(*log, 2);
+    ASSERT_TRUE(log->read(20, 100, true, log->high_watermark()).ok());  // "committed" at 20
+  }
+  ASSERT_TRUE(env.drop_unsynced_data().ok());
+  auto log = open_log(&env, dir);
+  ASSERT_EQ(log->log_end_offset(), 10);
+  EXPECT_EQ(log->read(20, 100, true, log->high_watermark()).status().code(), Errc::out_of_range);
+  EXPECT_EQ(log->read(11, 100, true, log->high_watermark()).status().code(), Errc::out_of_range);
+  auto at_end = log->read(10, 100, true, log->high_watermark());
+  ASSERT_TRUE(at_end.ok());
+  EXPECT_TRUE(at_end->ranges.empty());
+}
+
 TEST(Recovery, CrashWhileWritingTheEpochCheckpointKeepsTheOldOne) {
   TempDir tmp;
   const std::string dir = tmp.sub("t-0");
