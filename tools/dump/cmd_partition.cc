@@ -76,7 +76,7 @@ int run_partition(const PartitionOptions& options, Output& out) {
   }
   ojson files;
   for (std::string_view f : {storage::kRecoveryPointFile, storage::kLogStartOffsetFile,
-                             std::string_view("cleaner-offset-checkpoint"),
+                             storage::kCleanerCheckpointFile,
                              storage::kPartitionMetadata, storage::kLeaderEpochCheckpoint}) {
     auto t = read_text(dir / std::string(f));
     files[std::string(f)] = t ? ojson(*t) : ojson(nullptr);
