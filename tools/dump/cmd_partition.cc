@@ -75,9 +75,9 @@ int run_partition(const PartitionOptions& options, Output& out) {
     out.field("partition", tp->partition);
   }
   ojson files;
-  for (std::string_view f : {storage::kRecoveryPointFile, storage::kLogStartOffsetFile,
-                             storage::kCleanerCheckpointFile,
-                             storage::kPartitionMetadata, storage::kLeaderEpochCheckpoint}) {
+  for (std::string_view f :
+       {storage::kRecoveryPointFile, storage::kLogStartOffsetFile, storage::kCleanerCheckpointFile,
+        storage::kPartitionMetadata, storage::kLeaderEpochCheckpoint}) {
     auto t = read_text(dir / std::string(f));
     files[std::string(f)] = t ? ojson(*t) : ojson(nullptr);
   }
