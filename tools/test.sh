@@ -5,6 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-2}
+# ccache (installed by setup.sh, picked up by meson) may reuse objects built in another checkout:
+# paths are rewritten relative to the tree and the working directory is not hashed, so the -g of
+# the sanitizer build does not make every clone miss.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 
 bash tools/setup.sh
