@@ -32,14 +32,17 @@ struct Table {
   std::unique_ptr<strata::pkindex::PkState> state;
 };
 
+// Never destroyed: closing RocksDB at exit would race librocksdb's own static teardown. The
+// objects stay reachable, so the leak checker does not report them.
 strata::pkindex::PkEnvironment& env() {
-  static strata::pkindex::PkEnvironment e;
-  return e;
+  static auto* e = new strata::pkindex::PkEnvironment;
+  return *e;
 }
 
 // One table per merge engine, opened once per process under a temporary directory.
 Table& table(int engine) {
-  static Table tables[3];
+  strata::pkindex::PkEnvironment& shared_env = env();
+  static auto* tables = new Table[3];
   static std::string root = [] {
     std::string t = (std::filesystem::temp_directory_path() / "strata-fuzz-XXXXXX").string();
     if (!::mkdtemp(t.data())) std::abort();
@@ -55,7 +58,7 @@ Table& table(int engine) {
     o.table.merge_engine = static_cast<strata::pkindex::MergeEngine>(engine);
     if (engine == 2) o.table.version_header = "v";
     o.table.ttl_ms = engine == 1 ? 60000 : -1;
-    auto s = strata::pkindex::PkState::open(env(), *t.log, o);
+    auto s = strata::pkindex::PkState::open(shared_env, *t.log, o);
     if (!s.ok()) std::abort();
     t.state = std::move(*s);
   }
