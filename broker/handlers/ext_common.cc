@@ -78,7 +78,10 @@ PkPartition resolve_pk_partition(RequestContext& ctx, const TopicEntry* topic,
   }
   auto state = ctx.broker.pk_tables().get(*topic, partition);
   if (!state.ok()) {
-    out.error = ErrorCode::kafka_storage_error;
+    // not_found: the table was deleted while this request was on its way (PkTables::drop is
+    // final), which a client handles like any unknown topic.
+    out.error = state.status().code() == Errc::not_found ? ErrorCode::unknown_topic_or_partition
+                                                         : ErrorCode::kafka_storage_error;
     out.message = state.status().message();
   } else if (!*state) {
     out.error = ErrorCode::invalid_request;

@@ -32,8 +32,8 @@ struct PkPartition {
   std::string message;
 };
 // `topic` is the registry's entry for `name` (null when unknown): UNKNOWN_TOPIC_OR_PARTITION for an
-// unknown topic or partition, INVALID_REQUEST for a log topic, KAFKA_STORAGE_ERROR when the state
-// cannot be opened or is offline. (ext_common.cc)
+// unknown topic or partition (or a table deleted meanwhile), INVALID_REQUEST for a log topic,
+// KAFKA_STORAGE_ERROR when the state cannot be opened or is offline. (ext_common.cc)
 PkPartition resolve_pk_partition(RequestContext& ctx, const TopicEntry* topic,
                                  const std::string& name, int32_t partition);
 
