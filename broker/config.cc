@@ -182,6 +182,10 @@ const std::vector<KeyDef>& key_defs() {
         "Once a request's size has arrived, its whole frame must arrive within this time, else "
         "the connection is closed (slow senders); 0 = no deadline.",
         &BrokerConfig::socket_request_read_timeout_ms, 0, kI64Max);
+    i32("max.broker.partitions", "10000",
+        "Partitions this broker holds at most; CreateTopics/CreatePartitions past it get "
+        "POLICY_VIOLATION.",
+        &BrokerConfig::max_broker_partitions, 1, kI32Max);
     d.push_back({{"compression.type", "producer",
                   "Codec batches are stored with: producer (keep the producer's) or "
                   "uncompressed/gzip/snappy/lz4/zstd (recompress)."},

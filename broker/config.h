@@ -44,6 +44,7 @@ struct BrokerConfig {
   int64_t connections_max_idle_ms = 600000;
   int64_t queued_max_request_bytes = 536870912;
   int64_t socket_request_read_timeout_ms = 30000;
+  int32_t max_broker_partitions = 10000;
   std::string compression_type = "producer";
   std::string log_message_timestamp_type = "CreateTime";
   int64_t log_retention_ms = 604800000;

@@ -62,6 +62,24 @@ std::vector<std::shared_ptr<const TopicEntry>> TopicRegistry::list() const {
   return out;
 }
 
+// Every partition costs file descriptors (segments, indexes) and, for PK tables, a RocksDB
+// instance: the broker refuses to grow past max.broker.partitions instead of running out of them.
+// create_mu_ held, so concurrent creations cannot both pass.
+Status TopicRegistry::check_partition_cap(int64_t adding) const {
+  const int64_t cap = broker_defaults()->max_broker_partitions;
+  int64_t total = 0;
+  {
+    std::shared_lock lk(mu_);
+    for (const auto& [n, e] : by_name_) total += static_cast<int64_t>(e->partitions.size());
+  }
+  if (total + adding > cap) {
+    return Status(Errc::too_large,
+                  "the broker would hold " + std::to_string(total + adding) +
+                      " partitions, more than max.broker.partitions=" + std::to_string(cap));
+  }
+  return Status::Ok();
+}
+
 Result<std::shared_ptr<const TopicEntry>> TopicRegistry::create(
     const std::string& name, int32_t partitions, const std::map<std::string, std::string>& configs,
     bool validate_only) {
@@ -70,6 +88,7 @@ Result<std::shared_ptr<const TopicEntry>> TopicRegistry::create(
   STRATA_RETURN_IF_ERROR(validate_topic_configs(configs));
   std::lock_guard create_lk(create_mu_);
   if (find(name)) return Status(Errc::already_exists, "topic " + name + " already exists");
+  STRATA_RETURN_IF_ERROR(check_partition_cap(partitions));
   protocol::Uuid id = protocol::Uuid::random();
   if (validate_only) {
     auto e = std::make_shared<TopicEntry>();
@@ -150,6 +169,7 @@ Result<std::shared_ptr<const TopicEntry>> TopicRegistry::add_partitions(const st
                             " partitions, which is higher than the requested " +
                             std::to_string(partitions) + ".");
   }
+  STRATA_RETURN_IF_ERROR(check_partition_cap(partitions - current));
   if (validate_only) return old;
   auto meta = logs_.add_partitions(name, partitions);
   if (!meta.ok()) return meta.status();

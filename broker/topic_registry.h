@@ -78,6 +78,8 @@ class TopicRegistry {
  private:
   std::shared_ptr<TopicEntry> make_entry(const storage::TopicMeta& meta,
                                          const BrokerConfig& defaults) const;
+  // Errc::too_large when `adding` partitions would pass max.broker.partitions.
+  Status check_partition_cap(int64_t adding) const;
 
   storage::LogManager& logs_;
   std::shared_ptr<const BrokerConfig> defaults_;  // guarded by mu_; effective broker config

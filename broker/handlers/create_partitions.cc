@@ -78,6 +78,8 @@ void create_partitions(RequestContext& ctx, protocol::Reader& body) {
       const auto& st = grown.status();
       if (st.code() == Errc::not_found) {
         fail(ErrorCode::unknown_topic_or_partition, "The topic '" + t.name + "' does not exist.");
+      } else if (st.code() == Errc::too_large) {
+        fail(ErrorCode::policy_violation, st.message());  // max.broker.partitions
       } else if (st.code() == Errc::invalid_argument) {
         fail(ErrorCode::invalid_partitions, st.message());
       } else {

@@ -76,6 +76,8 @@ void create_topics(RequestContext& ctx, protocol::Reader& body) {
       const auto& st = created.status();
       if (st.code() == Errc::already_exists) {
         fail(ErrorCode::topic_already_exists, "Topic '" + rt.name + "' already exists.");
+      } else if (st.code() == Errc::too_large) {
+        fail(ErrorCode::policy_violation, st.message());  // max.broker.partitions
       } else if (st.code() == Errc::invalid_argument) {
         fail(ErrorCode::invalid_config, st.message());
       } else {

@@ -2,14 +2,14 @@
 at accept; connections.max.idle.ms closes idle ones (but not one waiting in a long-poll);
 socket.request.read.timeout.ms closes a connection that sent a frame's size and then stalls
 (slowloris); queued.max.request.bytes pauses reading while the request pool is used up and
-resumes once it is given back. Between cases the broker keeps serving new connections."""
+resumes once it is given back; max.broker.partitions refuses CreateTopics/CreatePartitions past it. Between cases the broker keeps serving new connections."""
 import socket
 import struct
 import time
 import unittest
 
 import itutil
-from itutil import RawConn
+from itutil import RawConn, unique_topic
 
 PER_IP = 6
 IDLE_MS = 1500
@@ -39,6 +39,7 @@ class ConnectionLimits(itutil.BrokerTestCase):
         "connections.max.idle.ms": str(IDLE_MS),
         "socket.request.read.timeout.ms": str(READ_TIMEOUT_MS),
         "queued.max.request.bytes": str(POOL),
+        "max.broker.partitions": "8",
     }
 
     def assertServing(self):
@@ -123,6 +124,36 @@ class ConnectionLimits(itutil.BrokerTestCase):
             self.assertTrue(closed_within(holder.sock, 5))
         finally:
             holder.close()
+        self.assertServing()
+
+    def test_zz_partition_cap_refuses_creations_past_it(self):
+        from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
+        from confluent_kafka import KafkaException
+        admin = AdminClient({"bootstrap.servers": self.broker.bootstrap})
+
+        def create(name, n):
+            fut = admin.create_topics([NewTopic(name, n, 1)])[name]
+            try:
+                fut.result(30)
+                return 0
+            except KafkaException as e:
+                return e.args[0].code()
+
+        def grow(name, n):
+            fut = admin.create_partitions([NewPartitions(name, n)])[name]
+            try:
+                fut.result(30)
+                return 0
+            except KafkaException as e:
+                return e.args[0].code()
+
+        md = admin.list_topics(timeout=10)
+        held = sum(len(t.partitions) for t in md.topics.values())
+        a = unique_topic("cap-a")
+        self.assertEqual(create(a, 8 - held - 2), 0)
+        self.assertEqual(create(unique_topic("cap-b"), 3), 44)  # POLICY_VIOLATION
+        self.assertEqual(grow(a, 8 - held), 0)  # exactly at the cap
+        self.assertEqual(grow(a, 8 - held + 1), 44)
         self.assertServing()
 
 
