@@ -2,6 +2,7 @@
 versions get a closed connection; malformed Produce batches get their specific error code; bad
 CreateTopics requests (through confluent-kafka's AdminClient) get theirs. After each case an
 independent connection still gets valid ApiVersions and Metadata answers and the process is alive."""
+import os
 import struct
 import unittest
 
@@ -262,6 +263,42 @@ class BadInput(itutil.BrokerTestCase):
         with RawConn(self.broker.port) as conn:
             md = itutil.metadata_v10(conn, [name], allow_auto_create=False)
         self.assertEqual(md[name]["error"], 3, "validate_only must not create the topic")
+
+
+    # ------------------------------------------------------------ out of file descriptors
+
+    def test_zz_accept_out_of_descriptors_backs_off_and_recovers(self):
+        """accept(2) failing with EMFILE must not spin (it logged in a hot loop before): at most a
+        line a second, connections already open keep working, and new ones are served once
+        descriptors are free again."""
+        import resource
+        import socket
+        import time
+        pid = self.broker.proc.pid
+        old = resource.prlimit(pid, resource.RLIMIT_NOFILE)
+        keep = RawConn(self.broker.port)  # open before the limit: must keep working
+        used = len(os.listdir("/proc/%d/fd" % pid))
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (used + 3, old[1]))
+        extra = []
+        try:
+            before = len(self.broker.log_lines)
+            for _ in range(20):  # more than the 3 free descriptors: the rest wait in the backlog
+                s = socket.create_connection(("127.0.0.1", self.broker.port), timeout=5)
+                extra.append(s)
+            time.sleep(2.5)
+            failures = [l for l in self.broker.log_lines[before:] if "accept failed" in l]
+            self.assertGreaterEqual(len(failures), 1, "EMFILE was never hit")
+            self.assertLessEqual(len(failures), 6, "accept failures logged in a loop")
+            self.assertEqual(itutil.api_versions(keep, 0)[0], 0)
+        finally:
+            for s in extra:
+                s.close()
+            resource.prlimit(pid, resource.RLIMIT_NOFILE, old)
+        time.sleep(1.5)  # the back-off is at most 1 s
+        with RawConn(self.broker.port) as conn:
+            self.assertEqual(itutil.api_versions(conn, 0)[0], 0)
+        keep.close()
+        self.assertStillServing()
 
 
 if __name__ == "__main__":
