@@ -35,7 +35,7 @@ Connection::Connection(asio::ip::tcp::socket socket, Dispatcher& dispatcher,
       strand_(asio::make_strand(socket_.get_executor())),
       dispatcher_(dispatcher),
       limits_(std::move(limits)),
-      last_activity_(std::chrono::steady_clock::now()),
+      last_activity_(steady_now_ns()),
       frame_timer_(strand_) {
   boost::system::error_code ec;
   auto ep = socket_.remote_endpoint(ec);
@@ -75,7 +75,7 @@ void Connection::read_size() {
               self->close(ec == asio::error::eof ? "" : ec.message());
               return;
             }
-            self->last_activity_ = std::chrono::steady_clock::now();
+            self->touch();
             uint32_t size = (uint32_t(self->size_buf_[0]) << 24) |
                             (uint32_t(self->size_buf_[1]) << 16) |
                             (uint32_t(self->size_buf_[2]) << 8) | uint32_t(self->size_buf_[3]);
@@ -136,16 +136,22 @@ void Connection::start_body(uint32_t size) {
                        self->close(ec == asio::error::eof ? "truncated frame" : ec.message());
                        return;
                      }
-                     self->last_activity_ = std::chrono::steady_clock::now();
+                     self->touch();
                      self->on_frame(frame);
                    }));
 }
 
 void Connection::close_if_idle(std::chrono::steady_clock::time_point now) {
   if (limits_->idle_ms < 0) return;
-  asio::post(strand_, [self = shared_from_this(), now] {
+  // Checked here first, off the strand, so a sweep over many busy connections posts nothing.
+  auto is_idle = [this, now] {
+    return now.time_since_epoch() - std::chrono::nanoseconds(last_activity_.load()) >=
+           std::chrono::milliseconds(limits_->idle_ms);
+  };
+  if (!is_idle()) return;
+  asio::post(strand_, [self = shared_from_this(), is_idle] {
     if (self->closed_ || !self->slots_.empty() || self->writing_) return;
-    if (now - self->last_activity_ < std::chrono::milliseconds(self->limits_->idle_ms)) return;
+    if (!is_idle()) return;
     spdlog::info("closing {}: idle for connections.max.idle.ms={}", self->peer_,
                  self->limits_->idle_ms);
     self->close("idle");
@@ -232,7 +238,7 @@ void Connection::write_next() {
   if (closed_) return;
   if (piece_index_ >= pieces_.size()) {
     writing_ = false;
-    last_activity_ = std::chrono::steady_clock::now();
+    touch();
     writing_frames_.clear();
     pieces_.clear();
     pump();

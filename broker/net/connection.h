@@ -88,7 +88,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const std::shared_ptr<const ConnectionLimits> limits_;
   std::string peer_;
   std::string address_;  // the peer's IP address (max.connections.per.ip)
-  std::chrono::steady_clock::time_point last_activity_;
+  // Steady-clock ns of the last completed read or write: written on the strand, read by the
+  // Server's idle sweep from another thread.
+  std::atomic<int64_t> last_activity_;
+  static int64_t steady_now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  void touch() { last_activity_.store(steady_now_ns(), std::memory_order_relaxed); }
   boost::asio::steady_timer frame_timer_;  // socket.request.read.timeout.ms, and pool retries
   uint8_t size_buf_[4];
   std::deque<Slot> slots_;
