@@ -7,13 +7,14 @@
 
 #include "broker/dispatch.h"
 #include "broker/group/group_coordinator.h"
-#include "broker/log_tasks.h"
 #include "broker/metrics/broker_metrics.h"
 #include "broker/metrics/exporter.h"
 #include "broker/net/server.h"
-#include "broker/pk_tables.h"
-#include "broker/producer_ids.h"
-#include "broker/scan_sessions.h"
+#include "broker/pk/pk_tables.h"
+#include "broker/pk/scan_sessions.h"
+#include "broker/services.h"
+#include "broker/topics/log_tasks.h"
+#include "broker/txn/producer_ids.h"
 #include "storage/env.h"
 #include "storage/log_manager.h"
 
@@ -99,7 +100,21 @@ Status Broker::start() {
     producer_ids_ = std::move(ids.value());
   }
 
-  dispatcher_ = std::make_unique<RequestDispatcher>(*this);
+  services_ = std::make_unique<Services>(Services{config_,
+                                                  *dynamic_,
+                                                  *topics_,
+                                                  *pk_tables_,
+                                                  *scan_sessions_,
+                                                  watchers_,
+                                                  *groups_,
+                                                  *producer_ids_,
+                                                  *metrics_,
+                                                  io_,
+                                                  stopping_,
+                                                  config_.node_id,
+                                                  logs_->cluster_id(),
+                                                  {}});
+  dispatcher_ = std::make_unique<RequestDispatcher>(*services_);
   Server::Options so;
   so.limits.max_request_bytes = config_.socket_request_max_bytes;
   so.limits.idle_ms = config_.connections_max_idle_ms;
@@ -116,6 +131,7 @@ Status Broker::start() {
     if (advertised_.port == 0) advertised_.port = bound_.front().port;
   }
   if (advertised_.host.empty() || advertised_.host == "0.0.0.0") advertised_.host = "127.0.0.1";
+  services_->advertised = advertised_;  // before the first accept
   server_->start();
   signals_.async_wait([this](boost::system::error_code ec, int sig) {
     if (!ec) {
@@ -125,12 +141,12 @@ Status Broker::start() {
   });
   schedule_flush();
   schedule_producer_expiry();
-  log_tasks_ = std::make_unique<LogTasks>(*this);  // own threads, never the I/O ones
+  log_tasks_ = std::make_unique<LogTasks>(*services_);  // own threads, never the I/O ones
   log_tasks_->start();
   if (!config_.metrics_listener.empty()) {  // Prometheus /metrics (docs/operations.md)
     auto addr = metrics::parse_metrics_listener(config_.metrics_listener);
     if (!addr.ok()) return addr.status();
-    auto exporter = metrics::MetricsExporter::start(*this, *addr);
+    auto exporter = metrics::MetricsExporter::start(*services_, *addr);
     if (!exporter.ok()) return exporter.status();
     metrics_exporter_ = std::move(exporter.value());
     spdlog::info("metrics listening on http://{}:{}/metrics", metrics_exporter_->host(),

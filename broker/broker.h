@@ -1,8 +1,9 @@
-// Broker: the process-wide services a request handler needs (config, topics, long-poll watchers,
-// identity) and their lifecycle: start() opens storage and binds listeners, run() serves on
-// num.io.threads threads until SIGTERM/SIGINT or shutdown(), then drains connections (in-flight
-// requests answered) and flushes and closes every log. Handlers get it through RequestContext;
-// its accessors are safe from any thread once start() has returned.
+// Broker: owns the process-wide services and their lifecycle: start() opens storage, recovers PK
+// states and binds listeners, run() serves on num.io.threads threads until SIGTERM/SIGINT or
+// shutdown(), then drains connections (in-flight requests answered) and flushes and closes every
+// log. Handlers never see it: they get the services through RequestContext::svc
+// (broker/services.h). Used by main.cc and tests; accessors are safe from any thread once start()
+// has returned.
 #pragma once
 
 #include <memory>
@@ -10,11 +11,11 @@
 #include <thread>
 #include <vector>
 
-#include "broker/config.h"
-#include "broker/dynamic_config.h"
+#include "broker/config/config.h"
+#include "broker/config/dynamic_config.h"
 #include "broker/net/asio.h"
-#include "broker/partition_watchers.h"
-#include "broker/topic_registry.h"
+#include "broker/topics/partition_watchers.h"
+#include "broker/topics/topic_registry.h"
 #include "protocol/base/result.h"
 
 namespace strata::storage {
@@ -33,12 +34,13 @@ class Server;
 class ProducerIdManager;  // Idempotent producer
 class LogTasks;           // Retention and log cleaner threads
 class RequestDispatcher;
-class PkTables;      // primary-key tables (broker/pk_tables.h)
+class PkTables;      // primary-key tables (broker/pk/pk_tables.h)
 namespace metrics {  // Prometheus metrics (broker/metrics/)
 class BrokerMetrics;
 class MetricsExporter;
 }  // namespace metrics
-class ScanSessions;  // open Scans (broker/scan_sessions.h)
+class ScanSessions;  // open Scans (broker/pk/scan_sessions.h)
+struct Services;     // what handlers use (broker/services.h)
 
 class Broker {
  public:
@@ -96,6 +98,7 @@ class Broker {
   void schedule_producer_expiry();
   PartitionWatchers watchers_;
   std::unique_ptr<metrics::BrokerMetrics> metrics_;  // outlives dispatcher_ and server_
+  std::unique_ptr<Services> services_;  // refers to the services above; outlives dispatcher_
   std::unique_ptr<RequestDispatcher> dispatcher_;
   std::unique_ptr<Server> server_;
   boost::asio::signal_set signals_;
@@ -107,8 +110,5 @@ class Broker {
   int shutdown_polls_ = 0;
   std::unique_ptr<metrics::MetricsExporter> metrics_exporter_;  // last = destroyed first
 };
-
-// Milliseconds since the epoch (wall clock), as Kafka timestamps are.
-int64_t now_ms();
 
 }  // namespace strata::broker

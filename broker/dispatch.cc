@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "broker/metrics/broker_metrics.h"
+#include "broker/services.h"
 #include "protocol/ext/api_keys.h"
 #include "protocol/messages/messages.h"
 #include "protocol/wire/errors.h"
@@ -82,7 +82,7 @@ void RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder 
     responder.close("unknown api key");
     return;
   }
-  auto& metrics = broker_.metrics();
+  auto& metrics = svc_.metrics;
   metrics.request_received(frame->api_key);
   if (frame->api_version < it->min_version || frame->api_version > it->max_version) {
     if (frame->api_key == p::ApiVersionsRequest::kApiKey && frame->api_version > it->max_version) {
@@ -106,7 +106,7 @@ void RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder 
   }
   try {
     p::Reader r(frame->bytes.data(), frame->bytes.size());
-    RequestContext ctx{broker_, frame, {}, frame->api_key, frame->api_version, responder};
+    RequestContext ctx{svc_, frame, {}, frame->api_key, frame->api_version, responder};
     ctx.header.decode(r, p::request_header_version(frame->api_key, frame->api_version));
     it->fn(ctx, r);
   } catch (const p::DecodeError& e) {
@@ -126,9 +126,9 @@ void RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder 
 // metrics hooks called by the network layer.
 void RequestDispatcher::request_completed(int16_t api_key,
                                           std::chrono::steady_clock::duration elapsed) {
-  broker_.metrics().request_completed(api_key, std::chrono::duration<double>(elapsed).count());
+  svc_.metrics.request_completed(api_key, std::chrono::duration<double>(elapsed).count());
 }
-void RequestDispatcher::connection_opened() { broker_.metrics().connection_opened(); }
-void RequestDispatcher::connection_closed() { broker_.metrics().connection_closed(); }
+void RequestDispatcher::connection_opened() { svc_.metrics.connection_opened(); }
+void RequestDispatcher::connection_closed() { svc_.metrics.connection_closed(); }
 
 }  // namespace strata::broker

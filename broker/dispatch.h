@@ -16,7 +16,7 @@ const std::vector<HandlerDef>& handler_table();
 
 class RequestDispatcher : public Dispatcher {
  public:
-  explicit RequestDispatcher(Broker& broker) : broker_(broker) {}
+  explicit RequestDispatcher(Services& svc) : svc_(svc) {}
   void dispatch(std::shared_ptr<RequestFrame> frame, Responder responder) override;
   // metrics hooks (broker/metrics/broker_metrics.h).
   void request_completed(int16_t api_key, std::chrono::steady_clock::duration elapsed) override;
@@ -24,7 +24,7 @@ class RequestDispatcher : public Dispatcher {
   void connection_closed() override;
 
  private:
-  Broker& broker_;
+  Services& svc_;
 };
 
 }  // namespace strata::broker

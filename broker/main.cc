@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "broker/broker.h"
-#include "broker/config.h"
+#include "broker/config/config.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Strata broker: Kafka wire protocol + primary-key tables"};

@@ -15,7 +15,7 @@
 //     <20-digit offset>.snapshot        idempotent-producer state below that offset
 //                                       (named and encoded in producer_state.h)
 //   <log.dir>/__strata_producer_ids     "<next unreserved producer id>\n" (first log dir;
-//                                       broker/producer_ids.h)
+//                                       broker/txn/producer_ids.h)
 //
 // Pure functions; any thread.
 #pragma once

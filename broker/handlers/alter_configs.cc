@@ -4,9 +4,9 @@
 // durable and effective at once (see config_admin.h).
 #include "protocol/messages/alter_configs.h"
 
-#include "broker/broker.h"
 #include "broker/handlers/config_admin.h"
 #include "broker/handlers/handlers.h"
+#include "broker/services.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -37,7 +37,7 @@ void alter_configs(RequestContext& ctx, protocol::Reader& body) {
     }
     ResourceError result = bad ? *bad
                                : alter_config_resource(
-                                     ctx.broker, res.resource_type, res.resource_name,
+                                     ctx.svc, res.resource_type, res.resource_name,
                                      [&wanted](const ConfigMap&, const auto&,
                                                bool) -> Result<ConfigMap> { return wanted; },
                                      req.validate_only);

@@ -6,7 +6,9 @@
 #include <charconv>
 #include <mutex>
 
-#include "broker/broker.h"
+#include "broker/config/dynamic_config.h"
+#include "broker/services.h"
+#include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -37,7 +39,7 @@ std::mutex& alter_mu() {  // read-modify-write of override maps, and broker-defa
 
 }  // namespace
 
-std::optional<ResourceError> check_broker_name(const Broker& broker, const std::string& name,
+std::optional<ResourceError> check_broker_name(const Services& svc, const std::string& name,
                                                bool& cluster_default) {
   cluster_default = name.empty();
   if (cluster_default) return std::nullopt;
@@ -46,36 +48,36 @@ std::optional<ResourceError> check_broker_name(const Broker& broker, const std::
   if (ec != std::errc() || p != name.data() + name.size()) {
     return error(ErrorCode::invalid_request, "Broker id must be an integer, but it is: " + name);
   }
-  if (id != broker.node_id()) {
+  if (id != svc.node_id) {
     return error(ErrorCode::invalid_request, "Unexpected broker id, expected " +
-                                                 std::to_string(broker.node_id()) +
+                                                 std::to_string(svc.node_id) +
                                                  " or empty string, but received " + name);
   }
   return std::nullopt;
 }
 
-ResourceError alter_config_resource(Broker& broker, int8_t resource_type, const std::string& name,
+ResourceError alter_config_resource(Services& svc, int8_t resource_type, const std::string& name,
                                     const OverrideEdit& edit, bool validate_only) {
   std::lock_guard lk(alter_mu());
   if (resource_type == kResourceTopic) {
-    auto topic = broker.topics().find(name);
+    auto topic = svc.topics.find(name);
     if (!topic) {
       return error(ErrorCode::unknown_topic_or_partition, "Topic " + name + " does not exist.");
     }
-    auto values = effective_topic_values(topic->configs, *broker.topics().broker_defaults());
+    auto values = effective_topic_values(topic->configs, *svc.topics.broker_defaults());
     auto next = edit(
         topic->configs,
         [&values](const std::string& k) { return values.count(k) ? values.at(k) : ""; }, true);
     if (!next.ok()) return map_status(next.status());
-    auto altered = broker.topics().alter_configs(name, *next, validate_only);
+    auto altered = svc.topics.alter_configs(name, *next, validate_only);
     if (!altered.ok()) return map_status(altered.status());
     if (!validate_only) spdlog::info("altered configs of topic {}", name);
     return {};
   }
   if (resource_type == kResourceBroker) {
     bool cluster_default = false;
-    if (auto e = check_broker_name(broker, name, cluster_default)) return *e;
-    auto& dyn = broker.dynamic_config();
+    if (auto e = check_broker_name(svc, name, cluster_default)) return *e;
+    auto& dyn = svc.dynamic_config;
     auto next = edit(
         dyn.overrides(cluster_default),
         [&dyn](const std::string& k) { return dyn.value(k).value_or(""); }, false);
@@ -86,7 +88,7 @@ ResourceError alter_config_resource(Broker& broker, int8_t resource_type, const 
     }
     auto eff = dyn.replace(cluster_default, *next);
     if (!eff.ok()) return map_status(eff.status());
-    broker.topics().set_broker_defaults(*eff);
+    svc.topics.set_broker_defaults(*eff);
     spdlog::info("altered dynamic broker configs ({})", cluster_default ? "cluster default" : name);
     return {};
   }

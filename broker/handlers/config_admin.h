@@ -9,11 +9,11 @@
 #include <optional>
 #include <string>
 
-#include "broker/dynamic_config.h"
+#include "broker/config/dynamic_config.h"
 #include "protocol/base/result.h"
 
 namespace strata::broker {
-class Broker;
+struct Services;
 }
 
 namespace strata::broker::handlers {
@@ -27,7 +27,7 @@ struct ResourceError {
 };
 
 // BROKER resource name → cluster_default (true for ""), or an INVALID_REQUEST error.
-std::optional<ResourceError> check_broker_name(const Broker& broker, const std::string& name,
+std::optional<ResourceError> check_broker_name(const Services& svc, const std::string& name,
                                                bool& cluster_default);
 
 // Computes the new override map from the current one; `effective(key)` gives a key's current
@@ -36,7 +36,7 @@ using OverrideEdit = std::function<Result<ConfigMap>(
     const ConfigMap& current, const std::function<std::string(const std::string&)>& effective,
     bool is_topic)>;
 
-ResourceError alter_config_resource(Broker& broker, int8_t resource_type, const std::string& name,
+ResourceError alter_config_resource(Services& svc, int8_t resource_type, const std::string& name,
                                     const OverrideEdit& edit, bool validate_only);
 
 }  // namespace strata::broker::handlers

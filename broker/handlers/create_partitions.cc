@@ -9,8 +9,9 @@
 
 #include <map>
 
-#include "broker/broker.h"
 #include "broker/handlers/handlers.h"
+#include "broker/services.h"
+#include "broker/topics/topic_registry.h"
 #include "pkindex/table_config.h"
 #include "protocol/wire/errors.h"
 
@@ -35,7 +36,7 @@ void create_partitions(RequestContext& ctx, protocol::Reader& body) {
       fail(ErrorCode::invalid_request, "Duplicate topic in request.");
       continue;
     }
-    auto topic = ctx.broker.topics().find(t.name);
+    auto topic = ctx.svc.topics.find(t.name);
     if (!topic) {
       fail(ErrorCode::unknown_topic_or_partition, "The topic '" + t.name + "' does not exist.");
       continue;
@@ -64,16 +65,16 @@ void create_partitions(RequestContext& ctx, protocol::Reader& body) {
       }
       bool ok = true;
       for (const auto& a : *t.assignments) {
-        ok &= a.broker_ids.size() == 1 && a.broker_ids[0] == ctx.broker.node_id();
+        ok &= a.broker_ids.size() == 1 && a.broker_ids[0] == ctx.svc.node_id;
       }
       if (!ok) {
         fail(ErrorCode::invalid_replica_assignment,
              "Replica assignments may only name this broker (node " +
-                 std::to_string(ctx.broker.node_id()) + ") once per partition");
+                 std::to_string(ctx.svc.node_id) + ") once per partition");
         continue;
       }
     }
-    auto grown = ctx.broker.topics().add_partitions(t.name, t.count, req.validate_only);
+    auto grown = ctx.svc.topics.add_partitions(t.name, t.count, req.validate_only);
     if (!grown.ok()) {
       const auto& st = grown.status();
       if (st.code() == Errc::not_found) {

@@ -5,8 +5,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include "broker/broker.h"
+#include "broker/config/dynamic_config.h"
 #include "broker/handlers/handlers.h"
+#include "broker/services.h"
+#include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -19,7 +21,7 @@ int16_t code(ErrorCode e) { return static_cast<int16_t>(e); }
 void create_topics(RequestContext& ctx, protocol::Reader& body) {
   protocol::CreateTopicsRequest req;
   req.decode(body, ctx.version);
-  auto& broker = ctx.broker;
+  auto& svc = ctx.svc;
   protocol::CreateTopicsResponse resp;
 
   for (const auto& rt : req.topics) {
@@ -46,17 +48,17 @@ void create_topics(RequestContext& ctx, protocol::Reader& body) {
       }
       bool ok = true;
       for (const auto& a : rt.assignments) {
-        if (a.broker_ids.size() != 1 || a.broker_ids[0] != broker.node_id()) ok = false;
+        if (a.broker_ids.size() != 1 || a.broker_ids[0] != svc.node_id) ok = false;
       }
       if (!ok) {
         fail(ErrorCode::invalid_replica_assignment,
-             "Replica assignments may only name this broker (node " +
-                 std::to_string(broker.node_id()) + ") once per partition");
+             "Replica assignments may only name this broker (node " + std::to_string(svc.node_id) +
+                 ") once per partition");
         continue;
       }
       partitions = static_cast<int32_t>(rt.assignments.size());
     }
-    if (partitions == -1) partitions = broker.config().num_partitions;
+    if (partitions == -1) partitions = svc.config.num_partitions;
     if (partitions <= 0) {
       fail(ErrorCode::invalid_partitions, "Number of partitions must be larger than 0.");
       continue;
@@ -71,7 +73,7 @@ void create_topics(RequestContext& ctx, protocol::Reader& body) {
     for (const auto& c : rt.configs) {
       if (c.value.has_value()) configs[c.name] = *c.value;
     }
-    auto created = broker.topics().create(rt.name, partitions, configs, req.validate_only);
+    auto created = svc.topics.create(rt.name, partitions, configs, req.validate_only);
     if (!created.ok()) {
       const auto& st = created.status();
       if (st.code() == Errc::already_exists) {
@@ -95,7 +97,7 @@ void create_topics(RequestContext& ctx, protocol::Reader& body) {
     }
     // The same effective values and sources DescribeConfigs reports (dynamic layers included).
     out.configs.emplace();
-    for (const auto& e : broker.dynamic_config().describe_topic(configs, {})) {
+    for (const auto& e : svc.dynamic_config.describe_topic(configs, {})) {
       auto& c = out.configs->emplace_back();
       c.name = e.name;
       c.value = e.value;

@@ -2,9 +2,9 @@
 // (GROUP_ID_NOT_FOUND / NON_EMPTY_GROUP otherwise).
 #include "protocol/messages/delete_groups.h"
 
-#include "broker/broker.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
+#include "broker/services.h"
 
 namespace strata::broker::handlers {
 
@@ -15,7 +15,7 @@ void delete_groups(RequestContext& ctx, protocol::Reader& body) {
   for (const auto& id : req.groups_names) {
     auto& r = resp.results.emplace_back();
     r.group_id = id;
-    r.error_code = ctx.broker.groups().delete_group(id);
+    r.error_code = ctx.svc.groups.delete_group(id);
   }
   ctx.respond(resp);
 }

@@ -7,8 +7,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include "broker/broker.h"
 #include "broker/handlers/handlers.h"
+#include "broker/services.h"
+#include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -20,7 +21,7 @@ void delete_records(RequestContext& ctx, protocol::Reader& body) {
   req.decode(body, ctx.version);
   protocol::DeleteRecordsResponse resp;
   for (const auto& rt : req.topics) {
-    auto topic = ctx.broker.topics().find(rt.name);
+    auto topic = ctx.svc.topics.find(rt.name);
     auto& tout = resp.topics.emplace_back();
     tout.name = rt.name;
     for (const auto& rp : rt.partitions) {

@@ -3,10 +3,11 @@
 
 #include <spdlog/spdlog.h>
 
-#include "broker/broker.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
-#include "broker/pk_tables.h"
+#include "broker/pk/pk_tables.h"
+#include "broker/services.h"
+#include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -21,11 +22,11 @@ void delete_one(RequestContext& ctx, std::shared_ptr<const TopicEntry> t, Out& o
     return;
   }
   out.topic_id = t->id;
-  ctx.broker.pk_tables().drop(*t);  // close PK states before the directories go
-  Status st = ctx.broker.topics().remove(t->name);
+  ctx.svc.pk_tables.drop(*t);  // close PK states before the directories go
+  Status st = ctx.svc.topics.remove(t->name);
   if (st.ok()) {
     spdlog::info("deleted topic {}", t->name);
-    ctx.broker.groups().on_topic_deleted(t->name);  // committed offsets go with it
+    ctx.svc.groups.on_topic_deleted(t->name);  // committed offsets go with it
     out.error_code = 0;
   } else if (st.code() == Errc::not_found) {
     out.error_code = static_cast<int16_t>(ErrorCode::unknown_topic_or_partition);
@@ -45,7 +46,7 @@ void delete_topics(RequestContext& ctx, protocol::Reader& body) {
     for (const auto& name : req.topic_names) {
       auto& out = resp.responses.emplace_back();
       out.name = name;
-      delete_one(ctx, ctx.broker.topics().find(name), out);
+      delete_one(ctx, ctx.svc.topics.find(name), out);
     }
   } else {
     for (const auto& rt : req.topics) {
@@ -53,10 +54,10 @@ void delete_topics(RequestContext& ctx, protocol::Reader& body) {
       std::shared_ptr<const TopicEntry> t;
       if (rt.name.has_value()) {
         out.name = rt.name;
-        t = ctx.broker.topics().find(*rt.name);
+        t = ctx.svc.topics.find(*rt.name);
         delete_one(ctx, t, out);
       } else {
-        t = ctx.broker.topics().find(rt.topic_id);
+        t = ctx.svc.topics.find(rt.topic_id);
         out.topic_id = rt.topic_id;
         if (!t) {
           out.error_code = static_cast<int16_t>(ErrorCode::unknown_topic_id);

@@ -4,8 +4,8 @@
 // cluster operations are all allowed (no authorizer yet).
 #include "protocol/messages/describe_cluster.h"
 
-#include "broker/broker.h"
 #include "broker/handlers/handlers.h"
+#include "broker/services.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -23,12 +23,12 @@ void describe_cluster(RequestContext& ctx, protocol::Reader& body) {
     ctx.respond(resp);
     return;
   }
-  resp.cluster_id = ctx.broker.cluster_id();
-  resp.controller_id = ctx.broker.node_id();
+  resp.cluster_id = ctx.svc.cluster_id;
+  resp.controller_id = ctx.svc.node_id;
   auto& b = resp.brokers.emplace_back();
-  b.broker_id = ctx.broker.node_id();
-  b.host = ctx.broker.advertised().host;
-  b.port = ctx.broker.advertised().port;
+  b.broker_id = ctx.svc.node_id;
+  b.host = ctx.svc.advertised.host;
+  b.port = ctx.svc.advertised.port;
   b.rack = std::nullopt;
   if (req.include_cluster_authorized_operations) {
     // AclOperation bits a cluster supports: CREATE 5, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9,

@@ -2,12 +2,13 @@
 // (DYNAMIC_TOPIC_CONFIG / DYNAMIC_BROKER_CONFIG / DYNAMIC_DEFAULT_BROKER_CONFIG /
 // STATIC_BROKER_CONFIG / DEFAULT_CONFIG), read-only and sensitive flags, synonyms (when asked),
 // type and documentation (v3+, when asked). Values come from DynamicConfig (broker layers) and the
-// topic's overrides; see broker/dynamic_config.h.
+// topic's overrides; see broker/config/dynamic_config.h.
 #include "protocol/messages/describe_configs.h"
 
-#include "broker/broker.h"
 #include "broker/handlers/config_admin.h"
 #include "broker/handlers/handlers.h"
+#include "broker/services.h"
+#include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -17,7 +18,7 @@ void describe_configs(RequestContext& ctx, protocol::Reader& body) {
   protocol::DescribeConfigsRequest req;
   req.decode(body, ctx.version);
   protocol::DescribeConfigsResponse resp;
-  auto& dyn = ctx.broker.dynamic_config();
+  auto& dyn = ctx.svc.dynamic_config;
   for (const auto& res : req.resources) {
     auto& out = resp.results.emplace_back();
     out.resource_type = res.resource_type;
@@ -27,7 +28,7 @@ void describe_configs(RequestContext& ctx, protocol::Reader& body) {
         res.configuration_keys.value_or(std::vector<std::string>{});
     std::vector<ConfigEntryInfo> entries;
     if (res.resource_type == kResourceTopic) {
-      auto topic = ctx.broker.topics().find(res.resource_name);
+      auto topic = ctx.svc.topics.find(res.resource_name);
       if (!topic) {
         out.error_code = static_cast<int16_t>(valid_topic_name(res.resource_name)
                                                   ? ErrorCode::unknown_topic_or_partition
@@ -38,7 +39,7 @@ void describe_configs(RequestContext& ctx, protocol::Reader& body) {
       entries = dyn.describe_topic(topic->configs, keys);
     } else if (res.resource_type == kResourceBroker) {
       bool cluster_default = false;
-      if (auto e = check_broker_name(ctx.broker, res.resource_name, cluster_default)) {
+      if (auto e = check_broker_name(ctx.svc, res.resource_name, cluster_default)) {
         out.error_code = e->error_code;
         out.error_message = e->message;
         continue;

@@ -2,10 +2,10 @@
 // (as Kafka). Unknown groups are described as Dead with no error.
 #include "protocol/messages/describe_groups.h"
 
-#include "broker/broker.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/group/handler_util.h"
 #include "broker/handlers/handlers.h"
+#include "broker/services.h"
 
 namespace strata::broker::handlers {
 
@@ -20,7 +20,7 @@ void describe_groups(RequestContext& ctx, protocol::Reader& body) {
   protocol::DescribeGroupsResponse resp;
   std::vector<group::GroupSummary> summaries;  // owns the bytes the response points into
   summaries.reserve(req.groups.size());
-  for (const auto& id : req.groups) summaries.push_back(ctx.broker.groups().describe(id));
+  for (const auto& id : req.groups) summaries.push_back(ctx.svc.groups.describe(id));
   for (size_t i = 0; i < req.groups.size(); ++i) {
     const auto& s = summaries[i];
     auto& g = resp.groups.emplace_back();

@@ -5,8 +5,9 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>
 
-#include "broker/broker.h"
-#include "broker/pk_tables.h"
+#include "broker/pk/pk_tables.h"
+#include "broker/services.h"
+#include "broker/topics/topic_registry.h"
 
 namespace strata::broker::handlers {
 
@@ -76,7 +77,7 @@ PkPartition resolve_pk_partition(RequestContext& ctx, const TopicEntry* topic,
     out.error = ErrorCode::unknown_topic_or_partition;
     return out;
   }
-  auto state = ctx.broker.pk_tables().get(*topic, partition);
+  auto state = ctx.svc.pk_tables.get(*topic, partition);
   if (!state.ok()) {
     // not_found: the table was deleted while this request was on its way (PkTables::drop is
     // final), which a client handles like any unknown topic.

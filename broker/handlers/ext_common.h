@@ -81,7 +81,7 @@ inline size_t response_budget(int32_t requested, size_t default_bytes, size_t ca
 template <typename Msg>
 void respond_ext(RequestContext& ctx, const Msg& msg) {
   if (msg.error_code() != 0) {
-    note_response_error(ctx.broker, ctx.api_key, static_cast<int16_t>(msg.error_code()));
+    note_response_error(ctx.svc, ctx.api_key, static_cast<int16_t>(msg.error_code()));
   }
   const size_t body = msg.ByteSizeLong();  // caches the sizes for the serialisation below
   protocol::Writer w(body + 16);

@@ -1,10 +1,11 @@
 // DescribeTable (extension key 16004, v0; protocol/ext/describe_table.proto): settings and
 // per-partition state of primary-key tables. A log topic -> INVALID_REQUEST, unknown ->
 // UNKNOWN_TOPIC_OR_PARTITION; an undecodable body -> top-level INVALID_REQUEST.
-#include "broker/broker.h"
 #include "broker/handlers/ext_common.h"
 #include "broker/handlers/handlers.h"
-#include "broker/pk_tables.h"
+#include "broker/pk/pk_tables.h"
+#include "broker/services.h"
+#include "broker/topics/topic_registry.h"
 #include "protocol/ext/describe_table.pb.h"
 #include "protocol/wire/errors.h"
 
@@ -27,7 +28,7 @@ void ext_describe_table(RequestContext& ctx, protocol::Reader& body) {
   for (const auto& name : req.topics()) {
     auto* t = resp.add_tables();
     t->set_topic(name);
-    auto topic = ctx.broker.topics().find(name);
+    auto topic = ctx.svc.topics.find(name);
     if (!topic) {
       t->set_error_code(code(ErrorCode::unknown_topic_or_partition));
       continue;
@@ -50,7 +51,7 @@ void ext_describe_table(RequestContext& ctx, protocol::Reader& body) {
       auto* p = t->add_partitions();
       p->set_partition(i);
       p->set_checkpoint_offset(-1);
-      auto state = ctx.broker.pk_tables().get(*topic, i);
+      auto state = ctx.svc.pk_tables.get(*topic, i);
       if (!state.ok() || !*state) {
         p->set_error_code(code(ErrorCode::kafka_storage_error));
         continue;

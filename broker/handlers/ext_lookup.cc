@@ -14,11 +14,12 @@
 
 #include <chrono>
 
-#include "broker/broker.h"
 #include "broker/handlers/ext_common.h"
 #include "broker/handlers/handlers.h"
 #include "broker/metrics/broker_metrics.h"
-#include "broker/pk_tables.h"
+#include "broker/pk/pk_tables.h"
+#include "broker/services.h"
+#include "broker/topics/topic_registry.h"
 #include "protocol/ext/lookup.pb.h"
 #include "protocol/wire/errors.h"
 
@@ -59,14 +60,14 @@ void ext_lookup(RequestContext& ctx, protocol::Reader& body) {
   for (const auto& t : req.topics()) {
     auto* tout = resp.add_topics();
     tout->set_topic(t.topic());
-    auto topic = ctx.broker.topics().find(t.topic());
+    auto topic = ctx.svc.topics.find(t.topic());
     for (const auto& p : t.partitions()) {
       auto* pout = tout->add_partitions();
       pout->set_partition(p.partition());
       auto fail = [&](ErrorCode e, std::string msg) {
         pout->set_error_code(code(e));
         pout->set_error_message(std::move(msg));
-        ctx.broker.metrics().request_error(ctx.api_key, static_cast<int16_t>(e));
+        ctx.svc.metrics.request_error(ctx.api_key, static_cast<int16_t>(e));
       };
       auto target = resolve_pk_partition(ctx, topic.get(), t.topic(), p.partition());
       if (!target.state) {
@@ -100,7 +101,7 @@ void ext_lookup(RequestContext& ctx, protocol::Reader& body) {
         if (row->found) r->set_value(std::move(row->value));
       }
       if (pout->error_code() == 0) {  // PK lookup metrics
-        auto& m = ctx.broker.metrics();
+        auto& m = ctx.svc.metrics;
         auto& tc = *topic->counters;
         tc.pk_lookups.fetch_add(1, std::memory_order_relaxed);
         tc.pk_keys.fetch_add(served, std::memory_order_relaxed);

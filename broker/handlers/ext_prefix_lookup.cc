@@ -7,11 +7,12 @@
 #include <algorithm>
 #include <chrono>
 
-#include "broker/broker.h"
 #include "broker/handlers/ext_common.h"
 #include "broker/handlers/handlers.h"
 #include "broker/metrics/broker_metrics.h"
-#include "broker/pk_tables.h"
+#include "broker/pk/pk_tables.h"
+#include "broker/services.h"
+#include "broker/topics/topic_registry.h"
 #include "protocol/ext/prefix_lookup.pb.h"
 #include "protocol/wire/errors.h"
 
@@ -56,7 +57,7 @@ void ext_prefix_lookup(RequestContext& ctx, protocol::Reader& body) {
   }
   if (req.max_bytes() < 0) return fail(ErrorCode::invalid_request, "max_bytes must be >= 0");
   const size_t budget = response_budget(req.max_bytes(), kDefaultMaxBytes, kMaxMaxBytes);
-  auto topic = ctx.broker.topics().find(req.topic());
+  auto topic = ctx.svc.topics.find(req.topic());
   auto target = resolve_pk_partition(ctx, topic.get(), req.topic(), req.partition());
   if (!target.state) return fail(target.error, std::move(target.message));
   const auto& state = target.state;
@@ -104,7 +105,7 @@ void ext_prefix_lookup(RequestContext& ctx, protocol::Reader& body) {
   }
   if (more && resp.rows_size() > 0) resp.set_next_cursor(resp.rows(resp.rows_size() - 1).key());
   {  // PK lookup metrics (keys = rows returned)
-    auto& m = ctx.broker.metrics();
+    auto& m = ctx.svc.metrics;
     auto& tc = *topic->counters;
     tc.pk_lookups.fetch_add(1, std::memory_order_relaxed);
     tc.pk_keys.fetch_add(static_cast<uint64_t>(resp.rows_size()), std::memory_order_relaxed);

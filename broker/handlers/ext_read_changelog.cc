@@ -14,10 +14,11 @@
 #include <google/protobuf/arena.h>
 #include <spdlog/spdlog.h>
 
-#include "broker/broker.h"
 #include "broker/handlers/ext_common.h"
 #include "broker/handlers/handlers.h"
-#include "broker/long_poll.h"
+#include "broker/handlers/long_poll.h"
+#include "broker/services.h"
+#include "broker/topics/topic_registry.h"
 #include "pkindex/changelog_decode.h"
 #include "pkindex/table_config.h"
 #include "protocol/ext/read_changelog.pb.h"
@@ -129,7 +130,7 @@ class PendingChangelog : public LongPoll<PendingChangelog> {
  public:
   PendingChangelog(RequestContext ctx, strata::ext::ReadChangelogRequest req,
                    std::shared_ptr<const TopicEntry> topic)
-      : LongPoll(ctx.broker, req.max_wait_ms()),
+      : LongPoll(ctx.svc, req.max_wait_ms()),
         ctx_(std::move(ctx)),
         req_(std::move(req)),
         topic_(std::move(topic)) {}
@@ -239,7 +240,7 @@ void ext_read_changelog(RequestContext& ctx, protocol::Reader& body) {
     return fail(ErrorCode::invalid_request,
                 "max_wait_ms must be within 0.." + std::to_string(kMaxWaitMs));
   }
-  auto topic = ctx.broker.topics().find(req.topic());
+  auto topic = ctx.svc.topics.find(req.topic());
   if (topic && !pkindex::is_pk_table(topic->configs)) {
     return fail(ErrorCode::invalid_request, "topic " + req.topic() + " is not a primary-key table");
   }

@@ -14,11 +14,12 @@
 
 #include <algorithm>
 
-#include "broker/broker.h"
 #include "broker/handlers/ext_common.h"
 #include "broker/handlers/handlers.h"
-#include "broker/pk_tables.h"
-#include "broker/scan_sessions.h"
+#include "broker/pk/pk_tables.h"
+#include "broker/pk/scan_sessions.h"
+#include "broker/services.h"
+#include "broker/topics/topic_registry.h"
 #include "pkindex/pk_scan.h"
 #include "protocol/ext/scan.pb.h"
 #include "protocol/wire/errors.h"
@@ -95,13 +96,13 @@ void ext_scan(RequestContext& ctx, protocol::Reader& body) {
     return fail(ErrorCode::invalid_request, "limit must be within 1.." + std::to_string(kMaxLimit));
   }
   if (req.max_bytes() < 0) return fail(ErrorCode::invalid_request, "max_bytes must be >= 0");
-  auto topic = ctx.broker.topics().find(req.topic());
+  auto topic = ctx.svc.topics.find(req.topic());
   auto target = resolve_pk_partition(ctx, topic.get(), req.topic(), req.partition());
   if (!target.state) return fail(target.error, std::move(target.message));
   const auto& state = target.state;
   const std::string topic_id(reinterpret_cast<const char*>(topic->id.bytes.data()),
                              topic->id.bytes.size());
-  ScanSessions& sessions = ctx.broker.scan_sessions();
+  ScanSessions& sessions = ctx.svc.scan_sessions;
   const int64_t now = ScanSessions::clock_ms();
   std::shared_ptr<ScanSessions::Session> session;
   std::optional<std::span<const uint8_t>> after;

@@ -9,10 +9,11 @@
 
 #include <algorithm>
 
-#include "broker/broker.h"
 #include "broker/handlers/handlers.h"
-#include "broker/long_poll.h"
+#include "broker/handlers/long_poll.h"
 #include "broker/metrics/broker_metrics.h"
+#include "broker/services.h"
+#include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -26,7 +27,7 @@ int16_t code(ErrorCode e) { return static_cast<int16_t>(e); }
 class PendingFetch : public LongPoll<PendingFetch> {
  public:
   PendingFetch(RequestContext ctx, protocol::FetchRequest req)
-      : LongPoll(ctx.broker, req.max_wait_ms), ctx_(std::move(ctx)), req_(std::move(req)) {}
+      : LongPoll(ctx.svc, req.max_wait_ms), ctx_(std::move(ctx)), req_(std::move(req)) {}
 
   // LongPoll: answers when min_bytes are there, a partition failed, or the wait is over.
   bool attempt(bool out_of_time, WaitOn& wait) {
@@ -46,7 +47,7 @@ class PendingFetch : public LongPoll<PendingFetch> {
   // (the top-level error code is counted by respond()). Topic counters come from the entries
   // build() resolved (counters_[i] belongs to resp.responses[i]); no second registry lookup.
   void count_sent(const protocol::FetchResponse& resp) {
-    auto& m = ctx_.broker.metrics();
+    auto& m = ctx_.svc.metrics;
     for (size_t i = 0; i < resp.responses.size(); ++i) {
       uint64_t bytes = 0;
       for (const auto& p : resp.responses[i].partitions) {
@@ -71,7 +72,7 @@ class PendingFetch : public LongPoll<PendingFetch> {
     }
     const int64_t max_bytes = req_.max_bytes > 0 ? req_.max_bytes : INT32_MAX;
     for (const auto& rt : req_.topics) {
-      auto topic = ctx_.broker.topics().find(rt.topic);
+      auto topic = ctx_.svc.topics.find(rt.topic);
       counters_.push_back(topic ? topic->counters : nullptr);  // for count_sent()
       auto& tout = resp.responses.emplace_back();
       tout.topic = rt.topic;

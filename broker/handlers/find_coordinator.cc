@@ -7,8 +7,8 @@
 // on either. Other key types keep UNSUPPORTED_VERSION.
 #include "protocol/messages/find_coordinator.h"
 
-#include "broker/broker.h"
 #include "broker/handlers/handlers.h"
+#include "broker/services.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -23,7 +23,7 @@ void find_coordinator(RequestContext& ctx, protocol::Reader& body) {
   protocol::FindCoordinatorRequest req;
   req.decode(body, ctx.version);
   protocol::FindCoordinatorResponse resp;
-  const Listener& me = ctx.broker.advertised();
+  const Listener& me = ctx.svc.advertised;
   const bool group = req.key_type == kGroupKey;
   const int16_t err =
       group ? 0
@@ -33,7 +33,7 @@ void find_coordinator(RequestContext& ctx, protocol::Reader& body) {
   if (ctx.version < 4) {
     resp.error_code = err;
     if (group) {
-      resp.node_id = ctx.broker.node_id();
+      resp.node_id = ctx.svc.node_id;
       resp.host = me.host;
       resp.port = me.port;
     } else {
@@ -47,7 +47,7 @@ void find_coordinator(RequestContext& ctx, protocol::Reader& body) {
       c.key = key;
       c.error_code = err;
       if (group) {
-        c.node_id = ctx.broker.node_id();
+        c.node_id = ctx.svc.node_id;
         c.host = me.host;
         c.port = me.port;
       } else {

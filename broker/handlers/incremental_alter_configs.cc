@@ -6,9 +6,9 @@
 
 #include <set>
 
-#include "broker/broker.h"
 #include "broker/handlers/config_admin.h"
 #include "broker/handlers/handlers.h"
+#include "broker/services.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -43,7 +43,7 @@ void incremental_alter_configs(RequestContext& ctx, protocol::Reader& body) {
     ResourceError result =
         bad ? *bad
             : alter_config_resource(
-                  ctx.broker, res.resource_type, res.resource_name,
+                  ctx.svc, res.resource_type, res.resource_name,
                   [&items](const ConfigMap& current,
                            const std::function<std::string(const std::string&)>& effective,
                            bool is_topic) {

@@ -8,9 +8,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include "broker/broker.h"
 #include "broker/handlers/handlers.h"
-#include "broker/producer_ids.h"
+#include "broker/services.h"
+#include "broker/txn/producer_ids.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -31,7 +31,7 @@ void init_producer_id(RequestContext& ctx, protocol::Reader& body) {
         "supported",
         ctx.responder.peer(), *req.transactional_id);
   } else {
-    auto id = ctx.broker.producer_ids().next();
+    auto id = ctx.svc.producer_ids.next();
     if (!id.ok()) {
       spdlog::error("allocating a producer id failed: {}", id.status().to_string());
       resp.error_code = static_cast<int16_t>(ErrorCode::coordinator_not_available);

@@ -2,10 +2,10 @@
 // completes (asynchronously; the connection keeps response order).
 #include "protocol/messages/join_group.h"
 
-#include "broker/broker.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/group/handler_util.h"
 #include "broker/handlers/handlers.h"
+#include "broker/services.h"
 
 namespace strata::broker::handlers {
 
@@ -26,7 +26,7 @@ void join_group(RequestContext& ctx, protocol::Reader& body) {
   p.require_known_member_id = ctx.version >= 4;
   p.supports_skip_assignment = ctx.version >= 9;
   RequestContext c = ctx;
-  ctx.broker.groups().join(std::move(p), [c](group::JoinResult r) {
+  ctx.svc.groups.join(std::move(p), [c](group::JoinResult r) {
     protocol::JoinGroupResponse resp;
     resp.error_code = r.error;
     resp.generation_id = r.generation;

@@ -1,9 +1,9 @@
 // LeaveGroup (13) v0-5: one member (v0-2) or a batch of members by id or instance id (v3+).
 #include "protocol/messages/leave_group.h"
 
-#include "broker/broker.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
+#include "broker/services.h"
 
 namespace strata::broker::handlers {
 
@@ -16,7 +16,7 @@ void leave_group(RequestContext& ctx, protocol::Reader& body) {
   } else {
     for (const auto& m : req.members) members.push_back({m.member_id, m.group_instance_id});
   }
-  group::LeaveResult r = ctx.broker.groups().leave(req.group_id, members);
+  group::LeaveResult r = ctx.svc.groups.leave(req.group_id, members);
   protocol::LeaveGroupResponse resp;
   resp.error_code = r.error;
   if (ctx.version < 3) {

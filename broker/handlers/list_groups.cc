@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cctype>
 
-#include "broker/broker.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
+#include "broker/services.h"
 
 namespace strata::broker::handlers {
 
@@ -28,7 +28,7 @@ void list_groups(RequestContext& ctx, protocol::Reader& body) {
   protocol::ListGroupsRequest req;
   req.decode(body, ctx.version);
   protocol::ListGroupsResponse resp;
-  for (auto& g : ctx.broker.groups().list()) {
+  for (auto& g : ctx.svc.groups.list()) {
     if (ctx.version >= 4 && !matches(req.states_filter, g.state)) continue;
     if (ctx.version >= 5 && !matches(req.types_filter, "classic")) continue;
     auto& out = resp.groups.emplace_back();

@@ -6,8 +6,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include "broker/broker.h"
 #include "broker/handlers/handlers.h"
+#include "broker/services.h"
+#include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -24,7 +25,7 @@ void list_offsets(RequestContext& ctx, protocol::Reader& body) {
   req.decode(body, ctx.version);
   protocol::ListOffsetsResponse resp;
   for (const auto& rt : req.topics) {
-    auto topic = ctx.broker.topics().find(rt.name);
+    auto topic = ctx.svc.topics.find(rt.name);
     auto& tout = resp.topics.emplace_back();
     tout.name = rt.name;
     for (const auto& rp : rt.partitions) {

@@ -6,8 +6,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include "broker/broker.h"
 #include "broker/handlers/handlers.h"
+#include "broker/services.h"
+#include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -30,10 +31,10 @@ void fill_topic(RequestContext& ctx, const TopicEntry& t, TopicOut& out) {
     auto& p = out.partitions.emplace_back();
     p.error_code = 0;
     p.partition_index = i;
-    p.leader_id = ctx.broker.node_id();
+    p.leader_id = ctx.svc.node_id;
     p.leader_epoch = t.partitions[i]->leader_epoch();
-    p.replica_nodes = {ctx.broker.node_id()};
-    p.isr_nodes = {ctx.broker.node_id()};
+    p.replica_nodes = {ctx.svc.node_id};
+    p.isr_nodes = {ctx.svc.node_id};
   }
 }
 
@@ -42,33 +43,32 @@ void fill_topic(RequestContext& ctx, const TopicEntry& t, TopicOut& out) {
 void metadata(RequestContext& ctx, protocol::Reader& body) {
   protocol::MetadataRequest req;
   req.decode(body, ctx.version);
-  auto& broker = ctx.broker;
+  auto& svc = ctx.svc;
 
   protocol::MetadataResponse resp;
   auto& b = resp.brokers.emplace_back();
-  b.node_id = broker.node_id();
-  b.host = broker.advertised().host;
-  b.port = broker.advertised().port;
-  resp.cluster_id = broker.cluster_id();
-  resp.controller_id = broker.node_id();
+  b.node_id = svc.node_id;
+  b.host = svc.advertised.host;
+  b.port = svc.advertised.port;
+  resp.cluster_id = svc.cluster_id;
+  resp.controller_id = svc.node_id;
   resp.cluster_authorized_operations = kAuthorizedOpsOmitted;
 
   const bool all = !req.topics.has_value() || (ctx.version == 0 && req.topics->empty());
   if (all) {
-    for (const auto& t : broker.topics().list()) fill_topic(ctx, *t, resp.topics.emplace_back());
+    for (const auto& t : svc.topics.list()) fill_topic(ctx, *t, resp.topics.emplace_back());
     ctx.respond(resp);
     return;
   }
 
-  const bool may_create =
-      broker.config().auto_create_topics_enable && req.allow_auto_topic_creation;
+  const bool may_create = svc.config.auto_create_topics_enable && req.allow_auto_topic_creation;
   for (const auto& rt : *req.topics) {
     auto& out = resp.topics.emplace_back();
     out.topic_authorized_operations = kAuthorizedOpsOmitted;
     std::shared_ptr<const TopicEntry> t;
     if (!rt.name.has_value() || rt.name->empty()) {
       // By id (v10+). The zero UUID with no name is meaningless.
-      t = broker.topics().find(rt.topic_id);
+      t = svc.topics.find(rt.topic_id);
       if (!t) {
         out.error_code = code(ErrorCode::unknown_topic_id);
         out.topic_id = rt.topic_id;
@@ -76,20 +76,19 @@ void metadata(RequestContext& ctx, protocol::Reader& body) {
       }
     } else {
       const std::string& name = *rt.name;
-      t = broker.topics().find(name);
+      t = svc.topics.find(name);
       if (!t && !valid_topic_name(name)) {
         out.error_code = code(ErrorCode::invalid_topic_exception);
         out.name = name;
         continue;
       }
       if (!t && may_create) {
-        auto created = broker.topics().create(name, broker.config().num_partitions, {}, false);
+        auto created = svc.topics.create(name, svc.config.num_partitions, {}, false);
         if (created.ok()) {
-          spdlog::info("auto-created topic {} with {} partitions", name,
-                       broker.config().num_partitions);
+          spdlog::info("auto-created topic {} with {} partitions", name, svc.config.num_partitions);
           t = created.value();
         } else if (created.status().code() == Errc::already_exists) {
-          t = broker.topics().find(name);  // lost a race with another creator
+          t = svc.topics.find(name);  // lost a race with another creator
         } else {
           spdlog::warn("auto-creating topic {} failed: {}", name, created.status().to_string());
         }

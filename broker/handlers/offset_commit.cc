@@ -2,9 +2,10 @@
 // coordinator checks the group (generation, member) and metadata size, and stores durably.
 #include "protocol/messages/offset_commit.h"
 
-#include "broker/broker.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
+#include "broker/services.h"
+#include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -14,7 +15,7 @@ void offset_commit(RequestContext& ctx, protocol::Reader& body) {
   req.decode(body, ctx.version);
   std::vector<group::CommitPartition> parts;
   for (const auto& t : req.topics) {
-    auto topic = ctx.broker.topics().find(t.name);
+    auto topic = ctx.svc.topics.find(t.name);
     for (const auto& p : t.partitions) {
       group::CommitPartition cp;
       cp.topic = t.name;
@@ -30,9 +31,8 @@ void offset_commit(RequestContext& ctx, protocol::Reader& body) {
   }
   // v2-4 carry an explicit retention; -1 means the broker's offsets.retention.minutes.
   const int64_t retention = ctx.version <= 4 ? req.retention_time_ms : -1;
-  ctx.broker.groups().commit(req.group_id, req.generation_id_or_member_epoch, req.member_id,
-                             ctx.version >= 7 ? req.group_instance_id : std::nullopt, retention,
-                             parts);
+  ctx.svc.groups.commit(req.group_id, req.generation_id_or_member_epoch, req.member_id,
+                        ctx.version >= 7 ? req.group_instance_id : std::nullopt, retention, parts);
   protocol::OffsetCommitResponse resp;
   size_t i = 0;
   for (const auto& t : req.topics) {

@@ -2,9 +2,10 @@
 // (GROUP_SUBSCRIBED_TO_TOPIC for topics its members still subscribe to).
 #include "protocol/messages/offset_delete.h"
 
-#include "broker/broker.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
+#include "broker/services.h"
+#include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -14,7 +15,7 @@ void offset_delete(RequestContext& ctx, protocol::Reader& body) {
   req.decode(body, ctx.version);
   std::vector<group::TopicPartitionError> parts;
   for (const auto& t : req.topics) {
-    auto topic = ctx.broker.topics().find(t.name);
+    auto topic = ctx.svc.topics.find(t.name);
     for (const auto& p : t.partitions) {
       group::TopicPartitionError tp{t.name, p.partition_index, 0};
       if (!topic || !topic->partition(p.partition_index)) {
@@ -24,7 +25,7 @@ void offset_delete(RequestContext& ctx, protocol::Reader& body) {
     }
   }
   protocol::OffsetDeleteResponse resp;
-  resp.error_code = ctx.broker.groups().delete_offsets(req.group_id, parts);
+  resp.error_code = ctx.svc.groups.delete_offsets(req.group_id, parts);
   if (resp.error_code == 0) {
     size_t i = 0;
     for (const auto& t : req.topics) {

@@ -2,9 +2,9 @@
 // Partitions without a committed offset answer -1 with no error, as Kafka does.
 #include "protocol/messages/offset_fetch.h"
 
-#include "broker/broker.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
+#include "broker/services.h"
 
 namespace strata::broker::handlers {
 
@@ -33,7 +33,7 @@ void offset_fetch(RequestContext& ctx, protocol::Reader& body) {
   protocol::OffsetFetchRequest req;
   req.decode(body, ctx.version);
   protocol::OffsetFetchResponse resp;
-  auto& coord = ctx.broker.groups();
+  auto& coord = ctx.svc.groups;
   if (ctx.version < 8) {
     Requested requested;
     if (req.topics) {

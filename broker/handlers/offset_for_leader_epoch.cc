@@ -4,8 +4,9 @@
 // current_leader_epoch is checked like Fetch does (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH).
 #include "protocol/messages/offset_for_leader_epoch.h"
 
-#include "broker/broker.h"
 #include "broker/handlers/handlers.h"
+#include "broker/services.h"
+#include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -16,7 +17,7 @@ void offset_for_leader_epoch(RequestContext& ctx, protocol::Reader& body) {
   req.decode(body, ctx.version);
   protocol::OffsetForLeaderEpochResponse resp;
   for (const auto& rt : req.topics) {
-    auto topic = ctx.broker.topics().find(rt.topic);
+    auto topic = ctx.svc.topics.find(rt.topic);
     auto& tout = resp.topics.emplace_back();
     tout.topic = rt.topic;
     for (const auto& rp : rt.partitions) {

@@ -1,10 +1,11 @@
 // Produce (0), v3-11 served; v0-2 (message formats v0/v1) close the connection as Kafka 4.x does,
 // but the advertised minimum stays 0 because librdkafka turns compression off otherwise.
-// Per partition: validate and prepare the batch (broker/batch_validation.h), append (the log itself
-// wakes long-polling fetchers. Idempotent batches are deduplicated inside PartitionLog::append
-// (same lock as the append): a retried duplicate is answered with its original offsets;
-// out-of-order sequences and stale epochs get Kafka's codes. acks=0 gets no response; an error
-// under acks=0 closes the connection (the only signal such a producer gets, as with a Java broker).
+// Per partition: validate and prepare the batch (broker/topics/batch_validation.h), append (the log
+// itself wakes long-polling fetchers. Idempotent batches are deduplicated inside
+// PartitionLog::append (same lock as the append): a retried duplicate is answered with its original
+// offsets; out-of-order sequences and stale epochs get Kafka's codes. acks=0 gets no response; an
+// error under acks=0 closes the connection (the only signal such a producer gets, as with a Java
+// broker).
 #include "protocol/messages/produce.h"
 
 #include <spdlog/spdlog.h>
@@ -12,11 +13,12 @@
 #include <atomic>
 #include <optional>
 
-#include "broker/batch_validation.h"
-#include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "broker/metrics/broker_metrics.h"
-#include "broker/pk_tables.h"
+#include "broker/pk/pk_tables.h"
+#include "broker/services.h"
+#include "broker/topics/batch_validation.h"
+#include "broker/topics/topic_registry.h"
 #include "protocol/record/record_batch.h"
 #include "protocol/wire/errors.h"
 
@@ -66,7 +68,7 @@ struct PartitionAppend {
 // A log topic appends the prepared batch; a primary-key table writes it through its state, which
 // owns the compute -> append -> apply sequence (pkindex/pk_state.h) and appends the changelog
 // batch it computed instead.
-PartitionAppend append_partition(Broker& broker, const TopicEntry& topic, int32_t partition,
+PartitionAppend append_partition(Services& svc, const TopicEntry& topic, int32_t partition,
                                  storage::PartitionLog& log, std::span<uint8_t> batch,
                                  int64_t now) {
   PartitionAppend out;
@@ -79,7 +81,7 @@ PartitionAppend append_partition(Broker& broker, const TopicEntry& topic, int32_
     }
     return out;
   }
-  auto state = broker.pk_tables().get(topic, partition);
+  auto state = svc.pk_tables.get(topic, partition);
   if (!state.ok()) {
     out.status = state.status();
     return out;
@@ -134,7 +136,7 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
   for (const auto& td : req.topic_data) {
     auto& tout = resp.responses.emplace_back();
     tout.name = td.name;
-    auto topic = acks_valid ? ctx.broker.topics().find(td.name) : nullptr;
+    auto topic = acks_valid ? ctx.svc.topics.find(td.name) : nullptr;
     metrics::TopicCounters* counters = topic ? topic->counters.get() : nullptr;
     for (const auto& pd : td.partition_data) {
       auto& pout = tout.partition_responses.emplace_back();
@@ -146,7 +148,7 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
         pout.error_code = static_cast<int16_t>(e);
         if (!msg.empty()) pout.error_message = std::move(msg);
         any_error = true;
-        ctx.broker.metrics().request_error(ctx.api_key, pout.error_code);
+        ctx.svc.metrics.request_error(ctx.api_key, pout.error_code);
       };
       if (!acks_valid) {
         fail(ErrorCode::invalid_required_acks, "");
@@ -176,7 +178,7 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
         continue;
       }
       PartitionAppend appended =
-          append_partition(ctx.broker, *topic, pd.index, *log, prepared.batch, now);
+          append_partition(ctx.svc, *topic, pd.index, *log, prepared.batch, now);
       if (!appended.status.ok()) {
         const ErrorCode e = append_error(appended.status);
         if (e == ErrorCode::kafka_storage_error) {
@@ -225,7 +227,7 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
     }
     return;
   }
-  if (drop_this_response(ctx.broker.config().test_fault_drop_produce_response_every_n)) {
+  if (drop_this_response(ctx.svc.config.test_fault_drop_produce_response_every_n)) {
     spdlog::info("test fault: dropping the produce response to {}", ctx.responder.peer());
     ctx.responder.close("test.fault.drop.produce.response.every.n");
     return;

@@ -1,10 +1,10 @@
 // SyncGroup (14) v0-5: the leader's assignments go to every member; followers wait for them.
 #include "protocol/messages/sync_group.h"
 
-#include "broker/broker.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/group/handler_util.h"
 #include "broker/handlers/handlers.h"
+#include "broker/services.h"
 
 namespace strata::broker::handlers {
 
@@ -23,7 +23,7 @@ void sync_group(RequestContext& ctx, protocol::Reader& body) {
   for (const auto& a : req.assignments)
     p.assignments.emplace_back(a.member_id, group::to_bytes(a.assignment));
   RequestContext c = ctx;
-  ctx.broker.groups().sync(std::move(p), [c](group::SyncResult r) {
+  ctx.svc.groups.sync(std::move(p), [c](group::SyncResult r) {
     protocol::SyncGroupResponse resp;
     resp.error_code = r.error;
     resp.protocol_type = r.protocol_type;

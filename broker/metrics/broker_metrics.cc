@@ -1,9 +1,9 @@
 #include "broker/metrics/broker_metrics.h"
 
-#include "broker/broker.h"
 #include "broker/handler.h"
 #include "broker/metrics/families.h"
-#include "broker/topic_registry.h"
+#include "broker/services.h"
+#include "broker/topics/topic_registry.h"
 #include "pkindex/table_config.h"
 #include "protocol/ext/api_keys.h"
 #include "protocol/messages/api_table.h"
@@ -12,8 +12,8 @@
 namespace strata::broker {
 
 // Declared in broker/handler.h: RequestContext::respond() reports a non-zero top-level error_code.
-void note_response_error(Broker& broker, int16_t api_key, int16_t error_code) {
-  broker.metrics().request_error(api_key, error_code);
+void note_response_error(Services& svc, int16_t api_key, int16_t error_code) {
+  svc.metrics.request_error(api_key, error_code);
 }
 
 }  // namespace strata::broker

@@ -33,7 +33,7 @@ Result<MetricsAddress> parse_metrics_listener(const std::string& value) {
   return a;
 }
 
-Result<std::unique_ptr<MetricsExporter>> MetricsExporter::start(Broker& broker,
+Result<std::unique_ptr<MetricsExporter>> MetricsExporter::start(Services& svc,
                                                                 const MetricsAddress& address) {
   std::unique_ptr<MetricsExporter> e(new MetricsExporter());
   const bool v6 = address.host.find(':') != std::string::npos;
@@ -49,7 +49,7 @@ Result<std::unique_ptr<MetricsExporter>> MetricsExporter::start(Broker& broker,
   auto ports = e->exposer_->GetListeningPorts();
   if (ports.empty()) return Status(Errc::io_error, "metrics listener " + bind + " bound no port");
   e->port_ = static_cast<uint16_t>(ports.front());
-  e->collector_ = std::make_shared<ScrapeCollector>(broker);
+  e->collector_ = std::make_shared<ScrapeCollector>(svc);
   e->exposer_->RegisterCollectable(e->collector_);
   return e;
 }

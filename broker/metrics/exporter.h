@@ -16,7 +16,7 @@ class Exposer;
 }  // namespace prometheus
 
 namespace strata::broker {
-class Broker;
+struct Services;
 }  // namespace strata::broker
 
 namespace strata::broker::metrics {
@@ -33,7 +33,7 @@ Result<MetricsAddress> parse_metrics_listener(const std::string& value);
 class MetricsExporter {
  public:
   // Binds `address` and starts serving; Errc::io_error when the port cannot be bound.
-  static Result<std::unique_ptr<MetricsExporter>> start(Broker& broker,
+  static Result<std::unique_ptr<MetricsExporter>> start(Services& svc,
                                                         const MetricsAddress& address);
   ~MetricsExporter();
   MetricsExporter(const MetricsExporter&) = delete;

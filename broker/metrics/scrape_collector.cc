@@ -5,12 +5,13 @@
 #include <map>
 #include <utility>
 
-#include "broker/broker.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/metrics/broker_metrics.h"
 #include "broker/metrics/families.h"
 #include "broker/metrics/process_stats.h"
-#include "broker/pk_tables.h"
+#include "broker/pk/pk_tables.h"
+#include "broker/services.h"
+#include "broker/topics/topic_registry.h"
 
 namespace strata::broker::metrics {
 
@@ -18,10 +19,10 @@ using prometheus::MetricType;
 
 std::vector<prometheus::MetricFamily> ScrapeCollector::Collect() const {
   std::vector<prometheus::MetricFamily> out;
-  if (broker_.stopping()) return out;
+  if (svc_.stopping()) return out;
   // The live topics: per-topic counters live on their entries, so a deleted topic has no series.
-  const auto topics = broker_.topics().list();
-  out = broker_.metrics().collect(topics);
+  const auto topics = svc_.topics.list();
+  out = svc_.metrics.collect(topics);
   collect_partitions(out, topics);
   collect_group_lag(out);
   collect_pk(out, topics);
@@ -65,13 +66,13 @@ void ScrapeCollector::collect_group_lag(std::vector<prometheus::MetricFamily>& o
                     MetricType::Gauge);
   auto committed = family("strata_consumer_group_committed_offset",
                           "The group's committed offset, per partition.", MetricType::Gauge);
-  auto& groups = broker_.groups();
+  auto& groups = svc_.groups;
   for (const auto& g : groups.list()) {
     std::vector<group::FetchedPartition> parts;
     if (groups.fetch_offsets(g.group_id, std::nullopt, parts) != 0) continue;
     for (const auto& fp : parts) {
       if (fp.error != 0 || fp.offset < 0) continue;
-      auto topic = broker_.topics().find(fp.topic);
+      auto topic = svc_.topics.find(fp.topic);
       const storage::PartitionLog* log = topic ? topic->partition(fp.partition) : nullptr;
       if (!log) continue;
       const std::string part = std::to_string(fp.partition);
@@ -87,7 +88,7 @@ void ScrapeCollector::collect_group_lag(std::vector<prometheus::MetricFamily>& o
 
 void ScrapeCollector::collect_pk(std::vector<prometheus::MetricFamily>& out,
                                  const TopicList& topics) const {
-  auto& pk = broker_.pk_tables();
+  auto& pk = svc_.pk_tables;
   if (const auto& stats = pk.environment().statistics()) {
     const double hits = static_cast<double>(stats->getTickerCount(rocksdb::BLOCK_CACHE_HIT));
     const double misses = static_cast<double>(stats->getTickerCount(rocksdb::BLOCK_CACHE_MISS));

@@ -12,7 +12,7 @@
 #include <vector>
 
 namespace strata::broker {
-class Broker;
+struct Services;
 struct TopicEntry;
 }  // namespace strata::broker
 
@@ -20,7 +20,7 @@ namespace strata::broker::metrics {
 
 class ScrapeCollector : public prometheus::Collectable {
  public:
-  explicit ScrapeCollector(Broker& broker) : broker_(broker) {}
+  explicit ScrapeCollector(Services& svc) : svc_(svc) {}
   std::vector<prometheus::MetricFamily> Collect() const override;
 
  private:
@@ -30,7 +30,7 @@ class ScrapeCollector : public prometheus::Collectable {
   void collect_group_lag(std::vector<prometheus::MetricFamily>& out) const;
   void collect_pk(std::vector<prometheus::MetricFamily>& out, const TopicList& topics) const;
 
-  Broker& broker_;
+  Services& svc_;
 };
 
 }  // namespace strata::broker::metrics

@@ -1,10 +1,10 @@
 // TopicCounters: the per-topic request counters of the Prometheus metrics — bytes and
 // records in, bytes out, primary-key lookups/keys/rows applied — as plain relaxed atomics. Each
-// TopicEntry (broker/topic_registry.h) owns one through a shared_ptr created with the entry and
-// carried over when the registry replaces the entry (config change, new partitions), so a handler
-// reaches its topic's counters through the entry it already holds, with no lookup and no lock, and
-// the counters live as long as anyone holds the entry (a concurrent DeleteTopics cannot free them).
-// Any thread may bump or read them; BrokerMetrics::collect() reads them at scrape time.
+// TopicEntry (broker/topics/topic_registry.h) owns one through a shared_ptr created with the entry
+// and carried over when the registry replaces the entry (config change, new partitions), so a
+// handler reaches its topic's counters through the entry it already holds, with no lookup and no
+// lock, and the counters live as long as anyone holds the entry (a concurrent DeleteTopics cannot
+// free them). Any thread may bump or read them; BrokerMetrics::collect() reads them at scrape time.
 #pragma once
 
 #include <atomic>

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <vector>
 
-#include "broker/config.h"
+#include "broker/config/config.h"
 #include "broker/net/asio.h"
 #include "broker/net/connection.h"
 #include "protocol/base/result.h"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/batch_validation.h"
+#include "broker/topics/batch_validation.h"
 #include "pkindex/pk_environment.h"
 #include "pkindex/pk_state.h"
 #include "protocol/record/batch_format.h"

@@ -9,6 +9,8 @@ Fails (exit 1, one line per finding) when:
   - an extension API key (16000-16099) is written as a literal in product code outside its table,
     protocol/ext/api_keys.h (tests keep their own literals as an independent check);
   - a comment in product code carries a ticket tag ("issue 5", "engineer H1", "(H2)");
+  - a file in broker/ other than broker.cc and main.cc includes broker/broker.h (handlers and
+    services get what they use through broker/services.h, never the broker's lifecycle);
   - a source file is longer than 800 lines.
 Usage: check_tree.py SOURCE_ROOT
 """
@@ -32,6 +34,9 @@ ALLOWED = {
     "tools/perf": {"tools/perf", "tools/client", "pkindex", "storage", "protocol"},
     "tools/dump": {"tools/dump", "pkindex", "storage", "protocol"},
 }
+
+# The only product files that see the Broker itself (its lifecycle); the rest use Services.
+BROKER_H_USERS = {"broker/broker.cc", "broker/main.cc"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 EXT_KEY = re.compile(r"\b160\d\d\b")
@@ -92,6 +97,8 @@ def check(root):
                     if t_area in ALLOWED or t_area in ("test",):
                         if t_area not in ALLOWED[area]:
                             findings.append(f"{rel}:{n}: {area} must not include {target}")
+                if target == "broker/broker.h" and area == "broker" and rel not in BROKER_H_USERS:
+                    findings.append(f"{rel}:{n}: includes broker/broker.h (use broker/services.h)")
             if not product:
                 continue
             code, comment = code_and_comment(line)
@@ -124,6 +131,7 @@ def self_test():
                 fh.write(text)
         put("storage/a.h", '#include "pkindex/pk_state.h"\n')
         put("tools/client/b.cc", '#include "pkindex/table_config.h"\n#include "protocol/x.h"\n')
+        put("broker/handlers/g.cc", '#include "broker/broker.h"\n')
         put("broker/c.cc", "auto l = s.lock_writes();\nint k = 16003;  // fine: 16004 in a comment\n")
         put("pkindex/d.cc", "// Owned by pkindex (issue 5).\nint x;  // H2\n")
         put("protocol/e.cc", "\n" * (MAX_LINES + 1))
@@ -131,7 +139,8 @@ def self_test():
         got = check(d)
     want = ["storage/a.h:1: storage must not include", "tools/client/b.cc:1: tools/client must",
             "broker/c.cc:1: PkState's write lock", "broker/c.cc:2: literal extension API key",
-            "pkindex/d.cc:1: ticket tag", "pkindex/d.cc:2: ticket tag", "protocol/e.cc: 801 lines"]
+            "pkindex/d.cc:1: ticket tag", "pkindex/d.cc:2: ticket tag", "protocol/e.cc: 801 lines",
+            "broker/handlers/g.cc:1: includes broker/broker.h"]
     ok = len(got) == len(want) and all(any(g.startswith(w) for g in got) for w in want)
     if not ok:
         print("self-test failed; findings were:\n  " + "\n  ".join(got))

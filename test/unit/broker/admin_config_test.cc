@@ -6,8 +6,8 @@
 
 #include <sstream>
 
-#include "broker/dynamic_config.h"
-#include "broker/topic_config.h"
+#include "broker/config/dynamic_config.h"
+#include "broker/config/topic_config.h"
 #include "storage/env.h"
 #include "storage/file_util.h"
 #include "test/unit/storage/test_util.h"

@@ -1,4 +1,4 @@
-#include "broker/config.h"
+#include "broker/config/config.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <set>
 #include <sstream>
 
-#include "broker/topic_config.h"
+#include "broker/config/topic_config.h"
 
 namespace strata::broker {
 namespace {

@@ -11,7 +11,7 @@
 #include "broker/metrics/broker_metrics.h"
 #include "broker/metrics/exporter.h"
 #include "broker/metrics/process_stats.h"
-#include "broker/topic_registry.h"
+#include "broker/topics/topic_registry.h"
 #include "storage/log_manager.h"
 #include "test/unit/storage/test_util.h"
 

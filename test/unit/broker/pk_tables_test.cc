@@ -3,7 +3,7 @@
 // not_found after it — a state is never reopened over the logs being removed (that reopened state
 // referenced a freed PartitionLog: use-after-free at its next memtable flush under ASan), and no
 // kv/ directory comes back.
-#include "broker/pk_tables.h"
+#include "broker/pk/pk_tables.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,8 @@
-// ScanSessions (broker/scan_sessions.h): idle expiry releases a session's snapshot, the cap evicts
-// the least recently used session, find() refreshes the idle clock, close() forgets a session,
-// ids are random 128-bit values, and a session is found only from the connection that opened it.
-#include "broker/scan_sessions.h"
+// ScanSessions (broker/pk/scan_sessions.h): idle expiry releases a session's snapshot, the cap
+// evicts the least recently used session, find() refreshes the idle clock, close() forgets a
+// session, ids are random 128-bit values, and a session is found only from the connection that
+// opened it.
+#include "broker/pk/scan_sessions.h"
 
 #include <gtest/gtest.h>
 

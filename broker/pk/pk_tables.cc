@@ -1,4 +1,4 @@
-#include "broker/pk_tables.h"
+#include "broker/pk/pk_tables.h"
 
 #include <spdlog/spdlog.h>
 

@@ -1,5 +1,5 @@
 // ScanSessions (see scan_sessions.h).
-#include "broker/scan_sessions.h"
+#include "broker/pk/scan_sessions.h"
 
 #include <fcntl.h>
 #include <sys/random.h>

@@ -17,9 +17,10 @@
 #include <mutex>
 #include <vector>
 
-#include "broker/broker.h"
 #include "broker/net/asio.h"
-#include "broker/partition_watchers.h"
+#include "broker/services.h"
+#include "broker/topics/partition_watchers.h"
+#include "broker/topics/topic_registry.h"
 
 namespace strata::broker {
 
@@ -40,7 +41,7 @@ class LongPoll : public std::enable_shared_from_this<Request> {
   void run(bool timed_out) {
     std::lock_guard lk(mu_);
     if (done_) return;
-    const bool out_of_time = timed_out || broker_.stopping() || max_wait_ms_ <= 0 ||
+    const bool out_of_time = timed_out || svc_.stopping() || max_wait_ms_ <= 0 ||
                              std::chrono::steady_clock::now() >= deadline_;
     WaitOn wait;
     if (static_cast<Request*>(this)->attempt(out_of_time, wait)) {
@@ -50,8 +51,8 @@ class LongPoll : public std::enable_shared_from_this<Request> {
       return;
     }
     auto self = this->shared_from_this();
-    watch_ = broker_.watchers().watch_logs(wait.logs, wait.seen_hw, [self] {
-      boost::asio::post(self->broker_.io(), [self] { self->run(false); });
+    watch_ = svc_.watchers.watch_logs(wait.logs, wait.seen_hw, [self] {
+      boost::asio::post(self->svc_.io, [self] { self->run(false); });
     });
     if (!timer_armed_) {
       timer_armed_ = true;
@@ -63,15 +64,15 @@ class LongPoll : public std::enable_shared_from_this<Request> {
   }
 
  protected:
-  LongPoll(Broker& broker, int32_t max_wait_ms)
-      : broker_(broker),
+  LongPoll(Services& svc, int32_t max_wait_ms)
+      : svc_(svc),
         max_wait_ms_(max_wait_ms),
-        timer_(broker.io()),
+        timer_(svc.io),
         deadline_(std::chrono::steady_clock::now() +
                   std::chrono::milliseconds(std::max(0, max_wait_ms))) {}
 
  private:
-  Broker& broker_;
+  Services& svc_;
   const int32_t max_wait_ms_;
   boost::asio::steady_timer timer_;
   const std::chrono::steady_clock::time_point deadline_;

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "broker/config.h"
+#include "broker/config/config.h"
+#include "broker/config/topic_config.h"
 #include "broker/metrics/topic_counters.h"
-#include "broker/topic_config.h"
 #include "protocol/base/result.h"
 #include "protocol/wire/uuid.h"
 #include "storage/log_manager.h"

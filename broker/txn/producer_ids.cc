@@ -1,5 +1,5 @@
 // ProducerIdManager (see producer_ids.h).
-#include "broker/producer_ids.h"
+#include "broker/txn/producer_ids.h"
 
 #include <charconv>
 

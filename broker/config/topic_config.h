@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "broker/config.h"
+#include "broker/config/config.h"
 #include "protocol/base/result.h"
 #include "storage/log_config.h"
 

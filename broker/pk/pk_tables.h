@@ -18,7 +18,7 @@
 #include <string>
 #include <thread>
 
-#include "broker/topic_registry.h"
+#include "broker/topics/topic_registry.h"
 #include "pkindex/pk_environment.h"
 #include "pkindex/pk_state.h"
 #include "protocol/base/result.h"

@@ -5,7 +5,7 @@
 #include <charconv>
 #include <chrono>
 
-#include "broker/pk_tables.h"
+#include "broker/pk/pk_tables.h"
 #include "pkindex/pk_ttl.h"
 
 namespace strata::broker {

@@ -1,4 +1,4 @@
-#include "broker/partition_watchers.h"
+#include "broker/topics/partition_watchers.h"
 
 #include "storage/partition_log.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/topic_config.h"
+#include "broker/config/topic_config.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker {

@@ -1,4 +1,4 @@
-#include "broker/batch_validation.h"
+#include "broker/topics/batch_validation.h"
 
 #include "protocol/codec/compression.h"
 #include "protocol/record/batch_format.h"

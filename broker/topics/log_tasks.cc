@@ -1,28 +1,30 @@
 // Retention and cleaner threads (see log_tasks.h).
-#include "broker/log_tasks.h"
+#include "broker/topics/log_tasks.h"
 
 #include <spdlog/spdlog.h>
 
 #include <charconv>
 #include <functional>
 
-#include "broker/broker.h"
-#include "broker/pk_tables.h"
+#include "broker/config/dynamic_config.h"
+#include "broker/pk/pk_tables.h"
+#include "broker/services.h"
+#include "broker/topics/topic_registry.h"
 #include "storage/retention.h"
 
 namespace strata::broker {
 
-LogTasks::LogTasks(Broker& broker)
-    : broker_(broker),
-      throttler_(broker.config().log_cleaner_io_max_bytes_per_second),
+LogTasks::LogTasks(Services& svc)
+    : svc_(svc),
+      throttler_(svc.config.log_cleaner_io_max_bytes_per_second),
       cleaner_(&throttler_) {}
 
 LogTasks::~LogTasks() { stop(); }
 
 void LogTasks::start() {
   retention_thread_ = std::thread([this] { retention_loop(); });
-  if (broker_.config().log_cleaner_enable) {
-    const auto n = static_cast<size_t>(std::max(1, broker_.config().log_cleaner_threads));
+  if (svc_.config.log_cleaner_enable) {
+    const auto n = static_cast<size_t>(std::max(1, svc_.config.log_cleaner_threads));
     for (size_t i = 0; i < n; ++i) {
       cleaner_threads_.emplace_back([this, i, n] { cleaner_loop(i, n); });
     }
@@ -49,8 +51,8 @@ bool LogTasks::wait_for(int64_t ms) {
 }
 
 double LogTasks::io_rate() const {
-  auto v = broker_.dynamic_config().value("log.cleaner.io.max.bytes.per.second");
-  double rate = broker_.config().log_cleaner_io_max_bytes_per_second;
+  auto v = svc_.dynamic_config.value("log.cleaner.io.max.bytes.per.second");
+  double rate = svc_.config.log_cleaner_io_max_bytes_per_second;
   if (v) {
     double x = 0;
     auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), x);
@@ -60,8 +62,8 @@ double LogTasks::io_rate() const {
 }
 
 void LogTasks::retention_loop() {
-  while (wait_for(broker_.config().log_retention_check_interval_ms)) {
-    for (const auto& topic : broker_.topics().list()) {
+  while (wait_for(svc_.config.log_retention_check_interval_ms)) {
+    for (const auto& topic : svc_.topics.list()) {
       const storage::RetentionPolicy policy{
           topic->config.delete_enabled, topic->config.retention_ms, topic->config.retention_bytes};
       for (size_t p = 0; p < topic->partitions.size(); ++p) {
@@ -92,7 +94,7 @@ void LogTasks::maybe_request_pk_checkpoint(const TopicEntry& topic, int32_t p,
       (policy.delete_enabled && (policy.retention_ms >= 0 || policy.retention_bytes >= 0)) ||
       log.log_start_offset() >= bases[1];
   if (may_delete && bound < bases[1] && log.high_watermark() > bound) {
-    broker_.pk_tables().request_checkpoint(topic, p);
+    svc_.pk_tables.request_checkpoint(topic, p);
   }
 }
 
@@ -101,7 +103,7 @@ void LogTasks::cleaner_loop(size_t index, size_t threads) {
   while (wait_for(backoff)) {
     throttler_.set_rate(io_rate());
     bool any = false;
-    for (const auto& topic : broker_.topics().list()) {
+    for (const auto& topic : svc_.topics.list()) {
       if (!topic->config.compact) continue;
       storage::CleanerPolicy policy;
       policy.min_cleanable_ratio = topic->config.min_cleanable_dirty_ratio;
@@ -127,7 +129,7 @@ void LogTasks::cleaner_loop(size_t index, size_t threads) {
         }
       }
     }
-    backoff = any ? 0 : broker_.config().log_cleaner_backoff_ms;
+    backoff = any ? 0 : svc_.config.log_cleaner_backoff_ms;
   }
 }
 

@@ -1,5 +1,5 @@
 // The topic config table and its resolution (see topic_config.h).
-#include "broker/topic_config.h"
+#include "broker/config/topic_config.h"
 
 #include <spdlog/spdlog.h>
 

@@ -19,18 +19,18 @@
 #include <thread>
 #include <vector>
 
-#include "broker/topic_registry.h"
+#include "broker/topics/topic_registry.h"
 #include "storage/cleaner/throttler.h"
 #include "storage/log_cleaner.h"
 #include "storage/retention.h"
 
 namespace strata::broker {
 
-class Broker;
+struct Services;
 
 class LogTasks {
  public:
-  explicit LogTasks(Broker& broker);
+  explicit LogTasks(Services& svc);
   ~LogTasks();
 
   void start();
@@ -46,7 +46,7 @@ class LogTasks {
   bool wait_for(int64_t ms);
   double io_rate() const;
 
-  Broker& broker_;
+  Services& svc_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;

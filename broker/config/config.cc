@@ -1,4 +1,4 @@
-#include "broker/config.h"
+#include "broker/config/config.h"
 
 #include <charconv>
 #include <fstream>
@@ -205,7 +205,7 @@ const std::vector<KeyDef>& key_defs() {
         {{"log.cleanup.policy", "delete", "Default cleanup.policy of topics: delete or compact."},
          enum_key(&BrokerConfig::log_cleanup_policy, "log.cleanup.policy",
                   {"delete", "compact", "compact,delete", "delete,compact"})});
-    {  // retention task and log cleaner (broker/log_tasks.h)
+    {  // retention task and log cleaner (broker/topics/log_tasks.h)
       auto f64 = [&d](const char* n, const char* def, const char* doc, double BrokerConfig::*f,
                       double lo, double hi) {
         d.push_back({{n, def, doc}, [=](BrokerConfig& c, const std::string& v) -> Status {

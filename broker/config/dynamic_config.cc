@@ -1,5 +1,5 @@
 // DynamicConfig and the config-admin helpers (see dynamic_config.h).
-#include "broker/dynamic_config.h"
+#include "broker/config/dynamic_config.h"
 
 #include <algorithm>
 #include <set>

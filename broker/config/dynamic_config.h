@@ -25,8 +25,8 @@
 #include <string_view>
 #include <vector>
 
-#include "broker/config.h"
-#include "broker/topic_config.h"
+#include "broker/config/config.h"
+#include "broker/config/topic_config.h"
 #include "protocol/base/result.h"
 #include "storage/env.h"
 

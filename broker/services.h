@@ -1,0 +1,53 @@
+// Services: what request handlers, the log tasks and the metrics scrape use of the broker — its
+// long-lived services and its identity, and nothing of its lifecycle. Broker (broker/broker.h) owns
+// every service, fills this once in start() before the listeners accept, and keeps it valid until
+// run() returns; only main.cc and tests need Broker itself. Readers may use it from any thread
+// (each service states its own thread safety).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "broker/config/config.h"
+#include "broker/net/asio.h"
+
+namespace strata::broker {
+
+class DynamicConfig;
+class TopicRegistry;
+class PkTables;
+class ScanSessions;
+class PartitionWatchers;
+class ProducerIdManager;
+namespace group {
+class GroupCoordinator;
+}
+namespace metrics {
+class BrokerMetrics;
+}
+
+struct Services {
+  const BrokerConfig& config;          // static config (server.properties + overrides at start)
+  DynamicConfig& dynamic_config;       // config() plus durable AlterConfigs overrides
+  TopicRegistry& topics;               // topics and their partition logs
+  PkTables& pk_tables;                 // primary-key table states
+  ScanSessions& scan_sessions;         // open Scans
+  PartitionWatchers& watchers;         // long-poll registrations on partition logs
+  group::GroupCoordinator& groups;     // consumer groups and committed offsets
+  ProducerIdManager& producer_ids;     // idempotent-producer ids
+  metrics::BrokerMetrics& metrics;     // request and topic counters
+  boost::asio::io_context& io;         // the I/O threads' context (timers, posts)
+  const std::atomic<bool>& stopping_;  // set once a graceful stop began
+
+  int32_t node_id = 0;
+  std::string cluster_id;
+  Listener advertised;  // the address clients are told to use
+
+  bool stopping() const { return stopping_.load(); }
+};
+
+// Milliseconds since the epoch (wall clock), as Kafka timestamps are.
+int64_t now_ms();
+
+}  // namespace strata::broker
