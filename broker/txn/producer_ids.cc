@@ -7,6 +7,29 @@
 
 namespace strata::broker {
 
+namespace {
+
+// The single-node source: "<next free id>\n" in a file, rewritten atomically per block.
+class FileBlocks : public ProducerIdBlocks {
+ public:
+  FileBlocks(storage::Env* env, std::string path, int64_t next)
+      : env_(env), path_(std::move(path)), next_(next) {}
+  Result<int64_t> reserve(int64_t size) override {
+    const int64_t first = next_;
+    STRATA_RETURN_IF_ERROR(
+        storage::write_file_atomically(env_, path_, std::to_string(first + size) + "\n"));
+    next_ = first + size;
+    return first;
+  }
+
+ private:
+  storage::Env* const env_;
+  const std::string path_;
+  int64_t next_;
+};
+
+}  // namespace
+
 Result<std::unique_ptr<ProducerIdManager>> ProducerIdManager::open(storage::Env* env,
                                                                    std::string dir,
                                                                    int64_t block_size) {
@@ -22,15 +45,17 @@ Result<std::unique_ptr<ProducerIdManager>> ProducerIdManager::open(storage::Env*
   } else if (text.status().code() != Errc::not_found) {
     return text.status();
   }
-  return std::unique_ptr<ProducerIdManager>(new ProducerIdManager(env, path, first, block_size));
+  return std::make_unique<ProducerIdManager>(std::make_unique<FileBlocks>(env, path, first),
+                                             block_size);
 }
 
 Result<int64_t> ProducerIdManager::next() {
   std::lock_guard<std::mutex> lock(mu_);
   if (next_ >= block_end_) {
-    const int64_t end = next_ + block_size_;
-    STRATA_RETURN_IF_ERROR(storage::write_file_atomically(env_, path_, std::to_string(end) + "\n"));
-    block_end_ = end;
+    auto first = blocks_->reserve(block_size_);
+    if (!first.ok()) return first.status();
+    next_ = *first;
+    block_end_ = *first + block_size_;
   }
   return next_++;
 }

@@ -5,8 +5,12 @@
 // have been handed out (at most one block of ids is skipped per restart, as with Kafka's
 // ProducerIdManager blocks).
 //
-// Owned by the Broker (one per process). Thread-safe: next() takes a mutex; the file write happens
-// once per block under it.
+// Where blocks come from is a ProducerIdBlocks: this file on a single node, a compare-and-swap
+// counter in etcd in a cluster (broker/cluster/producer_id_blocks.h), so ids are unique across
+// brokers too.
+//
+// Owned by the Broker (one per process). Thread-safe: next() takes a mutex; the block reservation
+// happens once per block under it.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +23,14 @@
 
 namespace strata::broker {
 
+// Reserves blocks of ids: returns the first id of a block [first, first + size) that nobody else
+// was or will be given. Called under ProducerIdManager's mutex.
+class ProducerIdBlocks {
+ public:
+  virtual ~ProducerIdBlocks() = default;
+  virtual Result<int64_t> reserve(int64_t size) = 0;
+};
+
 class ProducerIdManager {
  public:
   static constexpr int64_t kDefaultBlockSize = 1000;
@@ -28,22 +40,17 @@ class ProducerIdManager {
   static Result<std::unique_ptr<ProducerIdManager>> open(storage::Env* env, std::string dir,
                                                          int64_t block_size = kDefaultBlockSize);
 
-  // A fresh producer id; Errc::io_error when a new block cannot be persisted.
+  ProducerIdManager(std::unique_ptr<ProducerIdBlocks> blocks, int64_t block_size)
+      : blocks_(std::move(blocks)), block_size_(block_size) {}
+
+  // A fresh producer id; Errc::io_error when a new block cannot be reserved.
   Result<int64_t> next();
 
  private:
-  ProducerIdManager(storage::Env* env, std::string path, int64_t first, int64_t block_size)
-      : env_(env),
-        path_(std::move(path)),
-        next_(first),
-        block_end_(first),
-        block_size_(block_size) {}
-
-  storage::Env* const env_;
-  const std::string path_;
+  const std::unique_ptr<ProducerIdBlocks> blocks_;
   std::mutex mu_;
-  int64_t next_;       // the next id to hand out
-  int64_t block_end_;  // ids below this are reserved on disk
+  int64_t next_ = 0;       // the next id to hand out
+  int64_t block_end_ = 0;  // ids below this are reserved
   const int64_t block_size_;
 };
 
