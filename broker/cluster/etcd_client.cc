@@ -326,6 +326,7 @@ class EtcdWatch : public Watch {
         if (Status st = deliver(text); !st.ok()) return st;
         if (done_) return Status::Ok();
       }
+      if (splitter.overflowed()) return Status(Errc::too_large, "watch message over 64 MiB");
     }
     return Status(Errc::io_error, "the member ended the watch stream");
   }

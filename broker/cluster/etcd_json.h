@@ -63,6 +63,9 @@ class ObjectSplitter {
   // Appends bytes; returns the complete top-level objects now available, in order.
   std::vector<std::string> feed(std::string_view bytes);
   size_t pending_bytes() const { return pending_.size(); }
+  // An object larger than this is not a watch message: the stream is broken (or hostile).
+  static constexpr size_t kMaxObjectBytes = 64u << 20;
+  bool overflowed() const { return pending_.size() > kMaxObjectBytes; }
 
  private:
   std::string pending_;
