@@ -392,6 +392,39 @@ TEST(EtcdClient, WatchResumesAfterEtcdRestart) {
   (*w)->cancel();
 }
 
+// Three members, and the one a client and a watch use is killed: calls move to another member,
+// the watch resumes there from the last revision + 1, and the restarted member rejoins.
+TEST(EtcdClient, ThreeMembersOneKilled) {
+  testing::EtcdCluster three(3);
+  ASSERT_TRUE(three.start());
+  auto c = etcd_client(three.endpoints());
+  // The members elect a leader first; until then they answer UNAVAILABLE.
+  Result<int64_t> first = Status(Errc::io_error, "not tried");
+  for (int i = 0; i < 100 && !first.ok(); ++i) {
+    first = c->put("/t/three/a", "1");
+    if (!first.ok()) std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_TRUE(first.ok()) << first.status().to_string();
+  Collector seen;
+  auto w = c->watch("/t/three/", prefix_end("/t/three/"), *first + 1, seen.fn());
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE(c->put("/t/three/b", "2").ok());
+  ASSERT_EQ(seen.wait_events(1).size(), 1u);
+  three.stop(0);  // the first endpoint: where both the calls and the watch went
+  Result<int64_t> after = Status(Errc::io_error, "not tried");
+  for (int i = 0; i < 100 && !after.ok(); ++i) {
+    after = c->put("/t/three/c", "3");
+    if (!after.ok()) std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_TRUE(after.ok()) << after.status().to_string();
+  auto events = seen.wait_events(2, 10s);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1].kv.key, "/t/three/c");
+  ASSERT_TRUE(three.restart(0));
+  EXPECT_EQ(c->range("/t/three/", prefix_end("/t/three/"))->kvs.size(), 3u);
+  (*w)->cancel();
+}
+
 INSTANTIATE_TEST_SUITE_P(Both, Contract, ::testing::Values(Kind::fake, Kind::etcd),
                          [](const auto& info) {
                            return std::string(info.param == Kind::fake ? "Fake" : "Etcd");
