@@ -10,14 +10,14 @@
 #include <vector>
 
 #include "broker/cluster/coordination.h"
+#include "protocol/base/base64.h"
 
 namespace strata::broker::cluster::etcd_json {
 
 using json = nlohmann::json;
 
-std::string base64_encode(std::string_view bytes);
-// Fails on characters outside the base64 alphabet or a length that is not a multiple of 4.
-Result<std::string> base64_decode(std::string_view text);
+using strata::base64_decode;  // protocol/base/base64.h
+using strata::base64_encode;
 
 // An int64 field: a decimal string, a JSON number, or absent (0).
 int64_t int_field(const json& j, const char* name);
