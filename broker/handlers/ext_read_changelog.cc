@@ -40,8 +40,6 @@ constexpr int64_t kMaxResponseBytes = 64 << 20;
 constexpr int64_t kMaxScanBytes = 64 << 20;  // log bytes read per call, all entries together
 constexpr uint32_t kReadChunk = 1u << 20;
 
-int32_t code(ErrorCode e) { return static_cast<int32_t>(e); }
-
 Resp::ChangeKind to_proto(pkindex::ChangeKind k) {
   switch (k) {
     case pkindex::ChangeKind::insert:
@@ -165,7 +163,7 @@ class PendingChangelog : public LongPoll<PendingChangelog> {
       auto fail = [&](ErrorCode e, std::string msg) {
         out->clear_changes();
         out->set_next_offset(rp.from_offset());
-        out->set_error_code(code(e));
+        set_ext_error(*out, e);
         out->set_error_message(std::move(msg));
         answer_now = true;
       };
@@ -228,7 +226,7 @@ void ext_read_changelog(RequestContext& ctx, protocol::Reader& body) {
   strata::ext::ReadChangelogRequest req;
   Resp resp;
   auto fail = [&](ErrorCode e, std::string msg) {
-    resp.set_error_code(code(e));
+    set_ext_error(resp, e);
     resp.set_error_message(std::move(msg));
     respond_ext(ctx, resp);
   };
