@@ -88,7 +88,7 @@ void RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder 
     if (frame->api_key == p::ApiVersionsRequest::kApiKey && frame->api_version > it->max_version) {
       // The client retries with a version from this list; the body is always v0 (header v0).
       p::ApiVersionsResponse resp;
-      resp.error_code = static_cast<int16_t>(p::ErrorCode::unsupported_version);
+      resp.error_code = p::ErrorCode::unsupported_version;
       auto& k = resp.api_keys.emplace_back();
       k.api_key = it->api_key;
       k.min_version = it->min_version;
@@ -97,7 +97,7 @@ void RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder 
       responder.send(encode_response(it->api_key, 0, frame->correlation_id, resp));
       return;
     }
-    metrics.request_error(frame->api_key, error_value(p::ErrorCode::unsupported_version));
+    metrics.request_error(frame->api_key, p::ErrorCode::unsupported_version);
     spdlog::warn("closing {}: api key {} version {} is not supported (range {}-{})",
                  responder.peer(), frame->api_key, frame->api_version, it->min_version,
                  it->max_version);
@@ -112,13 +112,13 @@ void RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder 
   } catch (const p::DecodeError& e) {
     spdlog::warn("closing {}: malformed api key {} v{} request: {}", responder.peer(),
                  frame->api_key, frame->api_version, e.what());
-    metrics.request_error(frame->api_key, error_value(p::ErrorCode::invalid_request));
+    metrics.request_error(frame->api_key, p::ErrorCode::invalid_request);
     responder.close("malformed request");
   } catch (const std::exception& e) {
     // A bug, not bad input; this connection pays for it, the broker keeps serving.
     spdlog::error("closing {}: api key {} v{} handler failed: {}", responder.peer(), frame->api_key,
                   frame->api_version, e.what());
-    metrics.request_error(frame->api_key, error_value(p::ErrorCode::unknown_server_error));
+    metrics.request_error(frame->api_key, p::ErrorCode::unknown_server_error);
     responder.close("internal error");
   }
 }

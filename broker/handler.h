@@ -11,6 +11,7 @@
 #include "broker/net/connection.h"
 #include "broker/net/frame.h"
 #include "protocol/messages/headers.h"
+#include "protocol/wire/errors.h"
 #include "protocol/wire/reader.h"
 #include "protocol/wire/writer.h"
 
@@ -34,7 +35,7 @@ struct RequestContext {
 using HandlerFn = void (*)(RequestContext& ctx, protocol::Reader& body);
 
 // counts a non-zero top-level error code of a response.
-void note_response_error(Services& svc, int16_t api_key, int16_t error_code);
+void note_response_error(Services& svc, int16_t api_key, protocol::ErrorCode error_code);
 
 struct HandlerDef {
   int16_t api_key;
@@ -64,7 +65,9 @@ template <typename Resp>
 void RequestContext::respond(const Resp& resp) const {
   // top-level error codes by api (per-partition codes are counted by the handlers).
   if constexpr (requires { resp.error_code; }) {
-    if (resp.error_code != 0) note_response_error(svc, api_key, resp.error_code);
+    if (resp.error_code != protocol::ErrorCode::none) {
+      note_response_error(svc, api_key, resp.error_code);
+    }
   }
   responder.send(encode_response(api_key, version, frame->correlation_id, resp));
 }

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "protocol/wire/errors.h"
+
 namespace strata::broker::group {
 
 enum class GroupState { empty, preparing_rebalance, completing_rebalance, stable, dead };
@@ -29,7 +31,7 @@ struct JoinMember {
 };
 
 struct JoinResult {
-  int16_t error = 0;
+  protocol::ErrorCode error = protocol::ErrorCode::none;
   int32_t generation = -1;
   std::optional<std::string> protocol_type;
   std::optional<std::string> protocol_name;
@@ -40,7 +42,7 @@ struct JoinResult {
 };
 
 struct SyncResult {
-  int16_t error = 0;
+  protocol::ErrorCode error = protocol::ErrorCode::none;
   std::optional<std::string> protocol_type;
   std::optional<std::string> protocol_name;
   Bytes assignment;

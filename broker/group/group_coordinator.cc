@@ -12,7 +12,6 @@ namespace strata::broker::group {
 
 namespace {
 using protocol::ErrorCode;
-int16_t ec(ErrorCode e) { return static_cast<int16_t>(e); }
 
 std::string random_uuid() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -25,14 +24,14 @@ std::string random_uuid() {
   return buf;
 }
 
-JoinResult join_error(int16_t error, const std::string& member_id) {
+JoinResult join_error(ErrorCode error, const std::string& member_id) {
   JoinResult r;
   r.error = error;
   r.member_id = member_id;
   return r;
 }
 
-SyncResult sync_error(int16_t error) {
+SyncResult sync_error(ErrorCode error) {
   SyncResult r;
   r.error = error;
   return r;
@@ -90,13 +89,13 @@ void GroupCoordinator::shutdown() {
     for (auto& [mid, m] : g.members) {
       if (m.awaiting_join) {
         deferred_.push_back([cb = std::move(m.awaiting_join), mid = mid] {
-          cb(join_error(ec(ErrorCode::not_coordinator), mid));
+          cb(join_error(ErrorCode::not_coordinator, mid));
         });
         m.awaiting_join = nullptr;
       }
       if (m.awaiting_sync) {
         deferred_.push_back(
-            [cb = std::move(m.awaiting_sync)] { cb(sync_error(ec(ErrorCode::not_coordinator))); });
+            [cb = std::move(m.awaiting_sync)] { cb(sync_error(ErrorCode::not_coordinator)); });
         m.awaiting_sync = nullptr;
       }
     }
@@ -135,20 +134,20 @@ void GroupCoordinator::join(JoinParams p, JoinCallback done) {
   auto reply = [this, &done](JoinResult r) {
     deferred_.push_back([cb = std::move(done), r = std::move(r)] { cb(r); });
   };
-  if (stopped_) return reply(join_error(ec(ErrorCode::not_coordinator), p.member_id));
-  if (p.group_id.empty()) return reply(join_error(ec(ErrorCode::invalid_group_id), p.member_id));
+  if (stopped_) return reply(join_error(ErrorCode::not_coordinator, p.member_id));
+  if (p.group_id.empty()) return reply(join_error(ErrorCode::invalid_group_id, p.member_id));
   if (p.session_timeout_ms < config_.min_session_timeout_ms ||
       p.session_timeout_ms > config_.max_session_timeout_ms) {
-    return reply(join_error(ec(ErrorCode::invalid_session_timeout), p.member_id));
+    return reply(join_error(ErrorCode::invalid_session_timeout, p.member_id));
   }
   const bool unknown = p.member_id.empty();
   Group* g = find(p.group_id);
   if (!g) {
-    if (!unknown) return reply(join_error(ec(ErrorCode::unknown_member_id), p.member_id));
+    if (!unknown) return reply(join_error(ErrorCode::unknown_member_id, p.member_id));
     g = &get_or_create(p.group_id);
   }
   if (!g->supports(p.protocol_type, p.protocols)) {
-    return reply(join_error(ec(ErrorCode::inconsistent_group_protocol), p.member_id));
+    return reply(join_error(ErrorCode::inconsistent_group_protocol, p.member_id));
   }
   if (unknown) {
     join_new(*g, p, std::move(done));
@@ -176,7 +175,7 @@ void GroupCoordinator::join_new(Group& g, JoinParams& p, JoinCallback done) {
     timers_.schedule(p.session_timeout_ms,
                      [this, gid = g.id, id, token] { on_pending_expired(gid, id, token); });
     deferred_.push_back(
-        [cb = std::move(done), id] { cb(join_error(ec(ErrorCode::member_id_required), id)); });
+        [cb = std::move(done), id] { cb(join_error(ErrorCode::member_id_required, id)); });
     return;
   }
   add_member_and_rebalance(g, p, id, std::move(done));
@@ -193,11 +192,11 @@ void GroupCoordinator::join_existing(Group& g, JoinParams& p, JoinCallback done)
     return;
   }
   if (g.static_fenced(p.instance_id, p.member_id)) {
-    return reply(join_error(ec(ErrorCode::fenced_instance_id), p.member_id));
+    return reply(join_error(ErrorCode::fenced_instance_id, p.member_id));
   }
   auto it = g.members.find(p.member_id);
   if (it == g.members.end() || (p.instance_id && it->second.instance_id != p.instance_id)) {
-    return reply(join_error(ec(ErrorCode::unknown_member_id), p.member_id));
+    return reply(join_error(ErrorCode::unknown_member_id, p.member_id));
   }
   Member& m = it->second;
   switch (g.state) {
@@ -220,7 +219,7 @@ void GroupCoordinator::join_existing(Group& g, JoinParams& p, JoinCallback done)
       return reply(current_join_result(g, m, false));
     case GroupState::empty:
     case GroupState::dead:
-      return reply(join_error(ec(ErrorCode::unknown_member_id), p.member_id));
+      return reply(join_error(ErrorCode::unknown_member_id, p.member_id));
   }
 }
 
@@ -234,13 +233,13 @@ void GroupCoordinator::join_static_known(Group& g, JoinParams& p, const std::str
   Member m = std::move(node.mapped());
   if (m.awaiting_join) {
     deferred_.push_back([cb = std::move(m.awaiting_join), old_id] {
-      cb(join_error(ec(ErrorCode::fenced_instance_id), old_id));
+      cb(join_error(ErrorCode::fenced_instance_id, old_id));
     });
     m.awaiting_join = nullptr;
   }
   if (m.awaiting_sync) {
     deferred_.push_back(
-        [cb = std::move(m.awaiting_sync)] { cb(sync_error(ec(ErrorCode::fenced_instance_id))); });
+        [cb = std::move(m.awaiting_sync)] { cb(sync_error(ErrorCode::fenced_instance_id)); });
     m.awaiting_sync = nullptr;
   }
   const bool metadata_changed = [&] {
@@ -301,7 +300,7 @@ void GroupCoordinator::update_member_and_rebalance(Group& g, Member& m, JoinPara
   m.rebalance_timeout_ms = p.rebalance_timeout_ms;
   if (m.awaiting_join) {
     deferred_.push_back([cb = std::move(m.awaiting_join), id = m.member_id] {
-      cb(join_error(ec(ErrorCode::rebalance_in_progress), id));
+      cb(join_error(ErrorCode::rebalance_in_progress, id));
     });
   }
   m.awaiting_join = std::move(done);
@@ -318,7 +317,7 @@ void GroupCoordinator::maybe_prepare_rebalance(Group& g, const std::string& reas
 
 void GroupCoordinator::prepare_rebalance(Group& g, const std::string& reason) {
   if (g.state == GroupState::completing_rebalance) {
-    reset_and_propagate(g, ec(ErrorCode::rebalance_in_progress));
+    reset_and_propagate(g, ErrorCode::rebalance_in_progress);
   }
   const bool was_empty = g.state == GroupState::empty;
   transition(g, GroupState::preparing_rebalance);
@@ -380,7 +379,7 @@ void GroupCoordinator::complete_join(Group& g) {
   for (const auto& [id, m] : g.members) {
     if (!m.awaiting_join && !m.instance_id) gone.push_back(id);
   }
-  for (const auto& id : gone) remove_member(g, id, ec(ErrorCode::unknown_member_id));
+  for (const auto& id : gone) remove_member(g, id, ErrorCode::unknown_member_id);
   bool any_joined = false;
   for (const auto& [id, m] : g.members) any_joined |= static_cast<bool>(m.awaiting_join);
   if (!g.members.empty() && !any_joined) {
@@ -453,31 +452,31 @@ void GroupCoordinator::sync(SyncParams p, SyncCallback done) {
   auto reply = [this, &done](SyncResult r) {
     deferred_.push_back([cb = std::move(done), r = std::move(r)] { cb(r); });
   };
-  if (stopped_) return reply(sync_error(ec(ErrorCode::not_coordinator)));
-  if (p.group_id.empty()) return reply(sync_error(ec(ErrorCode::invalid_group_id)));
+  if (stopped_) return reply(sync_error(ErrorCode::not_coordinator));
+  if (p.group_id.empty()) return reply(sync_error(ErrorCode::invalid_group_id));
   Group* g = find(p.group_id);
-  if (!g) return reply(sync_error(ec(ErrorCode::unknown_member_id)));
+  if (!g) return reply(sync_error(ErrorCode::unknown_member_id));
   if (g->static_fenced(p.instance_id, p.member_id)) {
-    return reply(sync_error(ec(ErrorCode::fenced_instance_id)));
+    return reply(sync_error(ErrorCode::fenced_instance_id));
   }
   auto it = g->members.find(p.member_id);
-  if (it == g->members.end()) return reply(sync_error(ec(ErrorCode::unknown_member_id)));
-  if (p.generation != g->generation) return reply(sync_error(ec(ErrorCode::illegal_generation)));
+  if (it == g->members.end()) return reply(sync_error(ErrorCode::unknown_member_id));
+  if (p.generation != g->generation) return reply(sync_error(ErrorCode::illegal_generation));
   if ((p.protocol_type && g->protocol_type != p.protocol_type) ||
       (p.protocol_name && g->protocol_name != p.protocol_name)) {
-    return reply(sync_error(ec(ErrorCode::inconsistent_group_protocol)));
+    return reply(sync_error(ErrorCode::inconsistent_group_protocol));
   }
   Member& m = it->second;
   switch (g->state) {
     case GroupState::empty:
     case GroupState::dead:
-      return reply(sync_error(ec(ErrorCode::unknown_member_id)));
+      return reply(sync_error(ErrorCode::unknown_member_id));
     case GroupState::preparing_rebalance:
-      return reply(sync_error(ec(ErrorCode::rebalance_in_progress)));
+      return reply(sync_error(ErrorCode::rebalance_in_progress));
     case GroupState::completing_rebalance: {
       if (m.awaiting_sync) {
         deferred_.push_back([cb = std::move(m.awaiting_sync)] {
-          cb(sync_error(ec(ErrorCode::rebalance_in_progress)));
+          cb(sync_error(ErrorCode::rebalance_in_progress));
         });
       }
       m.awaiting_sync = std::move(done);
@@ -518,7 +517,7 @@ void GroupCoordinator::propagate_assignment(Group& g) {
   }
 }
 
-void GroupCoordinator::reset_and_propagate(Group& g, int16_t error) {
+void GroupCoordinator::reset_and_propagate(Group& g, ErrorCode error) {
   for (auto& [id, m] : g.members) {
     m.assignment.clear();
     if (!m.awaiting_sync) continue;
@@ -530,31 +529,31 @@ void GroupCoordinator::reset_and_propagate(Group& g, int16_t error) {
 
 // ---------------------------------------------------------------- Heartbeat / LeaveGroup
 
-int16_t GroupCoordinator::heartbeat(const std::string& group_id, const std::string& member_id,
-                                    const std::optional<std::string>& instance_id,
-                                    int32_t generation) {
+ErrorCode GroupCoordinator::heartbeat(const std::string& group_id, const std::string& member_id,
+                                      const std::optional<std::string>& instance_id,
+                                      int32_t generation) {
   Locked lk(*this);
-  if (stopped_) return ec(ErrorCode::not_coordinator);
-  if (group_id.empty()) return ec(ErrorCode::invalid_group_id);
+  if (stopped_) return ErrorCode::not_coordinator;
+  if (group_id.empty()) return ErrorCode::invalid_group_id;
   Group* g = find(group_id);
-  if (!g) return ec(ErrorCode::unknown_member_id);
-  if (g->static_fenced(instance_id, member_id)) return ec(ErrorCode::fenced_instance_id);
+  if (!g) return ErrorCode::unknown_member_id;
+  if (g->static_fenced(instance_id, member_id)) return ErrorCode::fenced_instance_id;
   auto it = g->members.find(member_id);
-  if (it == g->members.end()) return ec(ErrorCode::unknown_member_id);
-  if (generation != g->generation) return ec(ErrorCode::illegal_generation);
+  if (it == g->members.end()) return ErrorCode::unknown_member_id;
+  if (generation != g->generation) return ErrorCode::illegal_generation;
   switch (g->state) {
     case GroupState::empty:
     case GroupState::dead:
-      return ec(ErrorCode::unknown_member_id);
+      return ErrorCode::unknown_member_id;
     case GroupState::preparing_rebalance:
       arm_session(*g, it->second, it->second.session_timeout_ms);
-      return ec(ErrorCode::rebalance_in_progress);
+      return ErrorCode::rebalance_in_progress;
     case GroupState::completing_rebalance:
     case GroupState::stable:
       arm_session(*g, it->second, it->second.session_timeout_ms);
-      return 0;
+      return ErrorCode::none;
   }
-  return 0;
+  return ErrorCode::none;
 }
 
 LeaveResult GroupCoordinator::leave(const std::string& group_id,
@@ -562,33 +561,33 @@ LeaveResult GroupCoordinator::leave(const std::string& group_id,
   Locked lk(*this);
   LeaveResult out;
   if (stopped_) {
-    out.error = ec(ErrorCode::not_coordinator);
+    out.error = ErrorCode::not_coordinator;
     return out;
   }
   if (group_id.empty()) {
-    out.error = ec(ErrorCode::invalid_group_id);
+    out.error = ErrorCode::invalid_group_id;
     return out;
   }
   Group* g = find(group_id);
   for (const auto& lm : members) {
-    int16_t err = 0;
+    ErrorCode err = ErrorCode::none;
     if (!g) {
-      err = ec(ErrorCode::unknown_member_id);
+      err = ErrorCode::unknown_member_id;
     } else if (lm.member_id.empty()) {
       // Static member leaving by instance id only.
       auto si = lm.instance_id ? g->static_members.find(*lm.instance_id) : g->static_members.end();
       if (si == g->static_members.end() || !g->has(si->second)) {
-        err = ec(ErrorCode::unknown_member_id);
+        err = ErrorCode::unknown_member_id;
       } else {
         const std::string member = si->second;  // remove_member erases the map entry
         remove_member_and_update(*g, member, "static member left");
       }
     } else if (g->static_fenced(lm.instance_id, lm.member_id)) {
-      err = ec(ErrorCode::fenced_instance_id);
+      err = ErrorCode::fenced_instance_id;
     } else if (g->pending_members.erase(lm.member_id)) {
       if (g->state == GroupState::preparing_rebalance) try_complete_join(*g);
     } else if (!g->has(lm.member_id)) {
-      err = ec(ErrorCode::unknown_member_id);
+      err = ErrorCode::unknown_member_id;
     } else {
       remove_member_and_update(*g, lm.member_id, "member left");
     }
@@ -598,7 +597,7 @@ LeaveResult GroupCoordinator::leave(const std::string& group_id,
 }
 
 void GroupCoordinator::remove_member(Group& g, const std::string& member_id,
-                                     int16_t pending_error) {
+                                     ErrorCode pending_error) {
   auto it = g.members.find(member_id);
   if (it == g.members.end()) return;
   Member& m = it->second;
@@ -625,7 +624,7 @@ void GroupCoordinator::remove_member(Group& g, const std::string& member_id,
 
 void GroupCoordinator::remove_member_and_update(Group& g, const std::string& member_id,
                                                 const std::string& reason) {
-  remove_member(g, member_id, ec(ErrorCode::unknown_member_id));
+  remove_member(g, member_id, ErrorCode::unknown_member_id);
   switch (g.state) {
     case GroupState::stable:
     case GroupState::completing_rebalance:

@@ -57,8 +57,8 @@ struct LeaveRequestMember {
 };
 
 struct LeaveResult {
-  int16_t error = 0;  // group-level
-  std::vector<int16_t> member_errors;
+  protocol::ErrorCode error = protocol::ErrorCode::none;  // group-level
+  std::vector<protocol::ErrorCode> member_errors;
 };
 
 // One partition of an OffsetCommit; `error` is pre-set by the handler (unknown topic) and filled
@@ -69,7 +69,7 @@ struct CommitPartition {
   int64_t offset = 0;
   int32_t leader_epoch = -1;
   std::optional<std::string> metadata;
-  int16_t error = 0;
+  protocol::ErrorCode error = protocol::ErrorCode::none;
 };
 
 struct FetchedPartition {
@@ -78,7 +78,7 @@ struct FetchedPartition {
   int64_t offset = -1;
   int32_t leader_epoch = -1;
   std::string metadata;
-  int16_t error = 0;
+  protocol::ErrorCode error = protocol::ErrorCode::none;
 };
 
 struct MemberSummary {
@@ -91,7 +91,7 @@ struct MemberSummary {
 };
 
 struct GroupSummary {
-  int16_t error = 0;
+  protocol::ErrorCode error = protocol::ErrorCode::none;
   std::string state;
   std::string protocol_type;
   std::string protocol_data;
@@ -107,7 +107,7 @@ struct ListedGroup {
 struct TopicPartitionError {
   std::string topic;
   int32_t partition = 0;
-  int16_t error = 0;
+  protocol::ErrorCode error = protocol::ErrorCode::none;
 };
 
 class GroupCoordinator {
@@ -124,8 +124,8 @@ class GroupCoordinator {
 
   void join(JoinParams p, JoinCallback done);
   void sync(SyncParams p, SyncCallback done);
-  int16_t heartbeat(const std::string& group_id, const std::string& member_id,
-                    const std::optional<std::string>& instance_id, int32_t generation);
+  protocol::ErrorCode heartbeat(const std::string& group_id, const std::string& member_id,
+                                const std::optional<std::string>& instance_id, int32_t generation);
   LeaveResult leave(const std::string& group_id, const std::vector<LeaveRequestMember>& members);
 
   // Fills each partition's error. generation < 0 with an empty/unknown group = a simple commit.
@@ -133,16 +133,17 @@ class GroupCoordinator {
               const std::optional<std::string>& instance_id, int64_t retention_ms,
               std::vector<CommitPartition>& parts);
   // `requested` null = every committed offset of the group. Returns the group-level error.
-  int16_t fetch_offsets(
+  protocol::ErrorCode fetch_offsets(
       const std::string& group_id,
       const std::optional<std::vector<std::pair<std::string, std::vector<int32_t>>>>& requested,
       std::vector<FetchedPartition>& out);
   GroupSummary describe(const std::string& group_id);
   std::vector<ListedGroup> list();
-  int16_t delete_group(const std::string& group_id);
+  protocol::ErrorCode delete_group(const std::string& group_id);
   // Per-partition errors are pre-set by the handler (unknown topics); returns the group error.
   // `subscribed` tells whether the group still consumes a topic (Kafka: GROUP_SUBSCRIBED_TO_TOPIC).
-  int16_t delete_offsets(const std::string& group_id, std::vector<TopicPartitionError>& parts);
+  protocol::ErrorCode delete_offsets(const std::string& group_id,
+                                     std::vector<TopicPartitionError>& parts);
   // Drops every committed offset of a deleted topic.
   void on_topic_deleted(const std::string& topic);
   // Expires offsets of empty groups older than the retention; removes groups left with nothing.
@@ -170,9 +171,9 @@ class GroupCoordinator {
   void complete_join(Group& g);
   void on_join_timer(const std::string& group_id, uint64_t token);
   void arm_join_timer(Group& g, int64_t delay_ms);
-  void reset_and_propagate(Group& g, int16_t error);
+  void reset_and_propagate(Group& g, protocol::ErrorCode error);
   void propagate_assignment(Group& g);
-  void remove_member(Group& g, const std::string& member_id, int16_t pending_error);
+  void remove_member(Group& g, const std::string& member_id, protocol::ErrorCode pending_error);
   void remove_member_and_update(Group& g, const std::string& member_id, const std::string& reason);
   void arm_session(Group& g, Member& m, int64_t timeout_ms);
   void on_session_expired(const std::string& group_id, const std::string& member_id,

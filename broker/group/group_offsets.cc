@@ -10,7 +10,6 @@ namespace strata::broker::group {
 
 namespace {
 using protocol::ErrorCode;
-int16_t ec(ErrorCode e) { return static_cast<int16_t>(e); }
 }  // namespace
 
 void GroupCoordinator::commit(const std::string& group_id, int32_t generation,
@@ -18,34 +17,34 @@ void GroupCoordinator::commit(const std::string& group_id, int32_t generation,
                               const std::optional<std::string>& instance_id, int64_t retention_ms,
                               std::vector<CommitPartition>& parts) {
   std::lock_guard l(mu_);
-  auto fail_all = [&](int16_t e) {
+  auto fail_all = [&](ErrorCode e) {
     for (auto& p : parts) {
-      if (p.error == 0) p.error = e;
+      if (p.error == ErrorCode::none) p.error = e;
     }
   };
-  if (stopped_) return fail_all(ec(ErrorCode::not_coordinator));
+  if (stopped_) return fail_all(ErrorCode::not_coordinator);
   Group* g = find(group_id);
   if (!g) {
-    if (generation >= 0) return fail_all(ec(ErrorCode::illegal_generation));
+    if (generation >= 0) return fail_all(ErrorCode::illegal_generation);
     g = &get_or_create(group_id);  // a group that only stores offsets
   }
-  if (g->static_fenced(instance_id, member_id)) return fail_all(ec(ErrorCode::fenced_instance_id));
+  if (g->static_fenced(instance_id, member_id)) return fail_all(ErrorCode::fenced_instance_id);
   if (!(generation < 0 && g->state == GroupState::empty)) {
     auto it = g->members.find(member_id);
-    if (it == g->members.end()) return fail_all(ec(ErrorCode::unknown_member_id));
-    if (generation != g->generation) return fail_all(ec(ErrorCode::illegal_generation));
+    if (it == g->members.end()) return fail_all(ErrorCode::unknown_member_id);
+    if (generation != g->generation) return fail_all(ErrorCode::illegal_generation);
     if (g->state == GroupState::completing_rebalance) {
-      return fail_all(ec(ErrorCode::rebalance_in_progress));
+      return fail_all(ErrorCode::rebalance_in_progress);
     }
     arm_session(*g, it->second, it->second.session_timeout_ms);
   }
   const int64_t now = timers_.wall_ms();
   std::vector<std::pair<OffsetKey, OffsetEntry>> batch;
   for (auto& p : parts) {
-    if (p.error != 0) continue;
+    if (p.error != ErrorCode::none) continue;
     if (p.metadata &&
         static_cast<int64_t>(p.metadata->size()) > config_.offset_metadata_max_bytes) {
-      p.error = ec(ErrorCode::offset_metadata_too_large);
+      p.error = ErrorCode::offset_metadata_too_large;
       continue;
     }
     OffsetEntry e;
@@ -61,18 +60,18 @@ void GroupCoordinator::commit(const std::string& group_id, int32_t generation,
     Status st = store_->put_offsets(group_id, batch);
     if (!st.ok()) {
       spdlog::error("committing offsets of group {} failed: {}", group_id, st.to_string());
-      return fail_all(ec(ErrorCode::coordinator_not_available));
+      return fail_all(ErrorCode::coordinator_not_available);
     }
   }
   for (auto& [k, e] : batch) g->offsets[{k.topic, k.partition}] = std::move(e);
 }
 
-int16_t GroupCoordinator::fetch_offsets(
+ErrorCode GroupCoordinator::fetch_offsets(
     const std::string& group_id,
     const std::optional<std::vector<std::pair<std::string, std::vector<int32_t>>>>& requested,
     std::vector<FetchedPartition>& out) {
   std::lock_guard l(mu_);
-  if (stopped_) return ec(ErrorCode::not_coordinator);
+  if (stopped_) return ErrorCode::not_coordinator;
   Group* g = find(group_id);
   auto fill = [](FetchedPartition& fp, const OffsetEntry& e) {
     fp.offset = e.offset;
@@ -80,7 +79,7 @@ int16_t GroupCoordinator::fetch_offsets(
     fp.metadata = e.metadata;
   };
   if (!requested) {
-    if (!g) return 0;
+    if (!g) return ErrorCode::none;
     for (const auto& [tp, e] : g->offsets) {
       FetchedPartition fp;
       fp.topic = tp.first;
@@ -88,7 +87,7 @@ int16_t GroupCoordinator::fetch_offsets(
       fill(fp, e);
       out.push_back(std::move(fp));
     }
-    return 0;
+    return ErrorCode::none;
   }
   for (const auto& [topic, partitions] : *requested) {
     for (int32_t p : partitions) {
@@ -102,14 +101,14 @@ int16_t GroupCoordinator::fetch_offsets(
       out.push_back(std::move(fp));
     }
   }
-  return 0;
+  return ErrorCode::none;
 }
 
 GroupSummary GroupCoordinator::describe(const std::string& group_id) {
   std::lock_guard l(mu_);
   GroupSummary s;
   if (stopped_) {
-    s.error = ec(ErrorCode::not_coordinator);
+    s.error = ErrorCode::not_coordinator;
     return s;
   }
   Group* g = find(group_id);
@@ -146,48 +145,47 @@ std::vector<ListedGroup> GroupCoordinator::list() {
   return out;
 }
 
-int16_t GroupCoordinator::delete_group(const std::string& group_id) {
+ErrorCode GroupCoordinator::delete_group(const std::string& group_id) {
   std::lock_guard l(mu_);
-  if (stopped_) return ec(ErrorCode::not_coordinator);
+  if (stopped_) return ErrorCode::not_coordinator;
   Group* g = find(group_id);
-  if (!g) return ec(ErrorCode::group_id_not_found);
-  if (g->state != GroupState::empty) return ec(ErrorCode::non_empty_group);
+  if (!g) return ErrorCode::group_id_not_found;
+  if (g->state != GroupState::empty) return ErrorCode::non_empty_group;
   if (store_) {
     Status st = store_->delete_group(*g);
     if (!st.ok()) {
       spdlog::error("deleting group {} failed: {}", group_id, st.to_string());
-      return ec(ErrorCode::coordinator_not_available);
+      return ErrorCode::coordinator_not_available;
     }
   }
   if (g->join_timer) timers_.cancel(g->join_timer);
   groups_.erase(group_id);
   spdlog::info("deleted group {}", group_id);
-  return 0;
+  return ErrorCode::none;
 }
 
-int16_t GroupCoordinator::delete_offsets(const std::string& group_id,
-                                         std::vector<TopicPartitionError>& parts) {
+ErrorCode GroupCoordinator::delete_offsets(const std::string& group_id,
+                                           std::vector<TopicPartitionError>& parts) {
   std::lock_guard l(mu_);
-  if (stopped_) return ec(ErrorCode::not_coordinator);
-  if (group_id.empty()) return ec(ErrorCode::invalid_group_id);
+  if (stopped_) return ErrorCode::not_coordinator;
+  if (group_id.empty()) return ErrorCode::invalid_group_id;
   Group* g = find(group_id);
-  if (!g) return ec(ErrorCode::group_id_not_found);
+  if (!g) return ErrorCode::group_id_not_found;
   std::vector<std::string> subscribed;
   bool all_subscribed = false;
   if (g->state != GroupState::empty) {
-    if (g->protocol_type != std::string(kConsumerProtocolType))
-      return ec(ErrorCode::non_empty_group);
+    if (g->protocol_type != std::string(kConsumerProtocolType)) return ErrorCode::non_empty_group;
     bool known = false;
     subscribed = subscribed_topics(*g, known);
     all_subscribed = !known;
   }
   std::vector<OffsetKey> keys;
   for (auto& p : parts) {
-    if (p.error != 0) continue;
+    if (p.error != ErrorCode::none) continue;
     if (g->state != GroupState::empty &&
         (all_subscribed ||
          std::find(subscribed.begin(), subscribed.end(), p.topic) != subscribed.end())) {
-      p.error = ec(ErrorCode::group_subscribed_to_topic);
+      p.error = ErrorCode::group_subscribed_to_topic;
       continue;
     }
     if (g->offsets.count({p.topic, p.partition})) keys.push_back({group_id, p.topic, p.partition});
@@ -196,11 +194,11 @@ int16_t GroupCoordinator::delete_offsets(const std::string& group_id,
     Status st = store_->delete_offsets(keys);
     if (!st.ok()) {
       spdlog::error("deleting offsets of group {} failed: {}", group_id, st.to_string());
-      return ec(ErrorCode::coordinator_not_available);
+      return ErrorCode::coordinator_not_available;
     }
   }
   for (const auto& k : keys) g->offsets.erase({k.topic, k.partition});
-  return 0;
+  return ErrorCode::none;
 }
 
 std::vector<std::string> GroupCoordinator::subscribed_topics(const Group& g, bool& known) const {

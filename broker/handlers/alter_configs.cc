@@ -25,12 +25,11 @@ void alter_configs(RequestContext& ctx, protocol::Reader& body) {
     std::optional<ResourceError> bad;
     for (const auto& c : res.configs) {
       if (!c.value) {
-        bad = ResourceError{static_cast<int16_t>(ErrorCode::invalid_config),
-                            "Null value not supported for: " + c.name};
+        bad = ResourceError{ErrorCode::invalid_config, "Null value not supported for: " + c.name};
         break;
       }
       if (!wanted.emplace(c.name, *c.value).second) {
-        bad = ResourceError{static_cast<int16_t>(ErrorCode::invalid_request),
+        bad = ResourceError{ErrorCode::invalid_request,
                             "Error due to duplicate config keys: " + c.name};
         break;
       }

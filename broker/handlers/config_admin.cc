@@ -17,7 +17,7 @@ namespace {
 using protocol::ErrorCode;
 
 ResourceError error(ErrorCode e, std::string message) {
-  return ResourceError{static_cast<int16_t>(e), std::move(message)};
+  return ResourceError{e, std::move(message)};
 }
 
 ResourceError map_status(const Status& st) {

@@ -11,6 +11,7 @@
 
 #include "broker/config/dynamic_config.h"
 #include "protocol/base/result.h"
+#include "protocol/wire/errors.h"
 
 namespace strata::broker {
 struct Services;
@@ -22,7 +23,7 @@ inline constexpr int8_t kResourceTopic = 2;
 inline constexpr int8_t kResourceBroker = 4;
 
 struct ResourceError {
-  int16_t error_code = 0;
+  protocol::ErrorCode error_code = protocol::ErrorCode::none;
   std::optional<std::string> message;  // null on success, as Kafka sends
 };
 

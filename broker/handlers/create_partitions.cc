@@ -17,8 +17,25 @@
 
 namespace strata::broker::handlers {
 
+namespace {
+using protocol::ErrorCode;
+
+// Kafka's code for a failed TopicRegistry::add_partitions.
+ErrorCode add_partitions_error(const Status& st) {
+  switch (st.code()) {
+    case Errc::not_found:
+      return ErrorCode::unknown_topic_or_partition;
+    case Errc::too_large:
+      return ErrorCode::policy_violation;  // max.broker.partitions
+    case Errc::invalid_argument:
+      return ErrorCode::invalid_partitions;
+    default:
+      return ErrorCode::kafka_storage_error;
+  }
+}
+}  // namespace
+
 void create_partitions(RequestContext& ctx, protocol::Reader& body) {
-  using protocol::ErrorCode;
   protocol::CreatePartitionsRequest req;
   req.decode(body, ctx.version);
   protocol::CreatePartitionsResponse resp;
@@ -29,7 +46,7 @@ void create_partitions(RequestContext& ctx, protocol::Reader& body) {
     auto& out = resp.results.emplace_back();
     out.name = t.name;
     auto fail = [&out](ErrorCode e, std::string msg) {
-      out.error_code = static_cast<int16_t>(e);
+      out.error_code = e;
       out.error_message = std::move(msg);
     };
     if (times[t.name] > 1) {
@@ -77,19 +94,16 @@ void create_partitions(RequestContext& ctx, protocol::Reader& body) {
     auto grown = ctx.svc.topics.add_partitions(t.name, t.count, req.validate_only);
     if (!grown.ok()) {
       const auto& st = grown.status();
-      if (st.code() == Errc::not_found) {
-        fail(ErrorCode::unknown_topic_or_partition, "The topic '" + t.name + "' does not exist.");
-      } else if (st.code() == Errc::too_large) {
-        fail(ErrorCode::policy_violation, st.message());  // max.broker.partitions
-      } else if (st.code() == Errc::invalid_argument) {
-        fail(ErrorCode::invalid_partitions, st.message());
-      } else {
+      const ErrorCode e = add_partitions_error(st);
+      if (e == ErrorCode::kafka_storage_error) {
         spdlog::error("adding partitions to {} failed: {}", t.name, st.to_string());
-        fail(ErrorCode::kafka_storage_error, st.message());
       }
+      fail(e, e == ErrorCode::unknown_topic_or_partition
+                  ? "The topic '" + t.name + "' does not exist."
+                  : st.message());
       continue;
     }
-    out.error_code = 0;
+    out.error_code = ErrorCode::none;
     out.error_message = std::nullopt;
     if (!req.validate_only) {
       spdlog::info("topic {} grown from {} to {} partitions", t.name, current, t.count);

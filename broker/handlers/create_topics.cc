@@ -15,7 +15,20 @@ namespace strata::broker::handlers {
 
 namespace {
 using protocol::ErrorCode;
-int16_t code(ErrorCode e) { return static_cast<int16_t>(e); }
+
+// Kafka's code for a failed TopicRegistry::create.
+ErrorCode create_error(const Status& st) {
+  switch (st.code()) {
+    case Errc::already_exists:
+      return ErrorCode::topic_already_exists;
+    case Errc::too_large:
+      return ErrorCode::policy_violation;  // max.broker.partitions
+    case Errc::invalid_argument:
+      return ErrorCode::invalid_config;
+    default:
+      return ErrorCode::kafka_storage_error;
+  }
+}
 }  // namespace
 
 void create_topics(RequestContext& ctx, protocol::Reader& body) {
@@ -30,7 +43,7 @@ void create_topics(RequestContext& ctx, protocol::Reader& body) {
     out.num_partitions = -1;
     out.replication_factor = -1;
     auto fail = [&out](ErrorCode e, std::string msg) {
-      out.error_code = code(e);
+      out.error_code = e;
       out.error_message = std::move(msg);
     };
 
@@ -76,16 +89,12 @@ void create_topics(RequestContext& ctx, protocol::Reader& body) {
     auto created = svc.topics.create(rt.name, partitions, configs, req.validate_only);
     if (!created.ok()) {
       const auto& st = created.status();
-      if (st.code() == Errc::already_exists) {
-        fail(ErrorCode::topic_already_exists, "Topic '" + rt.name + "' already exists.");
-      } else if (st.code() == Errc::too_large) {
-        fail(ErrorCode::policy_violation, st.message());  // max.broker.partitions
-      } else if (st.code() == Errc::invalid_argument) {
-        fail(ErrorCode::invalid_config, st.message());
-      } else {
+      const ErrorCode e = create_error(st);
+      if (e == ErrorCode::kafka_storage_error) {
         spdlog::error("creating topic {} failed: {}", rt.name, st.to_string());
-        fail(ErrorCode::kafka_storage_error, st.message());
       }
+      fail(e, e == ErrorCode::topic_already_exists ? "Topic '" + rt.name + "' already exists."
+                                                   : st.message());
       continue;
     }
     const auto& t = *created.value();

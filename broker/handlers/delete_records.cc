@@ -8,49 +8,48 @@
 #include <spdlog/spdlog.h>
 
 #include "broker/handlers/handlers.h"
+#include "broker/handlers/partition_loop.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
 
+namespace {
+using protocol::ErrorCode;
+constexpr int64_t kHighWatermark = -1;
+
+// Kafka's code for a failed PartitionLog::delete_records_before.
+ErrorCode delete_records_error(const std::string& topic, int32_t partition, const Status& st) {
+  switch (st.code()) {
+    case Errc::out_of_range:
+      return ErrorCode::offset_out_of_range;
+    case Errc::not_found:
+      return ErrorCode::unknown_topic_or_partition;  // deleted meanwhile
+    default:
+      spdlog::error("DeleteRecords {}-{}: {}", topic, partition, st.to_string());
+      return ErrorCode::kafka_storage_error;
+  }
+}
+}  // namespace
+
 void delete_records(RequestContext& ctx, protocol::Reader& body) {
-  using protocol::ErrorCode;
-  constexpr int64_t kHighWatermark = -1;
   protocol::DeleteRecordsRequest req;
   req.decode(body, ctx.version);
   protocol::DeleteRecordsResponse resp;
-  for (const auto& rt : req.topics) {
-    auto topic = ctx.svc.topics.find(rt.name);
-    auto& tout = resp.topics.emplace_back();
-    tout.name = rt.name;
-    for (const auto& rp : rt.partitions) {
-      auto& pout = tout.partitions.emplace_back();
-      pout.partition_index = rp.partition_index;
-      pout.low_watermark = -1;
-      storage::PartitionLog* log = topic ? topic->partition(rp.partition_index) : nullptr;
-      if (!log) {
-        pout.error_code = static_cast<int16_t>(ErrorCode::unknown_topic_or_partition);
-        continue;
-      }
-      const int64_t offset = rp.offset == kHighWatermark ? log->high_watermark() : rp.offset;
-      auto moved = log->delete_records_before(offset);
-      if (!moved.ok()) {
-        const auto& st = moved.status();
-        if (st.code() == Errc::out_of_range) {
-          pout.error_code = static_cast<int16_t>(ErrorCode::offset_out_of_range);
-        } else if (st.code() == Errc::not_found) {
-          pout.error_code = static_cast<int16_t>(ErrorCode::unknown_topic_or_partition);
-        } else {
-          spdlog::error("DeleteRecords {}-{}: {}", rt.name, rp.partition_index, st.to_string());
-          pout.error_code = static_cast<int16_t>(ErrorCode::kafka_storage_error);
-        }
-        continue;
-      }
-      pout.low_watermark = *moved;
-      pout.error_code = 0;
-    }
-  }
+  protocol::DeleteRecordsResponse::PartitionResult blank;
+  blank.low_watermark = -1;
+  answer_partitions(ctx.svc.topics, req.topics, resp.topics, blank,
+                    [&](const auto& rt, const auto& rp, auto& pout, storage::PartitionLog& log) {
+                      const int64_t offset =
+                          rp.offset == kHighWatermark ? log.high_watermark() : rp.offset;
+                      auto moved = log.delete_records_before(offset);
+                      if (!moved.ok()) {
+                        return delete_records_error(rt.name, rp.partition_index, moved.status());
+                      }
+                      pout.low_watermark = *moved;
+                      return ErrorCode::none;
+                    });
   ctx.respond(resp);
 }
 

@@ -18,7 +18,7 @@ using protocol::ErrorCode;
 template <typename Out>
 void delete_one(RequestContext& ctx, std::shared_ptr<const TopicEntry> t, Out& out) {
   if (!t) {
-    out.error_code = static_cast<int16_t>(ErrorCode::unknown_topic_or_partition);
+    out.error_code = ErrorCode::unknown_topic_or_partition;
     return;
   }
   out.topic_id = t->id;
@@ -27,12 +27,12 @@ void delete_one(RequestContext& ctx, std::shared_ptr<const TopicEntry> t, Out& o
   if (st.ok()) {
     spdlog::info("deleted topic {}", t->name);
     ctx.svc.groups.on_topic_deleted(t->name);  // committed offsets go with it
-    out.error_code = 0;
+    out.error_code = ErrorCode::none;
   } else if (st.code() == Errc::not_found) {
-    out.error_code = static_cast<int16_t>(ErrorCode::unknown_topic_or_partition);
+    out.error_code = ErrorCode::unknown_topic_or_partition;
   } else {
     spdlog::error("deleting topic {} failed: {}", t->name, st.to_string());
-    out.error_code = static_cast<int16_t>(ErrorCode::kafka_storage_error);
+    out.error_code = ErrorCode::kafka_storage_error;
     out.error_message = st.message();
   }
 }
@@ -60,7 +60,7 @@ void delete_topics(RequestContext& ctx, protocol::Reader& body) {
         t = ctx.svc.topics.find(rt.topic_id);
         out.topic_id = rt.topic_id;
         if (!t) {
-          out.error_code = static_cast<int16_t>(ErrorCode::unknown_topic_id);
+          out.error_code = ErrorCode::unknown_topic_id;
           continue;
         }
         out.name = t->name;

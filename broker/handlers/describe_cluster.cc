@@ -18,7 +18,7 @@ void describe_cluster(RequestContext& ctx, protocol::Reader& body) {
   protocol::DescribeClusterResponse resp;
   resp.endpoint_type = req.endpoint_type;
   if (ctx.version >= 1 && req.endpoint_type != kBrokers) {
-    resp.error_code = static_cast<int16_t>(ErrorCode::unsupported_endpoint_type);
+    resp.error_code = ErrorCode::unsupported_endpoint_type;
     resp.error_message = "Unsupported endpoint type " + std::to_string(req.endpoint_type);
     ctx.respond(resp);
     return;

@@ -30,9 +30,8 @@ void describe_configs(RequestContext& ctx, protocol::Reader& body) {
     if (res.resource_type == kResourceTopic) {
       auto topic = ctx.svc.topics.find(res.resource_name);
       if (!topic) {
-        out.error_code = static_cast<int16_t>(valid_topic_name(res.resource_name)
-                                                  ? ErrorCode::unknown_topic_or_partition
-                                                  : ErrorCode::invalid_topic_exception);
+        out.error_code = valid_topic_name(res.resource_name) ? ErrorCode::unknown_topic_or_partition
+                                                             : ErrorCode::invalid_topic_exception;
         out.error_message = "Topic " + res.resource_name + " does not exist.";
         continue;
       }
@@ -46,7 +45,7 @@ void describe_configs(RequestContext& ctx, protocol::Reader& body) {
       }
       entries = dyn.describe_broker(cluster_default, keys);
     } else {
-      out.error_code = static_cast<int16_t>(ErrorCode::invalid_request);
+      out.error_code = ErrorCode::invalid_request;
       out.error_message = "Unsupported resource type " + std::to_string(res.resource_type);
       continue;
     }

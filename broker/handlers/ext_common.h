@@ -25,6 +25,17 @@ struct TopicEntry;
 
 namespace strata::broker::handlers {
 
+// The extension APIs' Protobuf messages carry Kafka error codes in an int32 `error_code` field
+// (same numbering as the Kafka APIs). These two are the only place an ErrorCode meets that field.
+template <typename Msg>
+void set_ext_error(Msg& msg, protocol::ErrorCode e) {
+  msg.set_error_code(protocol::error_value(e));
+}
+template <typename Msg>
+protocol::ErrorCode ext_error(const Msg& msg) {
+  return static_cast<protocol::ErrorCode>(msg.error_code());
+}
+
 // The PK state serving one partition of an extension request, or the Kafka error to answer for it.
 struct PkPartition {
   std::shared_ptr<pkindex::PkState> state;  // null on error
@@ -80,8 +91,8 @@ inline size_t response_budget(int32_t requested, size_t default_bytes, size_t ca
 // metrics, as RequestContext::respond does for the Kafka APIs.
 template <typename Msg>
 void respond_ext(RequestContext& ctx, const Msg& msg) {
-  if (msg.error_code() != 0) {
-    note_response_error(ctx.svc, ctx.api_key, static_cast<int16_t>(msg.error_code()));
+  if (const protocol::ErrorCode e = ext_error(msg); e != protocol::ErrorCode::none) {
+    note_response_error(ctx.svc, ctx.api_key, e);
   }
   const size_t body = msg.ByteSizeLong();  // caches the sizes for the serialisation below
   protocol::Writer w(body + 16);

@@ -13,14 +13,13 @@ namespace strata::broker::handlers {
 
 namespace {
 using protocol::ErrorCode;
-int32_t code(ErrorCode e) { return static_cast<int32_t>(e); }
 }  // namespace
 
 void ext_describe_table(RequestContext& ctx, protocol::Reader& body) {
   strata::ext::DescribeTableRequest req;
   strata::ext::DescribeTableResponse resp;
   if (!parse_ext_body(body, req)) {
-    resp.set_error_code(code(ErrorCode::invalid_request));
+    set_ext_error(resp, ErrorCode::invalid_request);
     resp.set_error_message("undecodable DescribeTableRequest");
     respond_ext(ctx, resp);
     return;
@@ -30,12 +29,12 @@ void ext_describe_table(RequestContext& ctx, protocol::Reader& body) {
     t->set_topic(name);
     auto topic = ctx.svc.topics.find(name);
     if (!topic) {
-      t->set_error_code(code(ErrorCode::unknown_topic_or_partition));
+      set_ext_error(*t, ErrorCode::unknown_topic_or_partition);
       continue;
     }
     auto cfg = PkTables::table_config(*topic);
     if (!cfg) {
-      t->set_error_code(code(ErrorCode::invalid_request));
+      set_ext_error(*t, ErrorCode::invalid_request);
       t->set_error_message("topic " + name + " is not a primary-key table");
       continue;
     }
@@ -53,7 +52,7 @@ void ext_describe_table(RequestContext& ctx, protocol::Reader& body) {
       p->set_checkpoint_offset(-1);
       auto state = ctx.svc.pk_tables.get(*topic, i);
       if (!state.ok() || !*state) {
-        p->set_error_code(code(ErrorCode::kafka_storage_error));
+        set_ext_error(*p, ErrorCode::kafka_storage_error);
         continue;
       }
       const storage::PartitionLog* log = topic->partition(i);

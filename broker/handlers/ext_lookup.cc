@@ -33,14 +33,13 @@ constexpr int kKeysPath[] = {1, 2, 2};  // LookupRequest.topics -> partitions ->
 constexpr size_t kDefaultMaxBytes = 16u << 20;
 constexpr size_t kMaxMaxBytes = 64u << 20;
 
-int32_t code(ErrorCode e) { return static_cast<int32_t>(e); }
 }  // namespace
 
 void ext_lookup(RequestContext& ctx, protocol::Reader& body) {
   strata::ext::LookupRequest req;
   strata::ext::LookupResponse resp;
   auto refuse = [&](std::string msg) {
-    resp.set_error_code(code(ErrorCode::invalid_request));
+    set_ext_error(resp, ErrorCode::invalid_request);
     resp.set_error_message(std::move(msg));
     respond_ext(ctx, resp);
   };
@@ -65,9 +64,9 @@ void ext_lookup(RequestContext& ctx, protocol::Reader& body) {
       auto* pout = tout->add_partitions();
       pout->set_partition(p.partition());
       auto fail = [&](ErrorCode e, std::string msg) {
-        pout->set_error_code(code(e));
+        set_ext_error(*pout, e);
         pout->set_error_message(std::move(msg));
-        ctx.svc.metrics.request_error(ctx.api_key, static_cast<int16_t>(e));
+        ctx.svc.metrics.request_error(ctx.api_key, e);
       };
       auto target = resolve_pk_partition(ctx, topic.get(), t.topic(), p.partition());
       if (!target.state) {
@@ -100,7 +99,7 @@ void ext_lookup(RequestContext& ctx, protocol::Reader& body) {
         ++served;
         if (row->found) r->set_value(std::move(row->value));
       }
-      if (pout->error_code() == 0) {  // PK lookup metrics
+      if (ext_error(*pout) == ErrorCode::none) {  // PK lookup metrics
         auto& m = ctx.svc.metrics;
         auto& tc = *topic->counters;
         tc.pk_lookups.fetch_add(1, std::memory_order_relaxed);

@@ -39,7 +39,7 @@ void ext_prefix_lookup(RequestContext& ctx, protocol::Reader& body) {
   auto fail = [&](ErrorCode e, std::string msg) {
     resp.clear_rows();
     resp.clear_next_cursor();
-    resp.set_error_code(static_cast<int32_t>(e));
+    set_ext_error(resp, e);
     resp.set_error_message(std::move(msg));
     respond_ext(ctx, resp);  // counts the error
   };

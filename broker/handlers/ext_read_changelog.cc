@@ -40,7 +40,14 @@ constexpr int64_t kMaxResponseBytes = 64 << 20;
 constexpr int64_t kMaxScanBytes = 64 << 20;  // log bytes read per call, all entries together
 constexpr uint32_t kReadChunk = 1u << 20;
 
-int32_t code(ErrorCode e) { return static_cast<int32_t>(e); }
+// Kafka's code for a failed changelog read of one partition.
+ErrorCode read_error(const std::string& topic,
+                     const strata::ext::ReadChangelogRequest::PartitionRead& rp, const Status& st) {
+  if (st.code() == Errc::out_of_range) return ErrorCode::offset_out_of_range;
+  spdlog::error("read changelog {}-{}@{}: {}", topic, rp.partition(), rp.from_offset(),
+                st.to_string());
+  return ErrorCode::kafka_storage_error;
+}
 
 Resp::ChangeKind to_proto(pkindex::ChangeKind k) {
   switch (k) {
@@ -165,7 +172,7 @@ class PendingChangelog : public LongPoll<PendingChangelog> {
       auto fail = [&](ErrorCode e, std::string msg) {
         out->clear_changes();
         out->set_next_offset(rp.from_offset());
-        out->set_error_code(code(e));
+        set_ext_error(*out, e);
         out->set_error_message(std::move(msg));
         answer_now = true;
       };
@@ -202,13 +209,7 @@ class PendingChangelog : public LongPoll<PendingChangelog> {
                             scan_budget, *out);
       response_bytes += bytes;
       if (!n.ok()) {
-        if (n.status().code() == Errc::out_of_range) {
-          fail(ErrorCode::offset_out_of_range, n.status().message());
-        } else {
-          spdlog::error("read changelog {}-{}@{}: {}", req_.topic(), rp.partition(),
-                        rp.from_offset(), n.status().to_string());
-          fail(ErrorCode::kafka_storage_error, n.status().message());
-        }
+        fail(read_error(req_.topic(), rp, n.status()), n.status().message());
         continue;
       }
       total += *n;
@@ -228,7 +229,7 @@ void ext_read_changelog(RequestContext& ctx, protocol::Reader& body) {
   strata::ext::ReadChangelogRequest req;
   Resp resp;
   auto fail = [&](ErrorCode e, std::string msg) {
-    resp.set_error_code(code(e));
+    set_ext_error(resp, e);
     resp.set_error_message(std::move(msg));
     respond_ext(ctx, resp);
   };

@@ -38,6 +38,14 @@ constexpr size_t kCursorHeaderV1 = 1 + 8 + 4;
 constexpr size_t kIdBytes = std::tuple_size_v<ScanSessions::SessionId>;
 constexpr size_t kCursorHeader = 1 + kIdBytes + 4;
 
+// Kafka's code for a failed PkState::scan: not_found means the snapshot is gone (the table was
+// dropped meanwhile), which the client handles like an expired cursor.
+ErrorCode scan_error(const strata::ext::ScanRequest& req, const Status& st) {
+  if (st.code() == Errc::not_found) return ErrorCode::fetch_session_id_not_found;
+  spdlog::error("scan {}-{}: {}", req.topic(), req.partition(), st.to_string());
+  return ErrorCode::kafka_storage_error;
+}
+
 struct Cursor {
   bool stale = false;  // a version-1 cursor: nothing else is set
   ScanSessions::SessionId session{};
@@ -86,7 +94,7 @@ void ext_scan(RequestContext& ctx, protocol::Reader& body) {
   auto fail = [&](ErrorCode e, std::string msg) {
     resp.clear_rows();
     resp.clear_next_cursor();
-    resp.set_error_code(static_cast<int32_t>(e));
+    set_ext_error(resp, e);
     resp.set_error_message(std::move(msg));
     respond_ext(ctx, resp);
   };
@@ -146,11 +154,7 @@ void ext_scan(RequestContext& ctx, protocol::Reader& body) {
                                    max_bytes);
   if (!page.ok()) {
     sessions.close(session->id);
-    if (page.status().code() == Errc::not_found) {
-      return fail(ErrorCode::fetch_session_id_not_found, page.status().message());
-    }
-    spdlog::error("scan {}-{}: {}", req.topic(), req.partition(), page.status().to_string());
-    return fail(ErrorCode::kafka_storage_error, page.status().message());
+    return fail(scan_error(req, page.status()), page.status().message());
   }
   resp.set_snapshot_offset(session->snapshot->snapshot_offset());
   for (auto& r : page->rows) {

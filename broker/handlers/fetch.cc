@@ -22,7 +22,13 @@ namespace {
 
 using protocol::ErrorCode;
 
-int16_t code(ErrorCode e) { return static_cast<int16_t>(e); }
+// Kafka's code for a failed PartitionLog::read.
+ErrorCode read_error(const protocol::FetchRequest::Topic& rt,
+                     const protocol::FetchRequest::Partition& rp, const Status& st) {
+  if (st.code() == Errc::out_of_range) return ErrorCode::offset_out_of_range;
+  spdlog::error("fetch read {}-{}@{}: {}", rt.topic, rp.partition, rp.fetch_offset, st.to_string());
+  return ErrorCode::kafka_storage_error;
+}
 
 class PendingFetch : public LongPoll<PendingFetch> {
  public:
@@ -51,7 +57,7 @@ class PendingFetch : public LongPoll<PendingFetch> {
     for (size_t i = 0; i < resp.responses.size(); ++i) {
       uint64_t bytes = 0;
       for (const auto& p : resp.responses[i].partitions) {
-        if (p.error_code != 0) m.request_error(ctx_.api_key, p.error_code);
+        if (p.error_code != ErrorCode::none) m.request_error(ctx_.api_key, p.error_code);
         bytes += p.records.size();
       }
       if (bytes != 0 && i < counters_.size() && counters_[i]) {
@@ -66,7 +72,7 @@ class PendingFetch : public LongPoll<PendingFetch> {
     counters_.clear();
     if (req_.session_id != 0) {
       // We never hand out sessions, so any non-zero id is unknown to us.
-      resp.error_code = code(ErrorCode::fetch_session_id_not_found);
+      resp.error_code = ErrorCode::fetch_session_id_not_found;
       error = true;
       return;
     }
@@ -85,61 +91,47 @@ class PendingFetch : public LongPoll<PendingFetch> {
         pout.preferred_read_replica = -1;
         pout.records.is_null = false;
         storage::PartitionLog* log = topic ? topic->partition(rp.partition) : nullptr;
-        if (!log) {
-          pout.error_code = code(ErrorCode::unknown_topic_or_partition);
-          error = true;
-          continue;
-        }
-        const int64_t hw = log->high_watermark();
-        pout.high_watermark = hw;
-        pout.last_stable_offset = hw;
-        pout.log_start_offset = log->log_start_offset();
-        pout.aborted_transactions = std::vector<protocol::FetchResponse::AbortedTransaction>{};
-        if (ctx_.version >= 9 && rp.current_leader_epoch >= 0) {
-          int32_t epoch = log->leader_epoch();
-          if (rp.current_leader_epoch < epoch) {
-            pout.error_code = code(ErrorCode::fenced_leader_epoch);
-            error = true;
-            continue;
-          }
-          if (rp.current_leader_epoch > epoch) {
-            pout.error_code = code(ErrorCode::unknown_leader_epoch);
-            error = true;
-            continue;
-          }
-        }
-        if (rp.fetch_offset < log->log_start_offset() || rp.fetch_offset > log->log_end_offset()) {
-          pout.error_code = code(ErrorCode::offset_out_of_range);
-          error = true;
-          continue;
-        }
-        wait.add(log, hw);
-        const int64_t budget = std::min<int64_t>(rp.partition_max_bytes, max_bytes - bytes);
-        if (rp.fetch_offset >= hw || (budget <= 0 && bytes > 0)) continue;
-        auto read = log->read(rp.fetch_offset, static_cast<uint32_t>(std::max<int64_t>(budget, 0)),
-                              /*min_one=*/bytes == 0, hw);
-        if (!read.ok()) {
-          if (read.status().code() == Errc::out_of_range) {
-            pout.error_code = code(ErrorCode::offset_out_of_range);
-          } else {
-            spdlog::error("fetch read {}-{}@{}: {}", rt.topic, rp.partition, rp.fetch_offset,
-                          read.status().to_string());
-            pout.error_code = code(ErrorCode::kafka_storage_error);
-          }
-          error = true;
-          continue;
-        }
-        for (const auto& r : read->ranges) {
-          protocol::RecordsPart part;
-          part.owner = r.file;
-          part.fd = r.file->fd();
-          part.file_offset = r.position;
-          part.length = r.size;
-          pout.records.parts.push_back(std::move(part));
-        }
-        bytes += read->total_bytes;
+        pout.error_code = log ? read_partition(rt, rp, *log, max_bytes, pout, bytes, wait)
+                              : ErrorCode::unknown_topic_or_partition;
+        if (pout.error_code != ErrorCode::none) error = true;
       }
     }
+  }
+
+  // Fills one partition of the response from its log; returns its error code.
+  ErrorCode read_partition(const protocol::FetchRequest::Topic& rt,
+                           const protocol::FetchRequest::Partition& rp, storage::PartitionLog& log,
+                           int64_t max_bytes, protocol::FetchResponse::Partition& pout,
+                           int64_t& bytes, WaitOn& wait) {
+    const int64_t hw = log.high_watermark();
+    pout.high_watermark = hw;
+    pout.last_stable_offset = hw;
+    pout.log_start_offset = log.log_start_offset();
+    pout.aborted_transactions = std::vector<protocol::FetchResponse::AbortedTransaction>{};
+    if (ctx_.version >= 9 && rp.current_leader_epoch >= 0) {
+      int32_t epoch = log.leader_epoch();
+      if (rp.current_leader_epoch < epoch) return ErrorCode::fenced_leader_epoch;
+      if (rp.current_leader_epoch > epoch) return ErrorCode::unknown_leader_epoch;
+    }
+    if (rp.fetch_offset < log.log_start_offset() || rp.fetch_offset > log.log_end_offset()) {
+      return ErrorCode::offset_out_of_range;
+    }
+    wait.add(&log, hw);
+    const int64_t budget = std::min<int64_t>(rp.partition_max_bytes, max_bytes - bytes);
+    if (rp.fetch_offset >= hw || (budget <= 0 && bytes > 0)) return ErrorCode::none;
+    auto read = log.read(rp.fetch_offset, static_cast<uint32_t>(std::max<int64_t>(budget, 0)),
+                         /*min_one=*/bytes == 0, hw);
+    if (!read.ok()) return read_error(rt, rp, read.status());
+    for (const auto& r : read->ranges) {
+      protocol::RecordsPart part;
+      part.owner = r.file;
+      part.fd = r.file->fd();
+      part.file_offset = r.position;
+      part.length = r.size;
+      pout.records.parts.push_back(std::move(part));
+    }
+    bytes += read->total_bytes;
+    return ErrorCode::none;
   }
 
   RequestContext ctx_;

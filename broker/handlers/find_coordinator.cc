@@ -25,11 +25,10 @@ void find_coordinator(RequestContext& ctx, protocol::Reader& body) {
   protocol::FindCoordinatorResponse resp;
   const Listener& me = ctx.svc.advertised;
   const bool group = req.key_type == kGroupKey;
-  const int16_t err =
-      group ? 0
-            : static_cast<int16_t>(req.key_type == kTransactionKey
-                                       ? protocol::ErrorCode::transactional_id_authorization_failed
-                                       : protocol::ErrorCode::unsupported_version);
+  const protocol::ErrorCode err = group ? protocol::ErrorCode::none
+                                  : req.key_type == kTransactionKey
+                                      ? protocol::ErrorCode::transactional_id_authorization_failed
+                                      : protocol::ErrorCode::unsupported_version;
   if (ctx.version < 4) {
     resp.error_code = err;
     if (group) {

@@ -29,12 +29,12 @@ void incremental_alter_configs(RequestContext& ctx, protocol::Reader& body) {
     for (const auto& c : res.configs) {
       if (c.config_operation < 0 || c.config_operation > 3) {
         bad = ResourceError{
-            static_cast<int16_t>(ErrorCode::invalid_request),
+            ErrorCode::invalid_request,
             "Unknown config operation " + std::to_string(c.config_operation) + " for " + c.name};
         break;
       }
       if (!seen.insert(c.name).second) {
-        bad = ResourceError{static_cast<int16_t>(ErrorCode::invalid_request),
+        bad = ResourceError{ErrorCode::invalid_request,
                             "Error due to duplicate config keys: " + c.name};
         break;
       }

@@ -24,8 +24,7 @@ void init_producer_id(RequestContext& ctx, protocol::Reader& body) {
   resp.producer_epoch = -1;
   if (req.transactional_id.has_value()) {
     const bool empty = req.transactional_id->empty();
-    resp.error_code =
-        static_cast<int16_t>(empty ? ErrorCode::invalid_request : ErrorCode::unsupported_version);
+    resp.error_code = empty ? ErrorCode::invalid_request : ErrorCode::unsupported_version;
     spdlog::debug(
         "InitProducerId from {} with transactional id '{}': transactions are not "
         "supported",
@@ -34,7 +33,7 @@ void init_producer_id(RequestContext& ctx, protocol::Reader& body) {
     auto id = ctx.svc.producer_ids.next();
     if (!id.ok()) {
       spdlog::error("allocating a producer id failed: {}", id.status().to_string());
-      resp.error_code = static_cast<int16_t>(ErrorCode::coordinator_not_available);
+      resp.error_code = ErrorCode::coordinator_not_available;
     } else {
       resp.producer_id = *id;
       resp.producer_epoch = 0;

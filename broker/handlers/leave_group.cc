@@ -20,8 +20,9 @@ void leave_group(RequestContext& ctx, protocol::Reader& body) {
   protocol::LeaveGroupResponse resp;
   resp.error_code = r.error;
   if (ctx.version < 3) {
-    if (resp.error_code == 0 && !r.member_errors.empty()) resp.error_code = r.member_errors.front();
-  } else if (r.error == 0) {
+    if (resp.error_code == protocol::ErrorCode::none && !r.member_errors.empty())
+      resp.error_code = r.member_errors.front();
+  } else if (r.error == protocol::ErrorCode::none) {
     for (size_t i = 0; i < members.size(); ++i) {
       auto& out = resp.members.emplace_back();
       out.member_id = members[i].member_id;

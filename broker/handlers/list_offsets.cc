@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "broker/handlers/handlers.h"
+#include "broker/handlers/partition_loop.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
@@ -24,56 +25,45 @@ void list_offsets(RequestContext& ctx, protocol::Reader& body) {
   protocol::ListOffsetsRequest req;
   req.decode(body, ctx.version);
   protocol::ListOffsetsResponse resp;
-  for (const auto& rt : req.topics) {
-    auto topic = ctx.svc.topics.find(rt.name);
-    auto& tout = resp.topics.emplace_back();
-    tout.name = rt.name;
-    for (const auto& rp : rt.partitions) {
-      auto& pout = tout.partitions.emplace_back();
-      pout.partition_index = rp.partition_index;
-      pout.timestamp = -1;
-      pout.offset = -1;
-      pout.leader_epoch = -1;
-      storage::PartitionLog* log = topic ? topic->partition(rp.partition_index) : nullptr;
-      if (!log) {
-        pout.error_code = static_cast<int16_t>(ErrorCode::unknown_topic_or_partition);
-        continue;
-      }
-      const int32_t epoch = log->leader_epoch();
-      if (ctx.version >= 4 && rp.current_leader_epoch >= 0 && rp.current_leader_epoch != epoch) {
-        pout.error_code =
-            static_cast<int16_t>(rp.current_leader_epoch < epoch ? ErrorCode::fenced_leader_epoch
-                                                                 : ErrorCode::unknown_leader_epoch);
-        continue;
-      }
-      auto epoch_of = [&](int64_t offset) { return log->epoch_for_offset(offset).value_or(epoch); };
-      if (rp.timestamp == kLatest) {
-        pout.offset = log->high_watermark();
-        pout.leader_epoch = epoch;
-      } else if (rp.timestamp == kEarliest) {
-        pout.offset = log->log_start_offset();
-        pout.leader_epoch = epoch_of(pout.offset);
-      } else if (rp.timestamp == kMaxTimestamp || rp.timestamp >= 0) {
-        auto found = rp.timestamp == kMaxTimestamp ? log->max_timestamp()
-                                                   : log->offset_for_timestamp(rp.timestamp);
-        if (!found.ok()) {
-          spdlog::error("ListOffsets {}-{}: {}", rt.name, rp.partition_index,
-                        found.status().to_string());
-          pout.error_code = static_cast<int16_t>(ErrorCode::kafka_storage_error);
-          continue;
+  protocol::ListOffsetsResponse::Partition blank;
+  blank.timestamp = -1;
+  blank.offset = -1;
+  blank.leader_epoch = -1;
+  answer_partitions(
+      ctx.svc.topics, req.topics, resp.topics, blank,
+      [&](const auto& rt, const auto& rp, auto& pout, storage::PartitionLog& log) {
+        const int32_t epoch = log.leader_epoch();
+        if (ctx.version >= 4 && rp.current_leader_epoch >= 0 && rp.current_leader_epoch != epoch) {
+          return rp.current_leader_epoch < epoch ? ErrorCode::fenced_leader_epoch
+                                                 : ErrorCode::unknown_leader_epoch;
         }
-        if (found->has_value()) {
-          pout.offset = (*found)->offset;
-          pout.timestamp = (*found)->timestamp;
-          pout.leader_epoch = (*found)->leader_epoch;
+        auto epoch_of = [&](int64_t offset) {
+          return log.epoch_for_offset(offset).value_or(epoch);
+        };
+        if (rp.timestamp == kLatest) {
+          pout.offset = log.high_watermark();
+          pout.leader_epoch = epoch;
+        } else if (rp.timestamp == kEarliest) {
+          pout.offset = log.log_start_offset();
+          pout.leader_epoch = epoch_of(pout.offset);
+        } else if (rp.timestamp == kMaxTimestamp || rp.timestamp >= 0) {
+          auto found = rp.timestamp == kMaxTimestamp ? log.max_timestamp()
+                                                     : log.offset_for_timestamp(rp.timestamp);
+          if (!found.ok()) {
+            spdlog::error("ListOffsets {}-{}: {}", rt.name, rp.partition_index,
+                          found.status().to_string());
+            return ErrorCode::kafka_storage_error;
+          }
+          if (found->has_value()) {
+            pout.offset = (*found)->offset;
+            pout.timestamp = (*found)->timestamp;
+            pout.leader_epoch = (*found)->leader_epoch;
+          }
+        } else {
+          return ErrorCode::invalid_request;
         }
-      } else {
-        pout.error_code = static_cast<int16_t>(ErrorCode::invalid_request);
-        continue;
-      }
-      pout.error_code = 0;
-    }
-  }
+        return ErrorCode::none;
+      });
   ctx.respond(resp);
 }
 

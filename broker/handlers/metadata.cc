@@ -18,18 +18,16 @@ namespace {
 using protocol::ErrorCode;
 constexpr int32_t kAuthorizedOpsOmitted = INT32_MIN;
 
-int16_t code(ErrorCode e) { return static_cast<int16_t>(e); }
-
 template <typename TopicOut>
 void fill_topic(RequestContext& ctx, const TopicEntry& t, TopicOut& out) {
-  out.error_code = 0;
+  out.error_code = ErrorCode::none;
   out.name = t.name;
   out.topic_id = t.id;
   out.is_internal = false;
   out.topic_authorized_operations = kAuthorizedOpsOmitted;
   for (int32_t i = 0; i < static_cast<int32_t>(t.partitions.size()); ++i) {
     auto& p = out.partitions.emplace_back();
-    p.error_code = 0;
+    p.error_code = ErrorCode::none;
     p.partition_index = i;
     p.leader_id = ctx.svc.node_id;
     p.leader_epoch = t.partitions[i]->leader_epoch();
@@ -70,7 +68,7 @@ void metadata(RequestContext& ctx, protocol::Reader& body) {
       // By id (v10+). The zero UUID with no name is meaningless.
       t = svc.topics.find(rt.topic_id);
       if (!t) {
-        out.error_code = code(ErrorCode::unknown_topic_id);
+        out.error_code = ErrorCode::unknown_topic_id;
         out.topic_id = rt.topic_id;
         continue;
       }
@@ -78,7 +76,7 @@ void metadata(RequestContext& ctx, protocol::Reader& body) {
       const std::string& name = *rt.name;
       t = svc.topics.find(name);
       if (!t && !valid_topic_name(name)) {
-        out.error_code = code(ErrorCode::invalid_topic_exception);
+        out.error_code = ErrorCode::invalid_topic_exception;
         out.name = name;
         continue;
       }
@@ -94,7 +92,7 @@ void metadata(RequestContext& ctx, protocol::Reader& body) {
         }
       }
       if (!t) {
-        out.error_code = code(ErrorCode::unknown_topic_or_partition);
+        out.error_code = ErrorCode::unknown_topic_or_partition;
         out.name = name;
         continue;
       }

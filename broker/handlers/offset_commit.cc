@@ -4,6 +4,7 @@
 
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
+#include "broker/handlers/partition_loop.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
@@ -24,7 +25,7 @@ void offset_commit(RequestContext& ctx, protocol::Reader& body) {
       cp.leader_epoch = p.committed_leader_epoch;
       cp.metadata = p.committed_metadata;
       if (!topic || !topic->partition(p.partition_index)) {
-        cp.error = static_cast<int16_t>(protocol::ErrorCode::unknown_topic_or_partition);
+        cp.error = protocol::ErrorCode::unknown_topic_or_partition;
       }
       parts.push_back(std::move(cp));
     }
@@ -35,15 +36,8 @@ void offset_commit(RequestContext& ctx, protocol::Reader& body) {
                         ctx.version >= 7 ? req.group_instance_id : std::nullopt, retention, parts);
   protocol::OffsetCommitResponse resp;
   size_t i = 0;
-  for (const auto& t : req.topics) {
-    auto& ot = resp.topics.emplace_back();
-    ot.name = t.name;
-    for (const auto& p : t.partitions) {
-      auto& op = ot.partitions.emplace_back();
-      op.partition_index = p.partition_index;
-      op.error_code = parts[i++].error;
-    }
-  }
+  mirror_partitions(req.topics, resp.topics, protocol::OffsetCommitResponse::Partition{},
+                    [&](const auto&, const auto&, auto& op) { op.error_code = parts[i++].error; });
   ctx.respond(resp);
 }
 

@@ -4,6 +4,7 @@
 
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
+#include "broker/handlers/partition_loop.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
@@ -17,26 +18,20 @@ void offset_delete(RequestContext& ctx, protocol::Reader& body) {
   for (const auto& t : req.topics) {
     auto topic = ctx.svc.topics.find(t.name);
     for (const auto& p : t.partitions) {
-      group::TopicPartitionError tp{t.name, p.partition_index, 0};
+      group::TopicPartitionError tp{t.name, p.partition_index, protocol::ErrorCode::none};
       if (!topic || !topic->partition(p.partition_index)) {
-        tp.error = static_cast<int16_t>(protocol::ErrorCode::unknown_topic_or_partition);
+        tp.error = protocol::ErrorCode::unknown_topic_or_partition;
       }
       parts.push_back(std::move(tp));
     }
   }
   protocol::OffsetDeleteResponse resp;
   resp.error_code = ctx.svc.groups.delete_offsets(req.group_id, parts);
-  if (resp.error_code == 0) {
+  if (resp.error_code == protocol::ErrorCode::none) {
     size_t i = 0;
-    for (const auto& t : req.topics) {
-      auto& ot = resp.topics.emplace_back();
-      ot.name = t.name;
-      for (const auto& p : t.partitions) {
-        auto& op = ot.partitions.emplace_back();
-        op.partition_index = p.partition_index;
-        op.error_code = parts[i++].error;
-      }
-    }
+    mirror_partitions(
+        req.topics, resp.topics, protocol::OffsetDeleteResponse::Partition{},
+        [&](const auto&, const auto&, auto& op) { op.error_code = parts[i++].error; });
   }
   ctx.respond(resp);
 }

@@ -41,14 +41,14 @@ void offset_fetch(RequestContext& ctx, protocol::Reader& body) {
       for (const auto& t : *req.topics) requested->emplace_back(t.name, t.partition_indexes);
     }
     std::vector<group::FetchedPartition> got;
-    int16_t err = coord.fetch_offsets(req.group_id, requested, got);
+    const protocol::ErrorCode err = coord.fetch_offsets(req.group_id, requested, got);
     if (ctx.version >= 2) resp.error_code = err;
     group_by_topic(got, resp.topics, [&](auto& p, const group::FetchedPartition& fp) {
       p.partition_index = fp.partition;
       p.committed_offset = fp.offset;
       p.committed_leader_epoch = fp.leader_epoch;
       p.metadata = fp.metadata;
-      p.error_code = ctx.version < 2 && err ? err : fp.error;
+      p.error_code = ctx.version < 2 && err != protocol::ErrorCode::none ? err : fp.error;
     });
   } else {
     for (const auto& g : req.groups) {

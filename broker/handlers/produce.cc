@@ -28,9 +28,31 @@ namespace {
 using protocol::ErrorCode;
 constexpr int16_t kMinServedVersion = 3;
 
-// Kafka's codes for the idempotent-producer verdicts of storage (ProducerAppendInfo).
-ErrorCode producer_error(storage::ProducerCheck c) {
-  switch (c) {
+struct PartitionAppend {
+  Status status;
+  std::vector<pkindex::RecordError> record_errors;  // PK tables: per-record rejections
+  storage::PartitionLog::AppendInfo info;
+};
+
+// Kafka's code for the outcome of an append: the one place Produce maps what storage and pkindex
+// report (a failed Status, or the idempotent-producer verdict of ProducerAppendInfo). Codes for a
+// batch rejected before the append come from prepare_batch (broker/topics/batch_validation.h).
+ErrorCode append_error(const PartitionAppend& a) {
+  if (!a.status.ok()) {
+    switch (a.status.code()) {
+      case Errc::invalid_argument:
+        return ErrorCode::invalid_record;  // PK record errors
+      case Errc::corruption:
+        return ErrorCode::corrupt_message;
+      case Errc::too_large:
+        return ErrorCode::message_too_large;
+      case Errc::not_found:
+        return ErrorCode::unknown_topic_or_partition;  // deleted meanwhile
+      default:
+        return ErrorCode::kafka_storage_error;
+    }
+  }
+  switch (a.info.producer_check) {
     case storage::ProducerCheck::out_of_order:
       return ErrorCode::out_of_order_sequence_number;
     case storage::ProducerCheck::stale_epoch:
@@ -41,29 +63,6 @@ ErrorCode producer_error(storage::ProducerCheck c) {
   }
   return ErrorCode::none;
 }
-
-// Kafka's code for an append that failed inside storage or pkindex (the one place Produce maps an
-// internal Status; batch validation and producer verdicts above have their own codes).
-ErrorCode append_error(const Status& st) {
-  switch (st.code()) {
-    case Errc::invalid_argument:
-      return ErrorCode::invalid_record;  // PK record errors
-    case Errc::corruption:
-      return ErrorCode::corrupt_message;
-    case Errc::too_large:
-      return ErrorCode::message_too_large;
-    case Errc::not_found:
-      return ErrorCode::unknown_topic_or_partition;  // deleted meanwhile
-    default:
-      return ErrorCode::kafka_storage_error;
-  }
-}
-
-struct PartitionAppend {
-  Status status;
-  std::vector<pkindex::RecordError> record_errors;  // PK tables: per-record rejections
-  storage::PartitionLog::AppendInfo info;
-};
 
 // A log topic appends the prepared batch; a primary-key table writes it through its state, which
 // owns the compute -> append -> apply sequence (pkindex/pk_state.h) and appends the changelog
@@ -99,13 +98,6 @@ PartitionAppend append_partition(Services& svc, const TopicEntry& topic, int32_t
                                               std::memory_order_relaxed);
   }
   return out;
-}
-
-// LogValidator: a batch with a producer id needs a sequence number.
-std::optional<ErrorCode> check_producer_fields(std::span<const uint8_t> batch) {
-  protocol::RecordBatchView view(batch);
-  if (view.producer_id() >= 0 && view.base_sequence() < 0) return ErrorCode::invalid_record;
-  return std::nullopt;
 }
 
 // test.fault.drop.produce.response.every.n (test-only, needs --enable-test-faults): every Nth
@@ -145,7 +137,7 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
       pout.log_append_time_ms = -1;
       pout.log_start_offset = -1;
       auto fail = [&](ErrorCode e, std::string msg) {
-        pout.error_code = static_cast<int16_t>(e);
+        pout.error_code = e;
         if (!msg.empty()) pout.error_message = std::move(msg);
         any_error = true;
         ctx.svc.metrics.request_error(ctx.api_key, pout.error_code);
@@ -159,13 +151,12 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
         fail(ErrorCode::unknown_topic_or_partition, "");
         continue;
       }
-      if (pd.records.is_null || pd.records.parts.empty() || pd.records.size() == 0) {
-        fail(ErrorCode::invalid_record, "empty record set");
-        continue;
-      }
       // The decoded records view points into our own request frame, which we may rewrite.
-      const auto& part = pd.records.parts.front();
-      std::span<uint8_t> bytes(const_cast<uint8_t*>(part.data), part.length);
+      std::span<uint8_t> bytes;
+      if (!pd.records.is_null && !pd.records.parts.empty() && pd.records.size() != 0) {
+        const auto& part = pd.records.parts.front();
+        bytes = std::span<uint8_t>(const_cast<uint8_t*>(part.data), part.length);
+      }
       PreparedBatch prepared = prepare_batch(bytes, topic->config, ctx.version, now);
       if (prepared.error != ErrorCode::none) {
         spdlog::debug("produce to {}-{} from {} rejected: {} ({})", td.name, pd.index,
@@ -173,15 +164,11 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
         fail(prepared.error, prepared.message);
         continue;
       }
-      if (std::optional<ErrorCode> e = check_producer_fields(prepared.batch)) {
-        fail(*e, "idempotent batch with a negative base sequence");
-        continue;
-      }
       PartitionAppend appended =
           append_partition(ctx.svc, *topic, pd.index, *log, prepared.batch, now);
+      const ErrorCode append_code = append_error(appended);
       if (!appended.status.ok()) {
-        const ErrorCode e = append_error(appended.status);
-        if (e == ErrorCode::kafka_storage_error) {
+        if (append_code == ErrorCode::kafka_storage_error) {
           spdlog::error("append to {}-{} failed: {}", td.name, pd.index,
                         appended.status.to_string());
         }
@@ -190,14 +177,13 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
           out.batch_index = re.index;
           out.batch_index_error_message = re.message;
         }
-        fail(e, appended.status.message());
+        fail(append_code, appended.status.message());
         continue;
       }
-      if (appended.info.producer_check != storage::ProducerCheck::ok &&
-          appended.info.producer_check != storage::ProducerCheck::duplicate) {
+      if (append_code != ErrorCode::none) {  // the idempotent-producer verdict
         spdlog::debug("produce to {}-{} from {} rejected: {}", td.name, pd.index,
                       ctx.responder.peer(), appended.info.producer_message);
-        fail(producer_error(appended.info.producer_check), appended.info.producer_message);
+        fail(append_code, appended.info.producer_message);
         continue;
       }
       const bool duplicate = appended.info.producer_check == storage::ProducerCheck::duplicate;
@@ -206,7 +192,7 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
                       pd.index, ctx.responder.peer(), appended.info.base_offset,
                       appended.info.last_offset);
       }
-      pout.error_code = 0;
+      pout.error_code = ErrorCode::none;
       pout.base_offset = appended.info.base_offset;
       // A retried duplicate is answered with its original offsets; like Kafka, no append time.
       pout.log_append_time_ms = duplicate ? -1 : prepared.log_append_time;

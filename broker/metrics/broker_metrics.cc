@@ -12,7 +12,7 @@
 namespace strata::broker {
 
 // Declared in broker/handler.h: RequestContext::respond() reports a non-zero top-level error_code.
-void note_response_error(Services& svc, int16_t api_key, int16_t error_code) {
+void note_response_error(Services& svc, int16_t api_key, protocol::ErrorCode error_code) {
   svc.metrics.request_error(api_key, error_code);
 }
 
@@ -60,12 +60,13 @@ void BrokerMetrics::request_completed(int16_t api_key, double seconds) {
   if (ApiSlot* s = slot(api_key)) s->latency.observe(seconds);
 }
 
-void BrokerMetrics::request_error(int16_t api_key, int16_t error_code, uint64_t n) {
-  if (error_code == 0) return;
+void BrokerMetrics::request_error(int16_t api_key, protocol::ErrorCode error_code, uint64_t n) {
+  if (error_code == protocol::ErrorCode::none) return;
   ApiSlot* s = slot(api_key);
   if (!s) return;
   // Codes outside the table share the UNKNOWN_SERVER_ERROR (-1) slot.
-  int c = error_code < kMinCode || error_code > kMaxCode ? -1 : error_code;
+  const int16_t v = protocol::error_value(error_code);
+  int c = v < kMinCode || v > kMaxCode ? -1 : v;
   s->errors[static_cast<size_t>(c - kMinCode)].fetch_add(n, std::memory_order_relaxed);
 }
 

@@ -19,6 +19,7 @@
 
 #include "broker/metrics/atomic_histogram.h"
 #include "broker/metrics/topic_counters.h"
+#include "protocol/wire/errors.h"
 
 namespace strata::broker {
 struct TopicEntry;
@@ -38,7 +39,7 @@ class BrokerMetrics {
   void request_received(int16_t api_key);
   void request_completed(int16_t api_key, double seconds);
   // A Kafka error code (!= 0) answered for `api_key` (top-level or per partition).
-  void request_error(int16_t api_key, int16_t error_code, uint64_t n = 1);
+  void request_error(int16_t api_key, protocol::ErrorCode error_code, uint64_t n = 1);
 
   void connection_opened();
   void connection_closed();

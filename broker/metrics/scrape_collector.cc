@@ -69,9 +69,10 @@ void ScrapeCollector::collect_group_lag(std::vector<prometheus::MetricFamily>& o
   auto& groups = svc_.groups;
   for (const auto& g : groups.list()) {
     std::vector<group::FetchedPartition> parts;
-    if (groups.fetch_offsets(g.group_id, std::nullopt, parts) != 0) continue;
+    if (groups.fetch_offsets(g.group_id, std::nullopt, parts) != protocol::ErrorCode::none)
+      continue;
     for (const auto& fp : parts) {
-      if (fp.error != 0 || fp.offset < 0) continue;
+      if (fp.error != protocol::ErrorCode::none || fp.offset < 0) continue;
       auto topic = svc_.topics.find(fp.topic);
       const storage::PartitionLog* log = topic ? topic->partition(fp.partition) : nullptr;
       if (!log) continue;

@@ -61,6 +61,7 @@ Status recompress(const p::RecordBatchView& view, std::span<const uint8_t> recor
 
 PreparedBatch prepare_batch(std::span<uint8_t> records, const TopicConfig& topic,
                             int16_t produce_version, int64_t now_ms) {
+  if (records.empty()) return reject(ErrorCode::invalid_record, "empty record set");
   if (records.size() <= bf::kMagicOffset) {
     return reject(ErrorCode::corrupt_message, "record set is shorter than a batch header");
   }
@@ -150,6 +151,10 @@ PreparedBatch prepare_batch(std::span<uint8_t> records, const TopicConfig& topic
                     "batch of " + std::to_string(out.owned.size()) +
                         " bytes after recompression exceeds max.message.bytes");
     }
+  }
+  // LogValidator: a batch with a producer id needs a sequence number.
+  if (view.producer_id() >= 0 && view.base_sequence() < 0) {
+    return reject(ErrorCode::invalid_record, "idempotent batch with a negative base sequence");
   }
   if (topic.log_append_time) {
     p::set_log_append_time(out.batch, now_ms);

@@ -23,7 +23,8 @@ struct PreparedBatch {
   int32_t record_count = 0;
 };
 
-// `records` is the partition's records field (mutable: LogAppendTime rewrites it in place).
+// `records` is the partition's records field (empty for a null or empty one) (mutable:
+// LogAppendTime rewrites it in place).
 PreparedBatch prepare_batch(std::span<uint8_t> records, const TopicConfig& topic,
                             int16_t produce_version, int64_t now_ms);
 

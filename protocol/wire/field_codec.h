@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/wire/errors.h"
 #include "protocol/wire/reader.h"
 #include "protocol/wire/records.h"
 #include "protocol/wire/sizes.h"
@@ -36,6 +37,17 @@ STRATA_GEN_FIXED(int64_t, write_int64, read_int64, 8)
 STRATA_GEN_FIXED(uint16_t, write_uint16, read_uint16, 2)
 STRATA_GEN_FIXED(bool, write_bool, read_bool, 1)
 #undef STRATA_GEN_FIXED
+
+// ErrorCode is int16 on the wire. Any value is kept as read (no validation), so codes this build
+// does not know round-trip unchanged.
+inline void put(Writer& w, ErrorCode v, bool, bool, int16_t) {
+  w.write_int16(static_cast<int16_t>(v));
+}
+inline void get(Reader& r, ErrorCode& v, bool, bool, int16_t) {
+  v = static_cast<ErrorCode>(r.read_int16());
+}
+inline size_t size(ErrorCode, bool, bool, int16_t) { return 2; }
+inline bool equals(ErrorCode a, ErrorCode b) { return a == b; }
 
 inline void put(Writer& w, double v, bool, bool, int16_t) { w.write_float64(v); }
 inline void get(Reader& r, double& v, bool, bool, int16_t) { v = r.read_float64(); }

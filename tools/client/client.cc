@@ -164,15 +164,15 @@ Result<ClusterMetadata> Client::metadata(const std::optional<std::vector<std::st
   for (const auto& t : m.topics) {
     TopicInfo ti;
     ti.name = t.name.value_or("");
-    ti.error_code = t.error_code;
+    ti.error_code = protocol::error_value(t.error_code);
     ti.internal = t.is_internal;
     if (t.topic_id != protocol::Uuid{}) ti.topic_id = t.topic_id.to_string();
     auto& lmap = leaders_[ti.name];
-    if (t.error_code == 0) lmap.clear();
+    if (t.error_code == protocol::ErrorCode::none) lmap.clear();
     for (const auto& p : t.partitions) {
       PartitionInfo pi;
       pi.partition = p.partition_index;
-      pi.error_code = p.error_code;
+      pi.error_code = protocol::error_value(p.error_code);
       pi.leader = p.leader_id;
       pi.leader_epoch = p.leader_epoch;
       pi.replicas = p.replica_nodes;
@@ -180,7 +180,7 @@ Result<ClusterMetadata> Client::metadata(const std::optional<std::vector<std::st
       lmap[pi.partition] = pi.leader;
       ti.partitions.push_back(std::move(pi));
     }
-    if (t.error_code != 0) leaders_.erase(ti.name);
+    if (t.error_code != protocol::ErrorCode::none) leaders_.erase(ti.name);
     std::sort(
         ti.partitions.begin(), ti.partitions.end(),
         [](const PartitionInfo& a, const PartitionInfo& b) { return a.partition < b.partition; });

@@ -39,7 +39,7 @@ Result<TopicCreated> Client::create_topic(const TopicSpec& spec) {
   if (!reply.ok()) return reply.status();
   for (const auto& r : reply->msg.topics) {
     if (r.name != spec.name) continue;
-    if (r.error_code != 0) {
+    if (r.error_code != protocol::ErrorCode::none) {
       return kafka_status(r.error_code, "topic '" + spec.name + "'", r.error_message.value_or(""));
     }
     TopicCreated out;
@@ -65,7 +65,7 @@ Status Client::delete_topic(const std::string& name) {
   if (!reply.ok()) return reply.status();
   leaders_.erase(name);
   for (const auto& r : reply->msg.responses) {
-    if (r.error_code != 0) {
+    if (r.error_code != protocol::ErrorCode::none) {
       return kafka_status(r.error_code, "topic '" + name + "'", r.error_message.value_or(""));
     }
   }
@@ -89,7 +89,7 @@ Status Client::create_partitions(const std::string& topic, int32_t total_count) 
   if (!reply.ok()) return reply.status();
   leaders_.erase(topic);
   for (const auto& r : reply->msg.results) {
-    if (r.error_code != 0) {
+    if (r.error_code != protocol::ErrorCode::none) {
       return kafka_status(r.error_code, "topic '" + topic + "'", r.error_message.value_or(""));
     }
   }
@@ -121,7 +121,7 @@ Result<std::vector<ConfigEntry>> Client::describe_configs(ResourceType type,
   if (!reply.ok()) return reply.status();
   std::vector<ConfigEntry> out;
   for (const auto& res : reply->msg.results) {
-    if (res.error_code != 0) {
+    if (res.error_code != protocol::ErrorCode::none) {
       return kafka_status(res.error_code, resource_ctx(type, name), res.error_message.value_or(""));
     }
     for (const auto& c : res.configs) {
@@ -166,7 +166,7 @@ Status Client::alter_configs(ResourceType type, const std::string& name,
                           protocol::IncrementalAlterConfigsResponse>(req);
   if (!reply.ok()) return reply.status();
   for (const auto& res : reply->msg.responses) {
-    if (res.error_code != 0) {
+    if (res.error_code != protocol::ErrorCode::none) {
       return kafka_status(res.error_code, resource_ctx(type, name), res.error_message.value_or(""));
     }
   }
@@ -186,7 +186,7 @@ Result<ClusterMetadata> Client::describe_cluster() {
       (*conn)->call<protocol::DescribeClusterRequest, protocol::DescribeClusterResponse>(req);
   if (!reply.ok()) return reply.status();
   const auto& m = reply->msg;
-  if (m.error_code != 0) {
+  if (m.error_code != protocol::ErrorCode::none) {
     return kafka_status(m.error_code, "DescribeCluster", m.error_message.value_or(""));
   }
   ClusterMetadata out;

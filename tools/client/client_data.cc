@@ -103,7 +103,7 @@ Result<ProduceResult> Client::produce(const std::string& topic,
     size_t answered = 0;
     for (const auto& tr : reply->msg.responses) {
       for (const auto& pr : tr.partition_responses) {
-        if (pr.error_code != 0) {
+        if (pr.error_code != protocol::ErrorCode::none) {
           std::string detail = pr.error_message.value_or("");
           for (const auto& re : pr.record_errors) {
             if (re.batch_index_error_message) {
@@ -225,12 +225,13 @@ Result<std::map<int32_t, FetchResult>> Client::fetch_partitions(
     req.topics.push_back(std::move(t));
     auto reply = conn->call<protocol::FetchRequest, protocol::FetchResponse>(req, -1, max_wait_ms);
     if (!reply.ok()) return reply.status();
-    if (reply->msg.error_code != 0) return kafka_status(reply->msg.error_code, "Fetch");
+    if (reply->msg.error_code != protocol::ErrorCode::none)
+      return kafka_status(reply->msg.error_code, "Fetch");
     for (const auto& tr : reply->msg.responses) {
       for (const auto& pr : tr.partitions) {
         auto want = offsets.find(pr.partition_index);
         if (tr.topic != topic || want == offsets.end()) continue;
-        if (pr.error_code != 0) {
+        if (pr.error_code != protocol::ErrorCode::none) {
           return kafka_status(pr.error_code, part_ctx(topic, pr.partition_index));
         }
         STRATA_RETURN_IF_ERROR(decode_fetched(topic, pr, want->second, out[pr.partition_index]));
@@ -273,7 +274,7 @@ Result<std::vector<PartitionOffset>> Client::list_offsets(const std::string& top
     if (!reply.ok()) return reply.status();
     for (const auto& tr : reply->msg.topics) {
       for (const auto& pr : tr.partitions) {
-        if (pr.error_code != 0)
+        if (pr.error_code != protocol::ErrorCode::none)
           return kafka_status(pr.error_code, part_ctx(topic, pr.partition_index));
         out.push_back(PartitionOffset{pr.partition_index, pr.offset, pr.timestamp});
       }

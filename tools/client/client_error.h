@@ -21,6 +21,10 @@ namespace strata::client {
 // A Status for a non-zero Kafka error code; `context` says what failed ("topic 'x'"), `detail` is
 // the broker's error message (may be empty).
 Status kafka_status(int16_t code, std::string_view context, std::string_view detail = {});
+inline Status kafka_status(protocol::ErrorCode code, std::string_view context,
+                           std::string_view detail = {}) {
+  return kafka_status(protocol::error_value(code), context, detail);
+}
 // A Status for a connection-level failure (Errc::io_error, "CONNECTION: ...").
 Status connection_status(std::string_view what);
 

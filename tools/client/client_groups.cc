@@ -59,7 +59,7 @@ Result<Connection*> Client::coordinator_connection(const std::string& group) {
   int32_t node = m.node_id;
   std::string host = m.host;
   int32_t port = m.port;
-  int16_t err = m.error_code;
+  protocol::ErrorCode err = m.error_code;
   std::string msg = m.error_message.value_or("");
   if (reply->version >= 4) {
     if (m.coordinators.empty()) return connection_status("empty FindCoordinator response");
@@ -70,7 +70,7 @@ Result<Connection*> Client::coordinator_connection(const std::string& group) {
     err = c.error_code;
     msg = c.error_message.value_or("");
   }
-  if (err != 0) return kafka_status(err, group_ctx(group), msg);
+  if (err != protocol::ErrorCode::none) return kafka_status(err, group_ctx(group), msg);
   broker_addrs_[node] = BrokerInfo{node, host, port, std::nullopt};
   coordinators_[group] = node;
   return open_or_reuse(node, host, port);
@@ -86,7 +86,8 @@ Result<std::vector<GroupListing>> Client::list_groups() {
     protocol::ListGroupsRequest req;
     auto reply = (*conn)->call<protocol::ListGroupsRequest, protocol::ListGroupsResponse>(req);
     if (!reply.ok()) return reply.status();
-    if (reply->msg.error_code != 0) return kafka_status(reply->msg.error_code, "ListGroups");
+    if (reply->msg.error_code != protocol::ErrorCode::none)
+      return kafka_status(reply->msg.error_code, "ListGroups");
     for (const auto& g : reply->msg.groups) {
       out.push_back(GroupListing{g.group_id, g.protocol_type, g.group_state});
     }
@@ -106,7 +107,8 @@ Result<GroupDescription> Client::describe_group(const std::string& group) {
   if (!reply.ok()) return reply.status();
   for (const auto& g : reply->msg.groups) {
     if (g.group_id != group) continue;
-    if (g.error_code != 0) return kafka_status(g.error_code, group_ctx(group));
+    if (g.error_code != protocol::ErrorCode::none)
+      return kafka_status(g.error_code, group_ctx(group));
     GroupDescription out;
     out.group_id = g.group_id;
     out.state = g.group_state;
@@ -154,19 +156,23 @@ Result<CommittedOffsets> Client::committed_offsets(const std::string& group,
   CommittedOffsets out;
   if (reply->version >= 8) {
     for (const auto& rg : m.groups) {
-      if (rg.error_code != 0) return kafka_status(rg.error_code, group_ctx(group));
+      if (rg.error_code != protocol::ErrorCode::none)
+        return kafka_status(rg.error_code, group_ctx(group));
       for (const auto& t : rg.topics) {
         for (const auto& p : t.partitions) {
-          if (p.error_code != 0) return kafka_status(p.error_code, group_ctx(group));
+          if (p.error_code != protocol::ErrorCode::none)
+            return kafka_status(p.error_code, group_ctx(group));
           out[{t.name, p.partition_index}] = p.committed_offset;
         }
       }
     }
   } else {
-    if (m.error_code != 0) return kafka_status(m.error_code, group_ctx(group));
+    if (m.error_code != protocol::ErrorCode::none)
+      return kafka_status(m.error_code, group_ctx(group));
     for (const auto& t : m.topics) {
       for (const auto& p : t.partitions) {
-        if (p.error_code != 0) return kafka_status(p.error_code, group_ctx(group));
+        if (p.error_code != protocol::ErrorCode::none)
+          return kafka_status(p.error_code, group_ctx(group));
         out[{t.name, p.partition_index}] = p.committed_offset;
       }
     }
@@ -199,7 +205,7 @@ Status Client::commit_offsets(const std::string& group, const CommittedOffsets& 
   if (!reply.ok()) return reply.status();
   for (const auto& t : reply->msg.topics) {
     for (const auto& p : t.partitions) {
-      if (p.error_code != 0) {
+      if (p.error_code != protocol::ErrorCode::none) {
         return kafka_status(p.error_code, group_ctx(group) + " topic '" + t.name + "' partition " +
                                               std::to_string(p.partition_index));
       }
@@ -216,7 +222,8 @@ Status Client::delete_group(const std::string& group) {
   auto reply = (*conn)->call<protocol::DeleteGroupsRequest, protocol::DeleteGroupsResponse>(req);
   if (!reply.ok()) return reply.status();
   for (const auto& r : reply->msg.results) {
-    if (r.error_code != 0) return kafka_status(r.error_code, group_ctx(group));
+    if (r.error_code != protocol::ErrorCode::none)
+      return kafka_status(r.error_code, group_ctx(group));
   }
   return Status::Ok();
 }

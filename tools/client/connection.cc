@@ -165,8 +165,9 @@ Status Connection::negotiate() {
       close();
       return connection_status(std::string("undecodable ApiVersions response: ") + e.what());
     }
-    if (resp.error_code == 35 && v != 0) continue;
-    if (resp.error_code != 0) return kafka_status(resp.error_code, "ApiVersions");
+    if (resp.error_code == protocol::ErrorCode::unsupported_version && v != 0) continue;
+    if (resp.error_code != protocol::ErrorCode::none)
+      return kafka_status(resp.error_code, "ApiVersions");
     versions_.clear();
     for (const auto& k : resp.api_keys) versions_[k.api_key] = {k.min_version, k.max_version};
     return Status::Ok();

@@ -9,7 +9,11 @@ INTEGER_TYPES = {"int8", "int16", "int32", "int64", "uint16"}
 
 
 def element_type(f):
-    return f.struct.name if f.struct is not None else CPP_PRIMITIVE[f.base]
+    if f.struct is not None:
+        return f.struct.name
+    if f.is_error_code:
+        return "ErrorCode"
+    return CPP_PRIMITIVE[f.base]
 
 
 def cpp_type(f):
@@ -39,6 +43,11 @@ def default_init(f):
         if f.nullable is not None:
             return "std::vector<%s>{}" % element_type(f)
         return None
+    if f.is_error_code:
+        # Any int16 is a valid ErrorCode value (unknown codes from the wire are kept as they are).
+        if d is None or int(d, 0) == 0:
+            return "ErrorCode::none"
+        return "ErrorCode{%d}" % int(d, 0)
     if f.base in INTEGER_TYPES:
         return int_literal(d, f.base) if d is not None else "0"
     if f.base == "float64":
@@ -278,6 +287,7 @@ def emit_header(api):
         "#include <string>",
         "#include <vector>",
         "",
+        "#include \"protocol/wire/errors.h\"",
         "#include \"protocol/wire/reader.h\"",
         "#include \"protocol/wire/records.h\"",
         "#include \"protocol/wire/uuid.h\"",

@@ -69,6 +69,12 @@ class Field:
     def is_struct(self):
         return self.base not in PRIMITIVES
 
+    @property
+    def is_error_code(self):
+        """int16 fields named error_code or *_error_code are typed protocol::ErrorCode."""
+        return (self.base == "int16" and not self.is_array
+                and (self.name == "error_code" or self.name.endswith("_error_code")))
+
 
 class Struct:
     def __init__(self, name, where):

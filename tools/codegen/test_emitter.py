@@ -16,6 +16,10 @@ class Filler:
         self.counter += 1
         n = self.counter
         b = f.base
+        if f.is_error_code:
+            # Values past the highest code Kafka defines must survive the round trip too.
+            v = 7 + n if n % 2 else 30000 + n
+            return ["%s = static_cast<ErrorCode>(%d);" % (target, v)]
         if b in INTEGER_TYPES:
             dflt = default_init(f)
             v = 7 + n

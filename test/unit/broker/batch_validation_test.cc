@@ -96,6 +96,29 @@ TEST(BatchValidation, LastOffsetDeltaMustMatchCount) {
   EXPECT_EQ(prepare_batch(batch, default_topic(), 9, 0).error, ErrorCode::invalid_record);
 }
 
+TEST(BatchValidation, EmptyRecordSetIsInvalidRecord) {
+  std::vector<uint8_t> none;
+  auto r = prepare_batch(none, default_topic(), 9, 0);
+  EXPECT_EQ(r.error, ErrorCode::invalid_record);
+  EXPECT_EQ(r.message, "empty record set");
+}
+
+TEST(BatchValidation, ProducerIdWithoutSequenceIsInvalidRecord) {
+  static const std::string k = "k";
+  p::RecordBatchBuilder b;
+  b.set_producer(7, 0, -1);
+  b.add(1, bytes(k), bytes(k));
+  auto batch = b.build();
+  auto r = prepare_batch(batch, default_topic(), 9, 0);
+  EXPECT_EQ(r.error, ErrorCode::invalid_record);
+  EXPECT_EQ(r.message, "idempotent batch with a negative base sequence");
+  p::RecordBatchBuilder ok;
+  ok.set_producer(7, 0, 0);
+  ok.add(1, bytes(k), bytes(k));
+  auto good = ok.build();
+  EXPECT_EQ(prepare_batch(good, default_topic(), 9, 0).error, ErrorCode::none);
+}
+
 TEST(BatchValidation, ControlAndTransactionalBatchesAreRejected) {
   static const std::string k = "k";
   p::RecordBatchBuilder c;

@@ -123,11 +123,12 @@ TEST(BrokerMetrics, CountsRequestsErrorsAndLatencyByApi) {
   m.request_received(16000);
   m.request_received(3);  // not served: ignored
   m.request_completed(0, 0.002);
-  m.request_error(0, 3, 2);
-  m.request_error(0, 0);  // "none" is not an error
-  m.request_error(1, -1);
-  m.request_error(1, 30000);  // outside the table: counted as UNKNOWN_SERVER_ERROR
-  m.request_error(-5, 3);     // unknown key: ignored
+  using protocol::ErrorCode;
+  m.request_error(0, ErrorCode::unknown_topic_or_partition, 2);
+  m.request_error(0, ErrorCode::none);  // "none" is not an error
+  m.request_error(1, ErrorCode::unknown_server_error);
+  m.request_error(1, static_cast<ErrorCode>(30000));  // outside the table: UNKNOWN_SERVER_ERROR
+  m.request_error(-5, ErrorCode::unknown_topic_or_partition);  // unknown key: ignored
   const std::string t = text_of(m);
   EXPECT_NE(t.find("strata_requests_total{api=\"Produce\"} 2\n"), std::string::npos) << t;
   EXPECT_NE(t.find("strata_requests_total{api=\"Fetch\"} 0\n"), std::string::npos);

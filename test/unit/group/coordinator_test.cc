@@ -7,13 +7,13 @@ namespace {
 TEST_F(CoordinatorTest, MemberIdRequiredHandshakeThenStable) {
   auto first = join(params("", std::nullopt, /*v4=*/true));
   ASSERT_TRUE(first->has_value());
-  EXPECT_EQ((*first)->error, E(ErrorCode::member_id_required));
+  EXPECT_EQ((*first)->error, ErrorCode::member_id_required);
   const std::string id = (*first)->member_id;
   EXPECT_TRUE(id.rfind("client-", 0) == 0) << id;
   EXPECT_FALSE(c_->state_of(group_) == GroupState::preparing_rebalance);
 
   JoinResult r = join_now(params(id, std::nullopt, true));
-  EXPECT_EQ(r.error, 0);
+  EXPECT_EQ(r.error, ErrorCode::none);
   EXPECT_EQ(r.generation, 1);
   EXPECT_EQ(r.member_id, id);
   EXPECT_EQ(r.leader, id);
@@ -22,22 +22,23 @@ TEST_F(CoordinatorTest, MemberIdRequiredHandshakeThenStable) {
   EXPECT_EQ(r.members[0].metadata, subscription({"t1"}));
   EXPECT_EQ(c_->state_of(group_), GroupState::completing_rebalance);
 
-  EXPECT_EQ(heartbeat(id, 1), 0);  // heartbeats are fine while the leader computes assignments
+  EXPECT_EQ(heartbeat(id, 1),
+            ErrorCode::none);  // heartbeats are fine while the leader computes assignments
   auto s = sync(id, 1, {{id, {1, 2, 3}}});
   ASSERT_TRUE(s->has_value());
-  EXPECT_EQ((*s)->error, 0);
+  EXPECT_EQ((*s)->error, ErrorCode::none);
   EXPECT_EQ((*s)->assignment, (Bytes{1, 2, 3}));
   EXPECT_EQ(c_->state_of(group_), GroupState::stable);
 }
 
 TEST_F(CoordinatorTest, PendingMemberThatNeverRejoinsExpires) {
   auto first = join(params("", std::nullopt, true));
-  EXPECT_EQ((*first)->error, E(ErrorCode::member_id_required));
+  EXPECT_EQ((*first)->error, ErrorCode::member_id_required);
   timers_.advance(6000);
   // The pending id is forgotten: rejoining with it is an unknown member.
   auto again = join(params((*first)->member_id, std::nullopt, true));
   ASSERT_TRUE(again->has_value());
-  EXPECT_EQ((*again)->error, E(ErrorCode::unknown_member_id));
+  EXPECT_EQ((*again)->error, ErrorCode::unknown_member_id);
 }
 
 TEST_F(CoordinatorTest, SecondMemberTriggersRebalanceAndFollowerWaitsForLeader) {
@@ -46,11 +47,11 @@ TEST_F(CoordinatorTest, SecondMemberTriggersRebalanceAndFollowerWaitsForLeader) 
   timers_.advance(0);
   EXPECT_FALSE(b->has_value());  // waits for a to rejoin
   EXPECT_EQ(c_->state_of(group_), GroupState::preparing_rebalance);
-  EXPECT_EQ(heartbeat(a, gen), E(ErrorCode::rebalance_in_progress));
+  EXPECT_EQ(heartbeat(a, gen), ErrorCode::rebalance_in_progress);
   // Commits are still allowed while preparing (Kafka 2.5+).
-  std::vector<CommitPartition> parts{{"t1", 0, 5, -1, std::nullopt, 0}};
+  std::vector<CommitPartition> parts{{"t1", 0, 5, -1, std::nullopt, ErrorCode::none}};
   c_->commit(group_, gen, a, std::nullopt, -1, parts);
-  EXPECT_EQ(parts[0].error, 0);
+  EXPECT_EQ(parts[0].error, ErrorCode::none);
 
   auto ra = join(params(a));
   ASSERT_TRUE(ra->has_value());
@@ -66,7 +67,7 @@ TEST_F(CoordinatorTest, SecondMemberTriggersRebalanceAndFollowerWaitsForLeader) 
   EXPECT_FALSE(sb->has_value());           // follower waits for the leader's assignment
   auto sa = sync(a, gen + 1, {{a, {1}}});  // b gets nothing: an empty but present assignment
   ASSERT_TRUE(sb->has_value());
-  EXPECT_EQ((*sb)->error, 0);
+  EXPECT_EQ((*sb)->error, ErrorCode::none);
   EXPECT_TRUE((*sb)->assignment.empty());
   EXPECT_EQ((*sa)->assignment, Bytes{1});
   EXPECT_EQ(c_->state_of(group_), GroupState::stable);
@@ -82,14 +83,14 @@ TEST_F(CoordinatorTest, SessionTimeoutRemovesSilentMember) {
   sync(bid, gen + 1);
   // Only a heartbeats.
   timers_.advance(3000);
-  EXPECT_EQ(heartbeat(a, gen + 1), 0);
+  EXPECT_EQ(heartbeat(a, gen + 1), ErrorCode::none);
   timers_.advance(2999);
-  EXPECT_EQ(heartbeat(a, gen + 1), 0);
+  EXPECT_EQ(heartbeat(a, gen + 1), ErrorCode::none);
   EXPECT_EQ(c_->state_of(group_), GroupState::stable);
   timers_.advance(2);  // b's 6 s session (armed at its SyncGroup) ends
   EXPECT_EQ(c_->state_of(group_), GroupState::preparing_rebalance);
-  EXPECT_EQ(heartbeat(bid, gen + 1), E(ErrorCode::unknown_member_id));
-  EXPECT_EQ(heartbeat(a, gen + 1), E(ErrorCode::rebalance_in_progress));
+  EXPECT_EQ(heartbeat(bid, gen + 1), ErrorCode::unknown_member_id);
+  EXPECT_EQ(heartbeat(a, gen + 1), ErrorCode::rebalance_in_progress);
   JoinResult r = join_now(params(a));
   EXPECT_EQ(r.generation, gen + 2);
   EXPECT_EQ(r.members.size(), 1u);
@@ -107,40 +108,40 @@ TEST_F(CoordinatorTest, RebalanceTimeoutDropsMembersThatDoNotRejoin) {
   auto ra = join(params(a));
   EXPECT_FALSE(ra->has_value());
   timers_.advance(5000);
-  EXPECT_EQ(heartbeat(bid, gen + 1), E(ErrorCode::rebalance_in_progress));
+  EXPECT_EQ(heartbeat(bid, gen + 1), ErrorCode::rebalance_in_progress);
   EXPECT_FALSE(ra->has_value());
   timers_.advance(5000);  // rebalance timeout (10 s) reached
   ASSERT_TRUE(ra->has_value());
   EXPECT_EQ((*ra)->generation, gen + 2);
   EXPECT_EQ((*ra)->members.size(), 1u);
-  EXPECT_EQ(heartbeat(bid, gen + 2), E(ErrorCode::unknown_member_id));
+  EXPECT_EQ(heartbeat(bid, gen + 2), ErrorCode::unknown_member_id);
 }
 
 TEST_F(CoordinatorTest, ErrorsWhereJavaReturnsThem) {
   auto [a, gen] = stable_single();
-  EXPECT_EQ(heartbeat(a, gen + 5), E(ErrorCode::illegal_generation));
-  EXPECT_EQ(heartbeat("nobody", gen), E(ErrorCode::unknown_member_id));
+  EXPECT_EQ(heartbeat(a, gen + 5), ErrorCode::illegal_generation);
+  EXPECT_EQ(heartbeat("nobody", gen), ErrorCode::unknown_member_id);
   auto s = sync(a, gen - 1);
-  EXPECT_EQ((*s)->error, E(ErrorCode::illegal_generation));
+  EXPECT_EQ((*s)->error, ErrorCode::illegal_generation);
   s = sync("nobody", gen);
-  EXPECT_EQ((*s)->error, E(ErrorCode::unknown_member_id));
+  EXPECT_EQ((*s)->error, ErrorCode::unknown_member_id);
 
   auto p = params("");
   p.session_timeout_ms = 100;
-  EXPECT_EQ((*join(p))->error, E(ErrorCode::invalid_session_timeout));
+  EXPECT_EQ((*join(p))->error, ErrorCode::invalid_session_timeout);
   p = params("");
   p.protocol_type = "connect";
-  EXPECT_EQ((*join(p))->error, E(ErrorCode::inconsistent_group_protocol));
+  EXPECT_EQ((*join(p))->error, ErrorCode::inconsistent_group_protocol);
   p = params("");
   p.protocols = {{"sticky", {}}};
-  EXPECT_EQ((*join(p))->error, E(ErrorCode::inconsistent_group_protocol));
+  EXPECT_EQ((*join(p))->error, ErrorCode::inconsistent_group_protocol);
   p = params("");
   p.group_id = "";
-  EXPECT_EQ((*join(p))->error, E(ErrorCode::invalid_group_id));
+  EXPECT_EQ((*join(p))->error, ErrorCode::invalid_group_id);
   p = params("someone");
   p.group_id = "no-such-group";
-  EXPECT_EQ((*join(p))->error, E(ErrorCode::unknown_member_id));
-  EXPECT_EQ(c_->heartbeat("no-such-group", "x", std::nullopt, 1), E(ErrorCode::unknown_member_id));
+  EXPECT_EQ((*join(p))->error, ErrorCode::unknown_member_id);
+  EXPECT_EQ(c_->heartbeat("no-such-group", "x", std::nullopt, 1), ErrorCode::unknown_member_id);
 }
 
 TEST_F(CoordinatorTest, ProtocolSelectedByVotesAmongCommonProtocols) {
@@ -173,8 +174,9 @@ TEST_F(CoordinatorTest, LeaveRebalancesAndLastLeaveEmptiesGroup) {
   const std::string bid = (*b)->member_id;
   sync(a, gen + 1, {{a, {1}}, {bid, {2}}});
   LeaveResult lr = c_->leave(group_, {{bid, std::nullopt}, {"ghost", std::nullopt}});
-  EXPECT_EQ(lr.error, 0);
-  EXPECT_EQ(lr.member_errors, (std::vector<int16_t>{0, E(ErrorCode::unknown_member_id)}));
+  EXPECT_EQ(lr.error, ErrorCode::none);
+  EXPECT_EQ(lr.member_errors,
+            (std::vector<ErrorCode>{ErrorCode::none, ErrorCode::unknown_member_id}));
   EXPECT_EQ(c_->state_of(group_), GroupState::preparing_rebalance);
   JoinResult r = join_now(params(a));
   EXPECT_EQ(r.generation, gen + 2);
@@ -216,18 +218,17 @@ TEST_F(CoordinatorTest, StaticMemberRestartKeepsAssignmentWithoutRebalance) {
   // a's process restarts (no LeaveGroup) and joins again with its instance id.
   auto again = join(params("", std::string("inst-a")));
   ASSERT_TRUE(again->has_value());
-  EXPECT_EQ((*again)->error, 0);
+  EXPECT_EQ((*again)->error, ErrorCode::none);
   EXPECT_EQ((*again)->generation, gen);
   const std::string new_id = (*again)->member_id;
   EXPECT_NE(new_id, aid);
   EXPECT_EQ(c_->state_of(group_), GroupState::stable);
   auto s = sync(new_id, gen);
   EXPECT_EQ((*s)->assignment, Bytes{0xA});
-  EXPECT_EQ(heartbeat(bid, gen), 0);  // b never saw a rebalance
-  EXPECT_EQ(c_->heartbeat(group_, aid, std::string("inst-a"), gen),
-            E(ErrorCode::fenced_instance_id));
+  EXPECT_EQ(heartbeat(bid, gen), ErrorCode::none);  // b never saw a rebalance
+  EXPECT_EQ(c_->heartbeat(group_, aid, std::string("inst-a"), gen), ErrorCode::fenced_instance_id);
   auto old = join(params(aid, std::string("inst-a")));
-  EXPECT_EQ((*old)->error, E(ErrorCode::fenced_instance_id));
+  EXPECT_EQ((*old)->error, ErrorCode::fenced_instance_id);
 }
 
 TEST_F(CoordinatorTest, StaticMemberLeavesByInstanceId) {
@@ -235,7 +236,8 @@ TEST_F(CoordinatorTest, StaticMemberLeavesByInstanceId) {
   timers_.advance(0);
   sync((*a)->member_id, (*a)->generation, {});
   LeaveResult lr = c_->leave(group_, {{"", std::string("inst-a")}, {"", std::string("inst-z")}});
-  EXPECT_EQ(lr.member_errors, (std::vector<int16_t>{0, E(ErrorCode::unknown_member_id)}));
+  EXPECT_EQ(lr.member_errors,
+            (std::vector<ErrorCode>{ErrorCode::none, ErrorCode::unknown_member_id}));
   EXPECT_EQ(c_->state_of(group_), GroupState::empty);
 }
 
@@ -245,7 +247,7 @@ TEST_F(CoordinatorTest, ShutdownAnswersWaitingJoins) {
   EXPECT_FALSE(b->has_value());
   c_->shutdown();
   ASSERT_TRUE(b->has_value());
-  EXPECT_EQ((*b)->error, E(ErrorCode::not_coordinator));
+  EXPECT_EQ((*b)->error, ErrorCode::not_coordinator);
   EXPECT_EQ(timers_.pending(), 0u);
 }
 

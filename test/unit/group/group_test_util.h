@@ -14,7 +14,6 @@
 namespace strata::broker::group::testing {
 
 using protocol::ErrorCode;
-inline int16_t E(ErrorCode e) { return static_cast<int16_t>(e); }
 
 // ConsumerProtocolSubscription v0 for `topics`.
 inline Bytes subscription(const std::vector<std::string>& topics) {
@@ -84,13 +83,13 @@ class CoordinatorTest : public ::testing::Test {
     c_->sync(std::move(p), [out](SyncResult r) { *out = std::move(r); });
     return out;
   }
-  int16_t heartbeat(const std::string& member, int32_t generation) {
+  ErrorCode heartbeat(const std::string& member, int32_t generation) {
     return c_->heartbeat(group_, member, std::nullopt, generation);
   }
   // One member alone in a Stable group; returns its member id and generation.
   std::pair<std::string, int32_t> stable_single() {
     JoinResult r = join_now(params(""));
-    EXPECT_EQ(r.error, 0);
+    EXPECT_EQ(r.error, ErrorCode::none);
     auto s = sync(r.member_id, r.generation, {{r.member_id, {7}}});
     EXPECT_TRUE(s->has_value());
     return {r.member_id, r.generation};

@@ -20,11 +20,11 @@ CommitPartition cp(const std::string& topic, int32_t p, int64_t offset,
 TEST_F(CoordinatorTest, SimpleCommitAndFetchRoundTripMetadata) {
   std::vector<CommitPartition> parts{cp("t1", 0, 42, "hello"), cp("t1", 1, 7)};
   c_->commit("simple", -1, "", std::nullopt, -1, parts);
-  EXPECT_EQ(parts[0].error, 0);
-  EXPECT_EQ(parts[1].error, 0);
+  EXPECT_EQ(parts[0].error, ErrorCode::none);
+  EXPECT_EQ(parts[1].error, ErrorCode::none);
   std::vector<FetchedPartition> got;
   std::vector<std::pair<std::string, std::vector<int32_t>>> req{{"t1", {0, 1, 2}}};
-  EXPECT_EQ(c_->fetch_offsets("simple", req, got), 0);
+  EXPECT_EQ(c_->fetch_offsets("simple", req, got), ErrorCode::none);
   ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(got[0].offset, 42);
   EXPECT_EQ(got[0].metadata, "hello");
@@ -33,10 +33,10 @@ TEST_F(CoordinatorTest, SimpleCommitAndFetchRoundTripMetadata) {
   EXPECT_EQ(got[1].metadata, "");
   EXPECT_EQ(got[2].offset, -1);
   got.clear();
-  EXPECT_EQ(c_->fetch_offsets("simple", std::nullopt, got), 0);
+  EXPECT_EQ(c_->fetch_offsets("simple", std::nullopt, got), ErrorCode::none);
   EXPECT_EQ(got.size(), 2u);
   got.clear();
-  EXPECT_EQ(c_->fetch_offsets("unknown", req, got), 0);
+  EXPECT_EQ(c_->fetch_offsets("unknown", req, got), ErrorCode::none);
   EXPECT_EQ(got[0].offset, -1);
   auto listed = c_->list();
   ASSERT_EQ(listed.size(), 1u);
@@ -47,26 +47,26 @@ TEST_F(CoordinatorTest, SimpleCommitAndFetchRoundTripMetadata) {
 TEST_F(CoordinatorTest, CommitErrors) {
   std::vector<CommitPartition> parts{cp("t1", 0, 1)};
   c_->commit("no-such-group", 3, "m", std::nullopt, -1, parts);
-  EXPECT_EQ(parts[0].error, E(ErrorCode::illegal_generation));
+  EXPECT_EQ(parts[0].error, ErrorCode::illegal_generation);
 
   auto [a, gen] = stable_single();
   parts = {cp("t1", 0, 1)};
   c_->commit(group_, gen + 1, a, std::nullopt, -1, parts);
-  EXPECT_EQ(parts[0].error, E(ErrorCode::illegal_generation));
+  EXPECT_EQ(parts[0].error, ErrorCode::illegal_generation);
   parts = {cp("t1", 0, 1)};
   c_->commit(group_, gen, "stranger", std::nullopt, -1, parts);
-  EXPECT_EQ(parts[0].error, E(ErrorCode::unknown_member_id));
+  EXPECT_EQ(parts[0].error, ErrorCode::unknown_member_id);
   parts = {cp("t1", 0, 1)};
   c_->commit(group_, -1, "", std::nullopt, -1, parts);  // not a simple group any more
-  EXPECT_EQ(parts[0].error, E(ErrorCode::unknown_member_id));
+  EXPECT_EQ(parts[0].error, ErrorCode::unknown_member_id);
 
   parts = {cp("t1", 0, 1, std::string(cfg_.offset_metadata_max_bytes + 1, 'x')),
            cp("t1", 1, 2, std::string(cfg_.offset_metadata_max_bytes, 'x')), cp("t9", 0, 1)};
-  parts[2].error = E(ErrorCode::unknown_topic_or_partition);  // set by the handler
+  parts[2].error = ErrorCode::unknown_topic_or_partition;  // set by the handler
   c_->commit(group_, gen, a, std::nullopt, -1, parts);
-  EXPECT_EQ(parts[0].error, E(ErrorCode::offset_metadata_too_large));
-  EXPECT_EQ(parts[1].error, 0);
-  EXPECT_EQ(parts[2].error, E(ErrorCode::unknown_topic_or_partition));
+  EXPECT_EQ(parts[0].error, ErrorCode::offset_metadata_too_large);
+  EXPECT_EQ(parts[1].error, ErrorCode::none);
+  EXPECT_EQ(parts[2].error, ErrorCode::unknown_topic_or_partition);
 
   // CompletingRebalance: commits are refused until the assignment is known.
   auto b = join(params(""));
@@ -74,7 +74,7 @@ TEST_F(CoordinatorTest, CommitErrors) {
   ASSERT_EQ(c_->state_of(group_), GroupState::completing_rebalance);
   parts = {cp("t1", 0, 1)};
   c_->commit(group_, gen + 1, a, std::nullopt, -1, parts);
-  EXPECT_EQ(parts[0].error, E(ErrorCode::rebalance_in_progress));
+  EXPECT_EQ(parts[0].error, ErrorCode::rebalance_in_progress);
 }
 
 TEST_F(CoordinatorTest, DescribeShowsMembersAndAssignmentsWhenStable) {
@@ -92,13 +92,13 @@ TEST_F(CoordinatorTest, DescribeShowsMembersAndAssignmentsWhenStable) {
 }
 
 TEST_F(CoordinatorTest, DeleteGroup) {
-  EXPECT_EQ(c_->delete_group("nope"), E(ErrorCode::group_id_not_found));
+  EXPECT_EQ(c_->delete_group("nope"), ErrorCode::group_id_not_found);
   auto [a, gen] = stable_single();
   std::vector<CommitPartition> parts{cp("t1", 0, 5)};
   c_->commit(group_, gen, a, std::nullopt, -1, parts);
-  EXPECT_EQ(c_->delete_group(group_), E(ErrorCode::non_empty_group));
+  EXPECT_EQ(c_->delete_group(group_), ErrorCode::non_empty_group);
   c_->leave(group_, {{a, std::nullopt}});
-  EXPECT_EQ(c_->delete_group(group_), 0);
+  EXPECT_EQ(c_->delete_group(group_), ErrorCode::none);
   EXPECT_TRUE(c_->list().empty());
   std::vector<FetchedPartition> got;
   c_->fetch_offsets(group_, std::nullopt, got);
@@ -109,17 +109,17 @@ TEST_F(CoordinatorTest, OffsetDeleteRefusesSubscribedTopics) {
   auto [a, gen] = stable_single();  // subscribed to t1
   std::vector<CommitPartition> parts{cp("t1", 0, 5), cp("t2", 0, 6)};
   c_->commit(group_, gen, a, std::nullopt, -1, parts);
-  std::vector<TopicPartitionError> del{{"t1", 0, 0}, {"t2", 0, 0}};
-  EXPECT_EQ(c_->delete_offsets(group_, del), 0);
-  EXPECT_EQ(del[0].error, E(ErrorCode::group_subscribed_to_topic));
-  EXPECT_EQ(del[1].error, 0);
+  std::vector<TopicPartitionError> del{{"t1", 0, ErrorCode::none}, {"t2", 0, ErrorCode::none}};
+  EXPECT_EQ(c_->delete_offsets(group_, del), ErrorCode::none);
+  EXPECT_EQ(del[0].error, ErrorCode::group_subscribed_to_topic);
+  EXPECT_EQ(del[1].error, ErrorCode::none);
   std::vector<FetchedPartition> got;
   c_->fetch_offsets(group_, std::nullopt, got);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].topic, "t1");
   std::vector<TopicPartitionError> none;
-  EXPECT_EQ(c_->delete_offsets("nope", none), E(ErrorCode::group_id_not_found));
-  EXPECT_EQ(c_->delete_offsets("", none), E(ErrorCode::invalid_group_id));
+  EXPECT_EQ(c_->delete_offsets("nope", none), ErrorCode::group_id_not_found);
+  EXPECT_EQ(c_->delete_offsets("", none), ErrorCode::invalid_group_id);
 }
 
 TEST_F(CoordinatorTest, TopicDeletionDropsOffsets) {
@@ -143,7 +143,7 @@ TEST_F(CoordinatorTest, RetentionExpiresOffsetsOfEmptyGroupsOnly) {
   c_->commit(group_, gen, a, std::nullopt, -1, parts);
   for (int i = 0; i < 16; ++i) {  // 80 s, a keeps its session alive
     timers_.advance(5000);
-    EXPECT_EQ(heartbeat(a, gen), 0);
+    EXPECT_EQ(heartbeat(a, gen), ErrorCode::none);
   }
   auto listed = c_->list();
   ASSERT_EQ(listed.size(), 1u);  // the simple group expired and disappeared

@@ -33,15 +33,15 @@ class StoreTest : public CoordinatorTest {
 
 TEST_F(StoreTest, GroupAndOffsetsSurviveRestart) {
   auto [a, gen] = stable_single();
-  std::vector<CommitPartition> parts{{"t1", 0, 123, 4, std::string("md-✓"), 0}};
+  std::vector<CommitPartition> parts{{"t1", 0, 123, 4, std::string("md-✓"), ErrorCode::none}};
   c_->commit(group_, gen, a, std::nullopt, -1, parts);
-  std::vector<CommitPartition> simple{{"t2", 3, 9, -1, std::nullopt, 0}};
+  std::vector<CommitPartition> simple{{"t2", 3, 9, -1, std::nullopt, ErrorCode::none}};
   c_->commit("simple", -1, "", std::nullopt, -1, simple);
   reopen();
 
   EXPECT_EQ(c_->state_of(group_), GroupState::stable);
   EXPECT_EQ(c_->generation_of(group_), gen);
-  EXPECT_EQ(heartbeat(a, gen), 0);  // the member carries on after the restart
+  EXPECT_EQ(heartbeat(a, gen), ErrorCode::none);  // the member carries on after the restart
   GroupSummary s = c_->describe(group_);
   ASSERT_EQ(s.members.size(), 1u);
   EXPECT_EQ(s.members[0].assignment, Bytes{7});
@@ -66,11 +66,11 @@ TEST_F(StoreTest, GroupAndOffsetsSurviveRestart) {
 }
 
 TEST_F(StoreTest, DeletedGroupAndTopicStayDeleted) {
-  std::vector<CommitPartition> parts{{"t1", 0, 1, -1, std::nullopt, 0},
-                                     {"t2", 0, 2, -1, std::nullopt, 0}};
+  std::vector<CommitPartition> parts{{"t1", 0, 1, -1, std::nullopt, ErrorCode::none},
+                                     {"t2", 0, 2, -1, std::nullopt, ErrorCode::none}};
   c_->commit("s1", -1, "", std::nullopt, -1, parts);
   c_->commit("s2", -1, "", std::nullopt, -1, parts);
-  EXPECT_EQ(c_->delete_group("s1"), 0);
+  EXPECT_EQ(c_->delete_group("s1"), ErrorCode::none);
   c_->on_topic_deleted("t1");
   reopen();
   std::vector<FetchedPartition> got;

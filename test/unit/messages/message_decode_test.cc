@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <type_traits>
 #include <vector>
 
 #include "protocol/messages/messages.h"
@@ -140,8 +141,34 @@ TEST(Messages, NullInNonNullableVersionRejected) {
   EXPECT_EQ(r2.remaining(), 0u);
   ASSERT_EQ(resp.responses.size(), 1u);
   EXPECT_FALSE(resp.responses[0].name.has_value());
-  EXPECT_EQ(resp.responses[0].error_code, 100);
+  EXPECT_EQ(resp.responses[0].error_code, ErrorCode::unknown_topic_id);
   EXPECT_EQ(resp.responses[0].topic_id.bytes[15], 15);
+}
+
+TEST(Messages, ErrorCodeFieldsAreTypedAndKeepUnknownValues) {
+  // error_code / *_error_code fields are ErrorCode, default none, int16 on the wire.
+  static_assert(std::is_same_v<decltype(HeartbeatResponse::error_code), ErrorCode>);
+  static_assert(std::is_same_v<decltype(CreateTopicsResponse::TopicResult::topic_config_error_code),
+                               ErrorCode>);
+  EXPECT_EQ(HeartbeatResponse{}.error_code, ErrorCode::none);
+  EXPECT_EQ(CreateTopicsResponse::TopicResult{}.topic_config_error_code, ErrorCode::none);
+  // A code this build does not know (and a negative one) decodes and re-encodes unchanged.
+  for (int16_t raw : {int16_t{30000}, int16_t{-7}, int16_t{99}}) {
+    SCOPED_TRACE(raw);
+    Writer w;
+    w.write_int32(0);  // throttle_time_ms (v1+)
+    w.write_int16(raw);
+    const std::vector<uint8_t> bytes = w.buffer();
+    HeartbeatResponse resp;
+    Reader r(bytes.data(), bytes.size());
+    resp.decode(r, 1);
+    EXPECT_EQ(r.remaining(), 0u);
+    EXPECT_EQ(error_value(resp.error_code), raw);
+    EXPECT_FALSE(error_from_code(raw).has_value());  // none of them is in Kafka's table
+    Writer again;
+    resp.encode(again, 1);
+    EXPECT_EQ(again.buffer(), bytes);
+  }
 }
 
 TEST(Messages, FetchResponseWithFileRecordsCountsExternalBytes) {
