@@ -82,6 +82,10 @@ class PartitionLog {
   // after the shortage ended succeeds; any other error (a failed fsync above all) takes the log
   // offline (later appends fail with Errc::io_error) until the next open recovers it.
   Result<AppendInfo> append(std::span<uint8_t> batch, int64_t now_ms);
+  // Tries of an operation failing with Errc::unavailable within one append (roll, write), the
+  // first pause between them (doubling: at most 7 ms in all, under the append lock).
+  static constexpr int kTransientAttempts = 4;
+  static constexpr std::chrono::milliseconds kTransientBackoff{1};
 
   // Whole batches starting with the one containing `offset`, stopping before `max_bytes` would be
   // exceeded (but at least one batch if `min_one`), and never including a batch whose last offset
@@ -190,8 +194,7 @@ class PartitionLog {
   // After a failed attempt: sleeps and returns true when `st` is transient (Errc::unavailable)
   // and attempts remain.
   static bool transient_retry_due(const Status& st, int attempt);
-  static constexpr int kTransientAttempts = 4;
-  static constexpr std::chrono::milliseconds kTransientBackoff{1};
+
   Status flush_locked();
   // The only writer of high_watermark_ after open. One node: HW = the durable end offset; a
   // replicated log would pass the minimum durable end over the in-sync replicas instead. Never
