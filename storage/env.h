@@ -16,6 +16,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "protocol/base/result.h"
@@ -78,5 +79,27 @@ class Env {
 
 // The POSIX environment (process-wide singleton).
 Env* default_env();
+
+// Error classes of file operations, decided where the errno is known (docs/storage.md, "Fault
+// classes"):
+//   Errc::unavailable  EMFILE, ENFILE, ENOMEM, EAGAIN, EINTR: a passing shortage, worth retrying
+//                      after a short pause;
+//   Errc::no_space     ENOSPC, EDQUOT: nothing was lost, but writes fail until space is freed;
+//   Errc::io_error     everything else (EIO, unknown errnos): the file's state is unknown.
+// `what` names the operation ("write", "open", ...). Both this Env and the test Env use it, so
+// both classify alike.
+Status file_error(std::string_view what, const std::string& path, int err);
+// A failed fsync/fdatasync is always Errc::io_error, whatever the errno: after it the kernel may
+// have dropped the dirty pages (ENOSPC and EDQUOT included), so earlier writes may be lost.
+Status sync_error(std::string_view what, const std::string& path, int err);
+// Whether a failed file operation left nothing behind that a later attempt cannot fix
+// (Errc::unavailable or Errc::no_space).
+inline bool retriable_io(const Status& st) {
+  return st.code() == Errc::unavailable || st.code() == Errc::no_space;
+}
+// After `file.append` failed with `failure`: cuts off whatever part of the write landed (a short
+// write), so the file ends at `size` again and the next append starts on a record boundary.
+// Returns `failure`, or Errc::io_error when the cut failed too (the file's end is then unknown).
+Status undo_partial_append(WritableFile& file, uint64_t size, Status failure);
 
 }  // namespace strata::storage

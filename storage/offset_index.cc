@@ -48,7 +48,8 @@ Status OffsetIndex::append(int64_t offset, uint32_t position) {
   uint8_t buf[kEntrySize];
   store_be<int32_t>(buf, static_cast<int32_t>(offset - base_offset_));
   store_be<int32_t>(buf + 4, static_cast<int32_t>(position));
-  STRATA_RETURN_IF_ERROR(file_->append(buf));
+  Status st = file_->append(buf);
+  if (!st.ok()) return undo_partial_append(*file_, entries_.size() * kEntrySize, std::move(st));
   entries_.push_back({offset, position});
   return Status::Ok();
 }

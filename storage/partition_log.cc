@@ -3,6 +3,7 @@
 #include "storage/partition_log.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "protocol/record/batch_format.h"
 #include "protocol/record/record_batch.h"
@@ -53,19 +54,21 @@ Result<PartitionLog::AppendInfo> PartitionLog::append(std::span<uint8_t> batch, 
     const int64_t messages = std::max<int32_t>(1, view.record_count());
     const bool flush_now = unflushed_messages_ + messages >= config_.flush_interval_messages;
 
-    if (segments_.back()->should_roll(config_, size, last, now_ms)) {
-      Status st = roll(base);
-      if (!st.ok()) {
-        failed_ = true;
-        return st;
-      }
+    if (segments_.back()->sealed() || segments_.back()->should_roll(config_, size, last, now_ms)) {
+      // A sealed active segment is a roll that failed half-way: it is finished here.
+      STRATA_RETURN_IF_ERROR(roll(base));
     }
     Segment& active = *segments_.back();
     const uint64_t committed_size = active.size();
-    auto pos = active.write(batch);
+    Result<uint64_t> pos = Status(Errc::unavailable, "not written");
+    for (int attempt = 1;; ++attempt) {
+      pos = active.write(batch);  // a failed write is cut back out by the segment
+      if (pos.ok() || !transient_retry_due(pos.status(), attempt)) break;
+    }
     if (!pos.ok()) {
-      // Undo a partial write so the next append starts at a batch boundary.
-      if (!active.truncate_uncommitted(committed_size).ok()) failed_ = true;
+      // Out of space or descriptors: nothing is left of the batch, the log stays writable and the
+      // next append tries again. Anything else leaves the file in an unknown state.
+      if (!retriable_io(pos.status())) failed_ = true;
       return pos.status();
     }
     if (flush_now) {
@@ -86,9 +89,14 @@ Result<PartitionLog::AppendInfo> PartitionLog::append(std::span<uint8_t> batch, 
         *pos, size, base, last, view.max_timestamp(), leader_epoch_, view.record_count()};
     {
       std::unique_lock<std::shared_mutex> state(state_mu_);
-      Status st = active.commit(info, now_ms);
+      Status st = active.commit(info, now_ms);  // rolled back by the segment when it fails
       if (!st.ok()) {
-        failed_ = true;
+        // An index write ran out of space or descriptors: cut the unpublished batch out of the
+        // .log as well (durably if it was fsynced above, so a restart cannot bring back a batch
+        // the producer was told failed) and stay writable.
+        Status undo = active.truncate_uncommitted(committed_size);
+        if (undo.ok() && flush_now) undo = active.sync_log();
+        if (!undo.ok() || !retriable_io(st)) failed_ = true;
         return st;
       }
       new_leo = last + 1;
@@ -122,24 +130,46 @@ bool PartitionLog::publish_high_watermark(int64_t durable_end) {
   return true;
 }
 
+bool PartitionLog::transient_retry_due(const Status& st, int attempt) {
+  if (st.code() != Errc::unavailable || attempt >= kTransientAttempts) return false;
+  std::this_thread::sleep_for(kTransientBackoff * (1 << (attempt - 1)));
+  return true;
+}
+
 Status PartitionLog::roll(int64_t new_base_offset) {
-  // Seal (fsync + close) the old active segment first: every segment but the active one is durable.
-  {
-    std::unique_lock<std::shared_mutex> state(state_mu_);
-    STRATA_RETURN_IF_ERROR(segments_.back()->finalize_time_index());
+  Status st;
+  for (int attempt = 1;; ++attempt) {
+    st = roll_step(new_base_offset);
+    if (st.ok() || !transient_retry_due(st, attempt)) break;
   }
-  STRATA_RETURN_IF_ERROR(segments_.back()->seal());
+  // Out of descriptors or space: the log stays writable, and the next append (or retention pass)
+  // resumes the roll where it stopped. Anything else (a failed fsync) takes it offline.
+  if (!st.ok() && !retriable_io(st)) failed_ = true;
+  return st;
+}
+
+Status PartitionLog::roll_step(int64_t new_base_offset) {
+  // Every step is idempotent and the new segment is published last, so a roll that failed at any
+  // step can simply be run again. Seal (fsync + close) the old active segment first: every
+  // segment but the active one is durable.
+  if (!segments_.back()->sealed()) {
+    {
+      std::unique_lock<std::shared_mutex> state(state_mu_);
+      STRATA_RETURN_IF_ERROR(segments_.back()->finalize_time_index());
+    }
+    STRATA_RETURN_IF_ERROR(segments_.back()->seal());
+  }
+  // Producer state as of every batch below the new segment (recovery replays from here), and the
+  // recovery point: both hold once the old segment is sealed, before the new one exists.
+  STRATA_RETURN_IF_ERROR(write_producer_snapshot(env_, dir_, producers_, new_base_offset));
+  recovery_point_ = std::max(recovery_point_, new_base_offset);
+  STRATA_RETURN_IF_ERROR(write_recovery_point(new_base_offset));
   auto seg = Segment::create(env_, dir_, new_base_offset, config_);
   if (!seg.ok()) return seg.status();
   STRATA_RETURN_IF_ERROR(env_->sync_dir(dir_));
-  {
-    std::unique_lock<std::shared_mutex> state(state_mu_);
-    segments_.push_back(std::move(*seg));
-  }
-  // Producer state as of every batch below the new segment (recovery replays from here).
-  STRATA_RETURN_IF_ERROR(write_producer_snapshot(env_, dir_, producers_, new_base_offset));
-  recovery_point_ = std::max(recovery_point_, new_base_offset);
-  return write_recovery_point(new_base_offset);
+  std::unique_lock<std::shared_mutex> state(state_mu_);
+  segments_.push_back(std::move(*seg));
+  return Status::Ok();
 }
 
 Status PartitionLog::flush_locked() {

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -74,10 +75,17 @@ class PartitionLog {
   // `batch` is ONE validated v2 batch (the caller checked CRC and sizes). Rewrites baseOffset and
   // partitionLeaderEpoch in place, rolls if needed, writes it, fsyncs it if the flush policy says
   // so (flush.messages reached), then updates the indexes and advances the log end offset, the
-  // durable end offset and the high watermark. A failed write or fsync returns the error with none
-  // of them moved and the batch never readable; after a failed fsync the log is offline (later
-  // appends fail with Errc::io_error) until the next open recovers it.
+  // durable end offset and the high watermark. A failed roll, write or fsync returns the error
+  // with none of them moved and the batch never readable (partial bytes are cut off again). By
+  // class (env.h): Errc::unavailable (out of descriptors or memory) is retried a few times within
+  // the call; it and Errc::no_space (disk or quota full) leave the log writable, so an append
+  // after the shortage ended succeeds; any other error (a failed fsync above all) takes the log
+  // offline (later appends fail with Errc::io_error) until the next open recovers it.
   Result<AppendInfo> append(std::span<uint8_t> batch, int64_t now_ms);
+  // Tries of an operation failing with Errc::unavailable within one append (roll, write), the
+  // first pause between them (doubling: at most 7 ms in all, under the append lock).
+  static constexpr int kTransientAttempts = 4;
+  static constexpr std::chrono::milliseconds kTransientBackoff{1};
 
   // Whole batches starting with the one containing `offset`, stopping before `max_bytes` would be
   // exceeded (but at least one batch if `min_one`), and never including a batch whose last offset
@@ -177,7 +185,16 @@ class PartitionLog {
       : env_(env), dir_(std::move(dir)), config_(config) {}
 
   Status load_segments(int64_t now_ms);
+  // Seals the active segment and starts one at `new_base_offset`. Errc::unavailable is retried
+  // (kTransientAttempts in all, backing off from kTransientBackoff); an unavailable or no_space
+  // error that remains is returned with the log still writable (a sealed active segment makes the
+  // next append finish the roll); any other error takes the log offline (failed_).
   Status roll(int64_t new_base_offset);
+  Status roll_step(int64_t new_base_offset);
+  // After a failed attempt: sleeps and returns true when `st` is transient (Errc::unavailable)
+  // and attempts remain.
+  static bool transient_retry_due(const Status& st, int attempt);
+
   Status flush_locked();
   // The only writer of high_watermark_ after open. One node: HW = the durable end offset; a
   // replicated log would pass the minimum durable end over the in-sync replicas instead. Never
@@ -208,7 +225,7 @@ class PartitionLog {
   int64_t last_flush_ms_ = 0;
   bool closed_ = false;
   bool deleted_ = false;
-  bool failed_ = false;  // an I/O error left the active segment in an unknown state
+  bool failed_ = false;  // a persistent I/O error left the active segment in an unknown state
   uint64_t truncated_bytes_at_open_ = 0;
   bool recovered_at_open_ = false;
   std::shared_ptr<const Listeners> listeners_;

@@ -15,7 +15,15 @@ namespace strata::storage {
 namespace {
 
 Status posix_error(const std::string& what, const std::string& path, int err) {
-  return Status(Errc::io_error, what + " " + path + ": " + std::strerror(err));
+  return file_error(what, path, err);
+}
+
+// A std::filesystem error: its value is an errno when it comes from the OS.
+Status fs_error(const std::string& what, const std::string& path, const std::error_code& ec) {
+  if (ec.category() == std::generic_category() || ec.category() == std::system_category()) {
+    return file_error(what, path, ec.value());
+  }
+  return Status(Errc::io_error, what + " " + path + ": " + ec.message());
 }
 
 class PosixWritableFile final : public WritableFile {
@@ -45,7 +53,7 @@ class PosixWritableFile final : public WritableFile {
 
   Status sync() override {
     if (fd_ < 0) return Status(Errc::io_error, "sync of closed file " + path_);
-    if (::fdatasync(fd_) != 0) return posix_error("fdatasync", path_, errno);
+    if (::fdatasync(fd_) != 0) return sync_error("fdatasync", path_, errno);
     return Status::Ok();
   }
 
@@ -175,14 +183,14 @@ class PosixEnv final : public Env {
   Status remove_dir_recursive(const std::string& path) override {
     std::error_code ec;
     std::filesystem::remove_all(path, ec);
-    if (ec) return Status(Errc::io_error, "remove_all " + path + ": " + ec.message());
+    if (ec) return fs_error("remove_all", path, ec);
     return Status::Ok();
   }
 
   Status create_dir(const std::string& path) override {
     std::error_code ec;
     std::filesystem::create_directories(path, ec);
-    if (ec) return Status(Errc::io_error, "mkdir " + path + ": " + ec.message());
+    if (ec) return fs_error("mkdir", path, ec);
     return Status::Ok();
   }
 
@@ -207,12 +215,48 @@ class PosixEnv final : public Env {
     int rc = ::fsync(fd);
     int err = errno;
     ::close(fd);
-    if (rc != 0) return posix_error("fsync dir", path, err);
+    if (rc != 0) return sync_error("fsync dir", path, err);
     return Status::Ok();
   }
 };
 
 }  // namespace
+
+Status file_error(std::string_view what, const std::string& path, int err) {
+  Errc code = Errc::io_error;
+  switch (err) {
+    case EMFILE:
+    case ENFILE:
+    case ENOMEM:
+    case EAGAIN:
+    case EINTR:
+      code = Errc::unavailable;
+      break;
+    case ENOSPC:
+    case EDQUOT:
+      code = Errc::no_space;
+      break;
+    default:
+      break;
+  }
+  std::string msg(what);
+  msg.append(" ").append(path).append(": ").append(std::strerror(err));
+  return Status(code, std::move(msg));
+}
+
+Status sync_error(std::string_view what, const std::string& path, int err) {
+  std::string msg(what);
+  msg.append(" ").append(path).append(": ").append(std::strerror(err));
+  return Status(Errc::io_error, std::move(msg));
+}
+
+Status undo_partial_append(WritableFile& file, uint64_t size, Status failure) {
+  if (file.size() == size) return failure;
+  Status cut = file.truncate(size);
+  if (cut.ok()) return failure;
+  return Status(Errc::io_error,
+                failure.message() + "; cutting the partial write failed: " + cut.message());
+}
 
 Env* default_env() {
   static PosixEnv* env = new PosixEnv();  // never destroyed: files may outlive static destructors

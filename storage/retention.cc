@@ -44,11 +44,7 @@ Result<RetentionOutcome> Retention::enforce(PartitionLog& log, const RetentionPo
       if (log.segments_.back()->empty()) {
         --count;
       } else {
-        Status st = log.roll(leo);
-        if (!st.ok()) {
-          log.failed_ = true;
-          return st;
-        }
+        STRATA_RETURN_IF_ERROR(log.roll(leo));  // roll() decides whether the log goes offline
         out.rolled_active = true;
       }
     }

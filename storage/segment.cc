@@ -234,15 +234,34 @@ bool Segment::should_roll(const LogConfig& config, uint32_t batch_size, int64_t 
 Result<uint64_t> Segment::write(std::span<const uint8_t> batch) {
   if (sealed_) return Status(Errc::invalid_argument, "append to a sealed segment");
   uint64_t pos = writer_->size();
-  STRATA_RETURN_IF_ERROR(writer_->append(batch));
+  Status st = writer_->append(batch);
+  if (!st.ok()) return undo_partial_append(*writer_, pos, std::move(st));
   return pos;
 }
 
 Status Segment::truncate_uncommitted(uint64_t position) { return writer_->truncate(position); }
 
 Status Segment::commit(const BatchInfo& batch, int64_t now_ms) {
+  const int64_t rolling_base = rolling_base_ms_;
+  const uint64_t since_index = bytes_since_last_index_;
+  const int64_t max_ts = max_timestamp_;
+  const int64_t max_ts_offset = offset_of_max_timestamp_;
   if (empty()) rolling_base_ms_ = now_ms;
-  STRATA_RETURN_IF_ERROR(index_batch(batch));
+  Status st = index_batch(batch);
+  if (!st.ok()) {
+    // Back to the state before this batch: the offset-index entry may have been written before
+    // the time-index write failed (each index already cut off its own partial entry).
+    rolling_base_ms_ = rolling_base;
+    bytes_since_last_index_ = since_index;
+    max_timestamp_ = max_ts;
+    offset_of_max_timestamp_ = max_ts_offset;
+    Status undo = offset_index_->truncate_to_position(batch.position);
+    if (!undo.ok()) {
+      return Status(Errc::io_error,
+                    st.message() + "; rolling back the index failed: " + undo.message());
+    }
+    return st;
+  }
   size_ = batch.position + batch.size;
   next_offset_ = batch.last_offset + 1;
   return Status::Ok();

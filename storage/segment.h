@@ -62,8 +62,12 @@ class Segment {
   bool should_roll(const LogConfig& config, uint32_t batch_size, int64_t last_offset,
                    int64_t now_ms) const;
   // Writes the bytes at the end of the .log; returns their position. Not yet visible to readers.
+  // A failed write leaves nothing behind: a short write is cut off again (if that cut fails too,
+  // the error is Errc::io_error).
   Result<uint64_t> write(std::span<const uint8_t> batch);
-  // Publishes a written batch: size, next offset, max timestamp, sparse index entries.
+  // Publishes a written batch: size, next offset, max timestamp, sparse index entries. A failed
+  // index write is rolled back (in memory and in the index files) and nothing is published; if
+  // the rollback fails too, the error is Errc::io_error.
   Status commit(const BatchInfo& batch, int64_t now_ms);
   // Cuts the .log back to `position` (undoing a failed write that was never committed).
   Status truncate_uncommitted(uint64_t position);
@@ -94,6 +98,8 @@ class Segment {
   int64_t next_offset() const { return next_offset_; }  // base_offset when empty
   uint64_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
+  // seal() ran: no more appends (a roll that failed after sealing leaves a sealed active segment).
+  bool sealed() const { return sealed_; }
   int64_t max_timestamp() const { return max_timestamp_; }       // -1 when no batch has one
   uint64_t truncated_bytes() const { return truncated_bytes_; }  // removed by recovery at open
   const std::shared_ptr<RandomAccessFile>& log_file() const { return reader_; }

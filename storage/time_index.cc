@@ -50,7 +50,8 @@ Status TimeIndex::maybe_append(int64_t timestamp, int64_t offset) {
   uint8_t buf[kEntrySize];
   store_be<int64_t>(buf, timestamp);
   store_be<int32_t>(buf + 8, static_cast<int32_t>(offset - base_offset_));
-  STRATA_RETURN_IF_ERROR(file_->append(buf));
+  Status st = file_->append(buf);
+  if (!st.ok()) return undo_partial_append(*file_, entries_.size() * kEntrySize, std::move(st));
   entries_.push_back({timestamp, offset});
   return Status::Ok();
 }

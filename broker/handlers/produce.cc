@@ -10,7 +10,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
+#include <climits>
 #include <optional>
 
 #include "broker/handlers/handlers.h"
@@ -48,6 +50,9 @@ ErrorCode append_error(const PartitionAppend& a) {
         return ErrorCode::message_too_large;
       case Errc::not_found:
         return ErrorCode::unknown_topic_or_partition;  // deleted meanwhile
+      case Errc::no_space:  // disk or quota full: the log stays writable, retry once space is back
+      case Errc::unavailable:  // out of descriptors or memory even after storage's retries
+        return ErrorCode::kafka_storage_error;  // retriable for clients, as for Kafka
       default:
         return ErrorCode::kafka_storage_error;
     }
@@ -62,6 +67,19 @@ ErrorCode append_error(const PartitionAppend& a) {
       break;
   }
   return ErrorCode::none;
+}
+
+// A storage failure repeats for every append while it lasts (a full disk fails them all), so it is
+// logged at most once a second per class (no space, transient, persistent). Returns 0 to skip this
+// one, else the failures of its class since the last line, this one included.
+uint64_t storage_error_log_due(const Status& st, int64_t now) {
+  static std::atomic<int64_t> last_ms[3] = {INT64_MIN / 2, INT64_MIN / 2, INT64_MIN / 2};
+  static std::atomic<uint64_t> failures[3] = {0, 0, 0};
+  const size_t c = st.code() == Errc::no_space ? 0 : st.code() == Errc::unavailable ? 1 : 2;
+  failures[c].fetch_add(1, std::memory_order_relaxed);
+  int64_t last = last_ms[c].load(std::memory_order_relaxed);
+  if (now - last < 1000 || !last_ms[c].compare_exchange_strong(last, now)) return 0;
+  return std::max<uint64_t>(1, failures[c].exchange(0, std::memory_order_relaxed));
 }
 
 // A log topic appends the prepared batch; a primary-key table writes it through its state, which
@@ -169,8 +187,12 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
       const ErrorCode append_code = append_error(appended);
       if (!appended.status.ok()) {
         if (append_code == ErrorCode::kafka_storage_error) {
-          spdlog::error("append to {}-{} failed: {}", td.name, pd.index,
-                        appended.status.to_string());
+          if (uint64_t n = storage_error_log_due(appended.status, now)) {
+            spdlog::error(
+                "append to {}-{} failed: {} ({} failed append(s) of this kind since the "
+                "last such line)",
+                td.name, pd.index, appended.status.to_string(), n);
+          }
         }
         for (const auto& re : appended.record_errors) {
           auto& out = pout.record_errors.emplace_back();

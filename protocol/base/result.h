@@ -15,7 +15,7 @@ namespace strata {
 
 enum class Errc {
   ok = 0,
-  io_error,    // the OS refused a file operation
+  io_error,    // a file operation failed for good (EIO, any failed fsync, an unclassified errno)
   corruption,  // bytes on disk or on the wire fail validation (CRC, length, magic)
   not_found,   // no such file, topic, partition or offset
   already_exists,
@@ -24,6 +24,8 @@ enum class Errc {
   unsupported,       // a valid request for a feature Strata lacks (e.g. an unknown codec)
   too_large,         // a size limit was exceeded
   shutting_down,
+  no_space,     // the device or quota is full (ENOSPC, EDQUOT): retry once space is freed
+  unavailable,  // a transient shortage (EMFILE, ENFILE, ENOMEM, EAGAIN, EINTR): retry soon
 };
 
 const char* errc_name(Errc e);
@@ -94,6 +96,10 @@ inline const char* errc_name(Errc e) {
       return "too_large";
     case Errc::shutting_down:
       return "shutting_down";
+    case Errc::no_space:
+      return "no_space";
+    case Errc::unavailable:
+      return "unavailable";
   }
   return "unknown";
 }

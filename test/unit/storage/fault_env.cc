@@ -1,6 +1,9 @@
 // FaultInjectionEnv (see fault_env.h).
 #include "test/unit/storage/fault_env.h"
 
+#include <algorithm>
+#include <cerrno>
+
 #include "storage/file_util.h"
 
 namespace strata::storage::testing {
@@ -17,12 +20,18 @@ class FaultWritableFile final : public WritableFile {
       if (env_->torn_appends() && data.size() > 1) (void)base_->append(data.first(data.size() / 2));
       return st;
     }
+    if (auto f = env_->take_fault(FaultOp::write, path())) {
+      // A short write: the first bytes reach the file, then the OS reports the error.
+      const size_t landed = data.empty() ? 0 : std::min(f->short_write, data.size() - 1);
+      if (landed > 0) (void)base_->append(data.first(landed));
+      return file_error("injected write", path(), f->err);
+    }
     return base_->append(data);
   }
   Status sync() override {
     STRATA_RETURN_IF_ERROR(env_->check("sync", path()));
-    if (env_->take_sync_failure(path())) {
-      return Status(Errc::io_error, "injected fsync failure (EIO) at " + path());
+    if (auto f = env_->take_fault(FaultOp::sync, path())) {
+      return sync_error("injected fsync", path(), f->err);
     }
     STRATA_RETURN_IF_ERROR(base_->sync());
     env_->on_synced(path(), base_->size());
@@ -75,17 +84,32 @@ bool FaultInjectionEnv::torn_appends() const {
   return torn_;
 }
 
-bool FaultInjectionEnv::take_sync_failure(const std::string& path) {
+std::optional<Fault> FaultInjectionEnv::take_fault(FaultOp op, const std::string& path) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (sync_failures_ == 0 || !path.ends_with(sync_failure_suffix_)) return false;
-  --sync_failures_;
-  return true;
+  auto it = faults_.find(op);
+  if (it == faults_.end() || !path.ends_with(it->second.path_suffix)) return std::nullopt;
+  Fault f = it->second;
+  if (it->second.count > 0 && --it->second.count == 0) faults_.erase(it);
+  ++injected_;
+  return f;
+}
+
+void FaultInjectionEnv::inject(FaultOp op, Fault fault) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fault.count == 0) {
+    faults_.erase(op);
+  } else {
+    faults_[op] = std::move(fault);
+  }
+}
+
+int64_t FaultInjectionEnv::injected_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return injected_;
 }
 
 void FaultInjectionEnv::fail_syncs(int64_t n, std::string path_suffix) {
-  std::lock_guard<std::mutex> lock(mu_);
-  sync_failures_ = n;
-  sync_failure_suffix_ = std::move(path_suffix);
+  inject(FaultOp::sync, Fault{EIO, n, std::move(path_suffix), 0});
 }
 
 void FaultInjectionEnv::fail_after(int64_t n) {
@@ -98,7 +122,7 @@ void FaultInjectionEnv::clear_faults() {
   remaining_ = -1;
   hook_ = nullptr;
   torn_ = false;
-  sync_failures_ = 0;
+  faults_.clear();
 }
 
 void FaultInjectionEnv::set_hook(Hook hook) {
@@ -116,9 +140,16 @@ int64_t FaultInjectionEnv::op_count() const {
   return ops_;
 }
 
+Result<std::shared_ptr<RandomAccessFile>> FaultInjectionEnv::new_random_access_file(
+    const std::string& path) {
+  if (auto f = take_fault(FaultOp::open, path)) return file_error("injected open", path, f->err);
+  return base_->new_random_access_file(path);
+}
+
 Result<std::unique_ptr<WritableFile>> FaultInjectionEnv::new_writable_file(const std::string& path,
                                                                            bool truncate) {
   STRATA_RETURN_IF_ERROR(check("new_writable_file", path));
+  if (auto f = take_fault(FaultOp::open, path)) return file_error("injected open", path, f->err);
   const bool existed = base_->file_exists(path);
   auto file = base_->new_writable_file(path, truncate);
   if (!file.ok()) return file.status();

@@ -17,11 +17,21 @@
 //   set_torn_appends(on)  a failing append first writes half of its bytes (a torn write).
 //   fail_syncs(n, suffix) the next n WritableFile::sync calls on files whose path ends with
 //                         `suffix` ("" = any) fail with Errc::io_error (fsync returning EIO) and
-//                         sync nothing; every other operation keeps working.
+//                         sync nothing; every other operation keeps working (= inject(sync, ...)).
+//   inject(op, fault)     the next fault.count operations of one kind on paths ending with
+//                         fault.path_suffix fail as the OS would with fault.err, classified by
+//                         storage::file_error / sync_error like the POSIX Env (ENOSPC -> no_space,
+//                         EMFILE -> unavailable, EIO -> io_error; a sync is always io_error):
+//                           write  WritableFile::append; with fault.short_write > 0 that many
+//                                  bytes (at most all but one) land before the failure;
+//                           open   new_writable_file and new_random_access_file;
+//                           sync   WritableFile::sync ("fsync EIO once, then success" = count 1).
+//                         count -1 = every such operation until clear_faults() (a full disk).
 //
 // Test-only. Thread-safe (one mutex over the bookkeeping).
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -36,6 +46,15 @@
 
 namespace strata::storage::testing {
 
+enum class FaultOp { write, open, sync };
+
+struct Fault {
+  int err = EIO;
+  int64_t count = 1;        // operations that fail; -1 = all until clear_faults()
+  std::string path_suffix;  // only paths ending with this ("" = any)
+  size_t short_write = 0;   // write: bytes written before the failure
+};
+
 class FaultInjectionEnv final : public Env {
  public:
   using Hook = std::function<Status(std::string_view op, const std::string& path)>;
@@ -48,6 +67,9 @@ class FaultInjectionEnv final : public Env {
   void set_hook(Hook hook);
   void set_torn_appends(bool on);
   void fail_syncs(int64_t n, std::string path_suffix = "");
+  void inject(FaultOp op, Fault fault);
+  // Injected failures (inject / fail_syncs) that fired so far.
+  int64_t injected_count() const;
   // Mutating operations attempted so far.
   int64_t op_count() const;
 
@@ -55,9 +77,7 @@ class FaultInjectionEnv final : public Env {
   Result<std::unique_ptr<WritableFile>> new_writable_file(const std::string& path,
                                                           bool truncate) override;
   Result<std::shared_ptr<RandomAccessFile>> new_random_access_file(
-      const std::string& path) override {
-    return base_->new_random_access_file(path);
-  }
+      const std::string& path) override;
   bool file_exists(const std::string& path) override { return base_->file_exists(path); }
   bool is_directory(const std::string& path) override { return base_->is_directory(path); }
   Result<uint64_t> file_size(const std::string& path) override { return base_->file_size(path); }
@@ -76,8 +96,8 @@ class FaultInjectionEnv final : public Env {
   void on_synced(const std::string& path, uint64_t size);
   void on_truncated(const std::string& path, uint64_t size);
   bool torn_appends() const;
-  // Consumes one injected fsync failure for `path`, if any is pending.
-  bool take_sync_failure(const std::string& path);
+  // Consumes one injected failure of `op` on `path`, if one is pending.
+  std::optional<Fault> take_fault(FaultOp op, const std::string& path);
 
  private:
   struct PendingOp {
@@ -95,8 +115,8 @@ class FaultInjectionEnv final : public Env {
   int64_t remaining_ = -1;  // -1: no limit
   int64_t ops_ = 0;
   bool torn_ = false;
-  int64_t sync_failures_ = 0;
-  std::string sync_failure_suffix_;
+  std::map<FaultOp, Fault> faults_;  // pending injected failures per kind (count != 0)
+  int64_t injected_ = 0;
   Hook hook_;
 };
 
