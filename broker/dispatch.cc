@@ -47,6 +47,9 @@ const std::vector<HandlerDef>& handler_table() {
         def<p::DeleteRecordsRequest>(handlers::delete_records),
         def<p::DescribeClusterRequest>(handlers::describe_cluster),
         def<p::OffsetForLeaderEpochRequest>(handlers::offset_for_leader_epoch),
+        // Client quotas
+        def<p::DescribeClientQuotasRequest>(handlers::describe_client_quotas),
+        def<p::AlterClientQuotasRequest>(handlers::alter_client_quotas),
         // Consumer groups
         def<p::JoinGroupRequest>(handlers::join_group),
         def<p::SyncGroupRequest>(handlers::sync_group),
