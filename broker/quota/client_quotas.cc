@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 namespace strata::broker::quota {
 
@@ -85,6 +86,14 @@ int64_t ClientQuotas::record_fetch(const std::optional<std::string>& client_id, 
 
 void ClientQuotas::unrecord_fetch(const std::optional<std::string>& client_id, int64_t bytes) {
   record(kFetch, client_id, -static_cast<double>(bytes), false);
+}
+
+int64_t ClientQuotas::fetch_window_bytes(const std::optional<std::string>& client_id) const {
+  if (!enabled_[kFetch].load(std::memory_order_relaxed)) return 0;
+  const auto quota = store_->resolve(client_id ? *client_id : std::string(), kConsumerByteRate);
+  if (!quota) return 0;
+  const double span_s = static_cast<double>(std::max(1, cfg_.samples - 1) * cfg_.window_ms) / 1000;
+  return std::max<int64_t>(1, std::llround(std::min(*quota * span_s, 9.0e18)));
 }
 
 void ClientQuotas::record_request_time(const std::optional<std::string>& client_id, int64_t nanos) {

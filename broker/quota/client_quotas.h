@@ -44,6 +44,10 @@ class ClientQuotas {
   // an empty response instead and calls unrecord_fetch() with the same bytes.
   int64_t record_fetch(const std::optional<std::string>& client_id, int64_t bytes);
   void unrecord_fetch(const std::optional<std::string>& client_id, int64_t bytes);
+  // The most a Fetch of this client may return (its consumer_byte_rate over the minimum span),
+  // 0 = no bound: a larger answer would always be over the quota and never be sent (Kafka caps
+  // the request's max_bytes the same way).
+  int64_t fetch_window_bytes(const std::optional<std::string>& client_id) const;
   // Records request-handler time (ns) for request_percentage.
   void record_request_time(const std::optional<std::string>& client_id, int64_t nanos);
   // The request_percentage throttle the client has earned so far (0 = none).
