@@ -56,21 +56,17 @@ int64_t ClientQuotas::record(Kind kind, const std::optional<std::string>& client
   if (!enabled_[kind].load(std::memory_order_relaxed)) return 0;
   const std::string& id = client_id ? *client_id : std::string();
   const std::optional<double> quota = store_->resolve(id, key_of(kind));
-  if (!quota && value >= 0 && !throttle) return 0;
+  if (!quota) return 0;  // nobody limits this client for this key: nothing to measure
   const int64_t now = clock_();
   std::lock_guard lk(mu_);
   sweep(now);
-  auto it = clients_.find(id);
-  if (it == clients_.end()) {
-    if (!quota) return 0;  // nobody limits this client: nothing to track
-    it = clients_.try_emplace(id, cfg_, now).first;
-  }
+  auto it = clients_.try_emplace(id, cfg_, now).first;
   Rates& r = it->second;
   if (value != 0) {
     r.rate[kind].record(value, now);
     r.last_ms = std::max(r.last_ms, now);
   }
-  if (!throttle || !quota) return 0;
+  if (!throttle) return 0;
   int64_t t = r.rate[kind].throttle_ms(*quota, now);
   if (kind == kRequest) t = std::min(t, cfg_.window_ms);  // Kafka bounds request throttles
   return t;

@@ -60,7 +60,8 @@ class ClientQuotas {
   enum Kind { kProduce = 0, kFetch = 1, kRequest = 2 };
   struct Rates {
     explicit Rates(RateConfig cfg, int64_t now)
-        : rate{WindowedRate(cfg, now), WindowedRate(cfg, now), WindowedRate(cfg, now)} {}
+        : rate{WindowedRate(cfg, now), WindowedRate(cfg, now), WindowedRate(cfg, now)},
+          last_ms(now) {}
     WindowedRate rate[3];
     int64_t last_ms = 0;
   };
