@@ -12,6 +12,7 @@
 #include "broker/net/server.h"
 #include "broker/pk/pk_tables.h"
 #include "broker/pk/scan_sessions.h"
+#include "broker/quota/client_quotas.h"
 #include "broker/services.h"
 #include "broker/topics/log_tasks.h"
 #include "broker/txn/producer_ids.h"
@@ -100,6 +101,15 @@ Status Broker::start() {
     producer_ids_ = std::move(ids.value());
   }
 
+  {  // client quotas, durable in <first log dir>/client-quotas
+    auto store = quota::QuotaStore::open(env_, config_.log_dirs.front());
+    if (!store.ok()) return store.status();
+    quotas_ = std::make_unique<quota::ClientQuotas>(
+        std::move(store.value()),
+        quota::RateConfig{config_.quota_window_num,
+                          int64_t{config_.quota_window_size_seconds} * 1000});
+  }
+
   services_ = std::make_unique<Services>(Services{config_,
                                                   *dynamic_,
                                                   *topics_,
@@ -108,6 +118,7 @@ Status Broker::start() {
                                                   watchers_,
                                                   *groups_,
                                                   *producer_ids_,
+                                                  *quotas_,
                                                   *metrics_,
                                                   io_,
                                                   stopping_,

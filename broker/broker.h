@@ -40,7 +40,10 @@ class BrokerMetrics;
 class MetricsExporter;
 }  // namespace metrics
 class ScanSessions;  // open Scans (broker/pk/scan_sessions.h)
-struct Services;     // what handlers use (broker/services.h)
+namespace quota {    // client quotas (broker/quota/)
+class ClientQuotas;
+}  // namespace quota
+struct Services;  // what handlers use (broker/services.h)
 
 class Broker {
  public:
@@ -93,6 +96,7 @@ class Broker {
   std::unique_ptr<group::AsioTimers> group_timers_;
   std::unique_ptr<group::GroupCoordinator> groups_;
   std::unique_ptr<ProducerIdManager> producer_ids_;  // Idempotent producer
+  std::unique_ptr<quota::ClientQuotas> quotas_;      // client quotas
   std::unique_ptr<LogTasks> log_tasks_;              // retention + cleaner threads
   boost::asio::steady_timer producer_expiry_timer_;
   void schedule_producer_expiry();

@@ -6,6 +6,7 @@
 
 #include "broker/handlers/handlers.h"
 #include "broker/metrics/broker_metrics.h"
+#include "broker/quota/client_quotas.h"
 #include "broker/services.h"
 #include "protocol/ext/api_keys.h"
 #include "protocol/messages/messages.h"
@@ -47,6 +48,9 @@ const std::vector<HandlerDef>& handler_table() {
         def<p::DeleteRecordsRequest>(handlers::delete_records),
         def<p::DescribeClusterRequest>(handlers::describe_cluster),
         def<p::OffsetForLeaderEpochRequest>(handlers::offset_for_leader_epoch),
+        // Client quotas
+        def<p::DescribeClientQuotasRequest>(handlers::describe_client_quotas),
+        def<p::AlterClientQuotasRequest>(handlers::alter_client_quotas),
         // Consumer groups
         def<p::JoinGroupRequest>(handlers::join_group),
         def<p::SyncGroupRequest>(handlers::sync_group),
@@ -108,7 +112,14 @@ void RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder 
     p::Reader r(frame->bytes.data(), frame->bytes.size());
     RequestContext ctx{svc_, frame, {}, frame->api_key, frame->api_version, responder};
     ctx.header.decode(r, p::request_header_version(frame->api_key, frame->api_version));
+    // request_percentage counts the handler's own time (a long-poll's wait is not handler time);
+    // it throttles the client's later responses.
+    const auto started = std::chrono::steady_clock::now();
     it->fn(ctx, r);
+    svc_.quotas.record_request_time(ctx.header.client_id,
+                                    std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now() - started)
+                                        .count());
   } catch (const p::DecodeError& e) {
     spdlog::warn("closing {}: malformed api key {} v{} request: {}", responder.peer(),
                  frame->api_key, frame->api_version, e.what());
@@ -121,6 +132,10 @@ void RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder 
     metrics.request_error(frame->api_key, p::ErrorCode::unknown_server_error);
     responder.close("internal error");
   }
+}
+
+int64_t request_quota_throttle(const RequestContext& ctx) {
+  return ctx.svc.quotas.request_throttle(ctx.header.client_id);
 }
 
 // metrics hooks called by the network layer.

@@ -5,6 +5,7 @@
 // ctx.responder exactly once — immediately or later from another thread (Fetch long-polls).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 
@@ -27,10 +28,16 @@ struct RequestContext {
   int16_t version;
   Responder responder;
 
-  // Encodes `resp` with the right response header version and sends it.
+  // Encodes `resp` with the right response header version and sends it. Client quotas: the
+  // throttle is the larger of what the handler put in resp.throttle_time_ms (byte-rate quotas) and
+  // the client's request_percentage throttle; it is written into the response (when its schema
+  // has the field) and mutes the connection for that long once the response is written.
   template <typename Resp>
-  void respond(const Resp& resp) const;
+  void respond(Resp& resp) const;
 };
+
+// The request_percentage throttle this request's client has earned (0 = none; dispatch.cc).
+int64_t request_quota_throttle(const RequestContext& ctx);
 
 using HandlerFn = void (*)(RequestContext& ctx, protocol::Reader& body);
 
@@ -62,14 +69,21 @@ ResponseFrame encode_response(int16_t api_key, int16_t version, int32_t correlat
 }
 
 template <typename Resp>
-void RequestContext::respond(const Resp& resp) const {
+void RequestContext::respond(Resp& resp) const {
   // top-level error codes by api (per-partition codes are counted by the handlers).
   if constexpr (requires { resp.error_code; }) {
     if (resp.error_code != protocol::ErrorCode::none) {
       note_response_error(svc, api_key, resp.error_code);
     }
   }
-  responder.send(encode_response(api_key, version, frame->correlation_id, resp));
+  int64_t throttle = request_quota_throttle(*this);
+  if constexpr (requires { resp.throttle_time_ms; }) {
+    throttle = std::min<int64_t>(std::max<int64_t>(throttle, resp.throttle_time_ms), INT32_MAX);
+    resp.throttle_time_ms = static_cast<int32_t>(throttle);
+  }
+  ResponseFrame f = encode_response(api_key, version, frame->correlation_id, resp);
+  f.throttle_ms = throttle;
+  responder.send(std::move(f));
 }
 
 }  // namespace strata::broker

@@ -26,6 +26,9 @@ class GroupCoordinator;
 namespace metrics {
 class BrokerMetrics;
 }
+namespace quota {
+class ClientQuotas;
+}
 
 struct Services {
   const BrokerConfig& config;          // static config (server.properties + overrides at start)
@@ -36,6 +39,7 @@ struct Services {
   PartitionWatchers& watchers;         // long-poll registrations on partition logs
   group::GroupCoordinator& groups;     // consumer groups and committed offsets
   ProducerIdManager& producer_ids;     // idempotent-producer ids
+  quota::ClientQuotas& quotas;         // client quotas: durable config + throttling
   metrics::BrokerMetrics& metrics;     // request and topic counters
   boost::asio::io_context& io;         // the I/O threads' context (timers, posts)
   const std::atomic<bool>& stopping_;  // set once a graceful stop began

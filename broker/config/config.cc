@@ -186,6 +186,11 @@ const std::vector<KeyDef>& key_defs() {
         "Partitions this broker holds at most; CreateTopics/CreatePartitions past it get "
         "POLICY_VIOLATION.",
         &BrokerConfig::max_broker_partitions, 1, kI32Max);
+    i32("quota.window.num", "11",
+        "Windows a client quota's rate is measured over (KIP-13; docs/operations.md, Quotas).",
+        &BrokerConfig::quota_window_num, 1, kI32Max);
+    i32("quota.window.size.seconds", "1", "Length of one client quota rate window.",
+        &BrokerConfig::quota_window_size_seconds, 1, kI32Max);
     d.push_back({{"compression.type", "producer",
                   "Codec batches are stored with: producer (keep the producer's) or "
                   "uncompressed/gzip/snappy/lz4/zstd (recompress)."},

@@ -58,6 +58,9 @@ struct BrokerConfig {
   int32_t offset_metadata_max_bytes = 4096;
   int32_t offsets_retention_minutes = 10080;
   int64_t offsets_retention_check_interval_ms = 600000;
+  // Client quotas (Kafka's names and defaults)
+  int32_t quota_window_num = 11;
+  int32_t quota_window_size_seconds = 1;
   // Idempotent producer
   int64_t producer_id_expiration_ms = 86400000;
   int64_t producer_id_expiration_check_interval_ms = 600000;

@@ -108,6 +108,7 @@ void respond_ext(RequestContext& ctx, const Msg& msg) {
   w.patch_int32(0, static_cast<int32_t>(w.total_size() - 4));
   ResponseFrame f;
   f.bytes = std::move(buf);
+  f.throttle_ms = request_quota_throttle(ctx);  // no throttle field: the mute alone
   ctx.responder.send(std::move(f));
 }
 

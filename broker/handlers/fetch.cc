@@ -12,6 +12,7 @@
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/long_poll.h"
 #include "broker/metrics/broker_metrics.h"
+#include "broker/quota/client_quotas.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
@@ -43,6 +44,18 @@ class PendingFetch : public LongPoll<PendingFetch> {
     build(resp, bytes, error, wait);
     const bool enough = bytes >= std::max(1, req_.min_bytes) || req_.min_bytes <= 0;
     if (!(out_of_time || enough || error || wait.logs.empty())) return false;
+    // consumer_byte_rate counts the response's bytes; over the quota the answer is empty and its
+    // bytes are taken back out of the rate, as Kafka does (the client retries after the throttle).
+    const auto& client = ctx_.header.client_id;
+    const auto size = static_cast<int64_t>(resp.size(ctx_.version));
+    if (int64_t t = ctx_.svc.quotas.record_fetch(client, size); t > 0) {
+      ctx_.svc.quotas.unrecord_fetch(client, size);
+      protocol::FetchResponse throttled;
+      throttled.session_id = resp.session_id;
+      throttled.throttle_time_ms = static_cast<int32_t>(std::min<int64_t>(t, INT32_MAX));
+      ctx_.respond(throttled);
+      return true;
+    }
     count_sent(resp);
     ctx_.respond(resp);
     return true;
@@ -146,6 +159,11 @@ class PendingFetch : public LongPoll<PendingFetch> {
 void fetch(RequestContext& ctx, protocol::Reader& body) {
   protocol::FetchRequest req;
   req.decode(body, ctx.version);
+  if (int64_t cap = ctx.svc.quotas.fetch_window_bytes(ctx.header.client_id); cap > 0) {
+    const int64_t asked = req.max_bytes > 0 ? req.max_bytes : INT32_MAX;
+    req.max_bytes = static_cast<int32_t>(std::min<int64_t>(asked, cap));
+    req.min_bytes = std::min(req.min_bytes, req.max_bytes);
+  }
   auto pending = std::make_shared<PendingFetch>(ctx, std::move(req));
   pending->run(false);
 }

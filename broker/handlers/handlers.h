@@ -21,6 +21,9 @@ void create_partitions(RequestContext& ctx, protocol::Reader& body);
 void delete_records(RequestContext& ctx, protocol::Reader& body);
 void describe_cluster(RequestContext& ctx, protocol::Reader& body);
 void offset_for_leader_epoch(RequestContext& ctx, protocol::Reader& body);
+// client quotas
+void describe_client_quotas(RequestContext& ctx, protocol::Reader& body);
+void alter_client_quotas(RequestContext& ctx, protocol::Reader& body);
 // Consumer groups
 void join_group(RequestContext& ctx, protocol::Reader& body);
 void sync_group(RequestContext& ctx, protocol::Reader& body);

@@ -18,6 +18,7 @@
 #include "broker/handlers/handlers.h"
 #include "broker/metrics/broker_metrics.h"
 #include "broker/pk/pk_tables.h"
+#include "broker/quota/client_quotas.h"
 #include "broker/services.h"
 #include "broker/topics/batch_validation.h"
 #include "broker/topics/topic_registry.h"
@@ -227,11 +228,17 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
       }
     }
   }
+  // producer_byte_rate counts the request's bytes (KIP-13); respond() adds request_percentage.
+  resp.throttle_time_ms = static_cast<int32_t>(
+      std::min<int64_t>(ctx.svc.quotas.record_produce(
+                            ctx.header.client_id, static_cast<int64_t>(ctx.frame->bytes.size())),
+                        INT32_MAX));
   if (req.acks == 0) {
     if (any_error) {
       ctx.responder.close("acks=0 produce failed");
-    } else {
-      ctx.responder.no_response();
+    } else {  // no response to carry the throttle: the mute alone
+      ctx.responder.no_response(
+          std::max<int64_t>(resp.throttle_time_ms, request_quota_throttle(ctx)));
     }
     return;
   }

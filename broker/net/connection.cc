@@ -15,8 +15,10 @@ namespace asio = boost::asio;
 void Responder::send(ResponseFrame frame) const {
   conn_->complete(seq_, Connection::SlotState::ready, std::move(frame), {});
 }
-void Responder::no_response() const {
-  conn_->complete(seq_, Connection::SlotState::skipped, {}, {});
+void Responder::no_response(int64_t throttle_ms) const {
+  ResponseFrame none;
+  none.throttle_ms = throttle_ms;
+  conn_->complete(seq_, Connection::SlotState::skipped, std::move(none), {});
 }
 void Responder::close(const std::string& reason) const {
   conn_->complete(seq_, Connection::SlotState::close, {}, reason);
@@ -36,7 +38,8 @@ Connection::Connection(asio::ip::tcp::socket socket, Dispatcher& dispatcher,
       dispatcher_(dispatcher),
       limits_(std::move(limits)),
       last_activity_(steady_now_ns()),
-      frame_timer_(strand_) {
+      frame_timer_(strand_),
+      mute_timer_(strand_) {
   boost::system::error_code ec;
   auto ep = socket_.remote_endpoint(ec);
   address_ = ec ? "?" : ep.address().to_string();
@@ -61,8 +64,9 @@ void Connection::drain() {
 
 void Connection::read_size() {
   if (closed_ || draining_) return;
-  if (slots_.size() >= kMaxInFlight) {
-    read_paused_ = true;  // backpressure: resume once responses drain
+  if (slots_.size() >= kMaxInFlight || muted()) {
+    read_paused_ = true;  // backpressure or a quota mute: resume once responses drain / it ends
+    if (muted()) arm_mute_timer();
     return;
   }
   reading_ = true;
@@ -150,7 +154,7 @@ void Connection::close_if_idle(std::chrono::steady_clock::time_point now) {
   };
   if (!is_idle()) return;
   asio::post(strand_, [self = shared_from_this(), is_idle] {
-    if (self->closed_ || !self->slots_.empty() || self->writing_) return;
+    if (self->closed_ || !self->slots_.empty() || self->writing_ || self->held_frame_) return;
     if (!is_idle()) return;
     spdlog::info("closing {}: idle for connections.max.idle.ms={}", self->peer_,
                  self->limits_->idle_ms);
@@ -159,6 +163,12 @@ void Connection::close_if_idle(std::chrono::steady_clock::time_point now) {
 }
 
 void Connection::on_frame(std::shared_ptr<RequestFrame> frame) {
+  if (muted()) {  // read before the mute began: held until it ends
+    held_frame_ = std::move(frame);
+    reading_ = true;  // logically still reading: nothing else may start a read
+    arm_mute_timer();
+    return;
+  }
   const auto& b = frame->bytes;
   frame->api_key = static_cast<int16_t>((b[0] << 8) | b[1]);
   frame->api_version = static_cast<int16_t>((b[2] << 8) | b[3]);
@@ -184,6 +194,7 @@ void Connection::complete(uint64_t seq, SlotState state, ResponseFrame frame, st
                                               std::chrono::steady_clock::now() - s.received);
         }
         s.state = state;
+        s.throttle_ms = frame.throttle_ms;
         s.frame = std::move(frame);
         s.reason = std::move(reason);
         break;
@@ -208,9 +219,11 @@ void Connection::pump() {
       break;  // write what precedes it first
     }
     if (s.state == SlotState::ready) writing_frames_.push_back(std::move(s.frame));
+    pending_mute_ms_ = std::max(pending_mute_ms_, s.throttle_ms);
     slots_.pop_front();
   }
   if (writing_frames_.empty()) {
+    mute_for(pending_mute_ms_);  // skipped slots only (acks=0): mute at once
     if (draining_ && slots_.empty()) close("broker shutting down");
     maybe_resume_reading();
     return;
@@ -239,6 +252,7 @@ void Connection::write_next() {
   if (piece_index_ >= pieces_.size()) {
     writing_ = false;
     touch();
+    mute_for(pending_mute_ms_);  // the throttled responses are out: now the client waits
     writing_frames_.clear();
     pieces_.clear();
     pump();
@@ -300,16 +314,46 @@ void Connection::write_file(int fd, uint64_t offset, uint32_t remaining) {
 }
 
 void Connection::maybe_resume_reading() {
-  if (read_paused_ && !reading_ && slots_.size() < kMaxInFlight / 2) {
-    read_paused_ = false;
-    read_size();
+  if (!read_paused_ || reading_ || slots_.size() >= kMaxInFlight / 2) return;
+  if (muted()) {
+    arm_mute_timer();
+    return;
   }
+  read_paused_ = false;
+  read_size();
+}
+
+void Connection::mute_for(int64_t ms) {
+  if (ms <= 0) return;
+  pending_mute_ms_ = 0;
+  muted_until_ =
+      std::max(muted_until_, std::chrono::steady_clock::now() + std::chrono::milliseconds(ms));
+}
+
+// Wakes reading when the mute ends: dispatches the held frame or resumes the paused read.
+void Connection::arm_mute_timer() {
+  mute_timer_.expires_at(muted_until_);  // cancels an earlier wait (its handler sees the error)
+  mute_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    if (ec || self->closed_) return;
+    if (self->muted()) {  // extended meanwhile
+      self->arm_mute_timer();
+      return;
+    }
+    if (self->held_frame_) {
+      self->reading_ = false;
+      self->on_frame(std::move(self->held_frame_));
+      return;
+    }
+    self->maybe_resume_reading();
+  });
 }
 
 void Connection::close(const std::string& reason) {
   if (closed_) return;
   closed_ = true;
   frame_timer_.cancel();
+  mute_timer_.cancel();
+  held_frame_.reset();
   dispatcher_.connection_closed();
   if (!reason.empty()) spdlog::debug("connection {} closed: {}", peer_, reason);
   boost::system::error_code ec;

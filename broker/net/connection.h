@@ -26,7 +26,8 @@ class Responder {
   Responder() = default;
   Responder(std::shared_ptr<Connection> conn, uint64_t seq) : conn_(std::move(conn)), seq_(seq) {}
   void send(ResponseFrame frame) const;
-  void no_response() const;                     // acks=0: the slot is skipped
+  // acks=0: the slot is skipped (still muting the connection for `throttle_ms`, see ResponseFrame)
+  void no_response(int64_t throttle_ms = 0) const;
   void close(const std::string& reason) const;  // answer nothing and close the connection
   const std::string& peer() const;
   // The connection's id (Connection::id()): what per-connection state such as Scan sessions is
@@ -65,6 +66,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     ResponseFrame frame;
     std::string reason;
     int16_t api_key = 0;                               // latency metrics
+    int64_t throttle_ms = 0;                           // mute after it (ResponseFrame)
     std::chrono::steady_clock::time_point received{};  // when the frame was complete
   };
 
@@ -78,6 +80,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void write_file(int fd, uint64_t offset, uint32_t remaining);
   void close(const std::string& reason);
   void maybe_resume_reading();
+  bool muted() const { return std::chrono::steady_clock::now() < muted_until_; }
+  void mute_for(int64_t ms);
+  void arm_mute_timer();
 
   static constexpr size_t kMaxInFlight = 256;
 
@@ -102,7 +107,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::deque<Slot> slots_;
   uint64_t next_seq_ = 0;
   bool reading_ = false;
+  // Reading pauses (read_size() starts no read; maybe_resume_reading() restarts it) while
+  // kMaxInFlight requests are unanswered, and while a client-quota mute lasts: after a response
+  // carrying a throttle is written, nothing more is read from the client until muted_until_ (a
+  // frame whose read was already under way is held, undispatched, until then).
   bool read_paused_ = false;
+  std::chrono::steady_clock::time_point muted_until_{};
+  boost::asio::steady_timer mute_timer_;
+  int64_t pending_mute_ms_ = 0;  // the largest throttle of the responses being written
+  std::shared_ptr<RequestFrame> held_frame_;
   bool draining_ = false;
   bool writing_ = false;
   std::atomic<bool> closed_{false};  // also read by the Server's admission and drain

@@ -56,6 +56,9 @@ struct ResponseFrame {
   std::vector<uint8_t> bytes;  // includes the 4-byte size prefix
   // Parts spliced into `bytes` at the given position (file ranges or borrowed memory).
   std::vector<std::pair<size_t, protocol::RecordsPart>> external;
+  // Client-quota throttle (KIP-219): once this response is written, the connection reads no
+  // further request for this long.
+  int64_t throttle_ms = 0;
 };
 
 }  // namespace strata::broker

@@ -103,6 +103,7 @@ void register_topic(CLI::App& app, Cli& cli);
 void register_group(CLI::App& app, Cli& cli);
 void register_config(CLI::App& app, Cli& cli);
 void register_cluster(CLI::App& app, Cli& cli);
+void register_quota(CLI::App& app, Cli& cli);
 void register_records(CLI::App& app, Cli& cli);
 
 }  // namespace strata::cli

@@ -9,7 +9,8 @@ int main(int argc, char** argv) {
   using namespace strata::cli;
   std::signal(SIGPIPE, SIG_IGN);
   Cli cli;
-  CLI::App app{"strata: admin CLI for the Strata broker (topics, PK tables, groups, configs)"};
+  CLI::App app{
+      "strata: admin CLI for the Strata broker (topics, PK tables, groups, configs, quotas)"};
   app.fallthrough();
   app.require_subcommand(1);
   app.add_option("--bootstrap-server,-b", cli.bootstrap, "Broker address HOST:PORT")
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   register_group(app, cli);
   register_config(app, cli);
   register_cluster(app, cli);
+  register_quota(app, cli);
   register_records(app, cli);
 
   try {

@@ -60,6 +60,11 @@ class Client {
                                                     const std::vector<std::string>& keys = {});
   Status alter_configs(ResourceType type, const std::string& name,
                        const std::vector<ConfigChange>& changes);
+  // Client quotas matching `filter` (empty + !strict = all), and altering one entity's quotas.
+  Result<std::vector<QuotaEntry>> describe_client_quotas(const std::vector<QuotaFilter>& filter,
+                                                         bool strict = false);
+  Status alter_client_quotas(const std::vector<QuotaEntityPart>& entity,
+                             const std::vector<QuotaOp>& ops, bool validate_only = false);
   // DescribeCluster (falls back to Metadata's broker list when the broker lacks it).
   Result<ClusterMetadata> describe_cluster();
 

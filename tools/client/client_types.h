@@ -82,6 +82,26 @@ struct ConfigChange {
   std::optional<std::string> value;
 };
 
+// ---- client quotas (DescribeClientQuotas / AlterClientQuotas)
+struct QuotaEntityPart {
+  std::string type;                 // "client-id" (user / ip come with authentication)
+  std::optional<std::string> name;  // nullopt = the type's default entity
+};
+enum class QuotaMatch : int8_t { exact = 0, default_entity = 1, any = 2 };
+struct QuotaFilter {
+  std::string type;
+  QuotaMatch match = QuotaMatch::exact;
+  std::optional<std::string> name;  // for exact
+};
+struct QuotaEntry {
+  std::vector<QuotaEntityPart> entity;
+  std::map<std::string, double> values;  // producer_byte_rate, consumer_byte_rate, ...
+};
+struct QuotaOp {
+  std::string key;
+  std::optional<double> value;  // nullopt = remove
+};
+
 // ---- records
 struct RecordHeader {
   std::string key;
