@@ -6,7 +6,6 @@
 
 #include <CLI/CLI.hpp>
 #include <iostream>
-#include <string_view>
 
 #include "broker/broker.h"
 #include "broker/config/config.h"
@@ -27,12 +26,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (print_config) {
-    for (const auto& k : strata::broker::config_keys()) {
-      // test.* keys are listed commented out: they only work with --enable-test-faults.
-      const bool test_only = std::string_view(k.name).starts_with("test.");
-      std::cout << "# " << k.doc << "\n"
-                << (test_only ? "#" : "") << k.name << "=" << k.default_value << "\n\n";
-    }
+    // test.* keys are listed commented out: they only work with --enable-test-faults.
+    std::cout << strata::broker::default_config_text();
     return 0;
   }
 

@@ -1,6 +1,7 @@
 #include "pkindex/table_config.h"
 
 #include <charconv>
+#include <cstdlib>
 
 namespace strata::pkindex {
 
@@ -18,42 +19,84 @@ Status bad(std::string_view key, const std::string& value, const std::string& wh
 
 }  // namespace
 
+const KeyTable<TableConfig>& table_key_table() {
+  // Names are protocol/pk/table_keys.h's constants (string literals, so .data() is terminated).
+  static const KeyTable<TableConfig> table = [] {
+    using C = TableConfig;
+    constexpr uint8_t kRo = kConfigReadOnly;
+    constexpr auto style = ConfigMessages::kafka;
+    KeyTable<C> t(style, /*dynamic_by_default=*/true);
+    t.one_of(kTableType.data(), t.kNoField, "log",
+             {"log", std::string(protocol::pk::kTableTypePrimaryKey)},
+             "log: a plain topic; primary-key: a primary-key table (state per partition in "
+             "RocksDB).",
+             kRo);
+    t.enumeration<MergeEngine>(
+        kMergeEngine.data(), &C::merge_engine, "last_row",
+        {{"last_row", MergeEngine::last_row},
+         {"first_row", MergeEngine::first_row},
+         {"versioned", MergeEngine::versioned}},
+        "last_row | first_row | versioned: how a write merges with the key's current row.", kRo);
+    t.string(kVersionHeader.data(), &C::version_header, "",
+             "versioned engine: record header holding the version (signed 64-bit big-endian).", kRo,
+             [](const std::string& v) -> std::string {
+               return v.rfind("strata.", 0) == 0 ? "header names under strata. are reserved" : "";
+             });
+    t.enumeration<ChangelogImage>(
+        kChangelogImage.data(), &C::image, "full",
+        {{"full", ChangelogImage::full}, {"wal", ChangelogImage::wal}},
+        "full: changelog records carry before-images; wal: after-images only.", kRo);
+    // Empty = the engine's default, resolved in parse_table_config.
+    t.string(kDeleteBehavior.data(), t.kNoField, "",
+             "allow | ignore | disable for null-value records; empty = allow for last_row, else "
+             "ignore.",
+             kRo, [](const std::string& v) -> std::string {
+               if (v.empty() || v == "allow" || v == "ignore" || v == "disable") return "";
+               return "String must be one of: allow, ignore, disable";
+             });
+    t.custom(
+        kTtlMs.data(), ConfigType::long_, "-1",
+        "Row time-to-live from its last write (broker append time); -1 = none.", kRo,
+        [style](const std::string& v, C* c) -> Status {
+          const std::string name(kTtlMs);
+          int64_t x = 0;
+          auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+          if (ec != std::errc() || p != v.data() + v.size())
+            return KeyTable<C>::invalid(style, name, v, "Not a number of type LONG");
+          if (x < -1 || x == 0)
+            return KeyTable<C>::invalid(style, name, v, "Value must be -1 (no TTL) or positive");
+          if (c) c->ttl_ms = x;
+          return Status::Ok();
+        },
+        "-1 or [1, 9223372036854775807]");
+    t.integer(kSnapshotIntervalMs.data(), &C::snapshot_interval_ms,
+              std::to_string(kDefaultSnapshotIntervalMs), int64_t{100}, INT64_MAX,
+              "How often each partition's state is checkpointed (alterable; applies without "
+              "restart).");
+    t.enumeration<Partitioner>(
+        kPartitioner.data(), &C::partitioner, "murmur2",
+        {{"murmur2", Partitioner::murmur2}, {"crc32", Partitioner::crc32}},
+        "murmur2 (Java, kafka-python, KafkaJS) | crc32 (librdkafka consistent_random).", kRo);
+    return t;
+  }();
+  return table;
+}
+
+TableConfig::TableConfig() {
+  static const TableConfig defaults = [] {
+    auto t = parse_table_config(
+        {{std::string(kTableType), std::string(protocol::pk::kTableTypePrimaryKey)}});
+    if (!t.ok()) std::abort();  // a default fails its own key's check: a table bug
+    return *t;
+  }();
+  *this = defaults;
+}
+
 std::string check_table_key(std::string_view name, const std::string& v) {
-  auto one_of = [&](std::initializer_list<const char*> allowed) -> std::string {
-    std::string list;
-    for (const char* a : allowed) {
-      if (v == a) return "";
-      list += list.empty() ? a : std::string(", ") + a;
-    }
-    return "String must be one of: " + list;
-  };
-  if (name == kTableType) return one_of({"log", "primary-key"});
-  if (name == kMergeEngine) return one_of({"last_row", "first_row", "versioned"});
-  if (name == kChangelogImage) return one_of({"full", "wal"});
-  if (name == kDeleteBehavior) {
-    if (v.empty()) return "";  // engine default
-    return one_of({"allow", "ignore", "disable"});
-  }
-  if (name == kPartitioner) return one_of({"murmur2", "crc32"});
-  if (name == kVersionHeader) {
-    if (v.rfind("strata.", 0) == 0) return "header names under strata. are reserved";
-    return "";
-  }
-  if (name == kTtlMs) {
-    int64_t x = 0;
-    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-    if (ec != std::errc() || p != v.data() + v.size()) return "Not a number of type LONG";
-    if (x < -1 || x == 0) return "Value must be -1 (no TTL) or positive";
-    return "";
-  }
-  if (name == kSnapshotIntervalMs) {
-    int64_t x = 0;
-    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-    if (ec != std::errc() || p != v.data() + v.size()) return "Not a number of type LONG";
-    if (x < 100) return "Value must be at least 100";
-    return "";
-  }
-  return "Unknown table configuration";
+  const auto* key = table_key_table().find(name);
+  if (!key) return bad(name, v, "Unknown table configuration").message();
+  Status st = key->check(v);
+  return st.ok() ? "" : st.message();
 }
 
 bool is_pk_table(const std::map<std::string, std::string>& configs) {
@@ -62,10 +105,12 @@ bool is_pk_table(const std::map<std::string, std::string>& configs) {
 }
 
 Result<TableConfig> parse_table_config(const std::map<std::string, std::string>& configs) {
+  const auto& table = table_key_table();
   for (const auto& [k, v] : configs) {
     if (k.rfind("table.", 0) != 0) continue;
-    std::string why = check_table_key(k, v);
-    if (!why.empty()) return bad(k, v, why);
+    const auto* key = table.find(k);
+    if (!key) return bad(k, v, "Unknown table configuration");
+    STRATA_RETURN_IF_ERROR(key->check(v));
   }
   if (!is_pk_table(configs)) {
     for (const auto& [k, v] : configs) {
@@ -76,13 +121,11 @@ Result<TableConfig> parse_table_config(const std::map<std::string, std::string>&
     }
     return Status(Errc::invalid_argument, "table.type is not primary-key");
   }
-  TableConfig t;
-  if (const auto* v = get(configs, kMergeEngine)) {
-    t.merge_engine = *v == "first_row"   ? MergeEngine::first_row
-                     : *v == "versioned" ? MergeEngine::versioned
-                                         : MergeEngine::last_row;
+  TableConfig t{TableConfig::Unset{}};
+  table.apply_defaults(t);
+  for (const auto& [k, v] : configs) {
+    if (const auto* key = table.find(k)) key->apply(v, &t);
   }
-  if (const auto* v = get(configs, kVersionHeader)) t.version_header = *v;
   if (t.merge_engine == MergeEngine::versioned && t.version_header.empty()) {
     return Status(Errc::invalid_argument, std::string("Configuration ") +
                                               std::string(kVersionHeader) +
@@ -93,24 +136,12 @@ Result<TableConfig> parse_table_config(const std::map<std::string, std::string>&
                                               std::string(kVersionHeader) +
                                               " requires table.merge-engine=versioned");
   }
-  if (const auto* v = get(configs, kChangelogImage)) {
-    t.image = *v == "wal" ? ChangelogImage::wal : ChangelogImage::full;
-  }
   t.delete_behavior =
       t.merge_engine == MergeEngine::last_row ? DeleteBehavior::allow : DeleteBehavior::ignore;
   if (const auto* v = get(configs, kDeleteBehavior); v && !v->empty()) {
     t.delete_behavior = *v == "allow"    ? DeleteBehavior::allow
                         : *v == "ignore" ? DeleteBehavior::ignore
                                          : DeleteBehavior::disable;
-  }
-  if (const auto* v = get(configs, kTtlMs)) {
-    std::from_chars(v->data(), v->data() + v->size(), t.ttl_ms);
-  }
-  if (const auto* v = get(configs, kSnapshotIntervalMs)) {
-    std::from_chars(v->data(), v->data() + v->size(), t.snapshot_interval_ms);
-  }
-  if (const auto* v = get(configs, kPartitioner)) {
-    t.partitioner = *v == "crc32" ? Partitioner::crc32 : Partitioner::murmur2;
   }
   return t;
 }

@@ -1,8 +1,8 @@
 #include "broker/config/config.h"
 
 #include <charconv>
+#include <cstdlib>
 #include <fstream>
-#include <functional>
 #include <sstream>
 
 #include "broker/metrics/exporter.h"  // metrics.listener syntax
@@ -10,12 +10,7 @@
 namespace strata::broker {
 namespace {
 
-using Setter = std::function<Status(BrokerConfig&, const std::string&)>;
-
-struct KeyDef {
-  ConfigKeyDoc doc;
-  Setter set;
-};
+using C = BrokerConfig;
 
 std::string trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t\r\n");
@@ -40,290 +35,241 @@ Status parse_int(const std::string& key, const std::string& v, T min, T max, T& 
   return Status::Ok();
 }
 
-Setter bool_key(bool BrokerConfig::*field, const char* name) {
-  return [field, name](BrokerConfig& c, const std::string& v) -> Status {
-    if (v == "true")
-      c.*field = true;
-    else if (v == "false")
-      c.*field = false;
-    else
-      return Status(Errc::invalid_argument,
-                    std::string("config ") + name + ": '" + v + "' is not true or false");
+Status set_listeners(const char* key, bool may_be_empty, const std::string& v,
+                     std::vector<Listener>* out) {
+  if (v.empty() && may_be_empty) {
+    if (out) out->clear();
     return Status::Ok();
-  };
-}
-
-Setter enum_key(std::string BrokerConfig::*field, const char* name,
-                std::vector<std::string> allowed) {
-  return [field, name, allowed](BrokerConfig& c, const std::string& v) -> Status {
-    for (const auto& a : allowed) {
-      if (a == v) {
-        c.*field = v;
-        return Status::Ok();
-      }
-    }
-    std::string list;
-    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+  }
+  auto r = parse_listeners(v);
+  if (!r.ok())
     return Status(Errc::invalid_argument,
-                  std::string("config ") + name + ": '" + v + "' is not one of " + list);
-  };
+                  std::string("config ") + key + ": " + r.status().message());
+  if (r->empty() && !may_be_empty)
+    return Status(Errc::invalid_argument, std::string("config ") + key + ": empty");
+  if (out) *out = *r;
+  return Status::Ok();
 }
 
-const std::vector<KeyDef>& key_defs() {
-  static const std::vector<KeyDef> defs = [] {
-    std::vector<KeyDef> d;
-    auto i32 = [&d](const char* n, const char* def, const char* doc, int32_t BrokerConfig::*f,
-                    int32_t lo, int32_t hi) {
-      d.push_back({{n, def, doc}, [=](BrokerConfig& c, const std::string& v) {
-                     return parse_int<int32_t>(n, v, lo, hi, c.*f);
-                   }});
-    };
-    auto i64 = [&d](const char* n, const char* def, const char* doc, int64_t BrokerConfig::*f,
-                    int64_t lo, int64_t hi) {
-      d.push_back({{n, def, doc}, [=](BrokerConfig& c, const std::string& v) {
-                     return parse_int<int64_t>(n, v, lo, hi, c.*f);
-                   }});
-    };
-    constexpr int32_t kI32Max = INT32_MAX;
-    constexpr int64_t kI64Max = INT64_MAX;
-    i32("node.id", "1", "Id of this broker; reported in Metadata and stored in meta.properties.",
-        &BrokerConfig::node_id, 0, kI32Max);
-    d.push_back({{"listeners", "PLAINTEXT://127.0.0.1:9092",
-                  "Comma-separated NAME://host:port to listen on; port 0 binds a free port."},
-                 [](BrokerConfig& c, const std::string& v) -> Status {
-                   auto r = parse_listeners(v);
-                   if (!r.ok())
-                     return Status(Errc::invalid_argument,
-                                   "config listeners: " + r.status().message());
-                   if (r->empty()) return Status(Errc::invalid_argument, "config listeners: empty");
-                   c.listeners = *r;
-                   return Status::Ok();
-                 }});
-    d.push_back({{"advertised.listeners", "",
-                  "Addresses given to clients in Metadata; empty = the bound listeners."},
-                 [](BrokerConfig& c, const std::string& v) -> Status {
-                   if (v.empty()) {
-                     c.advertised_listeners.clear();
-                     return Status::Ok();
-                   }
-                   auto r = parse_listeners(v);
-                   if (!r.ok())
-                     return Status(Errc::invalid_argument,
-                                   "config advertised.listeners: " + r.status().message());
-                   c.advertised_listeners = *r;
-                   return Status::Ok();
-                 }});
-    d.push_back({{"log.dirs", "./data", "Comma-separated directories holding partition logs."},
-                 [](BrokerConfig& c, const std::string& v) -> Status {
-                   c.log_dirs.clear();
-                   std::stringstream ss(v);
-                   std::string item;
-                   while (std::getline(ss, item, ',')) {
-                     item = trim(item);
-                     if (!item.empty()) c.log_dirs.push_back(item);
-                   }
-                   if (c.log_dirs.empty())
-                     return Status(Errc::invalid_argument, "config log.dirs: empty");
-                   return Status::Ok();
-                 }});
-    i32("num.io.threads", "0", "Threads serving network I/O and requests; 0 = number of cores.",
-        &BrokerConfig::num_io_threads, 0, 1024);
-    i32("num.partitions", "1",
-        "Partition count of auto-created topics and of CreateTopics with -1.",
-        &BrokerConfig::num_partitions, 1, 100000);
-    d.push_back({{"default.replication.factor", "1",
-                  "Replication factor used when CreateTopics passes -1; only 1 exists today."},
-                 [](BrokerConfig& c, const std::string& v) -> Status {
-                   return parse_int<int16_t>("default.replication.factor", v, 1, 1,
-                                             c.default_replication_factor);
-                 }});
-    d.push_back({{"auto.create.topics.enable", "true",
-                  "Create unknown topics named in Metadata requests (if the client allows it)."},
-                 bool_key(&BrokerConfig::auto_create_topics_enable, "auto.create.topics.enable")});
-    i64("log.segment.bytes", "1073741824",
-        "Roll a new segment when the active one reaches this size.",
-        &BrokerConfig::log_segment_bytes, 14, kI32Max);
-    i64("log.roll.ms", "604800000", "Roll a new segment when the active one is older than this.",
-        &BrokerConfig::log_roll_ms, 1, kI64Max);
-    i64("log.flush.interval.messages", "9223372036854775807",
-        "fsync a partition after this many messages; the default leaves flushing to the OS.",
-        &BrokerConfig::log_flush_interval_messages, 1, kI64Max);
-    i64("log.flush.interval.ms", "9223372036854775807",
-        "fsync a partition when its oldest unflushed message is this old; default: never.",
-        &BrokerConfig::log_flush_interval_ms, 0, kI64Max);
-    i64("log.flush.scheduler.interval.ms", "1000",
-        "How often the time-based flush policy is checked.",
-        &BrokerConfig::log_flush_scheduler_interval_ms, 1, kI64Max);
-    i32("log.index.interval.bytes", "4096", "Bytes between two entries of the sparse offset index.",
-        &BrokerConfig::log_index_interval_bytes, 0, kI32Max);
-    i32("log.index.size.max.bytes", "10485760",
-        "Largest .index file; a full index rolls the segment.",
-        &BrokerConfig::log_index_size_max_bytes, 4, kI32Max);
-    i32("message.max.bytes", "1048588",
-        "Largest record batch a producer may send (after the broker's recompression, if any).",
-        &BrokerConfig::message_max_bytes, 0, kI32Max);
-    i32("socket.request.max.bytes", "104857600",
-        "Largest request frame; a larger size prefix closes the connection.",
-        &BrokerConfig::socket_request_max_bytes, 1, kI32Max);
-    i32("max.connections", "2147483647",
-        "Connections the broker keeps open at once; a new one past it is closed at accept.",
-        &BrokerConfig::max_connections, 0, kI32Max);
-    i32("max.connections.per.ip", "2147483647",
-        "Connections one client IP address may keep open; a new one past it is closed at accept.",
-        &BrokerConfig::max_connections_per_ip, 0, kI32Max);
-    i64("connections.max.idle.ms", "600000",
-        "Close a connection with nothing in flight and no traffic for this long; -1 = never.",
-        &BrokerConfig::connections_max_idle_ms, -1, kI64Max);
-    i64("queued.max.request.bytes", "536870912",
-        "Request-body bytes all connections may hold at once; past it reading pauses (-1 = no "
-        "bound; Kafka's default is -1).",
-        &BrokerConfig::queued_max_request_bytes, -1, kI64Max);
-    i64("socket.request.read.timeout.ms", "30000",
-        "Once a request's size has arrived, its whole frame must arrive within this time, else "
-        "the connection is closed (slow senders); 0 = no deadline.",
-        &BrokerConfig::socket_request_read_timeout_ms, 0, kI64Max);
-    i32("max.broker.partitions", "10000",
-        "Partitions this broker holds at most; CreateTopics/CreatePartitions past it get "
-        "POLICY_VIOLATION.",
-        &BrokerConfig::max_broker_partitions, 1, kI32Max);
-    i32("quota.window.num", "11",
-        "Windows a client quota's rate is measured over (KIP-13; docs/operations.md, Quotas).",
-        &BrokerConfig::quota_window_num, 1, kI32Max);
-    i32("quota.window.size.seconds", "1", "Length of one client quota rate window.",
-        &BrokerConfig::quota_window_size_seconds, 1, kI32Max);
-    d.push_back({{"compression.type", "producer",
-                  "Codec batches are stored with: producer (keep the producer's) or "
-                  "uncompressed/gzip/snappy/lz4/zstd (recompress)."},
-                 enum_key(&BrokerConfig::compression_type, "compression.type",
-                          {"producer", "uncompressed", "none", "gzip", "snappy", "lz4", "zstd"})});
-    d.push_back({{"log.message.timestamp.type", "CreateTime",
-                  "CreateTime keeps the producer's timestamps; LogAppendTime stamps the broker's."},
-                 enum_key(&BrokerConfig::log_message_timestamp_type, "log.message.timestamp.type",
-                          {"CreateTime", "LogAppendTime"})});
-    i64("log.retention.ms", "604800000",
-        "Default retention.ms of topics: segments older than this are deleted.",
-        &BrokerConfig::log_retention_ms, -1, kI64Max);
-    i64("log.retention.bytes", "-1",
-        "Default retention.bytes of topics: old segments are deleted above this size.",
-        &BrokerConfig::log_retention_bytes, -1, kI64Max);
-    d.push_back(
-        {{"log.cleanup.policy", "delete", "Default cleanup.policy of topics: delete or compact."},
-         enum_key(&BrokerConfig::log_cleanup_policy, "log.cleanup.policy",
-                  {"delete", "compact", "compact,delete", "delete,compact"})});
-    {  // retention task and log cleaner (broker/topics/log_tasks.h)
-      auto f64 = [&d](const char* n, const char* def, const char* doc, double BrokerConfig::*f,
-                      double lo, double hi) {
-        d.push_back({{n, def, doc}, [=](BrokerConfig& c, const std::string& v) -> Status {
-                       double x = 0;
-                       auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-                       if (ec != std::errc() || p != v.data() + v.size() || !(x >= lo && x <= hi)) {
-                         return Status(
-                             Errc::invalid_argument,
-                             std::string("config ") + n + ": '" + v + "' is not a number in range");
-                       }
-                       c.*f = x;
-                       return Status::Ok();
-                     }});
-      };
-      i64("log.retention.check.interval.ms", "300000",
-          "How often segments are checked for deletion by retention.ms/retention.bytes/log start.",
-          &BrokerConfig::log_retention_check_interval_ms, 1, kI64Max);
-      d.push_back({{"log.cleaner.enable", "true",
-                    "Run the log cleaner (compaction of cleanup.policy=compact topics)."},
-                   bool_key(&BrokerConfig::log_cleaner_enable, "log.cleaner.enable")});
-      i32("log.cleaner.threads", "1", "Background threads compacting logs.",
-          &BrokerConfig::log_cleaner_threads, 1, 64);
-      f64("log.cleaner.io.max.bytes.per.second", "1.7976931348623157E308",
-          "Cap on the cleaner's read+write rate, so produce latency stays flat.",
-          &BrokerConfig::log_cleaner_io_max_bytes_per_second, 1, 1.7976931348623157e308);
-      f64("log.cleaner.min.cleanable.ratio", "0.5",
-          "Default min.cleanable.dirty.ratio: dirty share of a log that triggers cleaning.",
-          &BrokerConfig::log_cleaner_min_cleanable_ratio, 0, 1);
-      i64("log.cleaner.delete.retention.ms", "86400000",
-          "Default delete.retention.ms: how long tombstones survive after their first cleaning.",
-          &BrokerConfig::log_cleaner_delete_retention_ms, 0, kI64Max);
-      i64("log.cleaner.min.compaction.lag.ms", "0",
-          "Default min.compaction.lag.ms: records younger than this are never compacted.",
-          &BrokerConfig::log_cleaner_min_compaction_lag_ms, 0, kI64Max);
-      i64("log.cleaner.backoff.ms", "15000",
-          "Sleep of a cleaner thread when no log needs cleaning.",
-          &BrokerConfig::log_cleaner_backoff_ms, 0, kI64Max);
-    }
-    d.push_back({{"log.level", "info", "Broker log level: trace, debug, info, warn, error."},
-                 enum_key(&BrokerConfig::log_level, "log.level",
-                          {"trace", "debug", "info", "warn", "error", "critical", "off"})});
-    // Consumer groups
-    i32("group.initial.rebalance.delay.ms", "3000",
-        "How long the first rebalance of an empty group waits for more members to join.",
-        &BrokerConfig::group_initial_rebalance_delay_ms, 0, kI32Max);
-    i32("group.min.session.timeout.ms", "6000",
-        "Smallest session.timeout.ms a group member may ask for (else INVALID_SESSION_TIMEOUT).",
-        &BrokerConfig::group_min_session_timeout_ms, 0, kI32Max);
-    i32("group.max.session.timeout.ms", "1800000",
-        "Largest session.timeout.ms a group member may ask for (else INVALID_SESSION_TIMEOUT).",
-        &BrokerConfig::group_max_session_timeout_ms, 0, kI32Max);
-    i32("offset.metadata.max.bytes", "4096",
-        "Largest metadata string of a committed offset (else OFFSET_METADATA_TOO_LARGE).",
-        &BrokerConfig::offset_metadata_max_bytes, 0, kI32Max);
-    i32("offsets.retention.minutes", "10080",
-        "Committed offsets of a group that has been empty this long are deleted.",
-        &BrokerConfig::offsets_retention_minutes, 1, kI32Max);
-    i64("offsets.retention.check.interval.ms", "600000",
-        "How often expired committed offsets are looked for.",
-        &BrokerConfig::offsets_retention_check_interval_ms, 1, kI64Max);
-    // Idempotent producer
-    i64("producer.id.expiration.ms", "86400000",
-        "Idempotent-producer state of a partition is dropped after this long without a write.",
-        &BrokerConfig::producer_id_expiration_ms, 1, kI64Max);
-    i64("producer.id.expiration.check.interval.ms", "600000",
-        "How often expired idempotent-producer state is looked for.",
-        &BrokerConfig::producer_id_expiration_check_interval_ms, 1, kI64Max);
-    // Scan sessions
-    i64("pk.scan.session.timeout.ms", "30000",
-        "A primary-key Scan whose next page is not requested within this long is dropped and its "
-        "snapshot released.",
-        &BrokerConfig::pk_scan_session_timeout_ms, 1, kI64Max);
-    i32("pk.scan.max.sessions", "1000",
-        "Open primary-key Scans kept at most; beyond it the least recently used one is dropped.",
-        &BrokerConfig::pk_scan_max_sessions, 1, kI32Max);
-    // Prometheus metrics; docs/operations.md
-    d.push_back(
-        {{"metrics.listener", "127.0.0.1:9644",
-          "host:port serving Prometheus metrics at /metrics; port 0 = a free port; empty = off."},
-         [](BrokerConfig& c, const std::string& v) -> Status {
-           if (!v.empty()) {
-             auto a = metrics::parse_metrics_listener(v);
-             if (!a.ok()) return Status(Errc::invalid_argument, "config " + a.status().message());
-           }
-           c.metrics_listener = v;
-           return Status::Ok();
-         }});
-    // Checkpoints of primary-key state; docs/pk-tables.md
-    i32("pk.checkpoint.retained", "2",
-        "RocksDB checkpoints kept per primary-key partition (the newest bounds log retention).",
-        &BrokerConfig::pk_checkpoint_retained, 1, 100);
-    i64("test.fault.pk.compact.before.checkpoint", "0",
-        "TEST ONLY (needs --enable-test-faults): 1 = fully compact a primary-key partition's "
-        "RocksDB (running the TTL filter) before each checkpoint; 0 = off.",
-        &BrokerConfig::test_fault_pk_compact_before_checkpoint, 0, 1);
-    i64("test.fault.drop.produce.response.every.n", "0",
-        "TEST ONLY (needs --enable-test-faults): append every Nth produce but close the "
-        "connection instead of answering; 0 = off.",
-        &BrokerConfig::test_fault_drop_produce_response_every_n, 0, kI64Max);
-    return d;
-  }();
-  return defs;
+KeyTable<BrokerConfig> build_table() {
+  constexpr int32_t kI32Max = INT32_MAX;
+  constexpr int64_t kI64Max = INT64_MAX;
+  // Alterable by AlterConfigs on BROKER resources: the broker synonyms of topic keys (a unit test
+  // keeps the two in step) and the cleaner's rate, re-read by LogTasks every cleaner round.
+  constexpr uint8_t kDyn = kConfigDynamic;
+  constexpr uint8_t kNone = kConfigNoFlags;
+  KeyTable<C> t(ConfigMessages::properties, /*dynamic_by_default=*/false);
+  t.integer("node.id", &C::node_id, "1", 0, kI32Max,
+            "Id of this broker; reported in Metadata and stored in meta.properties.");
+  t.custom("listeners", ConfigType::list, "PLAINTEXT://127.0.0.1:9092",
+           "Comma-separated NAME://host:port to listen on; port 0 binds a free port.", kNone,
+           [](const std::string& v, C* c) {
+             return set_listeners("listeners", false, v, c ? &c->listeners : nullptr);
+           });
+  t.custom("advertised.listeners", ConfigType::list, "",
+           "Addresses given to clients in Metadata; empty = the bound listeners.", kNone,
+           [](const std::string& v, C* c) {
+             return set_listeners("advertised.listeners", true, v,
+                                  c ? &c->advertised_listeners : nullptr);
+           });
+  t.custom("log.dirs", ConfigType::list, "./data",
+           "Comma-separated directories holding partition logs.", kNone,
+           [](const std::string& v, C* c) -> Status {
+             std::vector<std::string> dirs;
+             std::stringstream ss(v);
+             std::string item;
+             while (std::getline(ss, item, ',')) {
+               item = trim(item);
+               if (!item.empty()) dirs.push_back(item);
+             }
+             if (dirs.empty()) return Status(Errc::invalid_argument, "config log.dirs: empty");
+             if (c) c->log_dirs = std::move(dirs);
+             return Status::Ok();
+           });
+  t.integer("num.io.threads", &C::num_io_threads, "0", 0, 1024,
+            "Threads serving network I/O and requests; 0 = number of cores.");
+  t.integer("num.partitions", &C::num_partitions, "1", 1, 100000,
+            "Partition count of auto-created topics and of CreateTopics with -1.");
+  t.integer("default.replication.factor", &C::default_replication_factor, "1", int16_t{1},
+            int16_t{1},
+            "Replication factor used when CreateTopics passes -1; only 1 exists today.");
+  t.boolean("auto.create.topics.enable", &C::auto_create_topics_enable, "true",
+            "Create unknown topics named in Metadata requests (if the client allows it).");
+  t.integer("log.segment.bytes", &C::log_segment_bytes, "1073741824", int64_t{14}, int64_t{kI32Max},
+            "Roll a new segment when the active one reaches this size.", kDyn);
+  t.integer("log.roll.ms", &C::log_roll_ms, "604800000", int64_t{1}, kI64Max,
+            "Roll a new segment when the active one is older than this.", kDyn);
+  t.integer("log.flush.interval.messages", &C::log_flush_interval_messages, "9223372036854775807",
+            int64_t{1}, kI64Max,
+            "fsync a partition after this many messages; the default leaves flushing to the OS.",
+            kDyn);
+  t.integer("log.flush.interval.ms", &C::log_flush_interval_ms, "9223372036854775807", int64_t{0},
+            kI64Max,
+            "fsync a partition when its oldest unflushed message is this old; default: never.",
+            kDyn);
+  t.integer("log.flush.scheduler.interval.ms", &C::log_flush_scheduler_interval_ms, "1000",
+            int64_t{1}, kI64Max, "How often the time-based flush policy is checked.");
+  t.integer("log.index.interval.bytes", &C::log_index_interval_bytes, "4096", 0, kI32Max,
+            "Bytes between two entries of the sparse offset index.", kDyn);
+  t.integer("log.index.size.max.bytes", &C::log_index_size_max_bytes, "10485760", 4, kI32Max,
+            "Largest .index file; a full index rolls the segment.", kDyn);
+  t.integer("message.max.bytes", &C::message_max_bytes, "1048588", 0, kI32Max,
+            "Largest record batch a producer may send (after the broker's recompression, if any).",
+            kDyn);
+  t.integer("socket.request.max.bytes", &C::socket_request_max_bytes, "104857600", 1, kI32Max,
+            "Largest request frame; a larger size prefix closes the connection.");
+  t.integer("max.connections", &C::max_connections, "2147483647", 0, kI32Max,
+            "Connections the broker keeps open at once; a new one past it is closed at accept.");
+  t.integer(
+      "max.connections.per.ip", &C::max_connections_per_ip, "2147483647", 0, kI32Max,
+      "Connections one client IP address may keep open; a new one past it is closed at accept.");
+  t.integer("connections.max.idle.ms", &C::connections_max_idle_ms, "600000", int64_t{-1}, kI64Max,
+            "Close a connection with nothing in flight and no traffic for this long; -1 = never.");
+  t.integer("queued.max.request.bytes", &C::queued_max_request_bytes, "536870912", int64_t{-1},
+            kI64Max,
+            "Request-body bytes all connections may hold at once; past it reading pauses (-1 = no "
+            "bound; Kafka's default is -1).");
+  t.integer("socket.request.read.timeout.ms", &C::socket_request_read_timeout_ms, "30000",
+            int64_t{0}, kI64Max,
+            "Once a request's size has arrived, its whole frame must arrive within this time, else "
+            "the connection is closed (slow senders); 0 = no deadline.");
+  t.integer("max.broker.partitions", &C::max_broker_partitions, "10000", 1, kI32Max,
+            "Partitions this broker holds at most; CreateTopics/CreatePartitions past it get "
+            "POLICY_VIOLATION.");
+  // Client quotas
+  t.integer("quota.window.num", &C::quota_window_num, "11", 1, kI32Max,
+            "Windows a client quota's rate is measured over (KIP-13; docs/operations.md, Quotas).");
+  t.integer("quota.window.size.seconds", &C::quota_window_size_seconds, "1", 1, kI32Max,
+            "Length of one client quota rate window.");
+  t.one_of("compression.type", &C::compression_type, "producer",
+           {"producer", "uncompressed", "none", "gzip", "snappy", "lz4", "zstd"},
+           "Codec batches are stored with: producer (keep the producer's) or "
+           "uncompressed/gzip/snappy/lz4/zstd (recompress).",
+           kDyn);
+  t.one_of("log.message.timestamp.type", &C::log_message_timestamp_type, "CreateTime",
+           {"CreateTime", "LogAppendTime"},
+           "CreateTime keeps the producer's timestamps; LogAppendTime stamps the broker's.", kDyn);
+  t.integer("log.retention.ms", &C::log_retention_ms, "604800000", int64_t{-1}, kI64Max,
+            "Default retention.ms of topics: segments older than this are deleted.", kDyn);
+  t.integer("log.retention.bytes", &C::log_retention_bytes, "-1", int64_t{-1}, kI64Max,
+            "Default retention.bytes of topics: old segments are deleted above this size.", kDyn);
+  // A LIST in DescribeConfigs (as cleanup.policy), spelled as one of its four combinations.
+  t.one_of("log.cleanup.policy", &C::log_cleanup_policy, "delete",
+           {"delete", "compact", "compact,delete", "delete,compact"},
+           "Default cleanup.policy of topics: delete or compact.", kDyn, ConfigType::list);
+  // Retention task and log cleaner (broker/topics/log_tasks.h)
+  t.integer(
+      "log.retention.check.interval.ms", &C::log_retention_check_interval_ms, "300000", int64_t{1},
+      kI64Max,
+      "How often segments are checked for deletion by retention.ms/retention.bytes/log start.");
+  t.boolean("log.cleaner.enable", &C::log_cleaner_enable, "true",
+            "Run the log cleaner (compaction of cleanup.policy=compact topics).");
+  t.integer("log.cleaner.threads", &C::log_cleaner_threads, "1", 1, 64,
+            "Background threads compacting logs.");
+  t.decimal("log.cleaner.io.max.bytes.per.second", &C::log_cleaner_io_max_bytes_per_second,
+            "1.7976931348623157E308", 1, 1.7976931348623157e308,
+            "Cap on the cleaner's read+write rate, so produce latency stays flat.", kDyn);
+  t.decimal("log.cleaner.min.cleanable.ratio", &C::log_cleaner_min_cleanable_ratio, "0.5", 0, 1,
+            "Default min.cleanable.dirty.ratio: dirty share of a log that triggers cleaning.",
+            kDyn);
+  t.integer("log.cleaner.delete.retention.ms", &C::log_cleaner_delete_retention_ms, "86400000",
+            int64_t{0}, kI64Max,
+            "Default delete.retention.ms: how long tombstones survive after their first cleaning.",
+            kDyn);
+  t.integer("log.cleaner.min.compaction.lag.ms", &C::log_cleaner_min_compaction_lag_ms, "0",
+            int64_t{0}, kI64Max,
+            "Default min.compaction.lag.ms: records younger than this are never compacted.", kDyn);
+  t.integer("log.cleaner.backoff.ms", &C::log_cleaner_backoff_ms, "15000", int64_t{0}, kI64Max,
+            "Sleep of a cleaner thread when no log needs cleaning.");
+  t.one_of("log.level", &C::log_level, "info",
+           {"trace", "debug", "info", "warn", "error", "critical", "off"},
+           "Broker log level: trace, debug, info, warn, error.");
+  // Consumer groups
+  t.integer("group.initial.rebalance.delay.ms", &C::group_initial_rebalance_delay_ms, "3000", 0,
+            kI32Max,
+            "How long the first rebalance of an empty group waits for more members to join.");
+  t.integer("group.min.session.timeout.ms", &C::group_min_session_timeout_ms, "6000", 0, kI32Max,
+            "Smallest session.timeout.ms a group member may ask for (else "
+            "INVALID_SESSION_TIMEOUT).");
+  t.integer(
+      "group.max.session.timeout.ms", &C::group_max_session_timeout_ms, "1800000", 0, kI32Max,
+      "Largest session.timeout.ms a group member may ask for (else INVALID_SESSION_TIMEOUT).");
+  t.integer("offset.metadata.max.bytes", &C::offset_metadata_max_bytes, "4096", 0, kI32Max,
+            "Largest metadata string of a committed offset (else OFFSET_METADATA_TOO_LARGE).");
+  t.integer("offsets.retention.minutes", &C::offsets_retention_minutes, "10080", 1, kI32Max,
+            "Committed offsets of a group that has been empty this long are deleted.");
+  t.integer("offsets.retention.check.interval.ms", &C::offsets_retention_check_interval_ms,
+            "600000", int64_t{1}, kI64Max, "How often expired committed offsets are looked for.");
+  // Idempotent producer
+  t.integer("producer.id.expiration.ms", &C::producer_id_expiration_ms, "86400000", int64_t{1},
+            kI64Max,
+            "Idempotent-producer state of a partition is dropped after this long without a write.");
+  t.integer("producer.id.expiration.check.interval.ms",
+            &C::producer_id_expiration_check_interval_ms, "600000", int64_t{1}, kI64Max,
+            "How often expired idempotent-producer state is looked for.");
+  // Scan sessions
+  t.integer("pk.scan.session.timeout.ms", &C::pk_scan_session_timeout_ms, "30000", int64_t{1},
+            kI64Max,
+            "A primary-key Scan whose next page is not requested within this long is dropped and "
+            "its snapshot released.");
+  t.integer("pk.scan.max.sessions", &C::pk_scan_max_sessions, "1000", 1, kI32Max,
+            "Open primary-key Scans kept at most; beyond it the least recently used one is "
+            "dropped.");
+  // Prometheus metrics; docs/operations.md
+  t.custom("metrics.listener", ConfigType::string, "127.0.0.1:9644",
+           "host:port serving Prometheus metrics at /metrics; port 0 = a free port; empty = off.",
+           kNone, [](const std::string& v, C* c) -> Status {
+             if (!v.empty()) {
+               auto a = metrics::parse_metrics_listener(v);
+               if (!a.ok()) return Status(Errc::invalid_argument, "config " + a.status().message());
+             }
+             if (c) c->metrics_listener = v;
+             return Status::Ok();
+           });
+  // Checkpoints of primary-key state; docs/pk-tables.md
+  t.integer("pk.checkpoint.retained", &C::pk_checkpoint_retained, "2", 1, 100,
+            "RocksDB checkpoints kept per primary-key partition (the newest bounds log "
+            "retention).");
+  t.integer("test.fault.pk.compact.before.checkpoint", &C::test_fault_pk_compact_before_checkpoint,
+            "0", int64_t{0}, int64_t{1},
+            "TEST ONLY (needs --enable-test-faults): 1 = fully compact a primary-key partition's "
+            "RocksDB (running the TTL filter) before each checkpoint; 0 = off.");
+  t.integer("test.fault.drop.produce.response.every.n",
+            &C::test_fault_drop_produce_response_every_n, "0", int64_t{0}, kI64Max,
+            "TEST ONLY (needs --enable-test-faults): append every Nth produce but close the "
+            "connection instead of answering; 0 = off.");
+  return t;
 }
 
 }  // namespace
 
-const std::vector<ConfigKeyDoc>& config_keys() {
-  static const std::vector<ConfigKeyDoc> docs = [] {
-    std::vector<ConfigKeyDoc> v;
-    for (const auto& d : key_defs()) v.push_back(d.doc);
-    return v;
+const KeyTable<BrokerConfig>& broker_key_table() {
+  static const KeyTable<BrokerConfig> table = build_table();
+  return table;
+}
+
+const std::vector<BrokerKeyDef>& config_keys() { return broker_key_table().keys(); }
+
+const BrokerKeyDef* find_broker_key(std::string_view name) { return broker_key_table().find(name); }
+
+std::string default_config_text() {
+  std::string out;
+  for (const auto& k : config_keys()) {
+    out.append("# ").append(k.doc).append("\n");
+    if (k.name.starts_with("test.")) out.append("#");
+    out.append(k.name).append("=").append(k.default_value).append("\n\n");
+  }
+  return out;
+}
+
+BrokerConfig::BrokerConfig() {
+  // Parsed once; every default-constructed config is a copy.
+  static const BrokerConfig defaults = [] {
+    auto c = parse_config("", {});
+    if (!c.ok()) std::abort();  // a default fails its own key's check: a table bug
+    return std::move(*c);
   }();
-  return docs;
+  *this = defaults;
 }
 
 Result<std::vector<Listener>> parse_listeners(const std::string& value) {
@@ -359,7 +305,7 @@ Result<std::vector<Listener>> parse_listeners(const std::string& value) {
 Result<BrokerConfig> parse_config(const std::string& text,
                                   const std::vector<std::string>& overrides) {
   std::map<std::string, std::string> kv;
-  for (const auto& d : key_defs()) kv[d.doc.name] = d.doc.default_value;
+  for (const auto& d : config_keys()) kv[d.name] = d.default_value;
   std::set<std::string> explicit_keys;
 
   auto apply = [&kv, &explicit_keys](const std::string& line, const std::string& where) -> Status {
@@ -386,8 +332,8 @@ Result<BrokerConfig> parse_config(const std::string& text,
   }
   for (const auto& o : overrides) STRATA_RETURN_IF_ERROR(apply(o, "--override"));
 
-  BrokerConfig c;
-  for (const auto& d : key_defs()) STRATA_RETURN_IF_ERROR(d.set(c, kv[d.doc.name]));
+  BrokerConfig c{BrokerConfig::Unset{}};
+  for (const auto& d : config_keys()) STRATA_RETURN_IF_ERROR(d.apply(kv[d.name], &c));
   c.values = std::move(kv);
   c.explicit_keys = std::move(explicit_keys);
   return c;

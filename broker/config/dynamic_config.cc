@@ -14,29 +14,6 @@ constexpr std::string_view kFileName = "dynamic-broker-configs";
 constexpr std::string_view kClusterTag = "cluster-default";
 constexpr std::string_view kBrokerTag = "broker";
 
-// Broker keys that are dynamically updatable without being a topic key's synonym (the cleaner's
-// knobs go here; see docs/retention.md).
-const std::set<std::string, std::less<>>& extra_dynamic_keys() {
-  static const std::set<std::string, std::less<>> keys = {
-      "log.cleaner.io.max.bytes.per.second",  // re-read by LogTasks every cleaner round
-  };
-  return keys;
-}
-
-const ConfigKeyDoc* find_broker_key(std::string_view name) {
-  for (const auto& k : config_keys()) {
-    if (name == k.name) return &k;
-  }
-  return nullptr;
-}
-
-const TopicKeyDef* topic_key_for_synonym(std::string_view broker_key) {
-  for (const auto& k : topic_key_table()) {
-    if (broker_key == k.broker_synonym) return &k;
-  }
-  return nullptr;
-}
-
 std::vector<std::string> split_list(const std::string& v) {
   std::vector<std::string> out;
   std::stringstream ss(v);
@@ -67,19 +44,25 @@ ConfigType topic_key_type(std::string_view name) {
 }
 
 ConfigType broker_key_type(std::string_view name) {
-  const ConfigKeyDoc* k = find_broker_key(name);
-  if (!k) return ConfigType::unknown;
-  if (const TopicKeyDef* t = topic_key_for_synonym(name)) return t->type;
-  std::string def = k->default_value;
-  if (def == "true" || def == "false") return ConfigType::boolean;
-  if (name.find("listeners") != std::string_view::npos || name == "log.dirs") {
-    return ConfigType::list;
+  const BrokerKeyDef* k = find_broker_key(name);
+  return k ? k->type : ConfigType::unknown;
+}
+
+ConfigEntryInfo describe_entry(const ConfigKeyInfo& key, std::vector<ConfigSynonymInfo> layers) {
+  ConfigEntryInfo e;
+  e.name = key.name;
+  e.value = layers.empty() ? std::nullopt : layers.front().value;
+  e.source = layers.empty() ? ConfigSource::default_config : layers.front().source;
+  e.read_only = key.read_only();
+  e.sensitive = key.sensitive();
+  e.type = key.type;
+  e.doc = key.doc;
+  e.synonyms = std::move(layers);
+  if (e.sensitive) {  // as Kafka: null value, in every synonym too
+    e.value.reset();
+    for (auto& s : e.synonyms) s.value.reset();
   }
-  if (!def.empty() && def.find_first_not_of("-0123456789") == std::string::npos) {
-    return name.ends_with(".ms") || name.ends_with(".messages") ? ConfigType::long_
-                                                                : ConfigType::int_;
-  }
-  return ConfigType::string;
+  return e;
 }
 
 Result<ConfigMap> apply_alter_items(
@@ -193,8 +176,8 @@ ConfigMap DynamicConfig::overrides(bool cluster_default) const {
 }
 
 bool DynamicConfig::is_dynamic_key(std::string_view key) {
-  return find_broker_key(key) &&
-         (topic_key_for_synonym(key) != nullptr || extra_dynamic_keys().count(key) > 0);
+  const BrokerKeyDef* k = find_broker_key(key);
+  return k && !k->read_only();
 }
 
 Status DynamicConfig::validate(bool cluster_default, const ConfigMap& overrides) const {
@@ -243,8 +226,8 @@ Result<std::shared_ptr<const BrokerConfig>> DynamicConfig::replace(bool cluster_
 
 std::vector<ConfigSynonymInfo> DynamicConfig::broker_layers(const std::string& key) const {
   std::vector<ConfigSynonymInfo> out;
-  const ConfigKeyDoc* doc = find_broker_key(key);
-  if (!doc) return out;
+  const BrokerKeyDef* def = find_broker_key(key);
+  if (!def) return out;
   if (auto it = broker_.find(key); it != broker_.end()) {
     out.push_back({key, it->second, ConfigSource::dynamic_broker});
   }
@@ -254,7 +237,7 @@ std::vector<ConfigSynonymInfo> DynamicConfig::broker_layers(const std::string& k
   if (static_.explicit_keys.count(key)) {
     out.push_back({key, static_.values.at(key), ConfigSource::static_broker});
   }
-  out.push_back({key, std::string(doc->default_value), ConfigSource::default_config});
+  out.push_back({key, def->default_value, ConfigSource::default_config});
   return out;
 }
 
@@ -272,15 +255,7 @@ std::vector<ConfigEntryInfo> DynamicConfig::describe_broker(
       if (it == cluster_.end()) continue;
       layers = {{name, it->second, ConfigSource::dynamic_default_broker}};
     }
-    ConfigEntryInfo e;
-    e.name = name;
-    e.value = layers.front().value;
-    e.source = layers.front().source;
-    e.read_only = !is_dynamic_key(name);
-    e.type = broker_key_type(name);
-    e.doc = k.doc;
-    e.synonyms = std::move(layers);
-    out.push_back(std::move(e));
+    out.push_back(describe_entry(k, std::move(layers)));
   }
   return out;
 }
@@ -292,27 +267,16 @@ std::vector<ConfigEntryInfo> DynamicConfig::describe_topic(
   for (const auto& k : topic_key_table()) {
     const std::string name = k.name;
     if (!wanted(keys, name)) continue;
-    ConfigEntryInfo e;
-    e.name = name;
+    std::vector<ConfigSynonymInfo> synonyms;
     if (auto it = topic_overrides.find(name); it != topic_overrides.end()) {
-      e.synonyms.push_back({name, it->second, ConfigSource::dynamic_topic});
+      synonyms.push_back({name, it->second, ConfigSource::dynamic_topic});
     }
-    auto layers = broker_layers(k.broker_synonym);
+    auto layers = broker_layers(k.synonym);
     if (layers.empty()) {
-      layers.push_back({name, std::string(k.default_value), ConfigSource::default_config});
+      layers.push_back({name, k.default_value, ConfigSource::default_config});
     }
-    e.synonyms.insert(e.synonyms.end(), layers.begin(), layers.end());
-    e.value = e.synonyms.front().value;
-    e.source = e.synonyms.front().source;
-    e.read_only = (k.flags & kConfigReadOnly) != 0;
-    e.sensitive = (k.flags & kConfigSensitive) != 0;
-    e.type = k.type;
-    e.doc = k.doc;
-    if (e.sensitive) {
-      e.value.reset();
-      for (auto& s : e.synonyms) s.value.reset();
-    }
-    out.push_back(std::move(e));
+    synonyms.insert(synonyms.end(), layers.begin(), layers.end());
+    out.push_back(describe_entry(k, std::move(synonyms)));
   }
   return out;
 }

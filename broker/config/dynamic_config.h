@@ -8,9 +8,9 @@
 // Dynamic broker overrides live in `<first log dir>/dynamic-broker-configs` (written atomically);
 // topic overrides live in the topic metadata (storage::TopicStore). effective() is the BrokerConfig
 // with all broker layers applied: topics resolve their defaults against it, so changing a broker
-// default (log.retention.ms, ...) reaches every topic that does not override it. Only keys that
-// are the broker synonym of a topic key, or listed in kExtraDynamicBrokerKeys, are dynamic; the
-// rest are read-only. Also: DescribeConfigs entry building and IncrementalAlterConfigs operations.
+// default (log.retention.ms, ...) reaches every topic that does not override it. Only broker keys
+// marked kConfigDynamic in the key table (config.cc) are dynamic; the rest are read-only. Also:
+// DescribeConfigs entry building and IncrementalAlterConfigs operations.
 //
 // Owned by Broker (one per process). Thread-safe: readers take a shared lock; set_* serialise.
 #pragma once
@@ -76,9 +76,13 @@ Result<ConfigMap> apply_alter_items(
     ConfigMap overrides, const std::vector<AlterItem>& items,
     ConfigType (*type_of)(std::string_view name),
     const std::function<std::string(const std::string&)>& effective);
-// ConfigType of a topic / broker key (unknown for an unknown name).
+// ConfigType of a topic / broker key from its table (unknown for an unknown name).
 ConfigType topic_key_type(std::string_view name);
 ConfigType broker_key_type(std::string_view name);
+// One DescribeConfigs entry of `key` whose value layers are `layers` (highest precedence first):
+// value and source of the first layer, the key's type, doc and flags; a sensitive key's value is
+// null, in every synonym too, as Kafka does.
+ConfigEntryInfo describe_entry(const ConfigKeyInfo& key, std::vector<ConfigSynonymInfo> layers);
 
 class DynamicConfig {
  public:

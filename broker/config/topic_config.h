@@ -1,9 +1,10 @@
-// Per-topic configuration: the table of topic-level keys (segment.bytes, retention.ms, ...) with
-// their type, broker synonym (the `log.*` key that supplies the default), default, validator, doc
-// string and read-only/sensitive flags; validation of override maps; and resolution of overrides on
-// top of the (effective, dynamic) broker config into the TopicConfig the produce path and storage
-// use. Adding a key is one entry in topic_key_table() (topic_config.cc), plus one line in
-// resolve_topic_config if the broker must act on it (see docs/retention.md).
+// Per-topic configuration: the table of topic-level keys (segment.bytes, retention.ms, ...), a
+// KeyTable (protocol/base/key_table.h) with each key's type, broker synonym (the `log.*` key that
+// supplies the default, and its default), range, doc, flags and the TopicConfig field it sets;
+// the table.* keys come from pkindex's table (pkindex/table_config.h). Validation of override
+// maps, and resolution of overrides on top of the (effective, dynamic) broker config into the
+// TopicConfig the produce path and storage use. Adding a key is one entry in the table
+// (topic_config.cc), with a field if the broker must act on it (see docs/retention.md).
 // Owned by the topic-administration code. Pure functions over value types and a static table (but
 // for the deprecation warning of validate_topic_configs); any thread.
 #pragma once
@@ -24,63 +25,35 @@ namespace strata::broker {
 
 enum class StoredCompression { producer, none, gzip, snappy, lz4, zstd };
 
+// Field defaults come from the topic key table: TopicConfig() is the configuration of a topic
+// without overrides under the default broker config (nothing else writes a default value).
 struct TopicConfig {
+  TopicConfig();
+  struct Unset {};
+  explicit TopicConfig(Unset) {}
+
   storage::LogConfig log;
-  int32_t max_message_bytes = 1048588;
+  int32_t max_message_bytes{};
   StoredCompression compression = StoredCompression::producer;
-  bool log_append_time = false;  // message.timestamp.type=LogAppendTime
-  int64_t retention_ms = 604800000;
-  int64_t retention_bytes = -1;
-  std::string cleanup_policy = "delete";
+  bool log_append_time{};  // message.timestamp.type=LogAppendTime
+  int64_t retention_ms{};
+  int64_t retention_bytes{};
+  std::string cleanup_policy;
   // Retention / cleaner: derived from cleanup.policy and the cleaner keys.
-  bool compact = false;        // cleanup.policy contains compact: keyless records are refused
-  bool delete_enabled = true;  // cleanup.policy contains delete
-  double min_cleanable_dirty_ratio = 0.5;
-  int64_t delete_retention_ms = 86400000;
-  int64_t min_compaction_lag_ms = 0;
+  bool compact{};         // cleanup.policy contains compact: keyless records are refused
+  bool delete_enabled{};  // cleanup.policy contains delete
+  double min_cleanable_dirty_ratio{};
+  int64_t delete_retention_ms{};
+  int64_t min_compaction_lag_ms{};
 };
 
-// Kafka's ConfigEntry.ConfigType numbering (DescribeConfigs v3+ config_type).
-enum class ConfigType : int8_t {
-  unknown = 0,
-  boolean = 1,
-  string = 2,
-  int_ = 3,
-  short_ = 4,
-  long_ = 5,
-  double_ = 6,
-  list = 7,
-  class_ = 8,
-  password = 9
-};
-
-inline constexpr uint8_t kConfigNoFlags = 0;
-inline constexpr uint8_t kConfigReadOnly = 1;   // fixed at creation; AlterConfigs refuses it
-inline constexpr uint8_t kConfigSensitive = 2;  // value never returned by DescribeConfigs
-// A key Kafka 3.x still accepted as deprecated (removed in 4.0) that Strata has no use for:
-// validated, stored and described like any override so 3.x-era tools and scripts keep working,
-// never acted on (resolve_topic_config ignores it); validate_topic_configs warns about it.
-inline constexpr uint8_t kConfigDeprecated = 4;
-
-// Returns nullopt when `value` is acceptable, else the reason (e.g. "Not a number of type LONG").
-using ConfigValidator = std::function<std::optional<std::string>(const std::string& value)>;
-ConfigValidator validate_long(int64_t lo, int64_t hi);  // also used for INT keys
-ConfigValidator validate_double(double lo, double hi);
-ConfigValidator validate_one_of(std::vector<std::string> allowed);
-ConfigValidator validate_list_of(std::vector<std::string> allowed);  // comma-separated, non-empty
-
-struct TopicKeyDef {
-  const char* name;
-  ConfigType type;
-  const char* broker_synonym;  // "" = none; a key the broker lacks falls back to default_value
-  const char* default_value;
-  ConfigValidator validate;
-  const char* doc;
-  uint8_t flags;
-};
+// One topic key (protocol/base/key_table.h): synonym is the broker key that supplies its default;
+// kConfigDeprecated marks a key Kafka 3.x accepted that Strata stores and ignores
+// (validate_topic_configs warns about it).
+using TopicKeyDef = ConfigKey<TopicConfig>;
 
 // Every topic key, in documentation order.
-const std::vector<TopicKeyDef>& topic_key_table();
+const std::vector<TopicKeyDef>& topic_key_table();  // Kafka wording; alterable unless read-only
 const TopicKeyDef* find_topic_key(std::string_view name);
 
 // Checks names and values; the error message names the offending key (→ INVALID_CONFIG). When

@@ -4,6 +4,7 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <set>
 #include <sstream>
 
 #include "broker/config/dynamic_config.h"
@@ -35,10 +36,10 @@ BrokerConfig static_config(const TempDir& dir, std::vector<std::string> extra = 
 
 TEST(TopicConfigTable, EveryKeyIsDocumentedAndHasAValidDefault) {
   for (const auto& k : topic_key_table()) {
-    EXPECT_NE(std::string(k.doc), "") << k.name;
+    EXPECT_NE(k.doc, "") << k.name;
     EXPECT_NE(k.type, ConfigType::unknown) << k.name;
-    if (k.validate && std::string(k.default_value) != "") {
-      EXPECT_FALSE(k.validate(k.default_value).has_value()) << k.name << "=" << k.default_value;
+    if (k.default_value != "") {
+      EXPECT_TRUE(k.check(k.default_value).ok()) << k.name << "=" << k.default_value;
     }
   }
 }
@@ -122,7 +123,7 @@ TEST(TopicConfigTable, Kafka3DeprecatedKeysAreAcceptedStoredAndIgnored) {
     ASSERT_NE(k, nullptr) << name;
     EXPECT_TRUE(k->flags & kConfigDeprecated) << name;
     EXPECT_FALSE(k->flags & kConfigReadOnly) << name;
-    EXPECT_STREQ(k->broker_synonym, "") << name;
+    EXPECT_EQ(k->synonym, "") << name;
   }
   EXPECT_EQ(find_topic_key("message.format.version")->type, ConfigType::string);
   EXPECT_EQ(find_topic_key("message.downconversion.enable")->type, ConfigType::boolean);
@@ -248,6 +249,104 @@ TEST(AlterItems, SetDeleteAppendSubtract) {
   ASSERT_FALSE(r.ok());
   r = apply_alter_items({}, {{"retention.ms", AlterOp::set, std::nullopt}}, topic_key_type, eff);
   ASSERT_FALSE(r.ok());
+}
+
+}  // namespace
+}  // namespace strata::broker
+
+namespace strata::broker {
+namespace {
+
+TEST(BrokerKeyTable, DynamicKeysAreTheTopicSynonymsAndTheCleanerRate) {
+  std::set<std::string> synonyms = {"log.cleaner.io.max.bytes.per.second"};
+  for (const auto& k : topic_key_table()) {
+    if (!k.synonym.empty()) synonyms.insert(k.synonym);
+  }
+  std::set<std::string> dynamic;
+  for (const auto& k : config_keys()) {
+    if (!k.read_only()) dynamic.insert(k.name);
+    EXPECT_EQ(DynamicConfig::is_dynamic_key(k.name), !k.read_only()) << k.name;
+  }
+  EXPECT_EQ(dynamic, synonyms);
+}
+
+TEST(BrokerKeyTable, TypesComeFromTheTable) {
+  // A broker synonym has its topic key's type.
+  for (const auto& k : topic_key_table()) {
+    if (!k.synonym.empty()) {
+      EXPECT_EQ(broker_key_type(k.synonym), k.type) << k.name;
+    }
+  }
+  EXPECT_EQ(broker_key_type("log.cleaner.io.max.bytes.per.second"), ConfigType::double_);
+  EXPECT_EQ(broker_key_type("queued.max.request.bytes"), ConfigType::long_);
+  EXPECT_EQ(broker_key_type("group.initial.rebalance.delay.ms"), ConfigType::int_);
+  EXPECT_EQ(broker_key_type("auto.create.topics.enable"), ConfigType::boolean);
+  EXPECT_EQ(broker_key_type("listeners"), ConfigType::list);
+  EXPECT_EQ(broker_key_type("log.level"), ConfigType::string);
+  EXPECT_EQ(broker_key_type("no.such.key"), ConfigType::unknown);
+  EXPECT_EQ(topic_key_type("table.kv.snapshot.interval.ms"), ConfigType::long_);
+  TempDir dir;
+  auto dc = DynamicConfig::load(storage::default_env(), static_config(dir));
+  ASSERT_TRUE(dc.ok());
+  const auto rate = entry((*dc)->describe_broker(false, {}), "log.cleaner.io.max.bytes.per.second");
+  EXPECT_EQ(rate.type, ConfigType::double_);
+  EXPECT_FALSE(rate.read_only);
+  EXPECT_NE(rate.doc, "");
+}
+
+// A scope of its own, only for this test: the mechanism, not a product table.
+struct TestScope {
+  int32_t port{};
+  bool on{};
+  std::string mode;
+  std::string secret;
+};
+
+TEST(KeyTableMechanism, DefaultsParsingErrorsAndSensitiveDescribe) {
+  KeyTable<TestScope> t(ConfigMessages::kafka, /*dynamic_by_default=*/false);
+  t.integer("test.port", &TestScope::port, "9", 1, 65535, "A port.", kConfigDynamic);
+  t.boolean("test.on", &TestScope::on, "true", "On.");
+  t.one_of("test.mode", &TestScope::mode, "a", {"a", "b"}, "Mode.");
+  t.password("test.secret", &TestScope::secret, "", "A password.", kConfigDynamic);
+  TestScope s;
+  t.apply_defaults(s);
+  EXPECT_EQ(s.port, 9);
+  EXPECT_TRUE(s.on);
+  EXPECT_EQ(s.mode, "a");
+  EXPECT_TRUE(t.find("test.port")->apply("80", &s).ok());
+  EXPECT_EQ(s.port, 80);
+  EXPECT_TRUE(t.find("test.on")->apply("FALSE", &s).ok());  // Kafka's wording: any case
+  EXPECT_FALSE(s.on);
+  auto st = t.find("test.port")->check("70000");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message(),
+            "Invalid value 70000 for configuration test.port: Value must be no more "
+            "than 65535");
+  st = t.find("test.mode")->check("c");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message(),
+            "Invalid value c for configuration test.mode: String must be one of: a, b");
+  EXPECT_FALSE(t.find("test.port")->read_only());
+  EXPECT_TRUE(t.find("test.on")->read_only());  // read-only unless marked dynamic here
+
+  const auto& secret = *t.find("test.secret");
+  EXPECT_EQ(secret.type, ConfigType::password);
+  EXPECT_TRUE(secret.sensitive());
+  EXPECT_FALSE(secret.read_only());
+  auto e = describe_entry(secret, {{"test.secret", "hunter2", ConfigSource::dynamic_broker},
+                                   {"test.secret", "", ConfigSource::default_config}});
+  EXPECT_TRUE(e.sensitive);
+  EXPECT_FALSE(e.value.has_value());
+  EXPECT_EQ(e.source, ConfigSource::dynamic_broker);
+  EXPECT_EQ(e.type, ConfigType::password);
+  ASSERT_EQ(e.synonyms.size(), 2u);
+  for (const auto& syn : e.synonyms) EXPECT_FALSE(syn.value.has_value());
+  // A key that is not sensitive keeps its values.
+  auto p = describe_entry(*t.find("test.port"), {{"test.port", "80", ConfigSource::static_broker}});
+  EXPECT_FALSE(p.sensitive);
+  EXPECT_EQ(p.value, "80");
+  EXPECT_EQ(p.type, ConfigType::int_);
+  EXPECT_EQ(p.doc, "A port.");
 }
 
 }  // namespace

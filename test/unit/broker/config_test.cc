@@ -77,6 +77,90 @@ TEST(BrokerConfig, ShippedServerPropertiesListsEveryKeyWithItsDefault) {
                             << *seen.begin();
   // And the file as shipped parses.
   EXPECT_TRUE(parse_config(text, {}).ok());
+  // Exactly: a comment header (up to the first blank line), then what --print-default-config
+  // prints — every key once, in table order, "# doc" above "key=default", test.* keys commented
+  // out — and nothing else (no unknown key, commented out or not; no key twice).
+  const size_t body = text.find("\n\n");
+  ASSERT_NE(body, std::string::npos);
+  std::istringstream header(text.substr(0, body));
+  while (std::getline(header, line)) EXPECT_EQ(line.rfind("# ", 0), 0u) << line;
+  EXPECT_EQ(text.substr(body + 2), default_config_text());
+}
+
+TEST(BrokerConfig, DefaultConfigTextListsEveryKeyOnceWithItsDefault) {
+  const std::string text = default_config_text();
+  std::istringstream lines(text);
+  std::string line;
+  std::vector<std::string> keys;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line.rfind("# ", 0) == 0) continue;
+    std::string kv = line[0] == '#' ? line.substr(1) : line;
+    EXPECT_EQ(line[0] == '#', kv.rfind("test.", 0) == 0) << line;  // only test.* commented out
+    const BrokerKeyDef* k = find_broker_key(kv.substr(0, kv.find('=')));
+    ASSERT_NE(k, nullptr) << line;
+    EXPECT_EQ(kv.substr(kv.find('=') + 1), k->default_value);
+    keys.push_back(k->name);
+  }
+  ASSERT_EQ(keys.size(), config_keys().size());
+  for (size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(keys[i], config_keys()[i].name);
+}
+
+TEST(BrokerConfig, StructDefaultsComeFromTheTable) {
+  const BrokerConfig d;  // default-constructed: the table's defaults
+  auto p = parse_config("", {});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(d.message_max_bytes, 1048588);
+  EXPECT_EQ(d.message_max_bytes, p->message_max_bytes);
+  EXPECT_EQ(d.log_cleaner_io_max_bytes_per_second, 1.7976931348623157e308);
+  EXPECT_EQ(d.log_dirs, p->log_dirs);
+  EXPECT_EQ(d.listeners.size(), 1u);
+  EXPECT_EQ(d.values, p->values);
+  EXPECT_TRUE(d.explicit_keys.empty());
+  for (const auto& k : config_keys()) {
+    EXPECT_TRUE(k.check(k.default_value).ok()) << k.name;
+    EXPECT_FALSE(k.doc.empty()) << k.name;
+    EXPECT_NE(k.type, ConfigType::unknown) << k.name;
+  }
+}
+
+TEST(BrokerConfig, RangeAndEnumErrorsNameKeyAndBound) {
+  struct Case {
+    const char* set;
+    const char* bound;
+  } cases[] = {{"num.partitions=0", "[1, 100000]"},
+               {"pk.checkpoint.retained=101", "[1, 100]"},
+               {"log.cleaner.min.cleanable.ratio=2", "[0, 1]"},
+               {"log.cleaner.io.max.bytes.per.second=0", "[1, 1.7976931348623157e+308]"},
+               {"log.level=loud", "trace, debug, info, warn, error, critical, off"},
+               {"compression.type=brotli", "producer, uncompressed, none, gzip"}};
+  for (const auto& c : cases) {
+    auto r = parse_config("", {c.set});
+    ASSERT_FALSE(r.ok()) << c.set;
+    const std::string key(c.set, std::string(c.set).find('='));
+    EXPECT_NE(r.status().message().find(key), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find(c.bound), std::string::npos) << r.status().message();
+  }
+}
+
+TEST(TopicConfig, SynonymDefaultsHaveOneSource) {
+  // A topic key with a broker synonym has no default of its own: it is the synonym's.
+  for (const auto& k : topic_key_table()) {
+    if (k.synonym.empty()) continue;
+    const BrokerKeyDef* b = find_broker_key(k.synonym);
+    ASSERT_NE(b, nullptr) << k.name;
+    EXPECT_EQ(k.default_value, b->default_value) << k.name;
+  }
+  EXPECT_EQ(find_topic_key("max.message.bytes")->synonym, "message.max.bytes");
+  // The structs' defaults agree with the tables'.
+  const TopicConfig t;
+  const BrokerConfig b;
+  EXPECT_EQ(t.max_message_bytes, b.message_max_bytes);
+  EXPECT_EQ(t.log.segment_bytes, b.log_segment_bytes);
+  EXPECT_EQ(t.retention_ms, b.log_retention_ms);
+  EXPECT_EQ(t.cleanup_policy, "delete");
+  EXPECT_TRUE(t.delete_enabled);
+  EXPECT_FALSE(t.compact);
+  EXPECT_EQ(t.min_cleanable_dirty_ratio, 0.5);
 }
 
 TEST(TopicConfig, ValidationNamesTheKey) {

@@ -75,5 +75,30 @@ TEST(TableConfig, IsPkTable) {
   EXPECT_NE(check_table_key("table.type", "x"), "");
 }
 
+TEST(TableConfig, OneTableDefinesKeysAndStructDefaults) {
+  const TableConfig d;  // the table's defaults
+  EXPECT_EQ(d.merge_engine, MergeEngine::last_row);
+  EXPECT_EQ(d.image, ChangelogImage::full);
+  EXPECT_EQ(d.delete_behavior, DeleteBehavior::allow);
+  EXPECT_EQ(d.ttl_ms, -1);
+  EXPECT_EQ(d.partitioner, Partitioner::murmur2);
+  EXPECT_EQ(d.snapshot_interval_ms, kDefaultSnapshotIntervalMs);
+  EXPECT_EQ(d.version_header, "");
+  for (const auto& k : table_key_table().keys()) {
+    EXPECT_EQ(k.name.rfind("table.", 0), 0u) << k.name;
+    EXPECT_FALSE(k.doc.empty()) << k.name;
+    EXPECT_NE(k.type, ConfigType::unknown) << k.name;
+    EXPECT_EQ(check_table_key(k.name, k.default_value), "") << k.name;
+    // Fixed at creation, but for the checkpoint interval.
+    EXPECT_EQ(k.read_only(), k.name != kSnapshotIntervalMs) << k.name;
+  }
+  EXPECT_EQ(table_key_table().find(kSnapshotIntervalMs)->default_value,
+            std::to_string(kDefaultSnapshotIntervalMs));
+  // Errors name the key and the allowed values.
+  EXPECT_EQ(check_table_key(kPartitioner, "random"),
+            "Invalid value random for configuration table.partitioner: String must be one of: "
+            "murmur2, crc32");
+}
+
 }  // namespace
 }  // namespace strata::pkindex
