@@ -2,7 +2,7 @@
 // `strata` CLI and `strata-perf`. It bootstraps from one address, reads Metadata, keeps one
 // Connection per broker node (leaders, group coordinator) and offers typed helpers for the admin,
 // data, group and primary-key-table (extension API) calls. Every call negotiates the highest
-// version both sides speak. Errors: see tools/client/client_error.h (Kafka error name first,
+// version both sides speak. Errors: see protocol/client/client_error.h (Kafka error name first,
 // CONNECTION for network failures).
 //
 // Owned by the client library. NOT thread-safe: use one Client per thread.
@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "protocol/base/result.h"
-#include "tools/client/client_error.h"
+#include "protocol/client/client_error.h"
+#include "protocol/client/connection.h"
 #include "tools/client/client_types.h"
-#include "tools/client/connection.h"
 
 namespace strata::client {
 

@@ -8,11 +8,11 @@
 #include <thread>
 #include <vector>
 
+#include "protocol/client/connection.h"
 #include "protocol/ext/api_keys.h"
 #include "protocol/ext/describe_table.pb.h"
 #include "protocol/ext/lookup.pb.h"
 #include "protocol/pk/partitioner.h"
-#include "tools/client/connection.h"
 #include "tools/perf/key_chooser.h"
 #include "tools/perf/options.h"
 #include "tools/perf/report.h"

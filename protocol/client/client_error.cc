@@ -1,4 +1,4 @@
-#include "tools/client/client_error.h"
+#include "protocol/client/client_error.h"
 
 namespace strata::client {
 

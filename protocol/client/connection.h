@@ -6,7 +6,8 @@
 // the highest version both sides speak (call<Req, Resp>() picks it from the request type's
 // kMinVersion..kMaxVersion, optionally capped). One request is in flight at a time; each send and
 // receive is bounded by a deadline (poll()). A connection that failed (timeout, closed, bad
-// frame) is marked broken and refuses further calls. Owned by the client library (tools/client/);
+// frame) is marked broken and refuses further calls. Used by the client library (tools/client/) and
+// by brokers talking to each other;
 // one thread at a time (not thread-safe).
 #pragma once
 
@@ -21,11 +22,11 @@
 #include <vector>
 
 #include "protocol/base/result.h"
+#include "protocol/client/client_error.h"
 #include "protocol/messages/headers.h"
 #include "protocol/wire/decode_error.h"
 #include "protocol/wire/reader.h"
 #include "protocol/wire/writer.h"
-#include "tools/client/client_error.h"
 
 namespace strata::client {
 

@@ -1,4 +1,5 @@
-// Error conventions of the Strata C++ client library (tools/client/).
+// Error conventions of Strata's client side: the C++ client library (tools/client/) and a
+// broker calling another broker.
 //
 // Every fallible call returns strata::Status / strata::Result<T>. The Status message starts with
 // an upper-case error name followed by ": ":
@@ -6,7 +7,7 @@
 //     with Errc::not_found / already_exists / invalid_argument by kind;
 //   - a connection problem (refused, timed out, closed, unparsable frame): "CONNECTION: ...",
 //     Errc::io_error.
-// Owned by the client library. Pure functions; any thread.
+// Shared by the client library and broker-to-broker calls. Pure functions; any thread.
 #pragma once
 
 #include <cstdint>

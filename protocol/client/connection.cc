@@ -1,4 +1,4 @@
-#include "tools/client/connection.h"
+#include "protocol/client/connection.h"
 
 #include <fcntl.h>
 #include <netdb.h>
