@@ -174,7 +174,8 @@ TEST_F(ClusterTest, LostBrokerLosesLeadershipAndIsrControllerMovesOn) {
   ASSERT_NE(other, solo_leader);
   nodes_.erase(solo_leader);
   ASSERT_TRUE(eventually([&] {
-    auto* vp = nodes_.at(other)->view.snapshot()->partition("solo", 0);
+    const auto snap = nodes_.at(other)->view.snapshot();  // vp points into it
+    auto* vp = snap->partition("solo", 0);
     return vp && vp->state.leader == -1 && vp->state.isr == std::vector<int32_t>{solo_leader};
   }));
   nodes_[solo_leader] = std::make_unique<Node>(coord_, layout_, solo_leader);
