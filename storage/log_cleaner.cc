@@ -29,12 +29,14 @@ struct Snapshot {
   int64_t log_end = 0;
   int64_t high_watermark = 0;
   int64_t bound = 0;
+  std::vector<uint64_t> sizes;  // of each segment, read under state_mu_ (the active one grows)
 };
 
 // Sequential whole-batch reader over a sealed segment's .log.
 class BatchCursor {
  public:
   explicit BatchCursor(const Segment& s) : file_(*s.log_file()), size_(s.size()) {}
+  BatchCursor(const Segment& s, uint64_t size) : file_(*s.log_file()), size_(size) {}
   // Next batch or an empty span at the end.
   Result<std::span<const uint8_t>> next() {
     if (pos_ >= size_) return std::span<const uint8_t>();
@@ -172,6 +174,7 @@ Result<CleanOutcome> LogCleaner::clean(PartitionLog& log, const CleanerPolicy& p
     snap.segments = log.segments_;
     snap.log_start = log.log_start_offset();
     snap.log_end = log.log_end_offset();
+    for (const auto& seg : snap.segments) snap.sizes.push_back(seg->size());
   }
   // The cleanable segments: sealed, ending at or below first_uncleanable, above the log start.
   std::vector<std::shared_ptr<Segment>> targets;
@@ -217,9 +220,10 @@ Result<CleanOutcome> LogCleaner::clean(PartitionLog& log, const CleanerPolicy& p
 
   // 2. Last batch of each producer id in the whole log (Kafka keeps it, even emptied).
   std::unordered_map<int64_t, int64_t> producer_last;
-  for (const auto& s : snap.segments) {
+  for (size_t i = 0; i < snap.segments.size(); ++i) {
+    const Segment* s = snap.segments[i].get();
     if (s->base_offset() >= snap.log_end) break;
-    BatchCursor cursor(*s);
+    BatchCursor cursor(*s, snap.sizes[i]);
     for (;;) {
       auto h = cursor.next_header();
       if (!h.ok()) return h.status();
