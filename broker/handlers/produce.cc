@@ -51,6 +51,10 @@ ErrorCode append_error(const PartitionAppend& a) {
         return ErrorCode::message_too_large;
       case Errc::not_found:
         return ErrorCode::unknown_topic_or_partition;  // deleted meanwhile
+      case Errc::shutting_down:
+        // The partition's state closed under this request (its topic is being deleted, or the
+        // broker is stopping): the client refreshes metadata and retries, as after a leader move.
+        return ErrorCode::not_leader_or_follower;
       case Errc::no_space:  // disk or quota full: the log stays writable, retry once space is back
       case Errc::unavailable:  // out of descriptors or memory even after storage's retries
         return ErrorCode::kafka_storage_error;  // retriable for clients, as for Kafka
