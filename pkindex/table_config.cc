@@ -57,14 +57,16 @@ const KeyTable<TableConfig>& table_key_table() {
     t.custom(
         kTtlMs.data(), ConfigType::long_, "-1",
         "Row time-to-live from its last write (broker append time); -1 = none.", kRo,
-        [style](const std::string& v, C* c) -> Status {
+        [](const std::string& v, C* c) -> Status {
           const std::string name(kTtlMs);
           int64_t x = 0;
           auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
           if (ec != std::errc() || p != v.data() + v.size())
-            return KeyTable<C>::invalid(style, name, v, "Not a number of type LONG");
+            return KeyTable<C>::invalid(ConfigMessages::kafka, name, v,
+                                        "Not a number of type LONG");
           if (x < -1 || x == 0)
-            return KeyTable<C>::invalid(style, name, v, "Value must be -1 (no TTL) or positive");
+            return KeyTable<C>::invalid(ConfigMessages::kafka, name, v,
+                                        "Value must be -1 (no TTL) or positive");
           if (c) c->ttl_ms = x;
           return Status::Ok();
         },
