@@ -43,12 +43,19 @@ Result<std::unique_ptr<PartitionLog>> PartitionLog::open(Env* env, std::string d
   STRATA_RETURN_IF_ERROR(log->rebuild_producer_state());  // partition_log_producers.cc
   log->last_flush_ms_ = now_ms;
 
-  // Leader epoch: one more than any recorded, starting at the current log end.
   auto epochs = LeaderEpochCache::load(env, join_path(log->dir_, kLeaderEpochCheckpoint));
   if (!epochs.ok()) return epochs.status();
   log->epochs_ = std::move(*epochs);
   const int64_t leo = log->log_end_offset();
   STRATA_RETURN_IF_ERROR(log->epochs_.truncate_from_end(leo + 1));
+  if (log->replicated_) {
+    // The cluster names the epochs (become_leader); a local bump could collide with a real one.
+    // Nothing is readable until the leader (or the fetch response) sets the high watermark.
+    log->leader_epoch_ = log->epochs_.latest_epoch();
+    log->high_watermark_.store(log->log_start_offset());
+    return log;
+  }
+  // One node: the leader epoch is one more than any recorded, starting at the current log end.
   log->leader_epoch_ = log->epochs_.latest_epoch() + 1;
   STRATA_RETURN_IF_ERROR(log->epochs_.assign(log->leader_epoch_, leo));
   return log;
