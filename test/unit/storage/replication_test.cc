@@ -228,6 +228,66 @@ TEST(Truncate, NeverMovesTheLogStartAndSurvivesAPowerLoss) {
   EXPECT_EQ(batches[0].base, 3);
 }
 
+// A crash (power loss) at every file operation of truncate_to and reset_to: the reopened log is
+// a prefix of the old one that is at least as long as the cut (or, for reset, either a prefix or
+// the new empty log), never holds a byte the call dropped once it returned, and a retried call
+// then gives exactly the expected log.
+TEST(Truncate, PowerLossAtEveryStepLeavesAPrefixAndARetryCompletesIt) {
+  const std::vector<uint8_t> bytes =
+      concat({batch_at(0, 3, 0, 2, 0), batch_at(3, 3, 0, 2, 3), batch_at(6, 3, 1, 2, 6),
+              batch_at(9, 3, 1), batch_at(12, 3, 2, 2, 9), batch_at(15, 3, 2)});
+  LogConfig config = replicated_config();
+  config.flush_interval_messages = 1;
+  for (int reset = 0; reset < 2; ++reset) {
+    for (int64_t n = 0;; ++n) {
+      SCOPED_TRACE((reset ? "reset, step " : "truncate, step ") + std::to_string(n));
+      TempDir d;
+      testing::FaultInjectionEnv env;
+      std::vector<uint8_t> full;
+      bool done = false;
+      {
+        auto log = open_log(&env, d.path(), config);
+        ASSERT_TRUE(log->append_as_follower(bytes, 0).ok());
+        full = all_bytes(*log);
+        env.fail_after(n);
+        done = (reset ? log->reset_to(30) : log->truncate_to(7)).ok();
+      }
+      env.clear_faults();
+      ASSERT_TRUE(env.drop_unsynced_data().ok());
+      auto log = open_log(&env, d.path(), config);
+      const std::vector<uint8_t> got = all_bytes(*log);
+      if (log->log_start_offset() == 30) {
+        EXPECT_TRUE(reset);
+        EXPECT_TRUE(got.empty());
+      } else {
+        ASSERT_LE(got.size(), full.size());
+        EXPECT_TRUE(std::equal(got.begin(), got.end(), full.begin()));
+        if (!reset) {
+          EXPECT_GE(log->log_end_offset(), 6);
+        }
+        if (done) {
+          EXPECT_EQ(log->log_end_offset(), reset ? 30 : 6);
+        }
+      }
+      if (reset) {
+        ASSERT_TRUE(log->reset_to(30).ok());
+        EXPECT_EQ(log->log_end_offset(), 30);
+        EXPECT_FALSE(log->producer_state(2).has_value());
+        EXPECT_EQ(log->latest_epoch(), -1);
+      } else {
+        ASSERT_TRUE(log->truncate_to(7).ok());
+        EXPECT_EQ(all_bytes(*log), concat({batch_at(0, 3, 0, 2, 0), batch_at(3, 3, 0, 2, 3)}));
+        EXPECT_EQ(log->log_end_offset(), 6);
+        EXPECT_EQ(log->latest_epoch(), 0);
+        EXPECT_EQ(log->producer_state(2)->last()->last_seq, 5);
+        auto batches = split_batches(all_bytes(*log));
+        ASSERT_EQ(batches.size(), 2u);
+      }
+      if (done) break;
+    }
+  }
+}
+
 TEST(Reset, ContinuesEmptyAtTheOffsetDurably) {
   TempDir d;
   testing::FaultInjectionEnv env;
