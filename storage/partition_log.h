@@ -3,7 +3,9 @@
 // stamps the current leader epoch; serves reads as file ranges of whole batches (zero-copy
 // friendly); rolls segments; applies the flush policy; recovers a torn tail at open; keeps the
 // leader-epoch history. Log end offset, durable end offset and high watermark are separate fields
-// (all equal on one node after every append).
+// (all equal on one node after every append). A replica of a replicated partition also appends
+// the leader's batches as they are, truncates and resets, and takes its epochs and high watermark
+// from outside (see "Replication" below).
 //
 // Owned by LogManager (shared_ptr; a handle stays valid after the topic is deleted, appends then
 // fail). Thread-safety: internally synchronised. Appends, flushes and close() are serialised by a
@@ -66,7 +68,8 @@ class PartitionLog {
   };
 
   // Opens (creating if missing) the partition directory `dir`, recovering it if the last shutdown
-  // was not clean, then bumps the leader epoch and records it in leader-epoch-checkpoint.
+  // was not clean, then (one node) bumps the leader epoch and records it in
+  // leader-epoch-checkpoint; a replicated log (LogConfig::replicated) keeps its epoch history.
   static Result<std::unique_ptr<PartitionLog>> open(Env* env, std::string dir, LogConfig config,
                                                     int64_t now_ms);
   // Does not flush: dropping a log without close() behaves like a crash (tests rely on it).
