@@ -147,12 +147,13 @@ class PartitionLog {
   Result<int64_t> append_as_follower(std::span<const uint8_t> batches, int64_t now_ms);
   // Drops every record at or above `offset`; the new log end is the end of the last batch kept:
   // `offset` itself at a batch boundary, else rounded DOWN to the base of the batch containing
-  // `offset` (or to the end of the batch before an offset gap). offset >= log end: nothing to
-  // do. Refuses (Errc::invalid_argument) a new log end below the log start (use reset_to): the
-  // log start never moves. Later segments are deleted, the containing one is cut and its indexes
-  // rebuilt, epoch entries starting at or above the new end removed, producer state rebuilt from
-  // the newest snapshot at or below it plus a header replay, the recovery point, durable end and
-  // high watermark clamped; all of it fsynced before returning.
+  // `offset` (or to the end of the batch before an offset gap). offset >= log end: no record
+  // goes, only epoch entries starting at the log end (no batch of them exists). Refuses
+  // (Errc::invalid_argument) a new log end below the log start (use reset_to): the log start never
+  // moves. Later segments are deleted, the containing one is cut and its indexes rebuilt, epoch
+  // entries starting at or above the new end removed, producer state rebuilt from the newest
+  // snapshot at or below it plus a header replay, the recovery point, durable end and high
+  // watermark clamped; all of it fsynced before returning.
   Status truncate_to(int64_t offset);
   // Drops everything and continues empty at `offset`: log start = log end = durable end = high
   // watermark = offset, empty epoch history and producer state. The one call that may move the

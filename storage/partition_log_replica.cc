@@ -122,7 +122,16 @@ Status PartitionLog::truncate_to(int64_t offset) {
   std::lock_guard<std::mutex> lock(append_mu_);
   STRATA_RETURN_IF_ERROR(writable_locked());
   if (replicated_) leading_ = false;
-  if (offset >= log_end_offset()) return Status::Ok();
+  if (offset >= log_end_offset()) {
+    // Nothing to cut, but an epoch with no batch yet (a leadership that ended before its first
+    // append) is forgotten: the follower protocol truncates to its log end exactly when the new
+    // leader's history diverges there, and batches of an older epoch may follow.
+    LeaderEpochCache next = epochs_;
+    STRATA_RETURN_IF_ERROR(next.truncate_from_end(log_end_offset()));
+    std::unique_lock<std::shared_mutex> state(state_mu_);
+    epochs_ = std::move(next);
+    return Status::Ok();
+  }
   if (offset < log_start_offset()) {
     return Status(Errc::invalid_argument, "truncation to " + std::to_string(offset) +
                                               " below the log start " +

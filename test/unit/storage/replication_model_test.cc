@@ -221,7 +221,9 @@ void run_model(uint32_t seed) {
         ASSERT_EQ(st.code(), Errc::invalid_argument) << st.to_string();
       } else {
         ASSERT_TRUE(st.ok()) << st.to_string();
-        if (target < m.end) {
+        if (target >= m.end) {
+          while (!m.epochs.empty() && m.epochs.back().second >= m.end) m.epochs.pop_back();
+        } else {
           m.batches.resize(keep);
           m.end = new_end;
           while (!m.epochs.empty() && m.epochs.back().second >= new_end) m.epochs.pop_back();

@@ -341,6 +341,14 @@ TEST(BecomeLeader, RecordsTheEpochAtTheLogEndAndStampsIt) {
   ASSERT_EQ(batches.size(), 2u);
   EXPECT_EQ(batches[1].epoch, 6);
 
+  // A leadership that ended before its first append is forgotten by a truncation to the log end
+  // (the new leader's history diverges there), so an older epoch's batches can follow.
+  ASSERT_TRUE(log->become_leader(7).ok());
+  EXPECT_EQ(log->latest_epoch(), 7);
+  ASSERT_TRUE(log->truncate_to(3).ok());
+  EXPECT_EQ(log->latest_epoch(), 6);
+  EXPECT_EQ(log->end_offset_for_epoch(6), std::make_pair(6, int64_t{3}));
+
   // A follower operation ends the leadership; a restart keeps the history without a bump.
   ASSERT_TRUE(log->truncate_to(100).ok());
   auto b2 = testing::make_batch_n(1);
