@@ -23,6 +23,9 @@ Result<PartitionLog::AppendInfo> PartitionLog::append(std::span<uint8_t> batch, 
     if (deleted_) return Status(Errc::not_found, "log " + dir_ + " was deleted");
     if (closed_) return Status(Errc::shutting_down, "log " + dir_ + " is closed");
     if (failed_) return Status(Errc::io_error, "log " + dir_ + " is offline after an I/O error");
+    if (replicated_ && !leading_) {
+      return Status(Errc::invalid_argument, "log " + dir_ + " is not the leader's replica");
+    }
     if (batch.size() < protocol::batch_format::kHeaderSize ||
         protocol::peek_batch_size(batch) != batch.size()) {
       return Status(Errc::invalid_argument, "append needs exactly one whole v2 batch");
@@ -38,7 +41,7 @@ Result<PartitionLog::AppendInfo> PartitionLog::append(std::span<uint8_t> batch, 
       ProducerCheckResult check = producers_.check(producer);
       if (check.kind != ProducerCheck::ok) {
         out.producer_check = check.kind;
-        out.leader_epoch = leader_epoch_;
+        out.leader_epoch = leader_epoch();
         out.base_offset = check.dup_first_offset;
         out.last_offset = check.dup_last_offset;
         out.duplicate_timestamp = check.dup_timestamp;
@@ -47,74 +50,20 @@ Result<PartitionLog::AppendInfo> PartitionLog::append(std::span<uint8_t> batch, 
       }
     }
     const int64_t base = log_end_offset();
+    const int32_t epoch = leader_epoch();
     protocol::set_base_offset(batch, base);
-    protocol::set_partition_leader_epoch(batch, leader_epoch_);
+    protocol::set_partition_leader_epoch(batch, epoch);
     const int64_t last = base + view.last_offset_delta();
-    const auto size = static_cast<uint32_t>(batch.size());
-    const int64_t messages = std::max<int32_t>(1, view.record_count());
-    const bool flush_now = unflushed_messages_ + messages >= config_.flush_interval_messages;
-
-    if (segments_.back()->sealed() || segments_.back()->should_roll(config_, size, last, now_ms)) {
-      // A sealed active segment is a roll that failed half-way: it is finished here.
-      STRATA_RETURN_IF_ERROR(roll(base));
-    }
-    Segment& active = *segments_.back();
-    const uint64_t committed_size = active.size();
-    Result<uint64_t> pos = Status(Errc::unavailable, "not written");
-    for (int attempt = 1;; ++attempt) {
-      pos = active.write(batch);  // a failed write is cut back out by the segment
-      if (pos.ok() || !transient_retry_due(pos.status(), attempt)) break;
-    }
-    if (!pos.ok()) {
-      // Out of space or descriptors: nothing is left of the batch, the log stays writable and the
-      // next append tries again. Anything else leaves the file in an unknown state.
-      if (!retriable_io(pos.status())) failed_ = true;
-      return pos.status();
-    }
-    if (flush_now) {
-      // fsync before the batch is committed: readers only see bytes below the committed size, so a
-      // consumer can never read (or commit an offset of) a batch whose ack would be a lie.
-      Status st = active.sync_log();
-      if (!st.ok()) {
-        // The producer gets this error, so the batch must not stay: cut it back out, so the next
-        // open does not find it either (unless the truncation fails too). After a failed fsync the
-        // page cache state of the earlier bytes is unknown as well, so the log goes offline until
-        // the next open recovers it.
-        (void)active.truncate_uncommitted(committed_size);
-        failed_ = true;
-        return st;
-      }
-    }
-    BatchInfo info{
-        *pos, size, base, last, view.max_timestamp(), leader_epoch_, view.record_count()};
-    {
-      std::unique_lock<std::shared_mutex> state(state_mu_);
-      Status st = active.commit(info, now_ms);  // rolled back by the segment when it fails
-      if (!st.ok()) {
-        // An index write ran out of space or descriptors: cut the unpublished batch out of the
-        // .log as well (durably if it was fsynced above, so a restart cannot bring back a batch
-        // the producer was told failed) and stay writable.
-        Status undo = active.truncate_uncommitted(committed_size);
-        if (undo.ok() && flush_now) undo = active.sync_log();
-        if (!undo.ok() || !retriable_io(st)) failed_ = true;
-        return st;
-      }
-      new_leo = last + 1;
-      log_end_offset_.store(new_leo, std::memory_order_release);
-    }
-    if (flush_now) {
-      recovery_point_ = new_leo;
-      unflushed_messages_ = 0;
-    } else {
-      unflushed_messages_ += messages;
-    }
-    // Either fsynced above or, by the flush policy, acknowledged from the page cache.
-    durable_end_offset_.store(new_leo, std::memory_order_release);
-    hw_advanced = publish_high_watermark(new_leo);
+    auto written = write_batch_locked(batch, base, last, view.max_timestamp(), epoch,
+                                      view.record_count(), now_ms);
+    if (!written.ok()) return written.status();
+    new_leo = *written;
+    // Replicated mode: the high watermark comes from outside (advance_high_watermark).
+    hw_advanced = !replicated_ && publish_high_watermark(new_leo);
     if (producer.has_producer() && !view.is_control()) producers_.apply(producer, base);
     out.base_offset = base;
     out.last_offset = last;
-    out.leader_epoch = leader_epoch_;
+    out.leader_epoch = epoch;
   }
   if (listeners_) {
     if (listeners_->log_end) listeners_->log_end(*this, new_leo);
@@ -122,6 +71,71 @@ Result<PartitionLog::AppendInfo> PartitionLog::append(std::span<uint8_t> batch, 
       listeners_->high_watermark(*this, high_watermark());
   }
   return out;
+}
+
+Result<int64_t> PartitionLog::write_batch_locked(std::span<const uint8_t> batch, int64_t base,
+                                                 int64_t last, int64_t max_timestamp, int32_t epoch,
+                                                 int32_t record_count, int64_t now_ms) {
+  const auto size = static_cast<uint32_t>(batch.size());
+  const int64_t messages = std::max<int32_t>(1, record_count);
+  const bool flush_now = unflushed_messages_ + messages >= config_.flush_interval_messages;
+
+  if (segments_.back()->sealed() || segments_.back()->should_roll(config_, size, last, now_ms)) {
+    // A sealed active segment is a roll that failed half-way: it is finished here.
+    STRATA_RETURN_IF_ERROR(roll(base));
+  }
+  Segment& active = *segments_.back();
+  const uint64_t committed_size = active.size();
+  Result<uint64_t> pos = Status(Errc::unavailable, "not written");
+  for (int attempt = 1;; ++attempt) {
+    pos = active.write(batch);  // a failed write is cut back out by the segment
+    if (pos.ok() || !transient_retry_due(pos.status(), attempt)) break;
+  }
+  if (!pos.ok()) {
+    // Out of space or descriptors: nothing is left of the batch, the log stays writable and the
+    // next append tries again. Anything else leaves the file in an unknown state.
+    if (!retriable_io(pos.status())) failed_ = true;
+    return pos.status();
+  }
+  if (flush_now) {
+    // fsync before the batch is committed: readers only see bytes below the committed size, so a
+    // consumer can never read (or commit an offset of) a batch whose ack would be a lie.
+    Status st = active.sync_log();
+    if (!st.ok()) {
+      // The producer gets this error, so the batch must not stay: cut it back out, so the next
+      // open does not find it either (unless the truncation fails too). After a failed fsync the
+      // page cache state of the earlier bytes is unknown as well, so the log goes offline until
+      // the next open recovers it.
+      (void)active.truncate_uncommitted(committed_size);
+      failed_ = true;
+      return st;
+    }
+  }
+  BatchInfo info{*pos, size, base, last, max_timestamp, epoch, record_count};
+  const int64_t new_leo = last + 1;
+  {
+    std::unique_lock<std::shared_mutex> state(state_mu_);
+    Status st = active.commit(info, now_ms);  // rolled back by the segment when it fails
+    if (!st.ok()) {
+      // An index write ran out of space or descriptors: cut the unpublished batch out of the
+      // .log as well (durably if it was fsynced above, so a restart cannot bring back a batch
+      // the producer was told failed) and stay writable.
+      Status undo = active.truncate_uncommitted(committed_size);
+      if (undo.ok() && flush_now) undo = active.sync_log();
+      if (!undo.ok() || !retriable_io(st)) failed_ = true;
+      return st;
+    }
+    log_end_offset_.store(new_leo, std::memory_order_release);
+  }
+  if (flush_now) {
+    recovery_point_ = new_leo;
+    unflushed_messages_ = 0;
+  } else {
+    unflushed_messages_ += messages;
+  }
+  // Either fsynced above or, by the flush policy, acknowledged from the page cache.
+  durable_end_offset_.store(new_leo, std::memory_order_release);
+  return new_leo;
 }
 
 bool PartitionLog::publish_high_watermark(int64_t durable_end) {

@@ -3,7 +3,9 @@
 // stamps the current leader epoch; serves reads as file ranges of whole batches (zero-copy
 // friendly); rolls segments; applies the flush policy; recovers a torn tail at open; keeps the
 // leader-epoch history. Log end offset, durable end offset and high watermark are separate fields
-// (all equal on one node after every append).
+// (all equal on one node after every append). A replica of a replicated partition also appends
+// the leader's batches as they are, truncates and resets, and takes its epochs and high watermark
+// from outside (see "Replication" below).
 //
 // Owned by LogManager (shared_ptr; a handle stays valid after the topic is deleted, appends then
 // fail). Thread-safety: internally synchronised. Appends, flushes and close() are serialised by a
@@ -66,7 +68,8 @@ class PartitionLog {
   };
 
   // Opens (creating if missing) the partition directory `dir`, recovering it if the last shutdown
-  // was not clean, then bumps the leader epoch and records it in leader-epoch-checkpoint.
+  // was not clean, then (one node) bumps the leader epoch and records it in
+  // leader-epoch-checkpoint; a replicated log (LogConfig::replicated) keeps its epoch history.
   static Result<std::unique_ptr<PartitionLog>> open(Env* env, std::string dir, LogConfig config,
                                                     int64_t now_ms);
   // Does not flush: dropping a log without close() behaves like a crash (tests rely on it).
@@ -101,10 +104,11 @@ class PartitionLog {
   // (never flush on append) acks mean "in the page cache", as in Kafka, and this equals the log
   // end.
   int64_t durable_end_offset() const { return durable_end_offset_.load(std::memory_order_acquire); }
-  // One node: the durable end offset (published by publish_high_watermark()).
+  // One node: the durable end offset (published by publish_high_watermark()). Replicated mode:
+  // what advance_high_watermark() set (the log start at open), never past the durable end.
   int64_t high_watermark() const { return high_watermark_.load(std::memory_order_acquire); }
   int64_t size_bytes() const;
-  int32_t leader_epoch() const { return leader_epoch_; }
+  int32_t leader_epoch() const { return leader_epoch_.load(std::memory_order_acquire); }
 
   // First record (below the high watermark) whose timestamp >= ts, searched inside batches.
   Result<std::optional<TimestampAndOffset>> offset_for_timestamp(int64_t ts) const;
@@ -124,6 +128,50 @@ class PartitionLog {
 
   // The topic was deleted: later appends fail with Errc::not_found; nothing more is written.
   void mark_deleted();
+
+  // --- Replication (storage/partition_log_replica.cc; guarantees in docs/storage.md) ---
+  // Every call here is serialised with appends and background maintenance; a failed file
+  // operation part-way takes the log offline (the next open recovers a prefix of the old log).
+  //
+  // Follower append: one or more whole v2 batches exactly as the leader stored them. All are
+  // validated first (sizes, magic 2, CRC-32C, lastOffsetDelta >= 0; Errc::corruption, nothing
+  // written); the first must start exactly at the log end and each later one after the previous
+  // one's last offset (offset gaps between batches are accepted, as Kafka's follower does: the
+  // cleaner leaves them in compacted logs); else Errc::invalid_argument. Each batch is written
+  // byte for byte (offsets, partitionLeaderEpoch, timestamps and CRC kept), under the leader's
+  // flush policy and roll rules; a batch with a partitionLeaderEpoch above the latest known one
+  // starts that epoch at its base offset (checkpoint rewritten before the batch is written), and
+  // producer state takes each batch without duplicate or sequence checks. A failure at a later
+  // batch leaves the earlier ones appended. Moves the log end and the durable end, never the
+  // high watermark in replicated mode. Returns the new log end.
+  Result<int64_t> append_as_follower(std::span<const uint8_t> batches, int64_t now_ms);
+  // Drops every record at or above `offset`; the new log end is the end of the last batch kept:
+  // `offset` itself at a batch boundary, else rounded DOWN to the base of the batch containing
+  // `offset` (or to the end of the batch before an offset gap). offset >= log end: no record
+  // goes, only epoch entries starting at the log end (no batch of them exists). Refuses
+  // (Errc::invalid_argument) a new log end below the log start (use reset_to): the log start never
+  // moves. Later segments are deleted, the containing one is cut and its indexes rebuilt, epoch
+  // entries starting at or above the new end removed, producer state rebuilt from the newest
+  // snapshot at or below it plus a header replay, the recovery point, durable end and high
+  // watermark clamped; all of it fsynced before returning.
+  Status truncate_to(int64_t offset);
+  // Drops everything and continues empty at `offset`: log start = log end = durable end = high
+  // watermark = offset, empty epoch history and producer state. The one call that may move the
+  // log start backwards (the log is empty then). Durable before returning.
+  Status reset_to(int64_t offset);
+  // Leader of `epoch` from the log end on: the epoch history gets (epoch, log end) (unchanged if
+  // `epoch` is already the latest) and append() stamps `epoch`. An epoch below the latest known
+  // one is refused (Errc::invalid_argument). In replicated mode append() is refused until this is
+  // called, and append_as_follower / truncate_to / reset_to end the leadership again.
+  Status become_leader(int32_t epoch);
+  // Replicated mode: moves the high watermark to min(hw, durable end) if that is above it (never
+  // backwards) and fires the high-watermark listener. One node: no-op (the log publishes its
+  // durable end itself). Returns the high watermark after the call.
+  int64_t advance_high_watermark(int64_t hw);
+  bool replicated() const { return replicated_; }
+  // The largest epoch in the history (the latest batch's, or the one become_leader recorded);
+  // -1 when the history is empty.
+  int32_t latest_epoch() const;
 
   // Progress notifications, called on the appending thread after the append released its locks:
   // `log_end` when the log end offset advanced (what a follower's fetch waits for),
@@ -182,7 +230,7 @@ class PartitionLog {
   friend class LogCleaner;
 
   PartitionLog(Env* env, std::string dir, LogConfig config)
-      : env_(env), dir_(std::move(dir)), config_(config) {}
+      : env_(env), dir_(std::move(dir)), replicated_(config.replicated), config_(config) {}
 
   Status load_segments(int64_t now_ms);
   // Seals the active segment and starts one at `new_base_offset`. Errc::unavailable is retried
@@ -195,6 +243,17 @@ class PartitionLog {
   // and attempts remain.
   static bool transient_retry_due(const Status& st, int attempt);
 
+  // The shared tail of append() and append_as_follower(): rolls if needed, writes `batch` (its
+  // header already final), fsyncs it when the flush policy is due, commits it to the segment and
+  // moves the log end and the durable end. Failures as documented at append(). Append lock held.
+  Result<int64_t> write_batch_locked(std::span<const uint8_t> batch, int64_t base, int64_t last,
+                                     int64_t max_timestamp, int32_t epoch, int32_t record_count,
+                                     int64_t now_ms);
+  // Errc for a log that takes no writes (deleted, closed, offline); Ok otherwise.
+  Status writable_locked() const;
+  // Replaces the table with the newest snapshot at or below `end` plus a header replay up to
+  // `end`; returns the snapshot's offset. Append lock held.
+  Result<std::optional<int64_t>> load_producers_locked(int64_t end, int64_t* replayed);
   Status flush_locked();
   // The only writer of high_watermark_ after open. One node: HW = the durable end offset; a
   // replicated log would pass the minimum durable end over the in-sync replicas instead. Never
@@ -206,7 +265,8 @@ class PartitionLog {
 
   Env* const env_;
   const std::string dir_;
-  LogConfig config_;  // guarded by append_mu_ (set_config)
+  const bool replicated_;  // LogConfig::replicated at open
+  LogConfig config_;       // guarded by append_mu_ (set_config)
 
   mutable std::mutex append_mu_;        // appends, rolls, flushes, close
   std::mutex maintenance_mu_;           // retention vs cleaner (taken before append_mu_)
@@ -217,7 +277,9 @@ class PartitionLog {
   std::atomic<int64_t> log_end_offset_{0};
   std::atomic<int64_t> durable_end_offset_{0};
   std::atomic<int64_t> high_watermark_{0};
-  int32_t leader_epoch_ = 0;
+  std::atomic<int32_t> leader_epoch_{0};  // stamped by append(); written under append_mu_
+  // Replicated mode: become_leader() ran and no follower operation since (guarded by append_mu_).
+  bool leading_ = false;
 
   // Guarded by append_mu_.
   int64_t recovery_point_ = 0;

@@ -50,6 +50,7 @@ Result<int64_t> PartitionLog::delete_records_before(int64_t offset) {
 void PartitionLog::set_config(const LogConfig& config) {
   std::lock_guard<std::mutex> lock(append_mu_);
   config_ = config;
+  config_.replicated = replicated_;  // the mode is fixed at open
 }
 
 LogConfig PartitionLog::config() const {

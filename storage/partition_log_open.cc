@@ -43,12 +43,22 @@ Result<std::unique_ptr<PartitionLog>> PartitionLog::open(Env* env, std::string d
   STRATA_RETURN_IF_ERROR(log->rebuild_producer_state());  // partition_log_producers.cc
   log->last_flush_ms_ = now_ms;
 
-  // Leader epoch: one more than any recorded, starting at the current log end.
   auto epochs = LeaderEpochCache::load(env, join_path(log->dir_, kLeaderEpochCheckpoint));
   if (!epochs.ok()) return epochs.status();
   log->epochs_ = std::move(*epochs);
   const int64_t leo = log->log_end_offset();
+  if (log->replicated_) {
+    // As Kafka: entries starting at or past the log end go (left by a truncation a crash
+    // interrupted, or by become_leader: leadership does not survive a restart), so the latest
+    // epoch is the last batch's. The cluster names the epochs; a local bump could collide with a
+    // real one. Nothing is readable until the leader (or the fetch response) sets the HW.
+    STRATA_RETURN_IF_ERROR(log->epochs_.truncate_from_end(leo));
+    log->leader_epoch_ = log->epochs_.latest_epoch();
+    log->high_watermark_.store(log->log_start_offset());
+    return log;
+  }
   STRATA_RETURN_IF_ERROR(log->epochs_.truncate_from_end(leo + 1));
+  // One node: the leader epoch is one more than any recorded, starting at the current log end.
   log->leader_epoch_ = log->epochs_.latest_epoch() + 1;
   STRATA_RETURN_IF_ERROR(log->epochs_.assign(log->leader_epoch_, leo));
   return log;

@@ -13,13 +13,18 @@ namespace bf = protocol::batch_format;
 
 Status PartitionLog::rebuild_producer_state() {
   std::lock_guard<std::mutex> lock(append_mu_);
-  const int64_t leo = log_end_offset();
-  auto snap = load_producer_snapshot(env_, dir_, leo, producers_);
+  auto snap = load_producers_locked(log_end_offset(), &producer_batches_replayed_);
   if (!snap.ok()) return snap.status();
   producer_snapshot_at_open_ = *snap;
-  producer_batches_replayed_ = 0;
+  return Status::Ok();
+}
+
+Result<std::optional<int64_t>> PartitionLog::load_producers_locked(int64_t end, int64_t* replayed) {
+  *replayed = 0;
+  auto snap = load_producer_snapshot(env_, dir_, end, producers_);
+  if (!snap.ok()) return snap.status();
   const int64_t from = snap->value_or(0);
-  if (from >= leo) return Status::Ok();
+  if (from >= end) return *snap;
 
   // Replay every batch whose last offset is >= `from`, reading only the 61-byte headers.
   std::shared_lock<std::shared_mutex> state(state_mu_);
@@ -40,17 +45,18 @@ Status PartitionLog::rebuild_producer_state() {
         return Status(Errc::corruption, "bad batch length in " + file->path());
       }
       protocol::RecordBatchView view({header, bf::kHeaderSize});
+      if (view.base_offset() >= end) return *snap;
       if (view.last_offset() >= from && view.producer_id() >= 0 && !view.is_control()) {
         producers_.apply(
             ProducerBatch{view.producer_id(), view.producer_epoch(), view.base_sequence(),
                           view.last_offset_delta(), view.max_timestamp()},
             view.base_offset());
-        ++producer_batches_replayed_;
+        ++*replayed;
       }
       pos += size;
     }
   }
-  return Status::Ok();
+  return *snap;
 }
 
 size_t PartitionLog::expire_producers(int64_t now_ms, int64_t expiration_ms) {
