@@ -25,7 +25,8 @@ void Throttler::maybe_throttle(uint64_t bytes) {
     window_bytes_ += bytes;
     const auto now = std::chrono::steady_clock::now();
     const auto elapsed = now - window_start_;
-    if (elapsed < kWindow && window_bytes_ < static_cast<uint64_t>(rate * 0.1)) return;
+    // In double: the default rate (DBL_MAX, "unlimited") does not fit an integer.
+    if (elapsed < kWindow && static_cast<double>(window_bytes_) < rate * 0.1) return;
     // Time the window's bytes should have taken at `rate`, minus the time they did take.
     const auto needed = std::chrono::nanoseconds(
         static_cast<int64_t>(static_cast<double>(window_bytes_) / rate * 1e9));
