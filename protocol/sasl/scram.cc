@@ -257,13 +257,13 @@ Result<std::string> ScramClient::final(std::string_view server_first) {
   if (!salt.ok()) return salt.status();
   int32_t iterations = 0;
   for (char c : attrs[2].second) {
-    if (c < '0' || c > '9' || iterations > 100000000) {
+    if (c < '0' || c > '9' || iterations > kScramMaxIterations) {
       return Status(Errc::invalid_argument, "bad iteration count");
     }
     iterations = iterations * 10 + (c - '0');
   }
-  if (iterations < kScramMinIterations) {
-    return Status(Errc::invalid_argument, "iteration count below 4096");
+  if (iterations < kScramMinIterations || iterations > kScramMaxIterations) {
+    return Status(Errc::invalid_argument, "iteration count outside [4096, 16384]");
   }
   auto salted = salted_password(m_, password_, *salt, iterations);
   if (!salted.ok()) return salted.status();

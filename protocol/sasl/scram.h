@@ -23,6 +23,8 @@ enum class ScramMechanism { sha256, sha512 };
 std::optional<ScramMechanism> scram_mechanism(std::string_view name);
 const char* scram_mechanism_name(ScramMechanism m);
 constexpr int kScramMinIterations = 4096;  // Kafka's minimum
+// Kafka's maximum; a server asking for more would make the client burn CPU for it.
+constexpr int kScramMaxIterations = 16384;
 
 struct ScramCredential {
   std::string salt;  // raw bytes
