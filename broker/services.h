@@ -29,6 +29,9 @@ class BrokerMetrics;
 namespace quota {
 class ClientQuotas;
 }
+namespace cluster {
+class ClusterNode;
+}
 
 struct Services {
   const BrokerConfig& config;          // static config (server.properties + overrides at start)
@@ -47,6 +50,9 @@ struct Services {
   int32_t node_id = 0;
   std::string cluster_id;
   Listener advertised;  // the address clients are told to use
+  // Cluster mode (broker/cluster/cluster_node.h): leadership, ISR and the cluster's view; null on
+  // a single node, where this broker leads every partition.
+  cluster::ClusterNode* cluster = nullptr;
 
   bool stopping() const { return stopping_.load(); }
 };

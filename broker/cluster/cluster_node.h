@@ -1,0 +1,115 @@
+// ClusterNode: one broker's part in a Strata cluster (cluster mode = coordination.etcd.endpoints
+// set). It owns the broker's etcd client, its registration (Membership), its copy of the cluster
+// state (MetadataView), its Controller candidacy, and the data plane for the partitions it
+// replicates:
+//  - roles from the view (roles.h): a partition this broker leads gets become_leader(epoch) on its
+//    local log and a LeaderState (followers' positions, high watermark over the ISR, ISR shrink
+//    and expand written to etcd by compare-and-swap); a partition it follows is handed to the
+//    replica fetcher of its leader; local topics are created with the cluster's topic id when a
+//    topic appears in the view and deleted when it goes;
+//  - what handlers ask: is this broker the leader at this epoch, is the ISR large enough for
+//    acks=all, a follower's fetch position (which moves the high watermark).
+// Handlers reach it through Services::cluster (null on a single node). Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "broker/cluster/coordination.h"
+#include "broker/cluster/metadata_view.h"
+#include "broker/cluster/records.h"
+#include "protocol/base/result.h"
+#include "protocol/wire/errors.h"
+
+namespace strata::storage {
+class PartitionLog;
+}
+
+namespace strata::broker {
+class TopicRegistry;
+}
+
+namespace strata::broker::cluster {
+
+class EtcdClient;
+class Membership;
+class Controller;
+class ReplicaManager;
+
+struct ClusterOptions {
+  int32_t node_id = 0;
+  std::string rack;                    // broker.rack ("" = none)
+  std::vector<std::string> endpoints;  // coordination.etcd.endpoints
+  std::string prefix = "/strata";      // coordination.etcd.prefix
+  int64_t lease_ttl_seconds = 6;       // coordination.lease.ttl.seconds
+  int32_t default_replication_factor = 1;
+  int32_t min_insync_replicas = 1;  // broker default; topics may override
+  int64_t replica_lag_time_max_ms = 30000;
+  int32_t replica_fetch_max_bytes = 1048576;
+  int32_t replica_fetch_wait_max_ms = 500;
+  int32_t replica_fetch_backoff_ms = 1000;
+  bool unclean_leader_election = false;
+};
+
+class ClusterNode {
+ public:
+  // `topics` outlives the node.
+  ClusterNode(ClusterOptions options, TopicRegistry& topics);
+  ~ClusterNode();
+
+  // Connects to etcd, registers this broker at `host:port` (refused while another live broker
+  // holds the same node.id), reads the cluster state, applies this broker's roles and starts the
+  // controller candidacy, the ISR checks and the replica fetchers.
+  Status start(const std::string& host, int32_t port);
+  // Clean shutdown, first half: asks the controller to move leadership away and waits (at most
+  // `wait_ms`) until this broker leads nothing it shares with a live in-sync replica.
+  void begin_shutdown(int64_t wait_ms);
+  // Stops fetchers, controller and membership (revoking the lease). Idempotent.
+  void stop();
+
+  const ClusterOptions& options() const { return options_; }
+  std::shared_ptr<const ClusterSnapshot> snapshot() const;
+  Coordination& coordination();
+  const Layout& layout() const { return layout_; }
+  MetadataView& view();
+  // The broker holding the controller key (-1 = none right now).
+  int32_t controller_id() const;
+
+  // none when this broker leads the partition at `current_leader_epoch` (-1 = any epoch);
+  // else not_leader_or_follower, fenced_leader_epoch (the caller's epoch is older) or
+  // unknown_leader_epoch (newer than this broker knows), unknown_topic_or_partition.
+  protocol::ErrorCode leader_check(std::string_view topic, int32_t partition,
+                                   int32_t current_leader_epoch) const;
+  // acks=all before the append: not_enough_replicas when the ISR is smaller than `min_isr`.
+  protocol::ErrorCode min_isr_check(std::string_view topic, int32_t partition,
+                                    int32_t min_isr) const;
+  // The ISR as this leader last wrote or read it (empty when not the leader).
+  std::vector<int32_t> isr(std::string_view topic, int32_t partition) const;
+  // A follower fetched at `fetch_offset` while the leader's log ended at `leader_log_end`: moves
+  // its position and maybe the high watermark; may propose an ISR expansion.
+  void on_follower_fetch(std::string_view topic, int32_t partition, int32_t replica,
+                         int64_t fetch_offset, int64_t leader_log_end);
+  // The leader's own durable end moved (the log's log_end listener).
+  void on_log_end(const storage::PartitionLog& log, int64_t end);
+
+ private:
+  const ClusterOptions options_;
+  const Layout layout_;
+  TopicRegistry& topics_;
+  std::unique_ptr<EtcdClient> etcd_;
+  std::unique_ptr<MetadataView> view_;
+  std::unique_ptr<Membership> membership_;
+  std::unique_ptr<Controller> controller_;
+  std::unique_ptr<ReplicaManager> replicas_;
+  std::mutex lifecycle_mu_;
+  bool started_ = false;
+  bool stopped_ = false;
+};
+
+}  // namespace strata::broker::cluster
