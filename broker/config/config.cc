@@ -1,11 +1,13 @@
 #include "broker/config/config.h"
 
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
-#include "broker/metrics/exporter.h"  // metrics.listener syntax
+#include "broker/cluster/etcd_client.h"  // coordination.etcd.endpoints syntax
+#include "broker/metrics/exporter.h"     // metrics.listener syntax
 
 namespace strata::broker {
 namespace {
@@ -51,6 +53,58 @@ Status set_listeners(const char* key, bool may_be_empty, const std::string& v,
   return Status::Ok();
 }
 
+// Comma-separated etcd client URLs; "" = none (a single node). Each must be what the etcd client
+// accepts, so a typo stops start-up rather than the first call to etcd.
+Status set_etcd_endpoints(const std::string& v, C* c) {
+  std::vector<std::string> endpoints;
+  if (!trim(v).empty()) {
+    std::stringstream ss(v);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      item = trim(item);
+      if (item.empty()) {
+        return Status(Errc::invalid_argument,
+                      "config coordination.etcd.endpoints: empty item in '" + v + "'");
+      }
+      auto ep = cluster::parse_etcd_endpoint(item);
+      if (!ep.ok()) {
+        return Status(Errc::invalid_argument,
+                      "config coordination.etcd.endpoints: " + ep.status().message());
+      }
+      endpoints.push_back(item);
+    }
+    if (trim(v).back() == ',') {
+      return Status(Errc::invalid_argument,
+                    "config coordination.etcd.endpoints: empty item in '" + v + "'");
+    }
+  }
+  if (c) c->coordination_etcd_endpoints = std::move(endpoints);
+  return Status::Ok();
+}
+
+std::string check_etcd_prefix(const std::string& v) {
+  if (v.empty() || v[0] != '/') return "must start with '/'";
+  for (char ch : v) {
+    if (std::isspace(static_cast<unsigned char>(ch)) ||
+        std::iscntrl(static_cast<unsigned char>(ch)))
+      return "must not contain spaces or control characters";
+  }
+  return "";
+}
+
+// Checks across keys, after each key parsed on its own (Kafka's KafkaConfig requires the same).
+Status check_key_combinations(const BrokerConfig& c) {
+  if (c.replica_fetch_wait_max_ms > c.replica_lag_time_max_ms) {
+    std::string m("config replica.fetch.wait.max.ms: ");
+    m.append(std::to_string(c.replica_fetch_wait_max_ms))
+        .append(" exceeds replica.lag.time.max.ms (")
+        .append(std::to_string(c.replica_lag_time_max_ms))
+        .append("): followers waiting that long would drop out of the ISR");
+    return Status(Errc::invalid_argument, m);
+  }
+  return Status::Ok();
+}
+
 KeyTable<BrokerConfig> build_table() {
   constexpr int32_t kI32Max = INT32_MAX;
   constexpr int64_t kI64Max = INT64_MAX;
@@ -60,7 +114,8 @@ KeyTable<BrokerConfig> build_table() {
   constexpr uint8_t kNone = kConfigNoFlags;
   KeyTable<C> t(ConfigMessages::properties, /*dynamic_by_default=*/false);
   t.integer("node.id", &C::node_id, "1", 0, kI32Max,
-            "Id of this broker; reported in Metadata and stored in meta.properties.");
+            "Id of this broker, unique among the members of a cluster; reported in Metadata and "
+            "stored in meta.properties.");
   t.custom("listeners", ConfigType::list, "PLAINTEXT://127.0.0.1:9092",
            "Comma-separated NAME://host:port to listen on; port 0 binds a free port.", kNone,
            [](const std::string& v, C* c) {
@@ -91,8 +146,9 @@ KeyTable<BrokerConfig> build_table() {
   t.integer("num.partitions", &C::num_partitions, "1", 1, 100000,
             "Partition count of auto-created topics and of CreateTopics with -1.");
   t.integer("default.replication.factor", &C::default_replication_factor, "1", int16_t{1},
-            int16_t{1},
-            "Replication factor used when CreateTopics passes -1; only 1 exists today.");
+            int16_t{INT16_MAX},
+            "Replication factor of auto-created topics and of CreateTopics with -1; above 1 needs "
+            "cluster mode.");
   t.boolean("auto.create.topics.enable", &C::auto_create_topics_enable, "true",
             "Create unknown topics named in Metadata requests (if the client allows it).");
   t.integer("log.segment.bytes", &C::log_segment_bytes, "1073741824", int64_t{14}, int64_t{kI32Max},
@@ -136,6 +192,38 @@ KeyTable<BrokerConfig> build_table() {
   t.integer("max.broker.partitions", &C::max_broker_partitions, "10000", 1, kI32Max,
             "Partitions this broker holds at most; CreateTopics/CreatePartitions past it get "
             "POLICY_VIOLATION.");
+  // Cluster mode (docs/cluster.md): brokers coordinated by etcd v3. No endpoints = a single node.
+  t.custom("coordination.etcd.endpoints", ConfigType::list, "",
+           "Comma-separated etcd v3 client addresses (host:port or http://host:port); empty = a "
+           "single node, no cluster.",
+           kNone, set_etcd_endpoints);
+  t.string("coordination.etcd.prefix", &C::coordination_etcd_prefix, "/strata",
+           "etcd key prefix holding this cluster's state; clusters sharing an etcd need distinct "
+           "prefixes.",
+           kNone, check_etcd_prefix);
+  t.integer("coordination.lease.ttl.seconds", &C::coordination_lease_ttl_seconds, "6", 2, kI32Max,
+            "TTL of the etcd lease holding this broker's registration: a broker silent this long "
+            "is out of the cluster.");
+  t.string("broker.rack", &C::broker_rack, "",
+           "Rack of this broker; replica placement spreads each partition over racks; empty = "
+           "none.");
+  t.integer("min.insync.replicas", &C::min_insync_replicas, "1", 1, kI32Max,
+            "Default min.insync.replicas of topics: acks=all produce needs this many in-sync "
+            "replicas (else NOT_ENOUGH_REPLICAS).",
+            kDyn);
+  t.boolean("unclean.leader.election.enable", &C::unclean_leader_election_enable, "false",
+            "Default unclean.leader.election.enable of topics: let an out-of-sync replica lead "
+            "when no in-sync one is alive (may lose records).",
+            kDyn);
+  t.integer("replica.lag.time.max.ms", &C::replica_lag_time_max_ms, "30000", int64_t{1}, kI64Max,
+            "A follower that has not caught up with the leader for this long leaves the ISR.");
+  t.integer("replica.fetch.max.bytes", &C::replica_fetch_max_bytes, "1048576", 0, kI32Max,
+            "Bytes a follower asks for per partition in one fetch (a larger first batch still "
+            "comes whole).");
+  t.integer("replica.fetch.wait.max.ms", &C::replica_fetch_wait_max_ms, "500", 0, kI32Max,
+            "Longest wait of a follower's fetch for new data; at most replica.lag.time.max.ms.");
+  t.integer("replica.fetch.backoff.ms", &C::replica_fetch_backoff_ms, "1000", 0, kI32Max,
+            "Pause of a follower's fetcher after a failed fetch.");
   // Client quotas
   t.integer("quota.window.num", &C::quota_window_num, "11", 1, kI32Max,
             "Windows a client quota's rate is measured over (KIP-13; docs/operations.md, Quotas).");
@@ -334,6 +422,7 @@ Result<BrokerConfig> parse_config(const std::string& text,
 
   BrokerConfig c{BrokerConfig::Unset{}};
   for (const auto& d : config_keys()) STRATA_RETURN_IF_ERROR(d.apply(kv[d.name], &c));
+  STRATA_RETURN_IF_ERROR(check_key_combinations(c));
   c.values = std::move(kv);
   c.explicit_keys = std::move(explicit_keys);
   return c;

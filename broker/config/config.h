@@ -55,6 +55,17 @@ struct BrokerConfig {
   int64_t queued_max_request_bytes{};
   int64_t socket_request_read_timeout_ms{};
   int32_t max_broker_partitions{};
+  // Cluster mode (docs/cluster.md); no endpoints = a single node. Kafka's names and defaults.
+  std::vector<std::string> coordination_etcd_endpoints;  // "host:port" or "http://host:port"
+  std::string coordination_etcd_prefix;
+  int64_t coordination_lease_ttl_seconds{};
+  std::string broker_rack;  // "" = none
+  int32_t min_insync_replicas{};
+  bool unclean_leader_election_enable{};
+  int64_t replica_lag_time_max_ms{};
+  int32_t replica_fetch_max_bytes{};
+  int32_t replica_fetch_wait_max_ms{};
+  int32_t replica_fetch_backoff_ms{};
   std::string compression_type;
   std::string log_message_timestamp_type;
   int64_t log_retention_ms{};

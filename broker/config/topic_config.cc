@@ -52,6 +52,9 @@ KeyTable<TopicConfig> build_table() {
   t.integer("min.compaction.lag.ms", &T::min_compaction_lag_ms, inherited, kZero, kI64,
             "Records younger than this are never compacted.")
       .inherits(broker_key("log.cleaner.min.compaction.lag.ms"));
+  t.integer("min.insync.replicas", &T::min_insync_replicas, inherited, int64_t{1}, kI32,
+            "In-sync replicas an acks=all produce needs; fewer gets NOT_ENOUGH_REPLICAS.")
+      .inherits(broker_key("min.insync.replicas"));
   using SC = StoredCompression;
   t.enumeration<SC>("compression.type", &T::compression, inherited,
                     {{"uncompressed", SC::none},
@@ -113,6 +116,10 @@ KeyTable<TopicConfig> build_table() {
        "segment.ms", [](T & c) -> auto& { return c.log.segment_ms; }, inherited, int64_t{1}, kI64,
        "Segment age at which a new segment is rolled.")
       .inherits(broker_key("log.roll.ms"));
+  t.boolean("unclean.leader.election.enable", &T::unclean_leader_election_enable, inherited,
+            "Let an out-of-sync replica lead when no in-sync replica is alive (may lose "
+            "records).")
+      .inherits(broker_key("unclean.leader.election.enable"));
   // Primary-key tables (docs/pk-tables.md): defined by pkindex, validated by it here one key at a
   // time (validate_topic_configs cross-checks them with parse_table_config).
   for (const auto& k : pkindex::table_key_table().keys()) t.import(k);

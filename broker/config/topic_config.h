@@ -45,6 +45,10 @@ struct TopicConfig {
   double min_cleanable_dirty_ratio{};
   int64_t delete_retention_ms{};
   int64_t min_compaction_lag_ms{};
+  // Replication (cluster mode, docs/cluster.md): acks=all needs this many in-sync replicas;
+  // an out-of-sync replica may lead when none in sync is alive.
+  int32_t min_insync_replicas{};
+  bool unclean_leader_election_enable{};
 };
 
 // One topic key (protocol/base/key_table.h): synonym is the broker key that supplies its default;

@@ -47,7 +47,8 @@ TEST(BrokerConfig, BadValuesAreNamed) {
   for (const char* bad :
        {"num.partitions=zero", "num.partitions=0", "auto.create.topics.enable=yes",
         "listeners=localhost:9092", "log.message.timestamp.type=Now", "message.max.bytes=-5",
-        "default.replication.factor=3"}) {
+        "default.replication.factor=0", "coordination.lease.ttl.seconds=1", "min.insync.replicas=0",
+        "coordination.etcd.prefix=strata", "unclean.leader.election.enable=TRUE"}) {
     auto c = parse_config("", {bad});
     ASSERT_FALSE(c.ok()) << bad;
     std::string key(bad, std::string(bad).find('='));
@@ -140,6 +141,125 @@ TEST(BrokerConfig, RangeAndEnumErrorsNameKeyAndBound) {
     EXPECT_NE(r.status().message().find(key), std::string::npos) << r.status().message();
     EXPECT_NE(r.status().message().find(c.bound), std::string::npos) << r.status().message();
   }
+}
+
+TEST(BrokerConfig, ClusterKeysHaveKafkasDefaults) {
+  const BrokerConfig c;
+  EXPECT_TRUE(c.coordination_etcd_endpoints.empty());  // a single node
+  EXPECT_EQ(c.coordination_etcd_prefix, "/strata");
+  EXPECT_EQ(c.coordination_lease_ttl_seconds, 6);
+  EXPECT_EQ(c.broker_rack, "");
+  EXPECT_EQ(c.default_replication_factor, 1);
+  EXPECT_EQ(c.min_insync_replicas, 1);
+  EXPECT_FALSE(c.unclean_leader_election_enable);
+  EXPECT_EQ(c.replica_lag_time_max_ms, 30000);
+  EXPECT_EQ(c.replica_fetch_max_bytes, 1048576);
+  EXPECT_EQ(c.replica_fetch_wait_max_ms, 500);
+  EXPECT_EQ(c.replica_fetch_backoff_ms, 1000);
+  EXPECT_EQ(find_broker_key("coordination.etcd.endpoints")->type, ConfigType::list);
+  // The broker defaults of topic keys may change at runtime, as in Kafka; the rest may not.
+  EXPECT_FALSE(find_broker_key("min.insync.replicas")->read_only());
+  EXPECT_FALSE(find_broker_key("unclean.leader.election.enable")->read_only());
+  EXPECT_TRUE(find_broker_key("coordination.etcd.endpoints")->read_only());
+  EXPECT_TRUE(find_broker_key("replica.lag.time.max.ms")->read_only());
+}
+
+TEST(BrokerConfig, EtcdEndpointsSplitOnCommasAndEachIsChecked) {
+  auto c = parse_config(
+      "coordination.etcd.endpoints = 127.0.0.1:2379, http://10.0.0.2:2379/ ,"
+      "[::1]:32379\n",
+      {});
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  EXPECT_EQ(c->coordination_etcd_endpoints,
+            (std::vector<std::string>{"127.0.0.1:2379", "http://10.0.0.2:2379/", "[::1]:32379"}));
+  auto one = parse_config("", {"coordination.etcd.endpoints=localhost:2379"});
+  ASSERT_TRUE(one.ok()) << one.status().to_string();
+  EXPECT_EQ(one->coordination_etcd_endpoints, std::vector<std::string>{"localhost:2379"});
+  // Set to nothing (or blanks): a single node again.
+  for (const char* none : {"coordination.etcd.endpoints=", "coordination.etcd.endpoints=  "}) {
+    auto n = parse_config("coordination.etcd.endpoints=a:1\n", {none});
+    ASSERT_TRUE(n.ok()) << none << ": " << n.status().to_string();
+    EXPECT_TRUE(n->coordination_etcd_endpoints.empty()) << none;
+  }
+  for (const char* bad :
+       {"a:1,,b:2", "a:1,", ",a:1", "a:1, ", "nohost", "a:", ":2379", "https://a:2379", "a:23x9"}) {
+    auto r = parse_config("", {std::string("coordination.etcd.endpoints=") + bad});
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("coordination.etcd.endpoints"), std::string::npos)
+        << r.status().message();
+  }
+}
+
+TEST(BrokerConfig, ClusterKeyBounds) {
+  auto lo = parse_config("", {"coordination.lease.ttl.seconds=2", "min.insync.replicas=3",
+                              "default.replication.factor=3", "broker.rack=eu-1a",
+                              "coordination.etcd.prefix=/test/run-7",
+                              "unclean.leader.election.enable=true", "replica.fetch.max.bytes=0",
+                              "replica.fetch.backoff.ms=0", "replica.fetch.wait.max.ms=0"});
+  ASSERT_TRUE(lo.ok()) << lo.status().to_string();
+  EXPECT_EQ(lo->coordination_lease_ttl_seconds, 2);
+  EXPECT_EQ(lo->min_insync_replicas, 3);
+  EXPECT_EQ(lo->default_replication_factor, 3);
+  EXPECT_EQ(lo->broker_rack, "eu-1a");
+  EXPECT_EQ(lo->coordination_etcd_prefix, "/test/run-7");
+  EXPECT_TRUE(lo->unclean_leader_election_enable);
+  EXPECT_EQ(lo->replica_fetch_wait_max_ms, 0);
+  struct Case {
+    const char* set;
+    const char* bound;
+  } cases[] = {{"coordination.lease.ttl.seconds=1", "[2, 2147483647]"},
+               {"min.insync.replicas=0", "[1, 2147483647]"},
+               {"default.replication.factor=0", "[1, 32767]"},
+               {"default.replication.factor=32768", "not an integer"},
+               {"replica.lag.time.max.ms=0", "[1, 9223372036854775807]"},
+               {"replica.fetch.max.bytes=-1", "[0, 2147483647]"},
+               {"replica.fetch.backoff.ms=-1", "[0, 2147483647]"},
+               {"coordination.etcd.prefix=", "must start with '/'"},
+               {"coordination.etcd.prefix=/a b", "spaces"}};
+  for (const auto& c : cases) {
+    auto r = parse_config("", {c.set});
+    ASSERT_FALSE(r.ok()) << c.set;
+    const std::string key(c.set, std::string(c.set).find('='));
+    EXPECT_NE(r.status().message().find(key), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find(c.bound), std::string::npos) << r.status().message();
+  }
+  // As Kafka requires: a follower's fetch may not wait longer than the lag that drops it.
+  auto wait = parse_config("", {"replica.lag.time.max.ms=400"});
+  ASSERT_FALSE(wait.ok());
+  EXPECT_NE(wait.status().message().find("replica.fetch.wait.max.ms"), std::string::npos);
+  EXPECT_TRUE(
+      parse_config("", {"replica.lag.time.max.ms=400", "replica.fetch.wait.max.ms=400"}).ok());
+}
+
+TEST(TopicConfig, ReplicationKeysAreTopicKeysWithBrokerSynonyms) {
+  for (const char* name : {"min.insync.replicas", "unclean.leader.election.enable"}) {
+    const TopicKeyDef* k = find_topic_key(name);
+    ASSERT_NE(k, nullptr) << name;
+    EXPECT_EQ(k->synonym, name);  // Kafka's broker default has the same name
+    EXPECT_FALSE(k->read_only()) << name;
+  }
+  const TopicConfig d;
+  EXPECT_EQ(d.min_insync_replicas, 1);
+  EXPECT_FALSE(d.unclean_leader_election_enable);
+  EXPECT_TRUE(validate_topic_configs(
+                  {{"min.insync.replicas", "2"}, {"unclean.leader.election.enable", "TRUE"}})
+                  .ok());
+  auto st = validate_topic_configs({{"min.insync.replicas", "0"}});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message(),
+            "Invalid value 0 for configuration min.insync.replicas: Value must be at least 1");
+  EXPECT_FALSE(validate_topic_configs({{"unclean.leader.election.enable", "yes"}}).ok());
+  // Broker defaults reach topics without an override; an override wins.
+  auto b = parse_config("", {"min.insync.replicas=2", "unclean.leader.election.enable=true"});
+  ASSERT_TRUE(b.ok());
+  auto t = resolve_topic_config({}, *b);
+  EXPECT_EQ(t.min_insync_replicas, 2);
+  EXPECT_TRUE(t.unclean_leader_election_enable);
+  auto o = resolve_topic_config(
+      {{"min.insync.replicas", "3"}, {"unclean.leader.election.enable", "false"}}, *b);
+  EXPECT_EQ(o.min_insync_replicas, 3);
+  EXPECT_FALSE(o.unclean_leader_election_enable);
+  EXPECT_EQ(effective_topic_values({}, *b).at("min.insync.replicas"), "2");
 }
 
 TEST(TopicConfig, SynonymDefaultsHaveOneSource) {
