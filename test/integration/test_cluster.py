@@ -1,0 +1,337 @@
+"""Cluster mode end to end: three strata-broker processes coordinated by a real etcd
+(cluster_harness.py), driven by confluent-kafka 1.7 (librdkafka 2.0.2).
+
+1. An RF=3 topic with 3 partitions: Metadata shows 3 brokers, every partition 3 replicas, all in
+   sync, and a leader.
+2. An idempotent acks=all producer keeps producing while the leader of partition 0 is killed with
+   SIGKILL: every acknowledged record is read back exactly once, at its acknowledged offset, in
+   order per partition, from the new leaders.
+3. min.insync.replicas=2 with 2 of 3 brokers stopped: acks=all gets NOT_ENOUGH_REPLICAS, acks=1
+   is written.
+4. A killed broker, started again, catches up and rejoins the ISR of every partition.
+HarnessSelfTest checks the harness itself without cluster mode (etcd put/get through the gateway
+and etcdctl, kill/restart of etcd members, brokers started, killed, stopped, paused and restarted
+as single nodes), so a failure above is not the harness's.
+
+Every wait is a deadline on an observable condition (Metadata, delivery reports), not a sleep.
+
+By hand, from the source root after `ninja -C build`:
+    STRATA_BROKER=build/broker/strata-broker /usr/bin/python3 test/integration/test_cluster.py -v
+(STRATA_ETCD overrides /usr/bin/etcd; STRATA_IT_VERBOSE=1 echoes broker logs.)
+"""
+import collections
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cluster_harness import Cluster, ClusterTestCase, Etcd, EtcdCluster  # noqa: E402
+from harness import wait_until  # noqa: E402
+from itutil import unique_topic  # noqa: E402
+
+N = 3
+DEADLINE = 30  # seconds; leases are 2 s, so failover takes a few of them
+
+
+def admin(bootstrap):
+    from confluent_kafka.admin import AdminClient
+    return AdminClient({"bootstrap.servers": bootstrap})
+
+
+def describe(md, topic):
+    t = md.topics.get(topic)
+    parts = {} if t is None else {p: (pm.leader, list(pm.replicas), list(pm.isrs))
+                                  for p, pm in t.partitions.items()}
+    return "brokers %s, %s partitions (leader, replicas, isr): %s" % (
+        sorted(md.brokers), topic, parts)
+
+
+class ClusterTest(ClusterTestCase):
+    etcd = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.etcd = Etcd().start()
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.etcd is not None:
+            cls.etcd.cleanup()
+
+    def shared(self):
+        return [self.etcd]
+
+    def setUp(self):
+        super().setUp()
+        # A cluster per test under its own prefix of the shared etcd.
+        self.cluster = self.track(Cluster(N, self.etcd.endpoint))
+        self.cluster.start().wait_ready()
+
+    # ------------------------------------------------------------ helpers
+
+    def wait_metadata(self, topic, predicate, what, timeout=DEADLINE):
+        """Polls Metadata (through the running brokers) until predicate(md) holds; returns md."""
+        deadline = time.time() + timeout
+        last = None
+        while time.time() < deadline:
+            try:
+                md = admin(self.cluster.bootstrap()).list_topics(topic, timeout=5)
+                last = md
+                if predicate(md):
+                    return md
+            except Exception as e:  # a broker going away mid-request: ask again
+                last = e
+            time.sleep(0.2)
+        self.fail("timed out after %ss waiting for %s; last: %s" % (
+            timeout, what, describe(last, topic) if hasattr(last, "topics") else repr(last)))
+
+    def partitions(self, md, topic):
+        t = md.topics.get(topic)
+        if t is None or t.error is not None:
+            return {}
+        return t.partitions
+
+    def fully_in_sync(self, topic, partitions, brokers):
+        def pred(md):
+            ps = self.partitions(md, topic)
+            return (set(md.brokers) == set(brokers) and len(ps) == partitions and
+                    all(sorted(p.replicas) == sorted(brokers) and
+                        sorted(p.isrs) == sorted(brokers) and p.leader in brokers
+                        for p in ps.values()))
+        return pred
+
+    def create_topic(self, topic, partitions=3, rf=3, config=None):
+        from confluent_kafka.admin import NewTopic
+        a = admin(self.cluster.bootstrap())  # kept until the result is in: its handle serves it
+        fs = a.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=rf,
+                                       config=dict(config or {}))], request_timeout=DEADLINE)
+        fs[topic].result(DEADLINE)
+        in_sync = self.fully_in_sync(topic, partitions, self.cluster.node_ids)
+        return self.wait_metadata(topic, in_sync, "%s fully replicated" % topic)
+
+    def producer(self, **conf):
+        from confluent_kafka import Producer
+        c = {"bootstrap.servers": self.cluster.bootstrap(False), "linger.ms": 5,
+             "message.timeout.ms": 60000}
+        c.update(conf)
+        return Producer(c)
+
+    def produce_acked(self, topic, values, partitions=3, **conf):
+        """Produces values (str) round-robin over partitions; returns [(partition, offset, value)]
+        of the acknowledged ones and asserts none failed."""
+        p = self.producer(**conf)
+        acked, failed = [], []
+
+        def cb(err, msg):
+            if err is None:
+                acked.append((msg.partition(), msg.offset(), msg.value().decode()))
+            else:
+                failed.append((msg.value().decode(), err))
+        for i, v in enumerate(values):
+            p.produce(topic, value=v, partition=i % partitions, on_delivery=cb)
+            p.poll(0)
+        self.assertEqual(p.flush(DEADLINE * 2), 0, "records still in flight")
+        self.assertEqual(failed, [])
+        return acked
+
+    def consume_all(self, topic, partitions, until):
+        """Reads every partition from the beginning (assign(), no group) until each has been read
+        past until[p] (the last offset expected) and then reached its end. Returns
+        {partition: [(offset, value)]}."""
+        from confluent_kafka import Consumer, KafkaError, OFFSET_BEGINNING, TopicPartition
+        c = Consumer({"bootstrap.servers": self.cluster.bootstrap(), "group.id": "strata-it-unused",
+                      "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                      "enable.partition.eof": True})
+        try:
+            c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
+            got = {p: [] for p in range(partitions)}
+            done = set()
+            deadline = time.time() + DEADLINE * 2
+            while len(done) < partitions:
+                self.assertLess(time.time(), deadline, "consumed only %s" % {
+                    p: len(v) for p, v in got.items()})
+                m = c.poll(0.5)
+                if m is None:
+                    continue
+                if m.error():
+                    self.assertEqual(m.error().code(), KafkaError._PARTITION_EOF, m.error())
+                    p = m.partition()
+                    last = got[p][-1][0] if got[p] else -1
+                    if last >= until.get(p, -1):
+                        done.add(p)
+                    continue
+                got[m.partition()].append((m.offset(), m.value().decode()))
+            return got
+        finally:
+            c.close()
+
+    # ------------------------------------------------------------ tests
+
+    def test_rf3_topic_is_replicated_on_every_broker(self):
+        topic = unique_topic("rf3")
+        md = self.create_topic(topic)
+        self.assertEqual(sorted(md.brokers), [1, 2, 3])
+        for b in md.brokers.values():  # the addresses the brokers registered
+            self.assertEqual("%s:%d" % (b.host, b.port), self.cluster.address(b.id))
+        ps = self.partitions(md, topic)
+        self.assertEqual(sorted(ps), [0, 1, 2])
+        for p in ps.values():
+            self.assertEqual(len(p.replicas), 3)
+            self.assertEqual(sorted(p.isrs), [1, 2, 3])
+            self.assertIn(p.leader, p.replicas)
+        # The broker registrations are in etcd under this cluster's prefix.
+        self.assertEqual(len(self.etcd.get_prefix(self.cluster.prefix + "/brokers/")), 3)
+
+    def test_leader_kill_loses_no_acknowledged_record(self):
+        topic = unique_topic("failover")
+        md = self.create_topic(topic)
+        victim = self.partitions(md, topic)[0].leader
+        p = self.producer(**{"enable.idempotence": True, "acks": "all"})
+        acked, failed = [], []
+
+        def cb(err, msg):
+            if err is None:
+                acked.append((msg.partition(), msg.offset(), msg.value().decode()))
+            else:
+                failed.append((msg.value().decode(), err))
+        total = 2000
+        for i in range(total):
+            p.produce(topic, value="%06d" % i, partition=i % 3, on_delivery=cb)
+            p.poll(0)
+            if i == total // 2:
+                # Mid-way, with records both acknowledged and in flight: crash the leader.
+                deadline = time.time() + DEADLINE
+                while len(acked) < total // 4:
+                    self.assertLess(time.time(), deadline, "no acknowledgements before the kill")
+                    p.poll(0.05)
+                self.cluster.kill(victim)
+        self.assertEqual(p.flush(DEADLINE * 3), 0, "records still in flight")
+        # The idempotent producer retries through the failover; nothing may fail.
+        self.assertEqual(failed, [])
+        self.assertEqual(len(acked), total)
+
+        self.wait_metadata(topic, lambda md: all(
+            x.leader not in (-1, victim) for x in self.partitions(md, topic).values()) and
+            len(self.partitions(md, topic)) == 3, "new leaders away from broker %d" % victim)
+        until = collections.defaultdict(lambda: -1)
+        for part, off, _ in acked:
+            until[part] = max(until[part], off)
+        got = self.consume_all(topic, 3, until)
+        values = [v for recs in got.values() for _, v in recs]
+        dup = [v for v, n in collections.Counter(values).items() if n > 1]
+        self.assertEqual(dup, [], "records read back more than once")
+        at = {(part, off): v for part, recs in got.items() for off, v in recs}
+        missing = [(part, off, v) for part, off, v in acked if at.get((part, off)) != v]
+        self.assertEqual(missing, [], "acknowledged records not read back at their offset")
+        for part in range(3):
+            seq = [int(v) for _, v in got[part]]
+            self.assertEqual(seq, sorted(seq), "partition %d out of order" % part)
+            self.assertTrue(all(int(v) % 3 == part for v in seq), part)
+
+    def test_min_insync_replicas_refuses_acks_all(self):
+        from confluent_kafka import KafkaError
+        topic = unique_topic("minisr")
+        md = self.create_topic(topic, partitions=1, config={"min.insync.replicas": "2"})
+        survivor = self.partitions(md, topic)[0].leader
+        for n in self.cluster.node_ids:
+            if n != survivor:
+                self.assertEqual(self.cluster.stop(n), 0, self.cluster.log_tail(n))
+        self.wait_metadata(topic, lambda md: [(x.leader, list(x.isrs)) for x in
+                                              self.partitions(md, topic).values()] ==
+                           [(survivor, [survivor])], "ISR of %s shrunk to [%d]" % (topic, survivor))
+
+        def produce_one(**conf):
+            p = self.producer(**conf)
+            out = []
+            p.produce(topic, value=b"x", partition=0, on_delivery=lambda e, m: out.append((e, m)))
+            self.assertEqual(p.flush(DEADLINE), 0)
+            self.assertEqual(len(out), 1)
+            return out[0]
+        err, _ = produce_one(**{"acks": "all", "enable.idempotence": False, "retries": 0,
+                                "message.timeout.ms": 15000})
+        self.assertIsNotNone(err, "acks=all written with 1 in-sync replica of min 2")
+        self.assertEqual(err.code(), KafkaError.NOT_ENOUGH_REPLICAS, err)
+        err, msg = produce_one(**{"acks": "1", "enable.idempotence": False})
+        self.assertIsNone(err)
+        self.assertGreaterEqual(msg.offset(), 0)
+
+    def test_restarted_broker_rejoins_the_isr(self):
+        topic = unique_topic("rejoin")
+        md = self.create_topic(topic)
+        victim = self.partitions(md, topic)[0].leader
+        before = self.produce_acked(topic, ["a%d" % i for i in range(300)],
+                                    **{"acks": "all", "enable.idempotence": True})
+        self.cluster.kill(victim)
+        self.wait_metadata(topic, lambda md: victim not in md.brokers and all(
+            victim not in x.isrs and x.leader != -1 for x in self.partitions(md, topic).values()),
+            "broker %d out of every ISR" % victim)
+        # Written while it is down, so it has to catch up before it is in sync again.
+        after = self.produce_acked(topic, ["b%d" % i for i in range(300)],
+                                   **{"acks": "all", "enable.idempotence": True})
+        self.assertEqual(len(before) + len(after), 600)
+        self.cluster.start(victim).wait_ready([victim])
+        self.wait_metadata(topic, self.fully_in_sync(topic, 3, self.cluster.node_ids),
+                           "broker %d back in the ISR of every partition" % victim,
+                           timeout=DEADLINE * 2)
+
+
+class HarnessSelfTest(ClusterTestCase):
+    def etcdctl(self, endpoints, *args):
+        return subprocess.run(["etcdctl", "--endpoints", endpoints] + list(args), check=True,
+                              capture_output=True, text=True,
+                              env=dict(os.environ, ETCDCTL_API="3")).stdout
+
+    def test_etcd_member(self):
+        e = self.track(Etcd().start())
+        e.put("/x/a", "1")
+        e.put("/x/b", "2")
+        e.put("/y", "3")
+        self.assertEqual(e.get("/x/a"), "1")
+        self.assertIsNone(e.get("/nope"))
+        self.assertEqual(e.get_prefix("/x/"), {"/x/a": "1", "/x/b": "2"})
+        self.assertEqual(self.etcdctl(e.endpoint, "get", "/x/b", "--print-value-only").strip(), "2")
+        self.etcdctl(e.endpoint, "put", "/z", "via-etcdctl")
+        e.restart()  # kill -9: same ports, same data
+        self.assertEqual(e.get("/z"), "via-etcdctl")
+        e.restart(clean=True)
+        self.assertEqual(e.get("/x/a"), "1")
+        e.pause()
+        self.assertFalse(e.healthy())
+        e.resume()
+        e.wait_healthy()
+
+    def test_three_etcd_members(self):
+        ec = self.track(EtcdCluster(3).start())
+        self.assertEqual(self.etcdctl(ec.endpoints, "member", "list").count("started"), 3)
+        ec[0].put("/k", "v0")
+        wait_until(lambda: ec[2].get("/k") == "v0", 10, what="replicated to m2")
+        ec[0].kill()
+        ec[1].wait_healthy()
+        ec[1].put("/k", "v1")
+        ec[0].restart()
+        wait_until(lambda: ec[0].get("/k") == "v1", 10, what="m0 caught up after its restart")
+
+    def test_single_node_brokers(self):
+        c = self.track(Cluster(3))  # no endpoints: three independent single nodes
+        c.start().wait_ready()
+        self.assertEqual(c.bootstrap(), ",".join(c.address(n) for n in (1, 2, 3)))
+        for n in c.node_ids:
+            self.assertTrue(any("node %d," % n in line for line in c.broker(n).log_lines))
+        c.kill(1)
+        self.assertFalse(c.alive(1))
+        self.assertEqual(c.bootstrap(), ",".join(c.address(n) for n in (2, 3)))
+        c.start(1).wait_ready([1])  # same port and data dir
+        self.assertEqual(c.stop(2), 0, c.log_tail(2))
+        c.pause(3)
+        self.assertFalse(c.api_versions_ok(3))
+        c.resume(3)
+        c.wait_ready([3])
+        c.start(2).wait_ready()
+        c.pause(1)
+        self.assertEqual(c.stop(1), 0)  # a paused broker still stops cleanly
+
+
+if __name__ == "__main__":
+    unittest.main()
