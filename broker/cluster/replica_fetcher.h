@@ -14,7 +14,8 @@
 //
 // Thread-safe. remove() returns once the fetcher thread no longer touches that log: answers are
 // applied under the fetcher's lock and only to partitions still registered, so the caller may
-// then make the log a leader, truncate it or delete it.
+// then make the log a leader, truncate it or delete it. For the same reason a log's listeners
+// (which run inside append_as_follower) must not call back into its fetcher.
 #pragma once
 
 #include <atomic>
