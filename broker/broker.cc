@@ -57,10 +57,14 @@ Status Broker::start() {
   auto dynamic = DynamicConfig::load(env_, config_);
   if (!dynamic.ok()) return dynamic.status();
   dynamic_ = std::move(dynamic.value());
-  // The logs wake long-polls themselves: Fetch and ReadChangelog wait on high-watermark advances.
+  // The logs wake long-polls themselves: Fetch and ReadChangelog wait on high-watermark advances,
+  // a follower's Fetch on log-end advances.
   auto listeners = std::make_shared<storage::PartitionLog::Listeners>();
   listeners->high_watermark = [this](const storage::PartitionLog& log, int64_t) {
     watchers_.notify(&log);
+  };
+  listeners->log_end = [this](const storage::PartitionLog& log, int64_t) {
+    watchers_.notify_log_end(&log);
   };
   auto logs = storage::LogManager::open(
       env_, config_.log_dirs, config_.node_id,

@@ -3,12 +3,24 @@
 // watermark (no transactions). Long-polls: with fewer than min_bytes available the request waits —
 // woken by an append to any partition it reads (PartitionWatchers) — until max_wait_ms.
 // No fetch sessions: session id 0 is always answered (legal; clients then send full fetches).
+//
+// A follower's fetch (replica_id >= 0) is read up to the LOG END, since followers replicate
+// beyond the high watermark, and long-polls on log-end advances. With a last fetched epoch
+// (v12) the leader first checks that the follower's log is a prefix of its own and otherwise
+// answers diverging_epoch with no records (cluster/replica_fetch.h). In cluster mode every fetch
+// first asks ClusterNode::leader_check (not leader, fenced or unknown epoch), a follower's
+// position is reported once per request (on_follower_fetch, which may move the high watermark),
+// and replication is not subject to client quotas nor counted as topic bytes out. On a single
+// node a replica fetch is served the same way without follower tracking.
 #include "protocol/messages/fetch.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 
+#include "broker/cluster/cluster_node.h"
+#include "broker/cluster/replica_fetch.h"
+#include "broker/cluster/replica_log.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/long_poll.h"
 #include "broker/metrics/broker_metrics.h"
@@ -34,16 +46,26 @@ ErrorCode read_error(const protocol::FetchRequest::Topic& rt,
 class PendingFetch : public LongPoll<PendingFetch> {
  public:
   PendingFetch(RequestContext ctx, protocol::FetchRequest req)
-      : LongPoll(ctx.svc, req.max_wait_ms), ctx_(std::move(ctx)), req_(std::move(req)) {}
+      : LongPoll(ctx.svc, req.max_wait_ms),
+        ctx_(std::move(ctx)),
+        req_(std::move(req)),
+        follower_(req_.replica_id >= 0),
+        replication_(follower_ && ctx_.svc.cluster != nullptr) {}
 
   // LongPoll: answers when min_bytes are there, a partition failed, or the wait is over.
   bool attempt(bool out_of_time, WaitOn& wait) {
     protocol::FetchResponse resp;
     int64_t bytes = 0;
-    bool error = false;
+    bool error = false;  // or a diverging epoch: answered at once as well
     build(resp, bytes, error, wait);
+    reported_ = true;  // a follower's position is reported by the first attempt only
     const bool enough = bytes >= std::max(1, req_.min_bytes) || req_.min_bytes <= 0;
     if (!(out_of_time || enough || error || wait.logs.empty())) return false;
+    if (replication_) {  // replication is not throttled by client quotas
+      count_sent(resp);
+      ctx_.respond(resp);
+      return true;
+    }
     // consumer_byte_rate counts the response's bytes; over the quota the answer is empty and its
     // bytes are taken back out of the rate, as Kafka does (the client retries after the throttle).
     const auto& client = ctx_.header.client_id;
@@ -73,7 +95,7 @@ class PendingFetch : public LongPoll<PendingFetch> {
         if (p.error_code != ErrorCode::none) m.request_error(ctx_.api_key, p.error_code);
         bytes += p.records.size();
       }
-      if (bytes != 0 && i < counters_.size() && counters_[i]) {
+      if (bytes != 0 && !follower_ && i < counters_.size() && counters_[i]) {
         counters_[i]->bytes_out.fetch_add(bytes, std::memory_order_relaxed);
       }
     }
@@ -104,36 +126,67 @@ class PendingFetch : public LongPoll<PendingFetch> {
         pout.preferred_read_replica = -1;
         pout.records.is_null = false;
         storage::PartitionLog* log = topic ? topic->partition(rp.partition) : nullptr;
-        pout.error_code = log ? read_partition(rt, rp, *log, max_bytes, pout, bytes, wait)
-                              : ErrorCode::unknown_topic_or_partition;
-        if (pout.error_code != ErrorCode::none) error = true;
+        bool diverging = false;
+        pout.error_code =
+            log ? read_partition(rt, rp, *log, max_bytes, pout, bytes, wait, diverging)
+                : ErrorCode::unknown_topic_or_partition;
+        if (pout.error_code != ErrorCode::none || diverging) error = true;
       }
     }
   }
 
-  // Fills one partition of the response from its log; returns its error code.
+  // Fills one partition of the response from its log; returns its error code. `diverging`: a
+  // follower's log is not a prefix of this one (answered in diverging_epoch, no records).
   ErrorCode read_partition(const protocol::FetchRequest::Topic& rt,
                            const protocol::FetchRequest::Partition& rp, storage::PartitionLog& log,
                            int64_t max_bytes, protocol::FetchResponse::Partition& pout,
-                           int64_t& bytes, WaitOn& wait) {
+                           int64_t& bytes, WaitOn& wait, bool& diverging) {
     const int64_t hw = log.high_watermark();
     pout.high_watermark = hw;
     pout.last_stable_offset = hw;
     pout.log_start_offset = log.log_start_offset();
     pout.aborted_transactions = std::vector<protocol::FetchResponse::AbortedTransaction>{};
-    if (ctx_.version >= 9 && rp.current_leader_epoch >= 0) {
-      int32_t epoch = log.leader_epoch();
-      if (rp.current_leader_epoch < epoch) return ErrorCode::fenced_leader_epoch;
-      if (rp.current_leader_epoch > epoch) return ErrorCode::unknown_leader_epoch;
+    const int32_t asked_epoch = ctx_.version >= 9 ? rp.current_leader_epoch : -1;
+    if (cluster::ClusterNode* node = ctx_.svc.cluster) {
+      const ErrorCode leader = node->leader_check(rt.topic, rp.partition, asked_epoch);
+      if (leader != ErrorCode::none) return leader;
+    } else if (asked_epoch >= 0) {
+      const int32_t epoch = log.leader_epoch();
+      if (asked_epoch < epoch) return ErrorCode::fenced_leader_epoch;
+      if (asked_epoch > epoch) return ErrorCode::unknown_leader_epoch;
     }
-    if (rp.fetch_offset < log.log_start_offset() || rp.fetch_offset > log.log_end_offset()) {
-      return ErrorCode::offset_out_of_range;
+    if (rp.fetch_offset < log.log_start_offset()) return ErrorCode::offset_out_of_range;
+    const int64_t end = log.log_end_offset();
+    if (follower_ && rp.last_fetched_epoch >= 0) {
+      auto div = cluster::diverging_epoch(
+          [&log](int32_t e) { return cluster::log_end_offset_for_epoch(log, e); }, rp.fetch_offset,
+          rp.last_fetched_epoch);
+      // {-1, -1} (this log has no epoch history at all) cannot be told from "no divergence" on
+      // the wire (a tagged field at its default is not sent): answered as no divergence, as
+      // Kafka does.
+      if (div && div->epoch >= 0) {
+        pout.diverging_epoch.epoch = div->epoch;
+        pout.diverging_epoch.end_offset = div->end_offset;
+        diverging = true;
+        return ErrorCode::none;
+      }
     }
-    wait.add(&log, hw);
+    if (rp.fetch_offset > end) return ErrorCode::offset_out_of_range;
+    // Consumers read up to the high watermark; followers replicate everything written.
+    const int64_t bound = follower_ ? end : hw;
+    if (follower_) {
+      wait.add_log_end(&log, hw, end);
+      if (replication_ && !reported_) {
+        ctx_.svc.cluster->on_follower_fetch(rt.topic, rp.partition, req_.replica_id,
+                                            rp.fetch_offset, end);
+      }
+    } else {
+      wait.add(&log, hw);
+    }
     const int64_t budget = std::min<int64_t>(rp.partition_max_bytes, max_bytes - bytes);
-    if (rp.fetch_offset >= hw || (budget <= 0 && bytes > 0)) return ErrorCode::none;
+    if (rp.fetch_offset >= bound || (budget <= 0 && bytes > 0)) return ErrorCode::none;
     auto read = log.read(rp.fetch_offset, static_cast<uint32_t>(std::max<int64_t>(budget, 0)),
-                         /*min_one=*/bytes == 0, hw);
+                         /*min_one=*/bytes == 0, bound);
     if (!read.ok()) return read_error(rt, rp, read.status());
     for (const auto& r : read->ranges) {
       protocol::RecordsPart part;
@@ -149,6 +202,9 @@ class PendingFetch : public LongPoll<PendingFetch> {
 
   RequestContext ctx_;
   protocol::FetchRequest req_;
+  const bool follower_;     // replica_id >= 0: read up to the log end
+  const bool replication_;  // a follower in cluster mode: tracked, not throttled
+  bool reported_ = false;   // on_follower_fetch ran (first attempt)
   // counters of the topics of the response being built, one per resp.responses entry
   // (null: unknown topic); shared ownership so a concurrent DeleteTopics cannot free them.
   std::vector<std::shared_ptr<metrics::TopicCounters>> counters_;
@@ -159,7 +215,9 @@ class PendingFetch : public LongPoll<PendingFetch> {
 void fetch(RequestContext& ctx, protocol::Reader& body) {
   protocol::FetchRequest req;
   req.decode(body, ctx.version);
-  if (int64_t cap = ctx.svc.quotas.fetch_window_bytes(ctx.header.client_id); cap > 0) {
+  const bool replication = req.replica_id >= 0 && ctx.svc.cluster != nullptr;
+  if (int64_t cap = replication ? 0 : ctx.svc.quotas.fetch_window_bytes(ctx.header.client_id);
+      cap > 0) {
     const int64_t asked = req.max_bytes > 0 ? req.max_bytes : INT32_MAX;
     req.max_bytes = static_cast<int32_t>(std::min<int64_t>(asked, cap));
     req.min_bytes = std::min(req.min_bytes, req.max_bytes);

@@ -1,8 +1,9 @@
 // LongPoll<Request>: the wait loop shared by the long-polling requests (Fetch, ReadChangelog).
 // A request reads its partitions; when it has nothing worth answering yet it names the partitions
-// it waits on and the high watermarks it saw, and run() registers one PartitionWatchers watch
-// (woken by a high-watermark advance, or at once when one moved past what was seen) plus one
-// deadline timer for max_wait_ms. Every wake-up re-runs the read until the request answers.
+// it waits on and the high watermarks (or, for a follower, log ends) it saw, and run() registers
+// one PartitionWatchers watch (woken by such an advance, or at once when one moved past what was
+// seen) plus one deadline timer for max_wait_ms. Every wake-up re-runs the read until the request
+// answers.
 //
 // `Request` (CRTP) implements `bool attempt(bool out_of_time, WaitOn& wait)`: build the response;
 // when it is ready, or `out_of_time`, or `wait.logs` stayed empty, send it and return true;
@@ -24,13 +25,22 @@
 
 namespace strata::broker {
 
-// What an unanswered attempt waits on: partition logs and the high watermark read from each.
+// What an unanswered attempt waits on: partition logs and the high watermark read from each, or
+// (a follower's fetch, which reads beyond the high watermark) the log end read from it.
 struct WaitOn {
   std::vector<const storage::PartitionLog*> logs;
   std::vector<int64_t> seen_hw;
+  std::vector<int64_t> seen_end;  // -1: woken by the high watermark
   void add(const storage::PartitionLog* log, int64_t hw) {
     logs.push_back(log);
     seen_hw.push_back(hw);
+    seen_end.push_back(-1);
+  }
+  // Woken once the log end is no longer `end`.
+  void add_log_end(const storage::PartitionLog* log, int64_t hw, int64_t end) {
+    logs.push_back(log);
+    seen_hw.push_back(hw);
+    seen_end.push_back(end);
   }
 };
 
@@ -51,9 +61,9 @@ class LongPoll : public std::enable_shared_from_this<Request> {
       return;
     }
     auto self = this->shared_from_this();
-    watch_ = svc_.watchers.watch_logs(wait.logs, wait.seen_hw, [self] {
-      boost::asio::post(self->svc_.io, [self] { self->run(false); });
-    });
+    watch_ = svc_.watchers.watch_logs(
+        wait.logs, wait.seen_hw,
+        [self] { boost::asio::post(self->svc_.io, [self] { self->run(false); }); }, wait.seen_end);
     if (!timer_armed_) {
       timer_armed_ = true;
       timer_.expires_at(deadline_);
