@@ -5,6 +5,8 @@
 #include <chrono>
 #include <csignal>
 
+#include "broker/cluster/cluster_node.h"
+#include "broker/cluster/producer_id_blocks.h"
 #include "broker/dispatch.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/metrics/broker_metrics.h"
@@ -23,6 +25,10 @@ namespace strata::broker {
 
 namespace asio = boost::asio;
 
+// How long a clean shutdown in cluster mode waits for its leaderships to move (the controller
+// acts within a view change, so this is only reached when etcd or the other brokers are slow).
+constexpr int64_t kLeadershipHandOffMs = 5000;
+
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -40,7 +46,9 @@ Broker::Broker(BrokerConfig config, storage::Env* env)
 
 Broker::~Broker() = default;
 
-const std::string& Broker::cluster_id() const { return logs_->cluster_id(); }
+const std::string& Broker::cluster_id() const {
+  return cluster_ ? cluster_->cluster_id() : logs_->cluster_id();
+}
 
 uint16_t Broker::metrics_port() const { return metrics_exporter_ ? metrics_exporter_->port() : 0; }
 
@@ -63,13 +71,19 @@ Status Broker::start() {
   listeners->high_watermark = [this](const storage::PartitionLog& log, int64_t) {
     watchers_.notify(&log);
   };
-  listeners->log_end = [this](const storage::PartitionLog& log, int64_t) {
+  const bool cluster_mode = !config_.coordination_etcd_endpoints.empty();
+  // A leader's high watermark follows its own durable end and the followers' positions; a
+  // follower's fetch long-polls on the log end.
+  listeners->log_end = [this](const storage::PartitionLog& log, int64_t end) {
+    if (cluster_) cluster_->on_log_end(log, end);
     watchers_.notify_log_end(&log);
   };
   auto logs = storage::LogManager::open(
       env_, config_.log_dirs, config_.node_id,
-      [this](const storage::TopicMeta& meta) {
-        return resolve_topic_config(meta.configs, *dynamic_->effective()).log;
+      [this, cluster_mode](const storage::TopicMeta& meta) {
+        storage::LogConfig c = resolve_topic_config(meta.configs, *dynamic_->effective()).log;
+        c.replicated = cluster_mode;
+        return c;
       },
       std::move(listeners));
   if (!logs.ok()) return logs.status();
@@ -99,7 +113,32 @@ Status Broker::start() {
         std::make_unique<group::GroupCoordinator>(gc, *group_timers_, std::move(store.value()));
     STRATA_RETURN_IF_ERROR(groups_->start());
   }
-  {  // idempotent-producer ids, blocks persisted in <first log dir>/__strata_producer_ids
+  if (cluster_mode) {  // etcd: reachable before anything is served
+    cluster::ClusterOptions co;
+    co.node_id = config_.node_id;
+    co.rack = config_.broker_rack;
+    co.endpoints = config_.coordination_etcd_endpoints;
+    co.prefix = config_.coordination_etcd_prefix;
+    co.lease_ttl_seconds = config_.coordination_lease_ttl_seconds;
+    co.default_replication_factor = config_.default_replication_factor;
+    co.min_insync_replicas = config_.min_insync_replicas;
+    co.replica_lag_time_max_ms = config_.replica_lag_time_max_ms;
+    co.replica_fetch_max_bytes = config_.replica_fetch_max_bytes;
+    co.replica_fetch_wait_max_ms = config_.replica_fetch_wait_max_ms;
+    co.replica_fetch_backoff_ms = config_.replica_fetch_backoff_ms;
+    co.unclean_leader_election = config_.unclean_leader_election_enable;
+    cluster::LocalTopicHooks hooks;
+    hooks.before_delete = [this](const TopicEntry& t) { pk_tables_->drop(t); };
+    hooks.after_delete = [this](const std::string& name) { groups_->on_topic_deleted(name); };
+    cluster_ = std::make_unique<cluster::ClusterNode>(std::move(co), *topics_, std::move(hooks));
+    STRATA_RETURN_IF_ERROR(cluster_->connect(logs_->cluster_id()));
+  }
+  if (cluster_) {  // producer ids: blocks reserved in etcd, unique across the cluster
+    producer_ids_ =
+        std::make_unique<ProducerIdManager>(std::make_unique<cluster::EtcdProducerIdBlocks>(
+                                                cluster_->coordination(), cluster_->layout()),
+                                            ProducerIdManager::kDefaultBlockSize);
+  } else {  // idempotent-producer ids, blocks persisted in <first log dir>/__strata_producer_ids
     auto ids = ProducerIdManager::open(env_, config_.log_dirs.front());
     if (!ids.ok()) return ids.status();
     producer_ids_ = std::move(ids.value());
@@ -114,21 +153,23 @@ Status Broker::start() {
                           int64_t{config_.quota_window_size_seconds} * 1000});
   }
 
-  services_ = std::make_unique<Services>(Services{config_,
-                                                  *dynamic_,
-                                                  *topics_,
-                                                  *pk_tables_,
-                                                  *scan_sessions_,
-                                                  watchers_,
-                                                  *groups_,
-                                                  *producer_ids_,
-                                                  *quotas_,
-                                                  *metrics_,
-                                                  io_,
-                                                  stopping_,
-                                                  config_.node_id,
-                                                  logs_->cluster_id(),
-                                                  {}});
+  services_ =
+      std::make_unique<Services>(Services{config_,
+                                          *dynamic_,
+                                          *topics_,
+                                          *pk_tables_,
+                                          *scan_sessions_,
+                                          watchers_,
+                                          *groups_,
+                                          *producer_ids_,
+                                          *quotas_,
+                                          *metrics_,
+                                          io_,
+                                          stopping_,
+                                          config_.node_id,
+                                          cluster_ ? cluster_->cluster_id() : logs_->cluster_id(),
+                                          {},
+                                          cluster_.get()});
   dispatcher_ = std::make_unique<RequestDispatcher>(*services_);
   Server::Options so;
   so.limits.max_request_bytes = config_.socket_request_max_bytes;
@@ -147,6 +188,9 @@ Status Broker::start() {
   }
   if (advertised_.host.empty() || advertised_.host == "0.0.0.0") advertised_.host = "127.0.0.1";
   services_->advertised = advertised_;  // before the first accept
+  if (cluster_) {                       // roles in place before the first request is read
+    STRATA_RETURN_IF_ERROR(cluster_->start(advertised_.host, advertised_.port));
+  }
   server_->start();
   signals_.async_wait([this](boost::system::error_code ec, int sig) {
     if (!ec) {
@@ -210,9 +254,11 @@ void Broker::run() {
   for (unsigned i = 1; i < n; ++i) threads.emplace_back([this] { run_io_thread(); });
   run_io_thread();
   for (auto& t : threads) t.join();
-  metrics_exporter_.reset();                    // no scrape may read the services closed below
-  groups_.reset();                              // closes the group store
-  if (log_tasks_) log_tasks_->stop();           // before the logs close
+  if (shutdown_thread_.joinable()) shutdown_thread_.join();
+  if (cluster_) cluster_->stop();      // fetchers stop writing, the lease goes: before logs close
+  metrics_exporter_.reset();           // no scrape may read the services closed below
+  groups_.reset();                     // closes the group store
+  if (log_tasks_) log_tasks_->stop();  // before the logs close
   if (scan_sessions_) scan_sessions_->clear();  // release Scan snapshots
   if (pk_tables_) {  // flush PK states (log fsynced first) before the logs close
     Status pst = pk_tables_->close_all();
@@ -241,7 +287,21 @@ void Broker::run_io_thread() {
 }
 
 void Broker::shutdown() {
-  if (stopping_.exchange(true)) return;
+  if (shutdown_requested_.exchange(true)) return;
+  if (cluster_) {
+    // A clean shutdown first hands its leaderships to other in-sync replicas (the controller
+    // moves them once the broker says it is leaving), serving meanwhile; off the I/O threads.
+    shutdown_thread_ = std::thread([this] {
+      cluster_->begin_shutdown(kLeadershipHandOffMs);
+      drain_and_stop();
+    });
+    return;
+  }
+  drain_and_stop();
+}
+
+void Broker::drain_and_stop() {
+  stopping_ = true;
   asio::post(io_, [this] {
     boost::system::error_code ec;
     signals_.cancel(ec);

@@ -43,7 +43,10 @@ class ScanSessions;  // open Scans (broker/pk/scan_sessions.h)
 namespace quota {    // client quotas (broker/quota/)
 class ClientQuotas;
 }  // namespace quota
-struct Services;  // what handlers use (broker/services.h)
+struct Services;     // what handlers use (broker/services.h)
+namespace cluster {  // cluster mode (broker/cluster/cluster_node.h)
+class ClusterNode;
+}  // namespace cluster
 
 class Broker {
  public:
@@ -82,6 +85,7 @@ class Broker {
  private:
   void schedule_flush();
   void finish_shutdown();
+  void drain_and_stop();
   void run_io_thread();
 
   BrokerConfig config_;
@@ -111,7 +115,10 @@ class Broker {
   std::vector<Listener> bound_;
   Listener advertised_;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> shutdown_requested_{false};
   int shutdown_polls_ = 0;
+  std::unique_ptr<cluster::ClusterNode> cluster_;  // cluster mode only
+  std::thread shutdown_thread_;                    // cluster mode: the leadership hand-off
   std::unique_ptr<metrics::MetricsExporter> metrics_exporter_;  // last = destroyed first
 };
 

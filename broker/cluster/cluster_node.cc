@@ -1,37 +1,183 @@
 #include "broker/cluster/cluster_node.h"
 
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <thread>
+
 #include "broker/cluster/controller.h"
 #include "broker/cluster/etcd_client.h"
 #include "broker/cluster/membership.h"
+#include "broker/cluster/replica_manager.h"
 
 namespace strata::broker::cluster {
 
-class ReplicaManager {};
-
-ClusterNode::ClusterNode(ClusterOptions options, TopicRegistry& topics)
-    : options_(std::move(options)), layout_(options_.prefix), topics_(topics) {}
+ClusterNode::ClusterNode(ClusterOptions options, TopicRegistry& topics, LocalTopicHooks hooks)
+    : options_(std::move(options)),
+      layout_(options_.prefix),
+      topics_(topics),
+      hooks_(std::move(hooks)) {}
 
 ClusterNode::~ClusterNode() { stop(); }
 
-Status ClusterNode::start(const std::string&, int32_t) {
-  return Status(Errc::invalid_argument, "cluster mode is not wired yet");
+Status ClusterNode::connect(const std::string& local_cluster_id) {
+  std::lock_guard lk(lifecycle_mu_);
+  if (etcd_) return Status(Errc::invalid_argument, "cluster node already connected");
+  EtcdOptions eo;
+  for (const auto& e : options_.endpoints) {
+    auto ep = parse_etcd_endpoint(e);
+    if (!ep.ok()) return ep.status();
+    eo.endpoints.push_back(*ep);
+  }
+  if (eo.endpoints.empty()) return Status(Errc::invalid_argument, "no etcd endpoint configured");
+  etcd_ = std::make_unique<EtcdClient>(eo);
+  // The cluster id: the first broker's, kept under {prefix}/cluster_id.
+  const std::string key = layout_.prefix() + "/cluster_id";
+  auto r =
+      etcd_->txn({Compare::absent(key)}, {TxnOp::put(key, local_cluster_id)}, {TxnOp::get(key)});
+  if (!r.ok()) {
+    return Status(r.status().code(),
+                  "reaching etcd (" + options_.endpoints.front() + "): " + r.status().message());
+  }
+  cluster_id_ = local_cluster_id;
+  if (!r->succeeded && !r->ranges.empty() && !r->ranges.front().kvs.empty()) {
+    cluster_id_ = r->ranges.front().kvs.front().value;
+  }
+  return Status::Ok();
 }
-void ClusterNode::begin_shutdown(int64_t) {}
-void ClusterNode::stop() {}
+
+Status ClusterNode::start(const std::string& host, int32_t port) {
+  std::lock_guard lk(lifecycle_mu_);
+  if (!etcd_) return Status(Errc::invalid_argument, "cluster node not connected");
+  if (started_) return Status(Errc::invalid_argument, "cluster node already started");
+  started_ = true;
+  view_ = std::make_unique<MetadataView>(*etcd_, layout_);
+
+  ReplicaManager::Options ro;
+  ro.self = options_.node_id;
+  ro.replica_lag_time_max_ms = options_.replica_lag_time_max_ms;
+  ro.fetch_max_bytes = options_.replica_fetch_max_bytes;
+  ro.fetch_wait_max_ms = options_.replica_fetch_wait_max_ms;
+  ro.fetch_backoff_ms = options_.replica_fetch_backoff_ms;
+  ro.before_delete = hooks_.before_delete;
+  ro.after_delete = hooks_.after_delete;
+  replicas_ = std::make_unique<ReplicaManager>(*etcd_, layout_, topics_, std::move(ro));
+  view_->subscribe(
+      [this](const std::shared_ptr<const ClusterSnapshot>& s) { replicas_->on_view(s); });
+  Status st = view_->start();
+  if (!st.ok()) {
+    return Status(st.code(), "reading the cluster state from etcd (" + options_.endpoints.front() +
+                                 "...): " + st.message());
+  }
+
+  BrokerRecord self;
+  self.id = options_.node_id;
+  self.host = host;
+  self.port = port;
+  self.rack = options_.rack;
+  Membership::Options mo;
+  mo.lease_ttl_seconds = options_.lease_ttl_seconds;
+  mo.on_lost = [this] {
+    spdlog::warn("cluster: this broker's lease was lost; it leads nothing until it rejoins");
+    replicas_->drop_leaderships();
+  };
+  membership_ = std::make_unique<Membership>(*etcd_, layout_, self, std::move(mo));
+  STRATA_RETURN_IF_ERROR(membership_->join());
+
+  Controller::Options co;
+  co.unclean_leader_election = options_.unclean_leader_election;
+  co.lease = [this] { return membership_->lease(); };
+  controller_ = std::make_unique<Controller>(*etcd_, layout_, *view_, options_.node_id, co);
+  controller_->start();
+  replicas_->start(view_->snapshot());
+  spdlog::info("cluster: broker {} joined (etcd {}, prefix {}, lease ttl {} s)", options_.node_id,
+               options_.endpoints.front(), layout_.prefix(), options_.lease_ttl_seconds);
+  return Status::Ok();
+}
+
+void ClusterNode::begin_shutdown(int64_t wait_ms) {
+  std::lock_guard lk(lifecycle_mu_);
+  if (!membership_ || stopped_) return;
+  Status st = membership_->begin_shutdown();
+  if (!st.ok()) {
+    spdlog::warn("cluster: could not announce the shutdown: {}", st.to_string());
+    return;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  size_t left = replicas_->movable_leaderships();
+  while (left > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    left = replicas_->movable_leaderships();
+  }
+  if (left > 0) spdlog::warn("cluster: {} leadership(s) did not move before shutdown", left);
+}
+
+void ClusterNode::stop() {
+  std::lock_guard lk(lifecycle_mu_);
+  if (stopped_) return;
+  stopped_ = true;
+  if (replicas_) replicas_->stop();
+  if (controller_) controller_->stop();
+  if (membership_) membership_->leave();
+  if (view_) view_->stop();
+}
+
+void ClusterNode::catch_up() {
+  auto r = etcd_->range(layout_.prefix() + "/cluster_id");
+  if (r.ok()) view_->wait_for_revision(r->revision, std::chrono::seconds(5));
+}
+
+Result<TopicRecord> ClusterNode::create_topic(const NewTopic& topic) {
+  auto r = cluster::create_topic(*etcd_, layout_, *snapshot(), topic);
+  if (r.ok()) catch_up();
+  return r;
+}
+
+Status ClusterNode::delete_topic(const std::string& name) {
+  Status st = cluster::delete_topic(*etcd_, layout_, *snapshot(), name);
+  if (st.ok()) catch_up();
+  return st;
+}
+
+Result<TopicRecord> ClusterNode::add_partitions(const std::string& name, int32_t new_total) {
+  auto r = cluster::add_partitions(*etcd_, layout_, *snapshot(), name, new_total);
+  if (r.ok()) catch_up();
+  return r;
+}
+
 std::shared_ptr<const ClusterSnapshot> ClusterNode::snapshot() const {
   return view_ ? view_->snapshot() : std::make_shared<const ClusterSnapshot>();
 }
+
 Coordination& ClusterNode::coordination() { return *etcd_; }
 MetadataView& ClusterNode::view() { return *view_; }
-int32_t ClusterNode::controller_id() const { return -1; }
-protocol::ErrorCode ClusterNode::leader_check(std::string_view, int32_t, int32_t) const {
-  return protocol::ErrorCode::not_leader_or_follower;
+
+int32_t ClusterNode::controller_id() const {
+  auto s = snapshot();
+  return s->controller ? s->controller->id : -1;
 }
-protocol::ErrorCode ClusterNode::min_isr_check(std::string_view, int32_t, int32_t) const {
-  return protocol::ErrorCode::none;
+
+protocol::ErrorCode ClusterNode::leader_check(std::string_view topic, int32_t partition,
+                                              int32_t current_leader_epoch) const {
+  return replicas_->leader_check(topic, partition, current_leader_epoch);
 }
-std::vector<int32_t> ClusterNode::isr(std::string_view, int32_t) const { return {}; }
-void ClusterNode::on_follower_fetch(std::string_view, int32_t, int32_t, int64_t, int64_t) {}
-void ClusterNode::on_log_end(const storage::PartitionLog&, int64_t) {}
+
+protocol::ErrorCode ClusterNode::min_isr_check(std::string_view topic, int32_t partition,
+                                               int32_t min_isr) const {
+  return replicas_->min_isr_check(topic, partition, min_isr);
+}
+
+std::vector<int32_t> ClusterNode::isr(std::string_view topic, int32_t partition) const {
+  return replicas_->isr(topic, partition);
+}
+
+void ClusterNode::on_follower_fetch(std::string_view topic, int32_t partition, int32_t replica,
+                                    int64_t fetch_offset, int64_t leader_log_end) {
+  replicas_->on_follower_fetch(topic, partition, replica, fetch_offset, leader_log_end);
+}
+
+void ClusterNode::on_log_end(const storage::PartitionLog& log, int64_t) {
+  if (replicas_) replicas_->on_log_end(log);
+}
 
 }  // namespace strata::broker::cluster

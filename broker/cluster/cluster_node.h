@@ -24,6 +24,7 @@
 #include "broker/cluster/coordination.h"
 #include "broker/cluster/metadata_view.h"
 #include "broker/cluster/records.h"
+#include "broker/cluster/topic_admin.h"
 #include "protocol/base/result.h"
 #include "protocol/wire/errors.h"
 
@@ -33,7 +34,8 @@ class PartitionLog;
 
 namespace strata::broker {
 class TopicRegistry;
-}
+struct TopicEntry;
+}  // namespace strata::broker
 
 namespace strata::broker::cluster {
 
@@ -57,15 +59,25 @@ struct ClusterOptions {
   bool unclean_leader_election = false;
 };
 
+// What deleting a topic's local data involves beyond its logs (PK states, committed offsets).
+struct LocalTopicHooks {
+  std::function<void(const TopicEntry&)> before_delete;
+  std::function<void(const std::string&)> after_delete;
+};
+
 class ClusterNode {
  public:
   // `topics` outlives the node.
-  ClusterNode(ClusterOptions options, TopicRegistry& topics);
+  ClusterNode(ClusterOptions options, TopicRegistry& topics, LocalTopicHooks hooks = {});
   ~ClusterNode();
 
-  // Connects to etcd, registers this broker at `host:port` (refused while another live broker
-  // holds the same node.id), reads the cluster state, applies this broker's roles and starts the
-  // controller candidacy, the ISR checks and the replica fetchers.
+  // Connects to etcd and settles the cluster id: `local_cluster_id` (this broker's
+  // meta.properties) becomes the cluster's when this is its first broker. Fails when etcd cannot
+  // be reached. coordination() is usable afterwards (producer id blocks).
+  Status connect(const std::string& local_cluster_id);
+  // Reads the cluster state, registers this broker at `host:port` (refused while another live
+  // broker holds the same node.id), applies this broker's roles and starts the controller
+  // candidacy, the ISR checks and the replica fetchers. After connect().
   Status start(const std::string& host, int32_t port);
   // Clean shutdown, first half: asks the controller to move leadership away and waits (at most
   // `wait_ms`) until this broker leads nothing it shares with a live in-sync replica.
@@ -80,6 +92,14 @@ class ClusterNode {
   MetadataView& view();
   // The broker holding the controller key (-1 = none right now).
   int32_t controller_id() const;
+
+  // Topic administration through etcd (topic_admin.h), returning once this broker's view has
+  // the change (read-your-writes for the Metadata that usually follows). Errors as topic_admin's.
+  Result<TopicRecord> create_topic(const NewTopic& topic);
+  Status delete_topic(const std::string& name);
+  Result<TopicRecord> add_partitions(const std::string& name, int32_t new_total);
+  // The cluster's id, the same on every broker (kept in etcd; the first broker chose it).
+  const std::string& cluster_id() const { return cluster_id_; }
 
   // none when this broker leads the partition at `current_leader_epoch` (-1 = any epoch);
   // else not_leader_or_follower, fenced_leader_epoch (the caller's epoch is older) or
@@ -102,11 +122,15 @@ class ClusterNode {
   const ClusterOptions options_;
   const Layout layout_;
   TopicRegistry& topics_;
+  const LocalTopicHooks hooks_;
   std::unique_ptr<EtcdClient> etcd_;
   std::unique_ptr<MetadataView> view_;
   std::unique_ptr<Membership> membership_;
   std::unique_ptr<Controller> controller_;
   std::unique_ptr<ReplicaManager> replicas_;
+  // Waits (bounded) until the view reflects etcd as it is now.
+  void catch_up();
+  std::string cluster_id_;
   std::mutex lifecycle_mu_;
   bool started_ = false;
   bool stopped_ = false;

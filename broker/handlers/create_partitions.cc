@@ -9,6 +9,7 @@
 
 #include <map>
 
+#include "broker/cluster/cluster_node.h"
 #include "broker/handlers/handlers.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
@@ -33,6 +34,51 @@ ErrorCode add_partitions_error(const Status& st) {
       return ErrorCode::kafka_storage_error;
   }
 }
+// Cluster mode: the new partitions are placed and written through etcd; replicas follow the view.
+void grow_in_cluster(RequestContext& ctx, const protocol::CreatePartitionsRequest::Topic& t,
+                     bool validate_only, protocol::CreatePartitionsResponse::Result& out) {
+  auto fail = [&out](ErrorCode e, std::string msg) {
+    out.error_code = e;
+    out.error_message = std::move(msg);
+  };
+  auto s = ctx.svc.cluster->snapshot();
+  auto rec = s->topics.find(t.name);
+  if (rec == s->topics.end()) {
+    fail(ErrorCode::unknown_topic_or_partition, "The topic '" + t.name + "' does not exist.");
+    return;
+  }
+  if (pkindex::is_pk_table(rec->second.configs)) {
+    fail(ErrorCode::policy_violation,
+         "Cannot add partitions to primary-key table " + t.name + ": keys would change partition");
+    return;
+  }
+  const auto current = static_cast<int32_t>(rec->second.replicas.size());
+  if (t.count <= current) {
+    fail(ErrorCode::invalid_partitions,
+         "Topic currently has " + std::to_string(current) +
+             " partitions, which is higher than or equal to the requested " +
+             std::to_string(t.count) + ".");
+    return;
+  }
+  if (t.assignments) {
+    fail(ErrorCode::invalid_replica_assignment,
+         "Explicit assignments of new partitions are not supported in cluster mode yet");
+    return;
+  }
+  out.error_code = ErrorCode::none;
+  out.error_message = std::nullopt;
+  if (validate_only) return;
+  auto grown = ctx.svc.cluster->add_partitions(t.name, t.count);
+  if (!grown.ok()) {
+    const auto& st = grown.status();
+    fail(st.code() == Errc::not_found          ? ErrorCode::unknown_topic_or_partition
+         : st.code() == Errc::invalid_argument ? ErrorCode::invalid_replication_factor
+                                               : ErrorCode::request_timed_out,
+         st.message());
+    return;
+  }
+  spdlog::info("topic {} grown from {} to {} partitions in the cluster", t.name, current, t.count);
+}
 }  // namespace
 
 void create_partitions(RequestContext& ctx, protocol::Reader& body) {
@@ -51,6 +97,10 @@ void create_partitions(RequestContext& ctx, protocol::Reader& body) {
     };
     if (times[t.name] > 1) {
       fail(ErrorCode::invalid_request, "Duplicate topic in request.");
+      continue;
+    }
+    if (ctx.svc.cluster) {
+      grow_in_cluster(ctx, t, req.validate_only, out);
       continue;
     }
     auto topic = ctx.svc.topics.find(t.name);

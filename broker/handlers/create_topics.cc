@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "broker/cluster/cluster_node.h"
 #include "broker/config/dynamic_config.h"
 #include "broker/handlers/handlers.h"
 #include "broker/services.h"
@@ -28,6 +29,95 @@ ErrorCode create_error(const Status& st) {
     default:
       return ErrorCode::kafka_storage_error;
   }
+}
+// The same effective values and sources DescribeConfigs reports (dynamic layers included).
+void echo_configs(RequestContext& ctx, const std::map<std::string, std::string>& configs,
+                  protocol::CreateTopicsResponse::TopicResult& out) {
+  out.configs.emplace();
+  for (const auto& e : ctx.svc.dynamic_config.describe_topic(configs, {})) {
+    auto& c = out.configs->emplace_back();
+    c.name = e.name;
+    c.value = e.value;
+    c.read_only = e.read_only;
+    c.is_sensitive = e.sensitive;
+    c.config_source = static_cast<int8_t>(e.source);
+  }
+}
+
+// Cluster mode: configs are checked here, placement and the write go through etcd (any broker
+// may create; brokers holding replicas create their local logs from the view).
+void create_in_cluster(RequestContext& ctx, const protocol::CreateTopicsRequest::Topic& rt,
+                       int32_t partitions, const std::map<std::string, std::string>& configs,
+                       bool validate_only, protocol::CreateTopicsResponse::TopicResult& out) {
+  auto& cluster = *ctx.svc.cluster;
+  auto fail = [&out](ErrorCode e, std::string msg) {
+    out.error_code = e;
+    out.error_message = std::move(msg);
+  };
+  cluster::NewTopic nt;
+  nt.name = rt.name;
+  nt.topic_id = protocol::Uuid::random().to_string();
+  nt.partitions = partitions;
+  nt.replication_factor = rt.replication_factor == -1 ? cluster.options().default_replication_factor
+                                                      : rt.replication_factor;
+  for (const auto& a : rt.assignments) nt.assignment.push_back(a.broker_ids);
+  if (!nt.assignment.empty())
+    nt.replication_factor = static_cast<int32_t>(nt.assignment.front().size());
+  nt.configs = configs;
+  if (nt.replication_factor <= 0) {
+    fail(ErrorCode::invalid_replication_factor, "Replication factor must be larger than 0.");
+    return;
+  }
+  auto type = configs.find("table.type");
+  if (type != configs.end() && type->second == "primary-key" && nt.replication_factor > 1) {
+    fail(ErrorCode::policy_violation,
+         "Primary-key tables with a replication factor above 1 are not supported yet in cluster "
+         "mode (their state does not fail over until replicated PK tables land)");
+    return;
+  }
+  // Config values and the name are checked by the same code as on one node.
+  auto checked = ctx.svc.topics.create(rt.name, partitions, configs, /*validate_only=*/true);
+  if (!checked.ok() && checked.status().code() != Errc::already_exists) {
+    fail(create_error(checked.status()), checked.status().message());
+    return;
+  }
+  auto s = cluster.snapshot();
+  if (s->topics.count(rt.name)) {
+    fail(ErrorCode::topic_already_exists, "Topic '" + rt.name + "' already exists.");
+    return;
+  }
+  if (nt.assignment.empty() && nt.replication_factor > static_cast<int32_t>(s->brokers.size())) {
+    fail(ErrorCode::invalid_replication_factor,
+         "Replication factor: " + std::to_string(nt.replication_factor) +
+             " larger than available brokers: " + std::to_string(s->brokers.size()) + ".");
+    return;
+  }
+  if (!validate_only) {
+    auto created = cluster.create_topic(nt);
+    if (!created.ok()) {
+      const auto& st = created.status();
+      switch (st.code()) {
+        case Errc::already_exists:
+          fail(ErrorCode::topic_already_exists, st.message());
+          break;
+        case Errc::invalid_argument:
+          fail(nt.assignment.empty() ? ErrorCode::invalid_replication_factor
+                                     : ErrorCode::invalid_replica_assignment,
+               st.message());
+          break;
+        default:  // etcd unreachable or the outcome unknown: retriable for clients
+          spdlog::error("creating topic {} in the cluster failed: {}", rt.name, st.to_string());
+          fail(ErrorCode::request_timed_out, st.message());
+      }
+      return;
+    }
+    spdlog::info("created topic {} ({} partitions, replication factor {}, id {})", rt.name,
+                 partitions, nt.replication_factor, nt.topic_id);
+    if (auto id = protocol::Uuid::parse(created->topic_id)) out.topic_id = *id;
+  }
+  out.num_partitions = partitions;
+  out.replication_factor = static_cast<int16_t>(nt.replication_factor);
+  echo_configs(ctx, configs, out);
 }
 }  // namespace
 
@@ -63,7 +153,7 @@ void create_topics(RequestContext& ctx, protocol::Reader& body) {
       for (const auto& a : rt.assignments) {
         if (a.broker_ids.size() != 1 || a.broker_ids[0] != svc.node_id) ok = false;
       }
-      if (!ok) {
+      if (!ok && !svc.cluster) {
         fail(ErrorCode::invalid_replica_assignment,
              "Replica assignments may only name this broker (node " + std::to_string(svc.node_id) +
                  ") once per partition");
@@ -76,15 +166,19 @@ void create_topics(RequestContext& ctx, protocol::Reader& body) {
       fail(ErrorCode::invalid_partitions, "Number of partitions must be larger than 0.");
       continue;
     }
+    std::map<std::string, std::string> configs;
+    for (const auto& c : rt.configs) {
+      if (c.value.has_value()) configs[c.name] = *c.value;
+    }
+    if (svc.cluster) {
+      create_in_cluster(ctx, rt, partitions, configs, req.validate_only, out);
+      continue;
+    }
     if (rt.replication_factor != -1 && rt.replication_factor != 1) {
       fail(ErrorCode::invalid_replication_factor,
            "Replication factor " + std::to_string(rt.replication_factor) +
                " is larger than the number of brokers (1): clustering is not available yet");
       continue;
-    }
-    std::map<std::string, std::string> configs;
-    for (const auto& c : rt.configs) {
-      if (c.value.has_value()) configs[c.name] = *c.value;
     }
     auto created = svc.topics.create(rt.name, partitions, configs, req.validate_only);
     if (!created.ok()) {
@@ -104,16 +198,7 @@ void create_topics(RequestContext& ctx, protocol::Reader& body) {
     if (!req.validate_only) {
       spdlog::info("created topic {} ({} partitions, id {})", t.name, partitions, t.id.to_string());
     }
-    // The same effective values and sources DescribeConfigs reports (dynamic layers included).
-    out.configs.emplace();
-    for (const auto& e : svc.dynamic_config.describe_topic(configs, {})) {
-      auto& c = out.configs->emplace_back();
-      c.name = e.name;
-      c.value = e.value;
-      c.read_only = e.read_only;
-      c.is_sensitive = e.sensitive;
-      c.config_source = static_cast<int8_t>(e.source);
-    }
+    echo_configs(ctx, configs, out);
   }
   ctx.respond(resp);
 }

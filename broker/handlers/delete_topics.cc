@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "broker/cluster/cluster_node.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
 #include "broker/pk/pk_tables.h"
@@ -36,12 +37,73 @@ void delete_one(RequestContext& ctx, std::shared_ptr<const TopicEntry> t, Out& o
     out.error_message = st.message();
   }
 }
+// Cluster mode: the topic goes from etcd; every broker deletes its local replica from the view.
+template <typename Out>
+void delete_in_cluster(RequestContext& ctx, const std::string& name, Out& out) {
+  auto& cluster = *ctx.svc.cluster;
+  auto s = cluster.snapshot();
+  auto t = s->topics.find(name);
+  if (t == s->topics.end()) {
+    out.error_code = ErrorCode::unknown_topic_or_partition;
+    return;
+  }
+  if (auto id = protocol::Uuid::parse(t->second.topic_id)) out.topic_id = *id;
+  Status st = cluster.delete_topic(name);
+  if (st.ok()) {
+    spdlog::info("deleted topic {} from the cluster", name);
+    out.error_code = ErrorCode::none;
+  } else if (st.code() == Errc::not_found) {
+    out.error_code = ErrorCode::unknown_topic_or_partition;
+  } else {
+    spdlog::error("deleting topic {} from the cluster failed: {}", name, st.to_string());
+    out.error_code = ErrorCode::request_timed_out;
+    out.error_message = st.message();
+  }
+}
+
+void delete_topics_cluster(RequestContext& ctx, const protocol::DeleteTopicsRequest& req,
+                           protocol::DeleteTopicsResponse& resp) {
+  if (ctx.version < 6) {
+    for (const auto& name : req.topic_names) {
+      auto& out = resp.responses.emplace_back();
+      out.name = name;
+      delete_in_cluster(ctx, name, out);
+    }
+    return;
+  }
+  for (const auto& rt : req.topics) {
+    auto& out = resp.responses.emplace_back();
+    if (rt.name.has_value()) {
+      out.name = rt.name;
+      delete_in_cluster(ctx, *rt.name, out);
+      continue;
+    }
+    out.topic_id = rt.topic_id;
+    const std::string wanted = rt.topic_id.to_string();
+    auto s = ctx.svc.cluster->snapshot();
+    const std::string* name = nullptr;
+    for (const auto& [n, rec] : s->topics) {
+      if (rec.topic_id == wanted) name = &n;
+    }
+    if (!name) {
+      out.error_code = ErrorCode::unknown_topic_id;
+      continue;
+    }
+    out.name = *name;
+    delete_in_cluster(ctx, *name, out);
+  }
+}
 }  // namespace
 
 void delete_topics(RequestContext& ctx, protocol::Reader& body) {
   protocol::DeleteTopicsRequest req;
   req.decode(body, ctx.version);
   protocol::DeleteTopicsResponse resp;
+  if (ctx.svc.cluster) {
+    delete_topics_cluster(ctx, req, resp);
+    ctx.respond(resp);
+    return;
+  }
   if (ctx.version < 6) {
     for (const auto& name : req.topic_names) {
       auto& out = resp.responses.emplace_back();

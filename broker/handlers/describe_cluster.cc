@@ -4,6 +4,7 @@
 // cluster operations are all allowed (no authorizer yet).
 #include "protocol/messages/describe_cluster.h"
 
+#include "broker/cluster/cluster_node.h"
 #include "broker/handlers/handlers.h"
 #include "broker/services.h"
 #include "protocol/wire/errors.h"
@@ -23,13 +24,26 @@ void describe_cluster(RequestContext& ctx, protocol::Reader& body) {
     ctx.respond(resp);
     return;
   }
-  resp.cluster_id = ctx.svc.cluster_id;
-  resp.controller_id = ctx.svc.node_id;
-  auto& b = resp.brokers.emplace_back();
-  b.broker_id = ctx.svc.node_id;
-  b.host = ctx.svc.advertised.host;
-  b.port = ctx.svc.advertised.port;
-  b.rack = std::nullopt;
+  if (ctx.svc.cluster) {  // cluster mode: every live broker, from the view
+    auto s = ctx.svc.cluster->snapshot();
+    resp.cluster_id = ctx.svc.cluster->cluster_id();
+    resp.controller_id = s->controller ? s->controller->id : -1;
+    for (const auto& [id, rec] : s->brokers) {
+      auto& b = resp.brokers.emplace_back();
+      b.broker_id = id;
+      b.host = rec.host;
+      b.port = rec.port;
+      b.rack = rec.rack.empty() ? std::nullopt : std::optional<std::string>(rec.rack);
+    }
+  } else {
+    resp.cluster_id = ctx.svc.cluster_id;
+    resp.controller_id = ctx.svc.node_id;
+    auto& b = resp.brokers.emplace_back();
+    b.broker_id = ctx.svc.node_id;
+    b.host = ctx.svc.advertised.host;
+    b.port = ctx.svc.advertised.port;
+    b.rack = std::nullopt;
+  }
   if (req.include_cluster_authorized_operations) {
     // AclOperation bits a cluster supports: CREATE 5, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9,
     // DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12.

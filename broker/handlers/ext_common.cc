@@ -5,6 +5,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>
 
+#include "broker/cluster/cluster_node.h"
 #include "broker/pk/pk_tables.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
@@ -76,6 +77,10 @@ PkPartition resolve_pk_partition(RequestContext& ctx, const TopicEntry* topic,
   if (topic == nullptr || !topic->partition(partition)) {
     out.error = ErrorCode::unknown_topic_or_partition;
     return out;
+  }
+  if (ctx.svc.cluster) {  // a table partition is served by its leader only
+    out.error = ctx.svc.cluster->leader_check(name, partition, -1);
+    if (out.error != ErrorCode::none) return out;
   }
   auto state = ctx.svc.pk_tables.get(*topic, partition);
   if (!state.ok()) {

@@ -7,6 +7,7 @@
 // on either. Other key types keep UNSUPPORTED_VERSION.
 #include "protocol/messages/find_coordinator.h"
 
+#include "broker/cluster/cluster_node.h"
 #include "broker/handlers/handlers.h"
 #include "broker/services.h"
 #include "protocol/wire/errors.h"
@@ -23,16 +24,31 @@ void find_coordinator(RequestContext& ctx, protocol::Reader& body) {
   protocol::FindCoordinatorRequest req;
   req.decode(body, ctx.version);
   protocol::FindCoordinatorResponse resp;
-  const Listener& me = ctx.svc.advertised;
+  Listener me = ctx.svc.advertised;
+  int32_t coordinator = ctx.svc.node_id;
   const bool group = req.key_type == kGroupKey;
-  const protocol::ErrorCode err = group ? protocol::ErrorCode::none
-                                  : req.key_type == kTransactionKey
-                                      ? protocol::ErrorCode::transactional_id_authorization_failed
-                                      : protocol::ErrorCode::unsupported_version;
+  protocol::ErrorCode err = group ? protocol::ErrorCode::none
+                            : req.key_type == kTransactionKey
+                                ? protocol::ErrorCode::transactional_id_authorization_failed
+                                : protocol::ErrorCode::unsupported_version;
+  if (ctx.svc.cluster && group) {
+    // Until group state replicates, one broker coordinates every group: the live broker with the
+    // smallest id, so every broker names the same one.
+    auto s = ctx.svc.cluster->snapshot();
+    if (s->brokers.empty()) {
+      err = protocol::ErrorCode::coordinator_not_available;
+      coordinator = -1;
+    } else {
+      const auto& b = s->brokers.begin()->second;
+      coordinator = b.id;
+      me.host = b.host;
+      me.port = static_cast<uint16_t>(b.port);
+    }
+  }
   if (ctx.version < 4) {
     resp.error_code = err;
     if (group) {
-      resp.node_id = ctx.svc.node_id;
+      resp.node_id = coordinator;
       resp.host = me.host;
       resp.port = me.port;
     } else {
@@ -46,7 +62,7 @@ void find_coordinator(RequestContext& ctx, protocol::Reader& body) {
       c.key = key;
       c.error_code = err;
       if (group) {
-        c.node_id = ctx.svc.node_id;
+        c.node_id = coordinator;
         c.host = me.host;
         c.port = me.port;
       } else {

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "broker/cluster/cluster_node.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/partition_loop.h"
 #include "broker/services.h"
@@ -32,6 +33,11 @@ void list_offsets(RequestContext& ctx, protocol::Reader& body) {
   answer_partitions(
       ctx.svc.topics, req.topics, resp.topics, blank,
       [&](const auto& rt, const auto& rp, auto& pout, storage::PartitionLog& log) {
+        if (ctx.svc.cluster) {  // answered by the leader only
+          const ErrorCode e = ctx.svc.cluster->leader_check(
+              rt.name, rp.partition_index, ctx.version >= 4 ? rp.current_leader_epoch : -1);
+          if (e != ErrorCode::none) return e;
+        }
         const int32_t epoch = log.leader_epoch();
         if (ctx.version >= 4 && rp.current_leader_epoch >= 0 && rp.current_leader_epoch != epoch) {
           return rp.current_leader_epoch < epoch ? ErrorCode::fenced_leader_epoch

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "broker/cluster/cluster_node.h"
 #include "broker/handlers/handlers.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
@@ -36,12 +37,111 @@ void fill_topic(RequestContext& ctx, const TopicEntry& t, TopicOut& out) {
   }
 }
 
+// Cluster mode: everything comes from the cluster view (etcd), not from local logs.
+template <typename TopicOut>
+void fill_cluster_topic(const cluster::ClusterSnapshot& s, const cluster::TopicRecord& t,
+                        TopicOut& out) {
+  out.error_code = ErrorCode::none;
+  out.name = t.name;
+  if (auto id = protocol::Uuid::parse(t.topic_id)) out.topic_id = *id;
+  out.is_internal = false;
+  out.topic_authorized_operations = kAuthorizedOpsOmitted;
+  for (int32_t i = 0; i < static_cast<int32_t>(t.replicas.size()); ++i) {
+    auto& p = out.partitions.emplace_back();
+    p.partition_index = i;
+    p.replica_nodes = t.replicas[i];
+    for (int32_t r : t.replicas[i]) {
+      if (!s.brokers.count(r)) p.offline_replicas.push_back(r);
+    }
+    const auto* vp = s.partition(t.name, i);
+    p.leader_id = vp ? vp->state.leader : -1;
+    p.leader_epoch = vp ? vp->state.leader_epoch : -1;
+    if (vp) p.isr_nodes = vp->state.isr;
+    p.error_code = p.leader_id < 0 ? ErrorCode::leader_not_available : ErrorCode::none;
+  }
+}
+
+void metadata_cluster(RequestContext& ctx, const protocol::MetadataRequest& req) {
+  auto& svc = ctx.svc;
+  auto& cluster = *svc.cluster;
+  auto s = cluster.snapshot();
+  protocol::MetadataResponse resp;
+  for (const auto& [id, b] : s->brokers) {
+    auto& out = resp.brokers.emplace_back();
+    out.node_id = id;
+    out.host = b.host;
+    out.port = b.port;
+    if (!b.rack.empty()) out.rack = b.rack;
+  }
+  resp.cluster_id = cluster.cluster_id();
+  resp.controller_id = s->controller ? s->controller->id : -1;
+  resp.cluster_authorized_operations = kAuthorizedOpsOmitted;
+  const bool all = !req.topics.has_value() || (ctx.version == 0 && req.topics->empty());
+  if (all) {
+    for (const auto& [name, t] : s->topics) fill_cluster_topic(*s, t, resp.topics.emplace_back());
+    ctx.respond(resp);
+    return;
+  }
+  const bool may_create = svc.config.auto_create_topics_enable && req.allow_auto_topic_creation;
+  for (const auto& rt : *req.topics) {
+    auto& out = resp.topics.emplace_back();
+    out.topic_authorized_operations = kAuthorizedOpsOmitted;
+    const cluster::TopicRecord* t = nullptr;
+    if (!rt.name.has_value() || rt.name->empty()) {
+      const std::string wanted = rt.topic_id.to_string();
+      for (const auto& [name, rec] : s->topics) {
+        if (rec.topic_id == wanted) t = &rec;
+      }
+      if (!t) {
+        out.error_code = ErrorCode::unknown_topic_id;
+        out.topic_id = rt.topic_id;
+        continue;
+      }
+      fill_cluster_topic(*s, *t, out);
+      continue;
+    }
+    const std::string& name = *rt.name;
+    out.name = name;
+    auto it = s->topics.find(name);
+    if (it != s->topics.end()) {
+      fill_cluster_topic(*s, it->second, out);
+      continue;
+    }
+    if (!valid_topic_name(name)) {
+      out.error_code = ErrorCode::invalid_topic_exception;
+      continue;
+    }
+    out.error_code = ErrorCode::unknown_topic_or_partition;
+    if (!may_create) continue;
+    cluster::NewTopic nt;
+    nt.name = name;
+    nt.topic_id = protocol::Uuid::random().to_string();
+    nt.partitions = svc.config.num_partitions;
+    nt.replication_factor = cluster.options().default_replication_factor;
+    auto created = cluster.create_topic(nt);
+    if (created.ok() || created.status().code() == Errc::already_exists) {
+      if (created.ok()) {
+        spdlog::info("auto-created topic {} with {} partitions, replication factor {}", name,
+                     nt.partitions, nt.replication_factor);
+      }
+      out.error_code = ErrorCode::leader_not_available;  // Kafka's answer right after creation
+    } else {
+      spdlog::warn("auto-creating topic {} failed: {}", name, created.status().to_string());
+    }
+  }
+  ctx.respond(resp);
+}
+
 }  // namespace
 
 void metadata(RequestContext& ctx, protocol::Reader& body) {
   protocol::MetadataRequest req;
   req.decode(body, ctx.version);
   auto& svc = ctx.svc;
+  if (svc.cluster) {
+    metadata_cluster(ctx, req);
+    return;
+  }
 
   protocol::MetadataResponse resp;
   auto& b = resp.brokers.emplace_back();

@@ -4,6 +4,7 @@
 // current_leader_epoch is checked like Fetch does (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH).
 #include "protocol/messages/offset_for_leader_epoch.h"
 
+#include "broker/cluster/cluster_node.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/partition_loop.h"
 #include "broker/services.h"
@@ -21,7 +22,12 @@ void offset_for_leader_epoch(RequestContext& ctx, protocol::Reader& body) {
   blank.leader_epoch = -1;
   blank.end_offset = -1;
   answer_partitions(ctx.svc.topics, req.topics, resp.topics, blank,
-                    [](const auto&, const auto& rp, auto& pout, storage::PartitionLog& log) {
+                    [&](const auto& rt, const auto& rp, auto& pout, storage::PartitionLog& log) {
+                      if (ctx.svc.cluster) {  // answered by the leader only
+                        const ErrorCode e = ctx.svc.cluster->leader_check(rt.topic, rp.partition,
+                                                                          rp.current_leader_epoch);
+                        if (e != ErrorCode::none) return e;
+                      }
                       const int32_t epoch = log.leader_epoch();
                       if (rp.current_leader_epoch >= 0 && rp.current_leader_epoch != epoch) {
                         return rp.current_leader_epoch < epoch ? ErrorCode::fenced_leader_epoch

@@ -6,6 +6,10 @@
 // offsets; out-of-order sequences and stale epochs get Kafka's codes. acks=0 gets no response; an
 // error under acks=0 closes the connection (the only signal such a producer gets, as with a Java
 // broker).
+// Cluster mode: only the partition's leader appends (else NOT_LEADER_OR_FOLLOWER); acks=all
+// needs an ISR of at least min.insync.replicas before the append (NOT_ENOUGH_REPLICAS) and is
+// answered once the high watermark passed the batch (PendingAcks below). One node: acks=all with
+// min.insync.replicas above 1 is NOT_ENOUGH_REPLICAS, as for a Java broker whose ISR is itself.
 #include "protocol/messages/produce.h"
 
 #include <spdlog/spdlog.h>
@@ -15,7 +19,9 @@
 #include <climits>
 #include <optional>
 
+#include "broker/cluster/cluster_node.h"
 #include "broker/handlers/handlers.h"
+#include "broker/handlers/long_poll.h"
 #include "broker/metrics/broker_metrics.h"
 #include "broker/pk/pk_tables.h"
 #include "broker/quota/client_quotas.h"
@@ -133,6 +139,77 @@ bool drop_this_response(int64_t every_n) {
              static_cast<uint64_t>(every_n) ==
          0;
 }
+
+void send_response(RequestContext& ctx, protocol::ProduceResponse& resp) {
+  if (drop_this_response(ctx.svc.config.test_fault_drop_produce_response_every_n)) {
+    spdlog::info("test fault: dropping the produce response to {}", ctx.responder.peer());
+    ctx.responder.close("test.fault.drop.produce.response.every.n");
+    return;
+  }
+  ctx.respond(resp);
+}
+
+// A partition appended under acks=all in cluster mode, answered once the high watermark passed it.
+struct AwaitedAck {
+  size_t topic_index = 0;
+  size_t partition_index = 0;
+  std::shared_ptr<const TopicEntry> topic;  // keeps the log alive
+  storage::PartitionLog* log = nullptr;
+  int64_t required_hw = 0;  // last offset + 1
+  int32_t min_isr = 1;
+  bool done = false;
+};
+
+// acks=all in cluster mode: the response waits until every appended partition's high watermark
+// reached its batch (the ISR has it), as Kafka's delayed produce does, or until timeout_ms
+// (REQUEST_TIMED_OUT). A partition whose leadership moved meanwhile answers
+// NOT_LEADER_OR_FOLLOWER; one whose ISR shrank below min.insync.replicas by then answers
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND (the data is in the log, but not as durably as asked).
+class PendingAcks : public LongPoll<PendingAcks> {
+ public:
+  PendingAcks(RequestContext ctx, protocol::ProduceResponse resp, std::vector<AwaitedAck> acks,
+              int32_t timeout_ms)
+      : LongPoll(ctx.svc, timeout_ms),
+        ctx_(std::move(ctx)),
+        resp_(std::move(resp)),
+        acks_(std::move(acks)) {}
+
+  bool attempt(bool out_of_time, WaitOn& wait) {
+    auto& cluster = *ctx_.svc.cluster;
+    for (auto& a : acks_) {
+      if (a.done) continue;
+      auto& tout = resp_.responses[a.topic_index];
+      auto& pout = tout.partition_responses[a.partition_index];
+      auto fail = [&](ErrorCode e) {
+        pout.error_code = e;
+        pout.base_offset = -1;
+        ctx_.svc.metrics.request_error(ctx_.api_key, e);
+        a.done = true;
+      };
+      const int64_t hw = a.log->high_watermark();
+      if (hw >= a.required_hw) {
+        a.done = true;
+        if (static_cast<int32_t>(cluster.isr(tout.name, pout.index).size()) < a.min_isr) {
+          fail(ErrorCode::not_enough_replicas_after_append);
+        }
+      } else if (cluster.leader_check(tout.name, pout.index, -1) != ErrorCode::none) {
+        fail(ErrorCode::not_leader_or_follower);
+      } else if (out_of_time) {
+        fail(ErrorCode::request_timed_out);
+      } else {
+        wait.add(a.log, hw);
+      }
+    }
+    if (!wait.logs.empty()) return false;
+    send_response(ctx_, resp_);
+    return true;
+  }
+
+ private:
+  RequestContext ctx_;
+  protocol::ProduceResponse resp_;
+  std::vector<AwaitedAck> acks_;
+};
 }  // namespace
 
 void produce(RequestContext& ctx, protocol::Reader& body) {
@@ -148,6 +225,8 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
 
   protocol::ProduceResponse resp;
   bool any_error = false;
+  cluster::ClusterNode* cluster = ctx.svc.cluster;
+  std::vector<AwaitedAck> awaited;  // acks=all in cluster mode
   for (const auto& td : req.topic_data) {
     auto& tout = resp.responses.emplace_back();
     tout.name = td.name;
@@ -172,6 +251,20 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
       storage::PartitionLog* log = topic ? topic->partition(pd.index) : nullptr;
       if (!log) {
         fail(ErrorCode::unknown_topic_or_partition, "");
+        continue;
+      }
+      const int32_t min_isr = topic->config.min_insync_replicas;
+      if (cluster) {
+        ErrorCode lead = cluster->leader_check(td.name, pd.index, -1);
+        if (lead == ErrorCode::none && req.acks == -1) {
+          lead = cluster->min_isr_check(td.name, pd.index, min_isr);
+        }
+        if (lead != ErrorCode::none) {
+          fail(lead, "");
+          continue;
+        }
+      } else if (req.acks == -1 && min_isr > 1) {  // one node: the ISR is this broker alone
+        fail(ErrorCode::not_enough_replicas, "");
         continue;
       }
       // The decoded records view points into our own request frame, which we may rewrite.
@@ -224,6 +317,16 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
       // A retried duplicate is answered with its original offsets; like Kafka, no append time.
       pout.log_append_time_ms = duplicate ? -1 : prepared.log_append_time;
       pout.log_start_offset = log->log_start_offset();
+      if (cluster && req.acks == -1) {
+        AwaitedAck a;
+        a.topic_index = resp.responses.size() - 1;
+        a.partition_index = tout.partition_responses.size() - 1;
+        a.topic = topic;
+        a.log = log;
+        a.required_hw = appended.info.last_offset + 1;
+        a.min_isr = min_isr;
+        awaited.push_back(std::move(a));
+      }
       if (!duplicate) {
         counters->bytes_in.fetch_add(prepared.batch.size(), std::memory_order_relaxed);
         counters->records_in.fetch_add(
@@ -246,12 +349,13 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
     }
     return;
   }
-  if (drop_this_response(ctx.svc.config.test_fault_drop_produce_response_every_n)) {
-    spdlog::info("test fault: dropping the produce response to {}", ctx.responder.peer());
-    ctx.responder.close("test.fault.drop.produce.response.every.n");
+  if (!awaited.empty()) {
+    auto pending =
+        std::make_shared<PendingAcks>(ctx, std::move(resp), std::move(awaited), req.timeout_ms);
+    pending->run(false);
     return;
   }
-  ctx.respond(resp);
+  send_response(ctx, resp);
 }
 
 }  // namespace strata::broker::handlers

@@ -82,14 +82,14 @@ Status TopicRegistry::check_partition_cap(int64_t adding) const {
 
 Result<std::shared_ptr<const TopicEntry>> TopicRegistry::create(
     const std::string& name, int32_t partitions, const std::map<std::string, std::string>& configs,
-    bool validate_only) {
+    bool validate_only, std::optional<protocol::Uuid> given_id) {
   if (!valid_topic_name(name)) return Status(Errc::invalid_argument, "invalid topic name " + name);
   if (partitions < 1) return Status(Errc::invalid_argument, "partitions must be at least 1");
   STRATA_RETURN_IF_ERROR(validate_topic_configs(configs));
   std::lock_guard create_lk(create_mu_);
   if (find(name)) return Status(Errc::already_exists, "topic " + name + " already exists");
   STRATA_RETURN_IF_ERROR(check_partition_cap(partitions));
-  protocol::Uuid id = protocol::Uuid::random();
+  protocol::Uuid id = given_id ? *given_id : protocol::Uuid::random();
   if (validate_only) {
     auto e = std::make_shared<TopicEntry>();
     e->name = name;

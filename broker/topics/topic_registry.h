@@ -54,10 +54,12 @@ class TopicRegistry {
   std::vector<std::shared_ptr<const TopicEntry>> list() const;
 
   // Creates (or, with validate_only, only checks) a topic. Errc::already_exists,
-  // Errc::invalid_argument (bad name / partitions / config; message says which).
+  // Errc::invalid_argument (bad name / partitions / config; message says which). `id`: the
+  // topic id to use (cluster mode: the id the cluster gave the topic); unset = a random one.
   Result<std::shared_ptr<const TopicEntry>> create(
       const std::string& name, int32_t partitions,
-      const std::map<std::string, std::string>& configs, bool validate_only);
+      const std::map<std::string, std::string>& configs, bool validate_only,
+      std::optional<protocol::Uuid> id = std::nullopt);
   Status remove(const std::string& name);
 
   // --- Admin: copy-on-write replacement of entries, so a change is effective at once ---
