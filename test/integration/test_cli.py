@@ -442,5 +442,50 @@ class CliCommands(CliTestCase):
         self.assertEqual(err["error"]["name"], "INVALID_RECORD")
 
 
+class CliClusterHealth(CliTestCase):
+    """`cluster describe` on a single node: its broker (a node id we chose) and a clean bill of
+    partition health, in text and JSON."""
+    overrides = {"node.id": "7"}
+
+    def run_text(self, *args):
+        p = subprocess.run([CLI, "--bootstrap-server", self.broker.bootstrap] + list(args),
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p.stdout
+
+    def test_cluster_describe_health(self):
+        t = itutil.unique_topic("cli-health")
+        self.cli_json("topic", "create", t, "--partitions", "3")
+
+        out = self.run_text("cluster", "describe")
+        self.assertIn("controller 7", out)
+        rows = [line.split() for line in out.splitlines()]
+        self.assertIn(["7", "127.0.0.1:%d" % self.broker.port, "-"], rows)
+        self.assertIn("0 under-replicated", out)
+        self.assertIn("0 offline", out)
+        self.assertNotIn("TOPIC", out)  # no partition table when every partition is healthy
+        forced = self.run_text("cluster", "describe", "--partitions")
+        self.assertIn("no under-replicated or offline partitions", forced)
+
+        c = self.cli_json("cluster", "describe")
+        self.assertEqual(c["controller_id"], 7)
+        self.assertEqual([(b["node_id"], b["host"], b["port"]) for b in c["brokers"]],
+                         [(7, "127.0.0.1", self.broker.port)])
+        self.assertGreaterEqual(c["health"]["partitions"], 3)
+        self.assertGreaterEqual(c["health"]["topics"], 1)
+        self.assertEqual((c["health"]["under_replicated"], c["health"]["offline"]), (0, 0))
+        self.assertEqual(c["unhealthy_partitions"], [])
+        self.assertEqual(c["topic_errors"], [])
+
+        # A broker that cannot be reached is the only failure: exit 3.
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        dead = "127.0.0.1:%d" % s.getsockname()[1]
+        s.close()
+        p = subprocess.run([CLI, "--bootstrap-server", dead, "cluster", "describe"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 3, p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

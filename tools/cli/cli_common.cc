@@ -42,7 +42,7 @@ void print_json(const json& j) {
   std::cout.flush();
 }
 
-void TextTable::print() const {
+void TextTable::print(std::ostream& os) const {
   std::vector<size_t> w(header_.size(), 0);
   for (size_t i = 0; i < header_.size(); ++i) w[i] = header_[i].size();
   for (const auto& r : rows_) {
@@ -54,7 +54,7 @@ void TextTable::print() const {
       out += r[i];
       if (i + 1 < r.size()) out.append(w[i] - r[i].size() + 2, ' ');
     }
-    std::cout << out << "\n";
+    os << out << "\n";
   };
   line(header_);
   for (const auto& r : rows_) line(r);

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -61,7 +62,7 @@ class TextTable {
  public:
   explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
   void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  void print() const;
+  void print(std::ostream& os = std::cout) const;
 
  private:
   std::vector<std::string> header_;
@@ -102,7 +103,7 @@ void register_table(CLI::App& app, Cli& cli);
 void register_topic(CLI::App& app, Cli& cli);
 void register_group(CLI::App& app, Cli& cli);
 void register_config(CLI::App& app, Cli& cli);
-void register_cluster(CLI::App& app, Cli& cli);
+void register_cluster(CLI::App& app, Cli& cli);  // cmd_cluster.cc
 void register_quota(CLI::App& app, Cli& cli);
 void register_records(CLI::App& app, Cli& cli);
 

@@ -1,5 +1,5 @@
-// `strata config describe|set|delete (--topic T | --broker [ID])` and `strata cluster describe`
-//.
+// `strata config describe|set|delete (--topic T | --broker [ID])`: topic and broker configs
+// (DescribeConfigs / IncrementalAlterConfigs).
 #include <iostream>
 
 #include "tools/cli/cli_common.h"
@@ -117,29 +117,6 @@ int do_alter(Cli& cli, ConfigOpts& o, bool remove) {
   return kExitOk;
 }
 
-int do_cluster(Cli& cli) {
-  auto cl = cli.client().describe_cluster();
-  if (!cl.ok()) return fail(cli, cl.status());
-  if (cli.json_out()) {
-    json brokers = json::array();
-    for (const auto& b : cl->brokers) {
-      brokers.push_back(
-          {{"node_id", b.node_id}, {"host", b.host}, {"port", b.port}, {"rack", jbytes(b.rack)}});
-    }
-    print_json({{"cluster_id", cl->cluster_id},
-                {"controller_id", cl->controller_id},
-                {"brokers", brokers}});
-    return kExitOk;
-  }
-  std::cout << "cluster " << cl->cluster_id << "  controller " << cl->controller_id << "\n\n";
-  TextTable tt({"NODE", "HOST", "PORT", "RACK"});
-  for (const auto& b : cl->brokers) {
-    tt.add({std::to_string(b.node_id), b.host, std::to_string(b.port), b.rack.value_or("-")});
-  }
-  tt.print();
-  return kExitOk;
-}
-
 void add_resource_options(CLI::App* s, const std::shared_ptr<ConfigOpts>& o) {
   s->add_option("--topic,-t", o->topic, "Topic name");
   s->add_option("--broker", o->broker, "Broker id (default: the controller)")->expected(0, 1);
@@ -180,13 +157,6 @@ void register_config(CLI::App& app, Cli& cli) {
       cli.action = [&cli, o] { return do_alter(cli, *o, true); };
     });
   }
-}
-
-void register_cluster(CLI::App& app, Cli& cli) {
-  auto* cluster = app.add_subcommand("cluster", "Cluster information");
-  cluster->require_subcommand(1);
-  auto* s = cluster->add_subcommand("describe", "Cluster id, controller and brokers");
-  s->callback([&cli] { cli.action = [&cli] { return do_cluster(cli); }; });
 }
 
 }  // namespace strata::cli

@@ -177,6 +177,7 @@ Result<ClusterMetadata> Client::metadata(const std::optional<std::vector<std::st
       pi.leader_epoch = p.leader_epoch;
       pi.replicas = p.replica_nodes;
       pi.isr = p.isr_nodes;
+      pi.offline_replicas = p.offline_replicas;
       lmap[pi.partition] = pi.leader;
       ti.partitions.push_back(std::move(pi));
     }

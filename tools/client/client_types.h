@@ -29,6 +29,7 @@ struct PartitionInfo {
   int32_t leader_epoch = -1;
   std::vector<int32_t> replicas;
   std::vector<int32_t> isr;
+  std::vector<int32_t> offline_replicas;  // Metadata v5+; empty from older brokers
 };
 
 struct TopicInfo {
