@@ -157,6 +157,12 @@ int32_t ClusterNode::controller_id() const {
   return s->controller ? s->controller->id : -1;
 }
 
+bool ClusterNode::controller_active() const { return controller_ && controller_->active(); }
+
+ReplicaManagerStats ClusterNode::replica_stats() const {
+  return replicas_ ? replicas_->stats() : ReplicaManagerStats{};
+}
+
 protocol::ErrorCode ClusterNode::leader_check(std::string_view topic, int32_t partition,
                                               int32_t current_leader_epoch) const {
   return replicas_->leader_check(topic, partition, current_leader_epoch);

@@ -43,6 +43,7 @@ class EtcdClient;
 class Membership;
 class Controller;
 class ReplicaManager;
+struct ReplicaManagerStats;
 
 struct ClusterOptions {
   int32_t node_id = 0;
@@ -92,6 +93,8 @@ class ClusterNode {
   MetadataView& view();
   // The broker holding the controller key (-1 = none right now).
   int32_t controller_id() const;
+  // Whether this broker is the active controller right now.
+  bool controller_active() const;
 
   // Topic administration through etcd (topic_admin.h), returning once this broker's view has
   // the change (read-your-writes for the Metadata that usually follows). Errors as topic_admin's.
@@ -115,6 +118,8 @@ class ClusterNode {
   // its position and maybe the high watermark; may propose an ISR expansion.
   void on_follower_fetch(std::string_view topic, int32_t partition, int32_t replica,
                          int64_t fetch_offset, int64_t leader_log_end);
+  // The replica manager's counters and partitions (metrics).
+  ReplicaManagerStats replica_stats() const;
   // The leader's own durable end moved (the log's log_end listener).
   void on_log_end(const storage::PartitionLog& log, int64_t end);
 

@@ -53,8 +53,12 @@ void ReplicaManager::stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  for (auto& [id, f] : fetchers_) f->stop();
-  fetchers_.clear();
+  std::map<int32_t, std::unique_ptr<ReplicaFetcher>> fetchers;
+  {
+    std::lock_guard flk(fetchers_mu_);
+    fetchers.swap(fetchers_);
+  }
+  for (auto& [id, f] : fetchers) f->stop();
   following_.clear();
 }
 
@@ -228,6 +232,42 @@ size_t ReplicaManager::movable_leaderships() const {
   return n;
 }
 
+ReplicaManager::Stats ReplicaManager::stats() const {
+  Stats out;
+  out.leader_elections = leader_elections_.load(std::memory_order_relaxed);
+  out.isr_shrinks = isr_shrinks_.load(std::memory_order_relaxed);
+  out.isr_expands = isr_expands_.load(std::memory_order_relaxed);
+  out.isr_write_conflicts = isr_write_conflicts_.load(std::memory_order_relaxed);
+  out.fetched_bytes = retired_fetched_bytes_.load(std::memory_order_relaxed);
+  out.fetch_errors = retired_fetch_errors_.load(std::memory_order_relaxed);
+  {
+    std::lock_guard flk(fetchers_mu_);
+    for (const auto& [id, f] : fetchers_) {
+      const auto c = f->counters();
+      out.fetched_bytes += c.bytes;
+      out.fetch_errors += c.errors;
+    }
+  }
+  out.following = following_count_.load(std::memory_order_relaxed);
+  std::shared_lock lk(map_mu_);
+  for (const auto& [tp, l] : leading_) {
+    Stats::Led led;
+    led.topic = tp.first;
+    led.partition = tp.second;
+    const int64_t end = l->log->log_end_offset();
+    std::lock_guard llk(l->mu);
+    led.replicas = l->role.replicas.size();
+    led.isr = l->state.isr().size();
+    for (int32_t r : l->role.replicas) {
+      if (r == options_.self) continue;
+      auto pos = l->state.position(r);
+      led.lag.emplace_back(r, pos ? std::max<int64_t>(0, end - *pos) : -1);
+    }
+    out.leading.push_back(std::move(led));
+  }
+  return out;
+}
+
 // --- applying the view (manager's thread, or start()) ---
 
 void ReplicaManager::apply(const ClusterSnapshot& s) {
@@ -354,6 +394,7 @@ void ReplicaManager::lead(const Key& tp, const PartitionRole& role, const Cluste
     leading_[tp] = l;
     by_log_[log.get()] = l;
   }
+  leader_elections_.fetch_add(1, std::memory_order_relaxed);
   spdlog::info("cluster: leading {}-{} in epoch {} from offset {} (isr {})", tp.first, tp.second,
                role.leader_epoch, log->log_end_offset(), fmt::join(role.isr, ","));
 }
@@ -378,6 +419,7 @@ void ReplicaManager::follow(const Key& tp, const PartitionRole& role, const Clus
           ? topic->partitions[tp.second]
           : nullptr;
   if (!log) return;
+  std::unique_lock flk(fetchers_mu_);
   auto& fetcher = fetchers_[role.leader];
   if (!fetcher) {
     ReplicaFetcher::Options fo;
@@ -392,7 +434,9 @@ void ReplicaManager::follow(const Key& tp, const PartitionRole& role, const Clus
         std::make_unique<ReplicaFetcher>(role.leader, broker->second.host, broker->second.port, fo);
   }
   fetcher->add(tp.first, tp.second, log, role.leader_epoch);
+  flk.unlock();
   following_[tp] = role.leader;
+  following_count_.store(following_.size(), std::memory_order_relaxed);
   spdlog::info("cluster: following {}-{} from broker {} in epoch {}", tp.first, tp.second,
                role.leader, role.leader_epoch);
 }
@@ -400,15 +444,26 @@ void ReplicaManager::follow(const Key& tp, const PartitionRole& role, const Clus
 void ReplicaManager::unfollow(const Key& tp) {
   auto it = following_.find(tp);
   if (it == following_.end()) return;
-  auto f = fetchers_.find(it->second);
-  if (f != fetchers_.end()) {
-    f->second->remove(tp.first, tp.second);
-    if (f->second->size() == 0) {
-      f->second->stop();
-      fetchers_.erase(f);
+  std::unique_ptr<ReplicaFetcher> idle;
+  {
+    std::lock_guard flk(fetchers_mu_);
+    auto f = fetchers_.find(it->second);
+    if (f != fetchers_.end()) {
+      f->second->remove(tp.first, tp.second);
+      if (f->second->size() == 0) {
+        idle = std::move(f->second);
+        fetchers_.erase(f);
+      }
     }
   }
+  if (idle) {
+    idle->stop();  // outside the lock: may wait for a fetch in flight
+    const auto c = idle->counters();
+    retired_fetched_bytes_.fetch_add(c.bytes, std::memory_order_relaxed);
+    retired_fetch_errors_.fetch_add(c.errors, std::memory_order_relaxed);
+  }
   following_.erase(it);
+  following_count_.store(following_.size(), std::memory_order_relaxed);
 }
 
 // --- ISR changes ---
@@ -450,6 +505,7 @@ bool ReplicaManager::write_isr(const Key& tp, Leading& l, std::vector<int32_t> i
   auto r =
       coordination_.txn({Compare::mod_revision_is(key, rev)}, {TxnOp::put(key, encode(*next))}, {});
   if (!r.ok() || !r->succeeded) {
+    isr_write_conflicts_.fetch_add(1, std::memory_order_relaxed);
     // Someone else changed the partition (the controller, a new leader): the view brings it.
     spdlog::info("cluster: ISR change of {}-{} to [{}] not applied ({}); retried on the next view",
                  tp.first, tp.second, fmt::join(isr, ","),
@@ -460,6 +516,8 @@ bool ReplicaManager::write_isr(const Key& tp, Leading& l, std::vector<int32_t> i
   if (l.role.leader_epoch != next->leader_epoch) return false;  // a newer term meanwhile
   spdlog::info("cluster: ISR of {}-{} [{}] -> [{}]", tp.first, tp.second,
                fmt::join(current.isr, ","), fmt::join(next->isr, ","));
+  (next->isr.size() < current.isr.size() ? isr_shrinks_ : isr_expands_)
+      .fetch_add(1, std::memory_order_relaxed);
   l.role.isr = next->isr;
   l.role.partition_epoch = next->partition_epoch;
   l.mod_revision = r->revision;

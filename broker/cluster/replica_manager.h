@@ -15,6 +15,7 @@
 // complete, so skipping intermediate ones loses nothing). Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -46,6 +47,26 @@ struct TopicEntry;
 namespace strata::broker::cluster {
 
 class ReplicaFetcher;
+
+// For metrics: counters since start, and the partitions a broker leads or follows now.
+struct ReplicaManagerStats {
+  uint64_t leader_elections = 0;  // partitions this broker became leader of (new terms)
+  uint64_t isr_shrinks = 0;       // ISR shrinks / expands this broker wrote as a leader
+  uint64_t isr_expands = 0;
+  uint64_t isr_write_conflicts = 0;  // ISR writes that lost the compare-and-swap
+  uint64_t fetched_bytes = 0;        // record bytes the replica fetchers appended
+  uint64_t fetch_errors = 0;         // failed fetch requests and partition answers
+  struct Led {
+    std::string topic;
+    int32_t partition = 0;
+    size_t replicas = 0;
+    size_t isr = 0;
+    // leader log end - follower position, per follower (-1: no fetch yet in this term)
+    std::vector<std::pair<int32_t, int64_t>> lag;
+  };
+  std::vector<Led> leading;
+  size_t following = 0;
+};
 
 class ReplicaManager {
  public:
@@ -83,6 +104,9 @@ class ReplicaManager {
   // Partitions this broker leads that have another live in-sync replica to take over (a clean
   // shutdown waits for these to move).
   size_t movable_leaderships() const;
+
+  using Stats = ReplicaManagerStats;
+  Stats stats() const;
 
  private:
   struct Leading {
@@ -125,6 +149,15 @@ class ReplicaManager {
   Roles roles_;
   std::map<int32_t, std::unique_ptr<ReplicaFetcher>> fetchers_;  // by leader broker id
   std::map<Key, int32_t> following_;                             // partition -> leader id
+  std::atomic<size_t> following_count_{0};
+  std::atomic<uint64_t> leader_elections_{0};
+  std::atomic<uint64_t> isr_shrinks_{0};
+  std::atomic<uint64_t> isr_expands_{0};
+  std::atomic<uint64_t> isr_write_conflicts_{0};
+  // Counters of fetchers that were stopped (so the totals never go back).
+  std::atomic<uint64_t> retired_fetched_bytes_{0};
+  std::atomic<uint64_t> retired_fetch_errors_{0};
+  mutable std::mutex fetchers_mu_;  // fetchers_ against stats() readers
 
   std::mutex mu_;  // pending_, stopping_, wake-ups
   std::condition_variable cv_;

@@ -5,6 +5,8 @@
 #include <map>
 #include <utility>
 
+#include "broker/cluster/cluster_node.h"
+#include "broker/cluster/replica_manager.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/metrics/broker_metrics.h"
 #include "broker/metrics/families.h"
@@ -26,6 +28,7 @@ std::vector<prometheus::MetricFamily> ScrapeCollector::Collect() const {
   collect_partitions(out, topics);
   collect_group_lag(out);
   collect_pk(out, topics);
+  if (svc_.cluster) collect_cluster(out);
   for (auto& f : collect_process_metrics()) out.push_back(std::move(f));
   return out;
 }
@@ -58,6 +61,68 @@ void ScrapeCollector::collect_partitions(std::vector<prometheus::MetricFamily>& 
   out.push_back(std::move(end));
   out.push_back(std::move(hw));
   out.push_back(std::move(size));
+}
+
+void ScrapeCollector::collect_cluster(std::vector<prometheus::MetricFamily>& out) const {
+  const auto st = svc_.cluster->replica_stats();
+  auto counter = [&](const char* name, const char* help, uint64_t v) {
+    auto f = family(name, help, MetricType::Counter);
+    add_sample(f, {}, static_cast<double>(v));
+    out.push_back(std::move(f));
+  };
+  counter("strata_cluster_leader_elections_total",
+          "Partition leaderships this broker took (each a new leader epoch).", st.leader_elections);
+  counter("strata_cluster_isr_shrinks_total",
+          "ISR shrinks this broker wrote as a leader (a follower lagged or left).", st.isr_shrinks);
+  counter("strata_cluster_isr_expands_total",
+          "ISR expansions this broker wrote as a leader (a follower caught up).", st.isr_expands);
+  counter("strata_cluster_isr_write_conflicts_total",
+          "ISR writes that lost the compare-and-swap in etcd (retried on the next view).",
+          st.isr_write_conflicts);
+  counter("strata_cluster_replica_fetch_bytes_total",
+          "Record bytes this broker's replica fetchers appended as a follower.", st.fetched_bytes);
+  counter("strata_cluster_replica_fetch_errors_total",
+          "Failed replica fetch requests and partition answers of this broker's fetchers.",
+          st.fetch_errors);
+  auto gauge = [&](const char* name, const char* help, double v) {
+    auto f = family(name, help, MetricType::Gauge);
+    add_sample(f, {}, v);
+    out.push_back(std::move(f));
+  };
+  size_t under = 0;
+  for (const auto& l : st.leading) under += l.isr < l.replicas ? 1 : 0;
+  gauge("strata_cluster_leader_partitions", "Partitions this broker leads.",
+        static_cast<double>(st.leading.size()));
+  gauge("strata_cluster_follower_partitions", "Partitions this broker follows.",
+        static_cast<double>(st.following));
+  gauge("strata_cluster_under_replicated_partitions",
+        "Partitions this broker leads whose ISR is smaller than their replica list.",
+        static_cast<double>(under));
+  gauge("strata_cluster_active_controller", "1 on the broker that is the controller, else 0.",
+        svc_.cluster->controller_active() ? 1.0 : 0.0);
+  if (svc_.cluster->controller_active()) {  // counted once, by the controller, as Kafka does
+    size_t offline = 0;
+    auto s = svc_.cluster->snapshot();
+    for (const auto& [name, parts] : s->partitions) {
+      for (const auto& [p, vp] : parts) offline += vp.state.leader < 0 ? 1 : 0;
+    }
+    gauge("strata_cluster_offline_partitions", "Partitions with no leader (controller only).",
+          static_cast<double>(offline));
+  }
+  auto lag = family("strata_cluster_replica_lag_offsets",
+                    "On a leader: its log end minus a follower's fetch position (-1 before the "
+                    "follower's first fetch in this leader epoch).",
+                    MetricType::Gauge);
+  for (const auto& l : st.leading) {
+    for (const auto& [replica, offsets] : l.lag) {
+      add_sample(lag,
+                 {{"topic", l.topic},
+                  {"partition", std::to_string(l.partition)},
+                  {"replica", std::to_string(replica)}},
+                 static_cast<double>(offsets));
+    }
+  }
+  out.push_back(std::move(lag));
 }
 
 void ScrapeCollector::collect_group_lag(std::vector<prometheus::MetricFamily>& out) const {

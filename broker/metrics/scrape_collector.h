@@ -27,6 +27,7 @@ class ScrapeCollector : public prometheus::Collectable {
   using TopicList = std::vector<std::shared_ptr<const TopicEntry>>;
   void collect_partitions(std::vector<prometheus::MetricFamily>& out,
                           const TopicList& topics) const;
+  void collect_cluster(std::vector<prometheus::MetricFamily>& out) const;
   void collect_group_lag(std::vector<prometheus::MetricFamily>& out) const;
   void collect_pk(std::vector<prometheus::MetricFamily>& out, const TopicList& topics) const;
 

@@ -23,8 +23,10 @@ import collections
 import os
 import subprocess
 import sys
+import re
 import time
 import unittest
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cluster_harness import Cluster, ClusterTestCase, Etcd, EtcdCluster  # noqa: E402
@@ -46,6 +48,22 @@ def describe(md, topic):
                                   for p, pm in t.partitions.items()}
     return "brokers %s, %s partitions (leader, replicas, isr): %s" % (
         sorted(md.brokers), topic, parts)
+
+
+METRICS_RE = re.compile(r"metrics listening on http://([0-9.]+):(\d+)/metrics")
+
+
+def scrape_sum(broker, name):
+    """Sum of every sample of metric `name` on one broker (its latest metrics port)."""
+    found = [m for m in (METRICS_RE.search(line) for line in broker.log_lines) if m]
+    host, port = found[-1].group(1), int(found[-1].group(2))
+    with urllib.request.urlopen("http://%s:%d/metrics" % (host, port), timeout=10) as r:
+        text = r.read().decode()
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith(name + " ") or line.startswith(name + "{"):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
 
 
 class ClusterTest(ClusterTestCase):
@@ -267,6 +285,15 @@ class ClusterTest(ClusterTestCase):
         self.wait_metadata(topic, lambda md: victim not in md.brokers and all(
             victim not in x.isrs and x.leader != -1 for x in self.partitions(md, topic).values()),
             "broker %d out of every ISR" % victim)
+        live = [n for n in self.cluster.node_ids if n != victim]
+
+        def cluster_sum(name):
+            return sum(scrape_sum(self.cluster.broker(n), name) for n in live)
+        # Every partition lost a replica: its leader reports it under-replicated.
+        wait_until(lambda: cluster_sum("strata_cluster_under_replicated_partitions") == 3,
+                   DEADLINE, what="3 under-replicated partitions in the leaders' metrics")
+        self.assertEqual(cluster_sum("strata_cluster_leader_partitions"), 3)
+        self.assertEqual(cluster_sum("strata_cluster_active_controller"), 1)
         # Written while it is down, so it has to catch up before it is in sync again.
         after = self.produce_acked(topic, ["b%d" % i for i in range(300)],
                                    **{"acks": "all", "enable.idempotence": True})
@@ -275,6 +302,12 @@ class ClusterTest(ClusterTestCase):
         self.wait_metadata(topic, self.fully_in_sync(topic, 3, self.cluster.node_ids),
                            "broker %d back in the ISR of every partition" % victim,
                            timeout=DEADLINE * 2)
+        # The leaders wrote the expansions themselves, and nothing is under-replicated now.
+        wait_until(lambda: cluster_sum("strata_cluster_under_replicated_partitions") == 0,
+                   DEADLINE, what="no under-replicated partition in the leaders' metrics")
+        self.assertGreaterEqual(cluster_sum("strata_cluster_isr_expands_total"), 3)
+        self.assertGreater(scrape_sum(self.cluster.broker(victim),
+                                      "strata_cluster_replica_fetch_bytes_total"), 0)
 
 
 class HarnessSelfTest(ClusterTestCase):

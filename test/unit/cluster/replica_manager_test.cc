@@ -132,8 +132,16 @@ TEST(ReplicaManager, LeaderHighWatermarkIsTheMinimumOverTheIsr) {
   EXPECT_EQ(log->log_end_offset(), 30);
   EXPECT_EQ(log->latest_epoch(), 3) << "appends are stamped with the epoch from etcd";
   EXPECT_EQ(log->high_watermark(), 0) << "follower 2 is in the ISR and has fetched nothing";
+  auto st = f.manager.load()->stats();
+  ASSERT_EQ(st.leading.size(), 1u);
+  EXPECT_EQ(st.leading[0].lag, (std::vector<std::pair<int32_t, int64_t>>{{2, -1}}))
+      << "no fetch from broker 2 yet";
   f.manager.load()->on_follower_fetch("t", 0, 2, 10, log->log_end_offset());
   EXPECT_EQ(log->high_watermark(), 10);
+  st = f.manager.load()->stats();
+  EXPECT_EQ(st.leading[0].lag, (std::vector<std::pair<int32_t, int64_t>>{{2, 20}}));
+  EXPECT_EQ(st.leader_elections, 1u);
+  EXPECT_EQ(st.leading[0].isr, 2u);
   f.manager.load()->on_follower_fetch("t", 0, 3, 30, log->log_end_offset());
   EXPECT_EQ(log->high_watermark(), 10) << "broker 3 is not a replica: its fetch counts for nothing";
   f.manager.load()->on_follower_fetch("t", 0, 2, 30, log->log_end_offset());
@@ -173,6 +181,10 @@ TEST(ReplicaManager, LaggingFollowerLeavesTheIsrAndRejoinsOnceCaughtUp) {
   ASSERT_TRUE(eventually([&] { return f.stored("t").isr == std::vector<int32_t>{1, 2}; }));
   EXPECT_EQ(f.stored("t").partition_epoch, 3);
   EXPECT_TRUE(eventually([&] { return f.manager.load()->isr("t", 0).size() == 2; }));
+  const auto st = f.manager.load()->stats();
+  EXPECT_EQ(st.isr_shrinks, 1u);
+  EXPECT_EQ(st.isr_expands, 1u);
+  EXPECT_EQ(st.isr_write_conflicts, 0u);
 }
 
 TEST(ReplicaManager, IsrWriteLosesToAConcurrentChange) {
@@ -183,6 +195,7 @@ TEST(ReplicaManager, IsrWriteLosesToAConcurrentChange) {
       f.coordination.put(f.layout.partition("t", 0), encode(PartitionState{2, 2, {2}, 2})).ok());
   std::this_thread::sleep_for(600ms);  // several ISR checks: each shrink must lose the CAS
   EXPECT_EQ(f.stored("t"), (PartitionState{2, 2, {2}, 2}));
+  EXPECT_GE(f.manager.load()->stats().isr_write_conflicts, 2u);
 }
 
 TEST(ReplicaManager, NewLeaderEpochAndFollowingAndDeletion) {
@@ -195,6 +208,8 @@ TEST(ReplicaManager, NewLeaderEpochAndFollowingAndDeletion) {
   EXPECT_TRUE(eventually([&] {
     return f.manager.load()->leader_check("t", 0, -1) == ErrorCode::not_leader_or_follower;
   }));
+  EXPECT_EQ(f.manager.load()->stats().following, 1u);
+  EXPECT_TRUE(f.manager.load()->stats().leading.empty());
   EXPECT_EQ(f.manager.load()->leader_check("t", 0, 1), ErrorCode::fenced_leader_epoch);
   // And back, in epoch 3.
   f.manager.load()->on_view(f.view("t", kId, {1, 2}, PartitionState{1, 3, {1, 2}, 3}));
