@@ -20,6 +20,7 @@ By hand, from the source root after `ninja -C build`:
 (STRATA_ETCD overrides /usr/bin/etcd; STRATA_IT_VERBOSE=1 echoes broker logs.)
 """
 import collections
+import json
 import os
 import subprocess
 import sys
@@ -308,6 +309,34 @@ class ClusterTest(ClusterTestCase):
         self.assertGreaterEqual(cluster_sum("strata_cluster_isr_expands_total"), 3)
         self.assertGreater(scrape_sum(self.cluster.broker(victim),
                                       "strata_cluster_replica_fetch_bytes_total"), 0)
+
+
+    def test_cli_creates_and_describes_the_cluster(self):
+        """`strata topic create -r 3` and `strata cluster describe` (text and JSON) on the
+        cluster: every broker listed, then a killed broker's partitions under-replicated."""
+        cli = os.environ.get("STRATA_CLI") or os.path.join(
+            os.path.dirname(os.environ["STRATA_BROKER"]), "..", "tools", "cli", "strata")
+
+        def run(*args):
+            p = subprocess.run([cli, "-b", self.cluster.address(1)] + list(args),
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            return p.stdout
+        topic = unique_topic("cli")
+        run("topic", "create", topic, "--partitions", "3", "--replication-factor", "3")
+        self.wait_metadata(topic, self.fully_in_sync(topic, 3, self.cluster.node_ids),
+                           "%s fully replicated" % topic)
+        out = json.loads(run("-o", "json", "cluster", "describe"))
+        self.assertEqual(sorted(b["node_id"] for b in out["brokers"]),
+                         [1, 2, 3], out)
+        self.assertEqual(out["health"]["under_replicated"], 0, out)
+        victim = 3
+        self.cluster.kill(victim)
+        wait_until(lambda: json.loads(run("-o", "json", "cluster", "describe"))["health"]
+                   ["under_replicated"] >= 3, DEADLINE, what="3 under-replicated partitions")
+        text = run("cluster", "describe")
+        self.assertIn("under-replicated", text)
+        self.assertIn(topic, text)
 
 
 class HarnessSelfTest(ClusterTestCase):
