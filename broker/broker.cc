@@ -68,10 +68,13 @@ Status Broker::start() {
   // The logs wake long-polls themselves: Fetch and ReadChangelog wait on high-watermark advances,
   // a follower's Fetch on log-end advances.
   auto listeners = std::make_shared<storage::PartitionLog::Listeners>();
-  listeners->high_watermark = [this](const storage::PartitionLog& log, int64_t) {
+  const bool cluster_mode = !config_.coordination_etcd_endpoints.empty();
+  listeners->high_watermark = [this, cluster_mode](const storage::PartitionLog& log, int64_t hw) {
+    // Cluster mode: a PK state applies what became committed before anyone is woken, so a
+    // lookup after an acks=all acknowledgement sees the write.
+    if (cluster_mode && pk_tables_) pk_tables_->on_high_watermark(log, hw);
     watchers_.notify(&log);
   };
-  const bool cluster_mode = !config_.coordination_etcd_endpoints.empty();
   // A leader's high watermark follows its own durable end and the followers' positions; a
   // follower's fetch long-polls on the log end.
   listeners->log_end = [this](const storage::PartitionLog& log, int64_t end) {
@@ -91,7 +94,7 @@ Status Broker::start() {
   topics_ = std::make_unique<TopicRegistry>(*logs_, *dynamic_->effective());
   STRATA_RETURN_IF_ERROR(topics_->load());
   // primary-key table states, recovered by log replay before serving.
-  pk_tables_ = std::make_unique<PkTables>(*topics_);
+  pk_tables_ = std::make_unique<PkTables>(*topics_, cluster_mode);
   pk_tables_->start_tasks({config_.pk_checkpoint_retained,  // checkpoints
                            config_.test_fault_pk_compact_before_checkpoint != 0});
   STRATA_RETURN_IF_ERROR(pk_tables_->open_all());
@@ -130,6 +133,9 @@ Status Broker::start() {
     cluster::LocalTopicHooks hooks;
     hooks.before_delete = [this](const TopicEntry& t) { pk_tables_->drop(t); };
     hooks.after_delete = [this](const std::string& name) { groups_->on_topic_deleted(name); };
+    hooks.on_role = [this](const std::string& topic, int32_t partition, bool leader) {
+      pk_tables_->on_role(topic, partition, leader);
+    };
     cluster_ = std::make_unique<cluster::ClusterNode>(std::move(co), *topics_, std::move(hooks));
     STRATA_RETURN_IF_ERROR(cluster_->connect(logs_->cluster_id()));
   }

@@ -149,7 +149,7 @@ Status PkState::load_checkpoints() {
   if (!offsets.ok()) return offsets.status();
   // A checkpoint at or past the log end holds state the log lost (torn tail): never usable again,
   // and new writes would reuse its offsets with other contents.
-  const int64_t end = log_.high_watermark();
+  const int64_t end = log_end_for_state();
   std::error_code ec;
   std::vector<int64_t> kept;
   for (int64_t o : *offsets) {
@@ -174,7 +174,7 @@ Status PkState::load_checkpoints() {
 }
 
 Status PkState::recover_ahead_of_log(PkEnvironment& env) {
-  const int64_t end = log_.high_watermark();
+  const int64_t end = log_end_for_state();
   const int64_t start = log_.log_start_offset();
   const int64_t applied = applied_offset();
   if (snapshots_) close_snapshot_registry(*snapshots_);

@@ -29,6 +29,7 @@ std::span<const uint8_t> as_span(std::string_view s) {
 WriteResult PkState::write(const WriteInput& input, int64_t now_ms, const AppendFn& append) {
   WriteResult out;
   std::lock_guard wl(write_mu_);
+  WritingScope writing(this);
   Computed c = compute(input.batch, input.codec, now_ms, input.max_record_bytes);
   if (!c.status.ok()) {
     out.status = std::move(c.status);

@@ -20,26 +20,25 @@ namespace {
 constexpr uint32_t kReadChunk = 4u << 20;
 }  // namespace
 
-Status PkState::apply_changelog(const protocol::RecordBatchView& batch, int64_t base_offset) {
-  std::lock_guard wl(write_mu_);
-  if (failed_) return Status(Errc::io_error, "primary-key state is offline after an I/O error");
-  if (!overlay_.empty()) {
-    return Status(Errc::invalid_argument, "apply_changelog while batches are held");
-  }
-  const int64_t last = base_offset + batch.last_offset_delta();
-  const int64_t applied = applied_offset();
-  if (last <= applied) return Status::Ok();  // already applied
-  auto lk = read_lock();
-  if (!lk) return Status(Errc::shutting_down, "primary-key state is closed");
-  if (batch.is_control()) {  // markers carry no rows; the offsets still count as applied
-    rocksdb::WriteBatch wb;
-    return write_applied(wb, last);
-  }
+namespace {
+
+// One after-image of a stored changelog batch: the row's RocksDB key and either its encoded value
+// (with its offset) or a delete.
+struct AfterImage {
+  std::string key;
+  bool del = false;
+  std::string encoded;
+  Overlay::Row row;  // the same row as the overlay sees it
+  int32_t offset_delta = 0;
+};
+
+// Decodes the after-images of `batch` (records at base_offset + delta, only those past
+// `applied`); `none` records without a row are skipped, as are records without a key.
+Status after_images(const protocol::RecordBatchView& batch, int64_t base_offset, int64_t applied,
+                    const TableConfig& table, std::vector<AfterImage>& out) {
   protocol::RecordReader reader;
   STRATA_RETURN_IF_ERROR(reader.reset(batch));
   protocol::Record r;
-  std::string key, value;
-  rocksdb::WriteBatch wb;
   for (;;) {
     auto more = reader.next(r);
     if (!more.ok()) return more.status();
@@ -62,8 +61,8 @@ Status PkState::apply_changelog(const protocol::RecordBatchView& batch, int64_t 
       if (h.key == kAppendTimeHeader && h.value && h.value->size() == 8) {
         append_time = rf::get_be64(h.value->data());
       }
-      if (options_.table.merge_engine == MergeEngine::versioned &&
-          h.key == options_.table.version_header && h.value && h.value->size() == 8) {
+      if (table.merge_engine == MergeEngine::versioned && h.key == table.version_header &&
+          h.value && h.value->size() == 8) {
         version = rf::get_be64(h.value->data());
       }
     }
@@ -73,45 +72,75 @@ Status PkState::apply_changelog(const protocol::RecordBatchView& batch, int64_t 
       if (!carries_row || !r.value) continue;
       version = row_version;
     }
-    key.clear();
-    rf::append_row_key(key, *r.key);
+    AfterImage a;
+    a.offset_delta = r.offset_delta;
+    rf::append_row_key(a.key, *r.key);
     if (*kind == ChangeKind::del || !r.value) {
-      wb.Delete(key);
+      a.del = true;
     } else {
-      value.clear();
-      rf::encode_row(value, offset, reader.timestamp_of(r), version, *r.value, append_time);
-      wb.Put(key, value);
+      const int64_t ts = reader.timestamp_of(r);
+      rf::encode_row(a.encoded, offset, ts, version, *r.value, append_time);
+      a.row.present = true;
+      a.row.value.assign(reinterpret_cast<const char*>(r.value->data()), r.value->size());
+      a.row.version = version;
+      a.row.ttl_clock = append_time ? *append_time : ts;
+    }
+    out.push_back(std::move(a));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status PkState::apply_changelog(const protocol::RecordBatchView& batch, int64_t base_offset) {
+  std::lock_guard wl(write_mu_);
+  return apply_changelog_locked(batch, base_offset);
+}
+
+Status PkState::apply_changelog_locked(const protocol::RecordBatchView& batch,
+                                       int64_t base_offset) {
+  if (failed_) return Status(Errc::io_error, "primary-key state is offline after an I/O error");
+  if (!overlay_.empty()) {
+    return Status(Errc::invalid_argument, "apply_changelog while batches are held");
+  }
+  const int64_t last = base_offset + batch.last_offset_delta();
+  const int64_t applied = applied_offset();
+  if (last <= applied) return Status::Ok();  // already applied
+  auto lk = read_lock();
+  if (!lk) return Status(Errc::shutting_down, "primary-key state is closed");
+  rocksdb::WriteBatch wb;
+  if (!batch.is_control()) {  // markers carry no rows; the offsets still count as applied
+    std::vector<AfterImage> images;
+    STRATA_RETURN_IF_ERROR(after_images(batch, base_offset, applied, options_.table, images));
+    for (const auto& a : images) {
+      if (a.del) {
+        wb.Delete(a.key);
+      } else {
+        wb.Put(a.key, a.encoded);
+      }
     }
   }
   return write_applied(wb, last);
 }
 
-Status PkState::replay() {
-  const int64_t end = log_.high_watermark();
-  int64_t from = applied_offset() + 1;
-  if (from > end) {
-    // The state is ahead of the log (a torn tail was truncated after RocksDB persisted). Without
-    // checkpoints (not built yet) the only safe rebuild is from an untruncated log.
-    if (log_.log_start_offset() > 0) {
-      return Status(Errc::corruption, path_ + ": state at offset " + std::to_string(from - 1) +
-                                          " is ahead of the log end " + std::to_string(end) +
-                                          " and the log no longer starts at 0");
+Status PkState::hold_changelog_locked(const protocol::RecordBatchView& batch, int64_t base_offset) {
+  Overlay::Batch b;
+  b.last_offset_delta = batch.last_offset_delta();
+  if (!batch.is_control()) {
+    std::vector<AfterImage> images;
+    STRATA_RETURN_IF_ERROR(after_images(batch, base_offset, -1, options_.table, images));
+    for (auto& a : images) {
+      b.ops.push_back(
+          Overlay::Op{a.key, a.del ? std::string() : std::move(a.encoded), a.offset_delta});
+      b.rows[a.key] = a.del ? Overlay::Row{} : std::move(a.row);
     }
-    rocksdb::WriteBatch wb;
-    wb.DeleteRange(std::string(1, rf::kRowPrefix), std::string(1, rf::kRowPrefix + 1));
-    wb.Delete(rocksdb::Slice(rf::kAppliedKey.data(), rf::kAppliedKey.size()));
-    rocksdb::WriteOptions wo;
-    wo.disableWAL = true;
-    rocksdb::Status st = db_->Write(wo, &wb);
-    if (!st.ok()) return Status(Errc::io_error, st.ToString());
-    applied_offset_.store(-1);
-    from = 0;
   }
-  if (from < log_.log_start_offset()) {
-    return Status(Errc::corruption, path_ + ": state needs the log from offset " +
-                                        std::to_string(from) + " but it starts at " +
-                                        std::to_string(log_.log_start_offset()));
-  }
+  const uint64_t id = overlay_.push(std::move(b));
+  return overlay_.appended(id, base_offset);
+}
+
+Status PkState::for_each_log_batch(
+    int64_t from, int64_t end, const std::function<Status(const protocol::RecordBatchView&)>& fn) {
   std::vector<uint8_t> buf;
   while (from < end) {
     auto read = log_.read(from, kReadChunk, true, end);
@@ -130,13 +159,107 @@ Status PkState::replay() {
         protocol::RecordBatchView batch(rest.first(size));
         rest = rest.subspan(size);
         if (batch.last_offset() < from) continue;
-        STRATA_RETURN_IF_ERROR(apply_changelog(batch, batch.base_offset()));
+        STRATA_RETURN_IF_ERROR(fn(batch));
         from = batch.next_offset();
       }
     }
     if (from == before) return Status(Errc::corruption, "log replay made no progress");
   }
   return Status::Ok();
+}
+
+int64_t PkState::log_end_for_state() const {
+  return options_.replicated ? log_.log_end_offset() : log_.high_watermark();
+}
+
+Status PkState::replay_range_locked(int64_t end) {
+  const int64_t from = applied_offset() + 1;
+  if (from >= end) return Status::Ok();
+  if (from < log_.log_start_offset()) {
+    return Status(Errc::corruption, path_ + ": state needs the log from offset " +
+                                        std::to_string(from) + " but it starts at " +
+                                        std::to_string(log_.log_start_offset()));
+  }
+  return for_each_log_batch(from, end, [&](const protocol::RecordBatchView& batch) {
+    return apply_changelog_locked(batch, batch.base_offset());
+  });
+}
+
+Status PkState::replay() {
+  if (options_.replicated) return Status::Ok();  // catches up once its role is known
+  const int64_t end = log_.high_watermark();
+  int64_t from = applied_offset() + 1;
+  if (from > end) {
+    // The state is ahead of the log (a torn tail was truncated after RocksDB persisted). Without
+    // checkpoints (not built yet) the only safe rebuild is from an untruncated log.
+    if (log_.log_start_offset() > 0) {
+      return Status(Errc::corruption, path_ + ": state at offset " + std::to_string(from - 1) +
+                                          " is ahead of the log end " + std::to_string(end) +
+                                          " and the log no longer starts at 0");
+    }
+    rocksdb::WriteBatch wb;
+    wb.DeleteRange(std::string(1, rf::kRowPrefix), std::string(1, rf::kRowPrefix + 1));
+    wb.Delete(rocksdb::Slice(rf::kAppliedKey.data(), rf::kAppliedKey.size()));
+    rocksdb::WriteOptions wo;
+    wo.disableWAL = true;
+    rocksdb::Status st = db_->Write(wo, &wb);
+    if (!st.ok()) return Status(Errc::io_error, st.ToString());
+    applied_offset_.store(-1);
+  }
+  std::lock_guard wl(write_mu_);
+  return replay_range_locked(end);
+}
+
+// --- Replication ---
+
+Status PkState::lead() {
+  std::lock_guard wl(write_mu_);
+  if (failed_) return Status(Errc::io_error, "primary-key state is offline after an I/O error");
+  overlay_.clear();
+  leading_ = true;
+  const int64_t end = log_.log_end_offset();
+  const int64_t from = applied_offset() + 1;
+  if (from < log_.log_start_offset()) {
+    return Status(Errc::corruption, path_ + ": state at offset " + std::to_string(from - 1) +
+                                        " is behind the log start " +
+                                        std::to_string(log_.log_start_offset()));
+  }
+  Status st = for_each_log_batch(from, end, [&](const protocol::RecordBatchView& batch) {
+    return hold_changelog_locked(batch, batch.base_offset());
+  });
+  if (!st.ok()) overlay_.clear();
+  return st;
+}
+
+Status PkState::follow() {
+  std::lock_guard wl(write_mu_);
+  overlay_.clear();
+  leading_ = false;
+  return Status::Ok();
+}
+
+namespace {
+thread_local const PkState* tl_writing = nullptr;
+}  // namespace
+
+PkState::WritingScope::WritingScope(const PkState* s) : previous_(tl_writing) { tl_writing = s; }
+PkState::WritingScope::~WritingScope() { tl_writing = previous_; }
+
+Status PkState::apply_committed(int64_t hw) {
+  if (tl_writing == this) return Status::Ok();  // inside write(): the writer calls again
+  std::lock_guard wl(write_mu_);
+  if (failed_) return Status(Errc::io_error, "primary-key state is offline after an I/O error");
+  if (applied_offset() + 1 > log_.log_end_offset()) {
+    return Status(Errc::corruption,
+                  path_ + ": state at offset " + std::to_string(applied_offset()) +
+                      " is ahead of the log end " + std::to_string(log_.log_end_offset()));
+  }
+  if (leading_) {
+    while (overlay_.ready(hw - 1)) STRATA_RETURN_IF_ERROR(apply_front());
+    return Status::Ok();
+  }
+  if (!overlay_.empty()) return Status::Ok();  // a write in flight on a former leader
+  return replay_range_locked(std::min(hw, log_.log_end_offset()));
 }
 
 }  // namespace strata::pkindex

@@ -81,7 +81,7 @@ Result<std::unique_ptr<PkState>> PkState::open(PkEnvironment& env, storage::Part
   s->persisted_applied_.store(s->applied_offset());  // what open() read is in SSTs (WAL off)
   // State ahead of the log (torn tail truncated) or behind its start (retention passed it):
   // restore from a checkpoint (pk_checkpoint.cc), rebuild from an untruncated log, or go offline.
-  if (s->applied_offset() + 1 > log.high_watermark() ||
+  if (s->applied_offset() + 1 > s->log_end_for_state() ||
       s->applied_offset() + 1 < log.log_start_offset()) {
     STRATA_RETURN_IF_ERROR(s->recover_ahead_of_log(env));
     s->snapshots_ = make_snapshot_registry(s->db_.get(), s->path_);

@@ -134,6 +134,11 @@ class PkState {
     // keeps.
     Clock clock;
     int32_t checkpoints_retained = 2;
+    // A replica of a replicated partition (cluster mode): the log's high watermark is set from
+    // outside and is not known at open, so open() applies nothing past the persisted state and
+    // checks the state against the log end instead; the state then catches up through lead() /
+    // follow() and apply_committed() (see "Replication" below).
+    bool replicated = false;
   };
 
   // Opens (creating) `<log.dir()>/kv`, then replays the log past the applied offset. A state
@@ -165,6 +170,25 @@ class PkState {
   Status apply_changelog(const protocol::RecordBatchView& batch, int64_t base_offset);
   // Batches computed but not applied (held, or a write in flight).
   size_t overlay_size() const;
+
+  // --- Replication (Options::replicated; pk_replica.cc) ---
+  // Only committed data (at or below the high watermark) is ever applied, on every replica, so a
+  // lookup never sees a write a failover could take back, and a follower's truncation after a
+  // leader change (always above the high watermark) needs no rollback of the state.
+  // This replica now leads: the log's records past the applied offset — written by an earlier
+  // leader, not yet committed — are loaded into the overlay as held batches (after-images, never
+  // re-computed), so writes compute on top of them; apply_committed() applies them as the high
+  // watermark passes. Writes then go with WriteInput::hold.
+  Status lead();
+  // This replica now follows: held batches are dropped (the log may be truncated under them; they
+  // are applied from the log once committed).
+  Status follow();
+  // The high watermark moved to `hw`: a leader applies its held batches below it, a follower
+  // applies the log's changelog batches up to it. A no-op when called from inside this state's own
+  // write() (an RF=1 leader's high watermark moves within the append: the writer calls it again
+  // once write() returned). Errc::corruption when the state is ahead of the log end (an unclean
+  // truncation): the owner reopens it, which restores a checkpoint below the log end.
+  Status apply_committed(int64_t hw);
 
   // Current rows (RocksDB only: applied writes; a produce is acknowledged after apply, so a
   // lookup after the acknowledgement sees it). Errc::io_error on a RocksDB failure.
@@ -235,6 +259,17 @@ class PkState {
 
   PkState(storage::PartitionLog& log, Options options);
   Status replay();
+  // Where the log ends for the state's checks: the high watermark on one node, the log end on a
+  // replica (its high watermark is unknown at open).
+  int64_t log_end_for_state() const;
+  // write_mu_ held: applies the log's changelog batches in [applied + 1, end).
+  Status replay_range_locked(int64_t end);
+  Status apply_changelog_locked(const protocol::RecordBatchView& batch, int64_t base_offset);
+  // write_mu_ held: a stored changelog batch as a held, appended overlay batch.
+  Status hold_changelog_locked(const protocol::RecordBatchView& batch, int64_t base_offset);
+  // Calls `fn(batch)` for every whole batch of the log in [from, end) (file reads, batch by batch).
+  Status for_each_log_batch(int64_t from, int64_t end,
+                            const std::function<Status(const protocol::RecordBatchView&)>& fn);
   // write_mu_ held: the output batch of `in`, pushed onto the overlay (unappended).
   Computed compute(const protocol::RecordBatchView& in, codec::Compression codec, int64_t now_ms,
                    int64_t max_record_bytes);
@@ -271,8 +306,19 @@ class PkState {
   std::atomic<int64_t> newest_ckpt_offset_{-1};
   std::atomic<int64_t> persisted_applied_{-1};
   int64_t restored_from_ = -1;
+  // Marks the current thread as inside this state's write() (apply_committed() from a listener
+  // running within the write's own append must not wait for the write mutex it holds).
+  class WritingScope {
+   public:
+    explicit WritingScope(const PkState* s);
+    ~WritingScope();
+
+   private:
+    const PkState* previous_;
+  };
   mutable std::mutex write_mu_;
-  Overlay overlay_;  // guarded by write_mu_
+  Overlay overlay_;       // guarded by write_mu_
+  bool leading_ = false;  // replicated: lead() ran and no follow() since (guarded by write_mu_)
   std::atomic<int64_t> applied_offset_{-1};
   bool failed_ =
       false;  // an apply failed: the state no longer matches the log (guarded by write_mu_)

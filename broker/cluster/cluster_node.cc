@@ -61,6 +61,7 @@ Status ClusterNode::start(const std::string& host, int32_t port) {
   ro.fetch_backoff_ms = options_.replica_fetch_backoff_ms;
   ro.before_delete = hooks_.before_delete;
   ro.after_delete = hooks_.after_delete;
+  ro.on_role = hooks_.on_role;
   replicas_ = std::make_unique<ReplicaManager>(*etcd_, layout_, topics_, std::move(ro));
   view_->subscribe(
       [this](const std::shared_ptr<const ClusterSnapshot>& s) { replicas_->on_view(s); });

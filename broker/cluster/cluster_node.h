@@ -64,6 +64,8 @@ struct ClusterOptions {
 struct LocalTopicHooks {
   std::function<void(const TopicEntry&)> before_delete;
   std::function<void(const std::string&)> after_delete;
+  // A partition's role here changed (leader = true): PK states follow it (ReplicaManager).
+  std::function<void(const std::string& topic, int32_t partition, bool leader)> on_role;
 };
 
 class ClusterNode {

@@ -177,10 +177,16 @@ std::vector<int32_t> ReplicaManager::isr(std::string_view topic, int32_t partiti
   return l->state.isr();
 }
 
+// Outside l.mu: the log's high-watermark listener applies PK states, and a PK write in progress
+// (holding the state's write mutex) needs l.mu in on_log_end before it can finish.
+// advance_high_watermark never moves backwards, so racing publishers are harmless.
 void ReplicaManager::publish_hw(Leading& l) {
-  if (l.state.high_watermark() > l.log->high_watermark()) {
-    l.log->advance_high_watermark(l.state.high_watermark());
+  int64_t hw = 0;
+  {
+    std::lock_guard lk(l.mu);
+    hw = l.state.high_watermark();
   }
+  if (hw > l.log->high_watermark()) l.log->advance_high_watermark(hw);
 }
 
 void ReplicaManager::on_follower_fetch(std::string_view topic, int32_t partition, int32_t replica,
@@ -191,9 +197,9 @@ void ReplicaManager::on_follower_fetch(std::string_view topic, int32_t partition
   {
     std::lock_guard lk(l->mu);
     l->state.on_follower_fetch(replica, fetch_offset, leader_log_end, wall_ms());
-    publish_hw(*l);
     if (!l->expand_due && l->state.expand_candidate()) expand = l->expand_due = true;
   }
+  publish_hw(*l);
   if (expand) {
     {
       std::lock_guard lk(mu_);
@@ -211,8 +217,10 @@ void ReplicaManager::on_log_end(const storage::PartitionLog& log) {
     if (it == by_log_.end()) return;
     l = it->second;
   }
-  std::lock_guard lk(l->mu);
-  l->state.on_leader_durable_end(log.durable_end_offset());
+  {
+    std::lock_guard lk(l->mu);
+    l->state.on_leader_durable_end(log.durable_end_offset());
+  }
   publish_hw(*l);
 }
 
@@ -283,10 +291,12 @@ void ReplicaManager::apply(const ClusterSnapshot& s) {
   for (const auto& [tp, role] : changes.follow) follow(tp, role, s);
   for (const auto& [tp, role] : changes.update) {
     if (auto l = find(tp.first, tp.second)) {
-      std::lock_guard lk(l->mu);
-      l->role = role;
-      l->state.set_isr(role.isr);
-      if (const auto* vp = s.partition(tp.first, tp.second)) l->mod_revision = vp->mod_revision;
+      {
+        std::lock_guard lk(l->mu);
+        l->role = role;
+        l->state.set_isr(role.isr);
+        if (const auto* vp = s.partition(tp.first, tp.second)) l->mod_revision = vp->mod_revision;
+      }
       publish_hw(*l);
     } else if (role.kind == PartitionRole::Kind::follower) {
       follow(tp, role, s);  // e.g. the leader's address became known
@@ -380,6 +390,7 @@ void ReplicaManager::lead(const Key& tp, const PartitionRole& role, const Cluste
                   role.leader_epoch, st.to_string());
     return;
   }
+  if (options_.on_role) options_.on_role(tp.first, tp.second, true);
   LeaderState state(options_.self, role.replicas, role.isr, log->log_end_offset(),
                     log->high_watermark(), wall_ms());
   auto l = std::make_shared<Leading>(log, role, std::move(state));
@@ -387,8 +398,8 @@ void ReplicaManager::lead(const Key& tp, const PartitionRole& role, const Cluste
   {
     std::lock_guard lk(l->mu);
     l->state.on_leader_durable_end(log->durable_end_offset());
-    publish_hw(*l);
   }
+  publish_hw(*l);
   {
     std::unique_lock lk(map_mu_);
     leading_[tp] = l;
@@ -410,6 +421,7 @@ void ReplicaManager::stop_leading(const Key& tp) {
 void ReplicaManager::follow(const Key& tp, const PartitionRole& role, const ClusterSnapshot& s) {
   stop_leading(tp);
   unfollow(tp);
+  if (options_.on_role) options_.on_role(tp.first, tp.second, false);
   if (role.kind != PartitionRole::Kind::follower) return;  // offline: wait for a leader
   auto broker = s.brokers.find(role.leader);
   if (broker == s.brokers.end()) return;  // its address comes with a later view
@@ -512,16 +524,18 @@ bool ReplicaManager::write_isr(const Key& tp, Leading& l, std::vector<int32_t> i
                  r.ok() ? "lost the compare-and-swap" : r.status().to_string());
     return false;
   }
-  std::lock_guard lk(l.mu);
-  if (l.role.leader_epoch != next->leader_epoch) return false;  // a newer term meanwhile
+  {
+    std::lock_guard lk(l.mu);
+    if (l.role.leader_epoch != next->leader_epoch) return false;  // a newer term meanwhile
+    l.role.isr = next->isr;
+    l.role.partition_epoch = next->partition_epoch;
+    l.mod_revision = r->revision;
+    l.state.set_isr(next->isr);
+  }
   spdlog::info("cluster: ISR of {}-{} [{}] -> [{}]", tp.first, tp.second,
                fmt::join(current.isr, ","), fmt::join(next->isr, ","));
   (next->isr.size() < current.isr.size() ? isr_shrinks_ : isr_expands_)
       .fetch_add(1, std::memory_order_relaxed);
-  l.role.isr = next->isr;
-  l.role.partition_epoch = next->partition_epoch;
-  l.mod_revision = r->revision;
-  l.state.set_isr(next->isr);
   publish_hw(l);
   return true;
 }

@@ -79,6 +79,9 @@ class ReplicaManager {
     // Called before a deleted topic's local data goes (close its PK states) and after.
     std::function<void(const TopicEntry&)> before_delete;
     std::function<void(const std::string&)> after_delete;
+    // This broker now leads (true) or follows or lost (false) a partition: called before the
+    // partition takes writes as a leader and before a fetcher may truncate it as a follower.
+    std::function<void(const std::string& topic, int32_t partition, bool leader)> on_role;
   };
   ReplicaManager(Coordination& coordination, Layout layout, TopicRegistry& topics, Options options);
   ~ReplicaManager();

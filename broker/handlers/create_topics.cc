@@ -68,13 +68,6 @@ void create_in_cluster(RequestContext& ctx, const protocol::CreateTopicsRequest:
     fail(ErrorCode::invalid_replication_factor, "Replication factor must be larger than 0.");
     return;
   }
-  auto type = configs.find("table.type");
-  if (type != configs.end() && type->second == "primary-key" && nt.replication_factor > 1) {
-    fail(ErrorCode::policy_violation,
-         "Primary-key tables with a replication factor above 1 are not supported yet in cluster "
-         "mode (their state does not fail over until replicated PK tables land)");
-    return;
-  }
   // Config values and the name are checked by the same code as on one node.
   auto checked = ctx.svc.topics.create(rt.name, partitions, configs, /*validate_only=*/true);
   if (!checked.ok() && checked.status().code() != Errc::already_exists) {

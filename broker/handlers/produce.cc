@@ -117,8 +117,17 @@ PartitionAppend append_partition(Services& svc, const TopicEntry& topic, int32_t
   protocol::RecordBatchView input(batch);
   pkindex::WriteInput in{input, input.compression(), topic.config.max_message_bytes};
   in.max_record_bytes = topic.config.max_message_bytes;  // decompressed rows: see WriteInput
+  // Cluster mode: rows are applied once committed (the high watermark passed them), never before.
+  in.hold = svc.cluster != nullptr;
   pkindex::WriteResult w = (*state)->write(
       in, now, [&](std::span<uint8_t> changelog) { return log.append(changelog, now); });
+  if (in.hold && w.status.ok()) {
+    // The high watermark may have moved inside the append (replication factor 1), where the
+    // state could not apply: apply now.
+    if (Status st = (*state)->apply_committed(log.high_watermark()); !st.ok()) {
+      spdlog::error("applying {}-{} after a write: {}", topic.name, partition, st.to_string());
+    }
+  }
   out.status = std::move(w.status);
   out.record_errors = std::move(w.record_errors);
   out.info = std::move(w.appended);

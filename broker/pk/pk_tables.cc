@@ -8,7 +8,8 @@
 
 namespace strata::broker {
 
-PkTables::PkTables(TopicRegistry& topics) : topics_(topics) {}
+PkTables::PkTables(TopicRegistry& topics, bool replicated)
+    : topics_(topics), replicated_(replicated) {}
 
 PkTables::~PkTables() { (void)close_all(); }
 
@@ -50,6 +51,7 @@ Result<std::shared_ptr<pkindex::PkState>> PkTables::get(const TopicEntry& topic,
   o.partition = partition;
   o.partition_count = static_cast<int32_t>(topic.partitions.size());
   o.checkpoints_retained = tasks_.checkpoints_retained;
+  o.replicated = replicated_;
   auto s = pkindex::PkState::open(env_, *log, o);
   if (!s.ok()) {
     spdlog::error("cannot open the state of {}-{}: {}; the partition is offline", topic.name,
@@ -70,7 +72,75 @@ Result<std::shared_ptr<pkindex::PkState>> PkTables::get(const TopicEntry& topic,
     auto st = w.lock();
     return st ? st->retention_bound() : int64_t{0};
   });
+  if (replicated_) {
+    {
+      std::unique_lock blk(by_log_mu_);
+      by_log_[log] = ByLog{state, topic.name, partition};
+    }
+    // A state (re)opened after its role was given takes it again at once.
+    if (auto r = leader_roles_.find({topic.name, partition}); r != leader_roles_.end()) {
+      apply_role(*state, *log, r->second, topic.name, partition);
+    }
+  }
   return state;
+}
+
+void PkTables::apply_role(pkindex::PkState& state, const storage::PartitionLog& log, bool leader,
+                          const std::string& topic, int32_t partition) {
+  Status st = leader ? state.lead() : state.follow();
+  if (st.ok()) st = state.apply_committed(log.high_watermark());
+  if (!st.ok()) {
+    spdlog::error("primary-key state of {}-{} as {}: {}", topic, partition,
+                  leader ? "leader" : "follower", st.to_string());
+  }
+}
+
+void PkTables::on_role(const std::string& topic, int32_t partition, bool leader) {
+  auto t = topics_.find(topic);
+  if (!t || !pkindex::is_pk_table(t->configs)) return;
+  {
+    std::lock_guard lk(mu_);
+    leader_roles_[{topic, partition}] = leader;
+  }
+  auto state = get(*t, partition);  // opening it applies the role
+  if (!state.ok() || !*state) return;
+  apply_role(**state, *t->partitions[partition], leader, topic, partition);
+}
+
+void PkTables::on_high_watermark(const storage::PartitionLog& log, int64_t hw) {
+  std::shared_ptr<pkindex::PkState> state;
+  std::string topic;
+  int32_t partition = 0;
+  {
+    std::shared_lock blk(by_log_mu_);
+    auto it = by_log_.find(&log);
+    if (it == by_log_.end()) return;
+    state = it->second.state.lock();
+    topic = it->second.topic;
+    partition = it->second.partition;
+  }
+  if (!state) return;
+  Status st = state->apply_committed(hw);
+  if (st.ok()) return;
+  if (st.code() != Errc::corruption) {
+    spdlog::error("applying {}-{} up to {}: {}", topic, partition, hw, st.to_string());
+    return;
+  }
+  // Ahead of its log (an unclean truncation): reopen, which restores a checkpoint below the log
+  // end (or rebuilds from a log that starts at 0) and takes the role again.
+  spdlog::warn("primary-key state of {}-{} is ahead of its log ({}); reopening it", topic,
+               partition, st.message());
+  auto t = topics_.find(topic);
+  if (!t) return;
+  const auto key = key_of(*t, partition);
+  {
+    std::lock_guard lk(mu_);
+    auto it = states_.find(key);
+    if (it == states_.end() || it->second != state) return;  // someone else did
+    states_.erase(it);
+  }
+  (void)state->close();
+  (void)get(*t, partition);
 }
 
 // Metrics: never opens a state, so a scrape has no side effects.
@@ -97,6 +167,11 @@ void PkTables::drop(const TopicEntry& topic) {
       it = states_.erase(it);
     }
     dropped_.insert(id);  // final: topic ids are never reused, so the entry stays
+    std::erase_if(leader_roles_, [&](const auto& e) { return e.first.first == topic.name; });
+  }
+  if (replicated_) {
+    std::unique_lock blk(by_log_mu_);
+    for (const auto& log : topic.partitions) by_log_.erase(log.get());
   }
   for (auto& [partition, state] : closing) {
     Status st = state->close();  // waits for an in-flight write

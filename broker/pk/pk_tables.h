@@ -15,8 +15,10 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <shared_mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 
 #include "broker/topics/topic_registry.h"
 #include "pkindex/pk_environment.h"
@@ -27,7 +29,9 @@ namespace strata::broker {
 
 class PkTables {
  public:
-  explicit PkTables(TopicRegistry& topics);
+  // `replicated`: cluster mode, where every partition's state follows its replica role (see
+  // on_role / on_high_watermark) and only committed records are applied.
+  explicit PkTables(TopicRegistry& topics, bool replicated = false);
   ~PkTables();
 
   // Opens every partition of every PK topic the registry knows.
@@ -48,6 +52,17 @@ class PkTables {
   const pkindex::PkEnvironment& environment() const { return env_; }
   // Closes (flushing) every state. Later get() calls fail with Errc::shutting_down.
   Status close_all();
+
+  // --- Cluster mode (replicated) ---
+  // This broker now leads (or follows) `partition` of `topic`: the state holds the log's
+  // uncommitted tail for compute (leader) or drops what it held (follower), then applies what is
+  // committed. Called by the replica manager before a new leader takes writes. No-op for log
+  // topics.
+  void on_role(const std::string& topic, int32_t partition, bool leader);
+  // A partition log's high watermark moved: its PK state (if open) applies up to it. A state
+  // found ahead of its log (an unclean truncation) is reopened, which restores a checkpoint.
+  // Any thread; cheap for log topics.
+  void on_high_watermark(const storage::PartitionLog& log, int64_t hw);
 
   // --- Checkpoints (pk_checkpoints.cc) ---
   struct Tasks {
@@ -81,6 +96,20 @@ class PkTables {
   // Ids of deleted topics (guarded by mu_); get() refuses them for the life of the broker. Topic
   // ids are random UUIDs, never reused, and a few bytes per deleted topic.
   std::set<std::string> dropped_;
+
+  const bool replicated_;
+  // Cluster mode: the open states by log (for the high-watermark listener) and the role each
+  // partition was given (applied again when a state is reopened).
+  struct ByLog {
+    std::weak_ptr<pkindex::PkState> state;
+    std::string topic;
+    int32_t partition = 0;
+  };
+  mutable std::shared_mutex by_log_mu_;
+  std::unordered_map<const storage::PartitionLog*, ByLog> by_log_;  // guarded by by_log_mu_
+  std::map<std::pair<std::string, int32_t>, bool> leader_roles_;    // by name; guarded by mu_
+  void apply_role(pkindex::PkState& state, const storage::PartitionLog& log, bool leader,
+                  const std::string& topic, int32_t partition);
 };
 
 }  // namespace strata::broker
