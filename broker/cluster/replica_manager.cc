@@ -55,6 +55,8 @@ void ReplicaManager::stop() {
   if (thread_.joinable()) thread_.join();
   for (auto& [id, f] : fetchers_) f->stop();
   fetchers_.clear();
+  for (auto& f : retired_) f->stop();
+  retired_.clear();
   following_.clear();
 }
 
@@ -111,6 +113,7 @@ void ReplicaManager::loop() {
         }
       }
       if (s) apply(*s);
+      std::erase_if(retired_, [](const auto& f) { return f->finished(); });
       const auto now = std::chrono::steady_clock::now();
       if (expand || now >= next_check) {
         check_isr(wall_ms());
@@ -404,7 +407,10 @@ void ReplicaManager::unfollow(const Key& tp) {
   if (f != fetchers_.end()) {
     f->second->remove(tp.first, tp.second);
     if (f->second->size() == 0) {
-      f->second->stop();
+      // Not joined here: a fetch from a leader that hangs (SIGSTOP) blocks its thread until the
+      // request timeout, and this thread must meanwhile apply the view that replaced it.
+      f->second->request_stop();
+      retired_.push_back(std::move(f->second));
       fetchers_.erase(f);
     }
   }

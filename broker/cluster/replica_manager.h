@@ -125,6 +125,8 @@ class ReplicaManager {
   Roles roles_;
   std::map<int32_t, std::unique_ptr<ReplicaFetcher>> fetchers_;  // by leader broker id
   std::map<Key, int32_t> following_;                             // partition -> leader id
+  // Fetchers left with nothing to follow, ending on their own (see unfollow).
+  std::vector<std::unique_ptr<ReplicaFetcher>> retired_;
 
   std::mutex mu_;  // pending_, stopping_, wake-ups
   std::condition_variable cv_;
