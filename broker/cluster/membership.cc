@@ -57,7 +57,18 @@ void Membership::keep_alive_loop() {
         return;
       }
     }
-    if (lost) {  // the old lease is gone: register again as soon as etcd lets us
+    if (lost) {
+      // Unreachable past the TTL does not prove the lease expired: a restarted etcd renews its
+      // leases, and then the key is still ours and the controller changed nothing. Registering
+      // anew would wait for that key to expire, and its expiry would move every leadership.
+      if (coordination_.keep_alive(lease_.load()).ok()) {
+        spdlog::info("cluster: broker {} kept its lease {}: etcd was unreachable, the lease lived",
+                     self_.id, lease_.load());
+        lost = false;
+        last_ok = steady_clock::now();
+        continue;
+      }
+      // The old lease is gone: register again as soon as etcd lets us.
       Status st = register_once();
       if (st.ok()) {
         spdlog::info("cluster: broker {} registered again (lease {})", self_.id, lease_.load());

@@ -3,7 +3,9 @@
 // - join() fails (already_exists) while another live broker holds the same node.id.
 // - When the lease is lost anyway (etcd unreachable past the TTL, a long pause), the broker has
 //   been dropped from every ISR and lost its leaderships: on_lost() is called, and the thread
-//   registers again with a fresh lease as soon as etcd answers (the broker rejoins as a follower).
+//   registers again with a fresh lease as soon as etcd answers (the broker rejoins as a follower)
+//   — unless etcd then keeps the old lease alive (it was unreachable, e.g. restarting, and renewed
+//   its leases): the registration stands and nothing was taken from this broker.
 // - begin_shutdown() marks the record shutting_down, so the controller moves leadership away;
 //   leave() revokes the lease, so the broker's key disappears at once rather than after the TTL.
 // Thread-safe.

@@ -91,12 +91,16 @@ size_t ReplicaFetcher::size() const {
   return entries_.size();
 }
 
-void ReplicaFetcher::stop() {
+void ReplicaFetcher::request_stop() {
   {
     std::lock_guard lk(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
+}
+
+void ReplicaFetcher::stop() {
+  request_stop();
   std::lock_guard jl(join_mu_);
   if (thread_.joinable()) thread_.join();
 }
@@ -172,6 +176,7 @@ void ReplicaFetcher::run() {
   }
   lk.unlock();
   conn_.reset();
+  finished_.store(true, std::memory_order_release);
 }
 
 bool ReplicaFetcher::fetch_round(std::unique_lock<std::mutex>& lk) {

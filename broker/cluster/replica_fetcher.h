@@ -74,6 +74,11 @@ class ReplicaFetcher {
   size_t size() const;
   // Joins the thread (at most one Fetch's wait later). Idempotent.
   void stop();
+  // Tells the thread to end without waiting for it: a call to a leader that hangs (SIGSTOP)
+  // returns only at its request timeout. finished() once it ended; stop() or the destructor
+  // then join at once.
+  void request_stop();
+  bool finished() const { return finished_.load(std::memory_order_acquire); }
 
   int32_t leader_id() const { return leader_id_; }
   Counters counters() const;
@@ -105,6 +110,7 @@ class ReplicaFetcher {
   std::atomic<uint64_t> truncations_{0};
   std::atomic<uint64_t> connect_failures_{0};
   std::atomic<uint64_t> errors_{0};
+  std::atomic<bool> finished_{false};
 
   std::mutex join_mu_;
   std::thread thread_;

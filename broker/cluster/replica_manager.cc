@@ -54,11 +54,14 @@ void ReplicaManager::stop() {
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   std::map<int32_t, std::unique_ptr<ReplicaFetcher>> fetchers;
+  std::vector<std::unique_ptr<ReplicaFetcher>> retired;
   {
     std::lock_guard flk(fetchers_mu_);
     fetchers.swap(fetchers_);
+    retired.swap(retired_);
   }
   for (auto& [id, f] : fetchers) f->stop();
+  for (auto& f : retired) f->stop();
   following_.clear();
 }
 
@@ -115,6 +118,7 @@ void ReplicaManager::loop() {
         }
       }
       if (s) apply(*s);
+      reap_retired_fetchers();
       const auto now = std::chrono::steady_clock::now();
       if (expand || now >= next_check) {
         check_isr(wall_ms());
@@ -255,6 +259,11 @@ ReplicaManager::Stats ReplicaManager::stats() const {
       out.fetched_bytes += c.bytes;
       out.fetch_errors += c.errors;
     }
+    for (const auto& f : retired_) {
+      const auto c = f->counters();
+      out.fetched_bytes += c.bytes;
+      out.fetch_errors += c.errors;
+    }
   }
   out.following = following_count_.load(std::memory_order_relaxed);
   std::shared_lock lk(map_mu_);
@@ -274,6 +283,18 @@ ReplicaManager::Stats ReplicaManager::stats() const {
     out.leading.push_back(std::move(led));
   }
   return out;
+}
+
+// Destroys the retired fetchers whose thread ended, keeping their counters in the totals.
+void ReplicaManager::reap_retired_fetchers() {
+  std::lock_guard flk(fetchers_mu_);
+  std::erase_if(retired_, [this](const auto& f) {
+    if (!f->finished()) return false;
+    const auto c = f->counters();
+    retired_fetched_bytes_.fetch_add(c.bytes, std::memory_order_relaxed);
+    retired_fetch_errors_.fetch_add(c.errors, std::memory_order_relaxed);
+    return true;
+  });
 }
 
 // --- applying the view (manager's thread, or start()) ---
@@ -456,23 +477,19 @@ void ReplicaManager::follow(const Key& tp, const PartitionRole& role, const Clus
 void ReplicaManager::unfollow(const Key& tp) {
   auto it = following_.find(tp);
   if (it == following_.end()) return;
-  std::unique_ptr<ReplicaFetcher> idle;
   {
     std::lock_guard flk(fetchers_mu_);
     auto f = fetchers_.find(it->second);
     if (f != fetchers_.end()) {
       f->second->remove(tp.first, tp.second);
       if (f->second->size() == 0) {
-        idle = std::move(f->second);
+        // Not joined here: a fetch from a leader that hangs (SIGSTOP) blocks its thread until the
+        // request timeout, and this thread must meanwhile apply the view that replaced it.
+        f->second->request_stop();
+        retired_.push_back(std::move(f->second));
         fetchers_.erase(f);
       }
     }
-  }
-  if (idle) {
-    idle->stop();  // outside the lock: may wait for a fetch in flight
-    const auto c = idle->counters();
-    retired_fetched_bytes_.fetch_add(c.bytes, std::memory_order_relaxed);
-    retired_fetch_errors_.fetch_add(c.errors, std::memory_order_relaxed);
   }
   following_.erase(it);
   following_count_.store(following_.size(), std::memory_order_relaxed);

@@ -133,6 +133,7 @@ class ReplicaManager {
   void unfollow(const Key& tp);
   void stop_leading(const Key& tp);
   void check_isr(int64_t now_ms);
+  void reap_retired_fetchers();
   // Writes `isr` for a partition this broker leads (compare-and-swap); true when it took.
   bool write_isr(const Key& tp, Leading& l, std::vector<int32_t> isr);
   static void publish_hw(Leading& l);
@@ -160,7 +161,9 @@ class ReplicaManager {
   // Counters of fetchers that were stopped (so the totals never go back).
   std::atomic<uint64_t> retired_fetched_bytes_{0};
   std::atomic<uint64_t> retired_fetch_errors_{0};
-  mutable std::mutex fetchers_mu_;  // fetchers_ against stats() readers
+  mutable std::mutex fetchers_mu_;  // fetchers_ and retired_ against stats() readers
+  // Fetchers left with nothing to follow, ending on their own (see unfollow).
+  std::vector<std::unique_ptr<ReplicaFetcher>> retired_;
 
   std::mutex mu_;  // pending_, stopping_, wake-ups
   std::condition_variable cv_;

@@ -164,7 +164,8 @@ struct AwaitedAck {
   size_t partition_index = 0;
   std::shared_ptr<const TopicEntry> topic;  // keeps the log alive
   storage::PartitionLog* log = nullptr;
-  int64_t required_hw = 0;  // last offset + 1
+  int64_t required_hw = 0;    // last offset + 1
+  int32_t leader_epoch = -1;  // this broker's term when it appended
   int32_t min_isr = 1;
   bool done = false;
 };
@@ -174,6 +175,9 @@ struct AwaitedAck {
 // (REQUEST_TIMED_OUT). A partition whose leadership moved meanwhile answers
 // NOT_LEADER_OR_FOLLOWER; one whose ISR shrank below min.insync.replicas by then answers
 // NOT_ENOUGH_REPLICAS_AFTER_APPEND (the data is in the log, but not as durably as asked).
+// Success needs this broker to still lead in the term of the append: an old leader that became a
+// follower may have truncated the batch and fetched other records to the same offsets, and its
+// high watermark (now the new leader's) passing them says nothing about the batch.
 class PendingAcks : public LongPoll<PendingAcks> {
  public:
   PendingAcks(RequestContext ctx, protocol::ProduceResponse resp, std::vector<AwaitedAck> acks,
@@ -196,13 +200,17 @@ class PendingAcks : public LongPoll<PendingAcks> {
         a.done = true;
       };
       const int64_t hw = a.log->high_watermark();
-      if (hw >= a.required_hw) {
+      const bool same_term =
+          a.leader_epoch >= 0 &&
+          cluster.leader_check(tout.name, pout.index, a.leader_epoch) == ErrorCode::none &&
+          a.log->latest_epoch() == a.leader_epoch;
+      if (!same_term) {
+        fail(ErrorCode::not_leader_or_follower);
+      } else if (hw >= a.required_hw) {
         a.done = true;
         if (static_cast<int32_t>(cluster.isr(tout.name, pout.index).size()) < a.min_isr) {
           fail(ErrorCode::not_enough_replicas_after_append);
         }
-      } else if (cluster.leader_check(tout.name, pout.index, -1) != ErrorCode::none) {
-        fail(ErrorCode::not_leader_or_follower);
       } else if (out_of_time) {
         fail(ErrorCode::request_timed_out);
       } else {
@@ -289,6 +297,8 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
         fail(prepared.error, prepared.message);
         continue;
       }
+      // The term the batch is appended in (a leader's log carries its epoch from become_leader).
+      const int32_t leader_epoch = cluster ? log->latest_epoch() : -1;
       PartitionAppend appended =
           append_partition(ctx.svc, *topic, pd.index, *log, prepared.batch, now);
       const ErrorCode append_code = append_error(appended);
@@ -333,6 +343,7 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
         a.topic = topic;
         a.log = log;
         a.required_hw = appended.info.last_offset + 1;
+        a.leader_epoch = leader_epoch;
         a.min_isr = min_isr;
         awaited.push_back(std::move(a));
       }

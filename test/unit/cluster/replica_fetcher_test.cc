@@ -275,6 +275,35 @@ TEST(ReplicaFetcher, UnreachableLeaderIsRetriedAndStopIsPrompt) {
   EXPECT_EQ(fetcher.counters().fetches, 0u);
 }
 
+// A leader that hangs (SIGSTOP): the kernel completes the handshake, nothing ever answers.
+TEST(ReplicaFetcher, RequestStopDoesNotWaitForAHangingLeader) {
+  TempDir d;
+  auto local = follower_log(d, "follower");
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  ASSERT_EQ(::listen(fd, 16), 0);
+  socklen_t len = sizeof(a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  auto o = fast_options();
+  o.request_timeout_ms = 1500;
+  ReplicaFetcher fetcher(3, "127.0.0.1", ntohs(a.sin_port), o);
+  fetcher.add("t", 0, local, 0);
+  std::this_thread::sleep_for(200ms);  // the thread is now waiting for an answer
+  const auto t0 = std::chrono::steady_clock::now();
+  fetcher.request_stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 100ms);
+  EXPECT_FALSE(fetcher.finished());
+  EXPECT_TRUE(eventually([&] { return fetcher.finished(); }));  // at its request timeout
+  const auto t1 = std::chrono::steady_clock::now();
+  fetcher.stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - t1, 100ms);
+  EXPECT_EQ(local->log_end_offset(), 0);
+  ::close(fd);
+}
+
 // A "leader" that answers ApiVersions properly (Fetch 4-12) and every other request with a frame
 // of the right correlation id whose body does not decode.
 class GarbageLeader {
