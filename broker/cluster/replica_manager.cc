@@ -108,13 +108,11 @@ void ReplicaManager::loop() {
     }
     try {
       if (lost) {
-        // Forget the leader roles, so the next view (or the last one again) re-applies them.
+        // Forget the leader roles, so that only a newer view (the controller has acted on the
+        // lost lease by then, and this broker's new registration is one) gives them back: the
+        // last view would hand back leaderships the controller is taking away.
         for (auto it = roles_.begin(); it != roles_.end();) {
           it = it->second.kind == PartitionRole::Kind::leader ? roles_.erase(it) : std::next(it);
-        }
-        if (!s) {
-          std::shared_lock lk(map_mu_);
-          s = latest_;
         }
       }
       if (s) apply(*s);
@@ -314,9 +312,13 @@ void ReplicaManager::apply(const ClusterSnapshot& s) {
     if (auto l = find(tp.first, tp.second)) {
       {
         std::lock_guard lk(l->mu);
+        const auto* vp = s.partition(tp.first, tp.second);
+        // A view older than this leader's own last ISR write would undo it (and make it write
+        // the same change again): keep what it wrote.
+        if (vp && vp->mod_revision < l->mod_revision) continue;
         l->role = role;
         l->state.set_isr(role.isr);
-        if (const auto* vp = s.partition(tp.first, tp.second)) l->mod_revision = vp->mod_revision;
+        if (vp) l->mod_revision = vp->mod_revision;
       }
       publish_hw(*l);
     } else if (role.kind == PartitionRole::Kind::follower) {
