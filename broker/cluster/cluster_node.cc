@@ -9,6 +9,7 @@
 #include "broker/cluster/etcd_client.h"
 #include "broker/cluster/membership.h"
 #include "broker/cluster/replica_manager.h"
+#include "broker/topics/topic_registry.h"
 
 namespace strata::broker::cluster {
 
@@ -78,9 +79,20 @@ Status ClusterNode::start(const std::string& host, int32_t port) {
   self.rack = options_.rack;
   Membership::Options mo;
   mo.lease_ttl_seconds = options_.lease_ttl_seconds;
-  mo.on_lost = [this] {
-    spdlog::warn("cluster: this broker's lease was lost; it leads nothing until it rejoins");
-    replicas_->drop_leaderships();
+  // A lost lease changes no role by itself: when all of etcd is down (the common case) nobody
+  // can move anything and serving on is right; when only this broker is cut off, the controller
+  // moves its leaderships, its followers fetch from the new leaders, so its high watermark stops
+  // and it acknowledges no acks=all write, and it steps down when its view shows the change.
+  mo.on_lost = [] {
+    spdlog::warn("cluster: serving on with the current roles until the view changes");
+  };
+  mo.on_regained = [this] {
+    // Leaderships come back only from a view as current as etcd: one that already shows what
+    // the controller did while this broker was away.
+    catch_up();
+    spdlog::info("cluster: broker {} is registered again; applying the current view",
+                 options_.node_id);
+    replicas_->on_view(view_->snapshot());
   };
   membership_ = std::make_unique<Membership>(*etcd_, layout_, self, std::move(mo));
   STRATA_RETURN_IF_ERROR(membership_->join());
@@ -130,7 +142,18 @@ void ClusterNode::catch_up() {
 
 Result<TopicRecord> ClusterNode::create_topic(const NewTopic& topic) {
   auto r = cluster::create_topic(*etcd_, layout_, *snapshot(), topic);
-  if (r.ok()) catch_up();
+  if (!r.ok()) return r;
+  catch_up();
+  // When this broker holds a replica, its local topic (made by the replica manager from the
+  // view) exists before the answer, so a DescribeConfigs or AlterConfigs sent next finds it.
+  bool here = false;
+  for (const auto& replicas : r->replicas) {
+    for (int32_t b : replicas) here = here || b == options_.node_id;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (here && !topics_.find(topic.name) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   return r;
 }
 
@@ -144,6 +167,27 @@ Result<TopicRecord> ClusterNode::add_partitions(const std::string& name, int32_t
   auto r = cluster::add_partitions(*etcd_, layout_, *snapshot(), name, new_total);
   if (r.ok()) catch_up();
   return r;
+}
+
+Status ClusterNode::alter_topic_configs(const std::string& name,
+                                        const std::map<std::string, std::string>& configs) {
+  auto s = snapshot();
+  auto t = s->topics.find(name);
+  auto rev = s->topic_mod_revisions.find(name);
+  if (t == s->topics.end() || rev == s->topic_mod_revisions.end()) {
+    return Status(Errc::not_found, "Topic '" + name + "' does not exist.");
+  }
+  TopicRecord next = t->second;
+  next.configs = configs;
+  const std::string key = layout_.topic(name);
+  auto r =
+      etcd_->txn({Compare::mod_revision_is(key, rev->second)}, {TxnOp::put(key, encode(next))}, {});
+  if (!r.ok()) return r.status();
+  if (!r->succeeded) {
+    return Status(Errc::unavailable, "Topic '" + name + "' changed meanwhile; retry.");
+  }
+  view_->wait_for_revision(r->revision, std::chrono::seconds(5));
+  return Status::Ok();
 }
 
 std::shared_ptr<const ClusterSnapshot> ClusterNode::snapshot() const {

@@ -103,6 +103,11 @@ class ClusterNode {
   Result<TopicRecord> create_topic(const NewTopic& topic);
   Status delete_topic(const std::string& name);
   Result<TopicRecord> add_partitions(const std::string& name, int32_t new_total);
+  // Replaces a topic's config overrides in etcd (compare-and-swap on its record); every broker
+  // with a replica applies them from the view. not_found, io_error, unavailable (changed
+  // meanwhile: retry).
+  Status alter_topic_configs(const std::string& name,
+                             const std::map<std::string, std::string>& configs);
   // The cluster's id, the same on every broker (kept in etcd; the first broker chose it).
   const std::string& cluster_id() const { return cluster_id_; }
 

@@ -38,7 +38,22 @@ Status Membership::register_once() {
 }
 
 Status Membership::join() {
-  STRATA_RETURN_IF_ERROR(register_once());
+  // A broker restarted right after a crash finds its previous registration alive until that
+  // lease expires: it waits that long (one TTL and a margin) before giving up, so a supervisor's
+  // immediate restart works, while a second live broker with the same node.id is still refused.
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::seconds(options_.lease_ttl_seconds) + std::chrono::seconds(2);
+  Status st = register_once();
+  bool told = false;
+  while (st.code() == Errc::already_exists && std::chrono::steady_clock::now() < deadline) {
+    if (!told) {
+      spdlog::info("cluster: {}; waiting for its lease to expire", st.message());
+      told = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    st = register_once();
+  }
+  STRATA_RETURN_IF_ERROR(st);
   std::lock_guard lk(mu_);
   stopping_ = false;
   if (!thread_.joinable()) thread_ = std::thread([this] { keep_alive_loop(); });
@@ -66,6 +81,7 @@ void Membership::keep_alive_loop() {
                      self_.id, lease_.load());
         lost = false;
         last_ok = steady_clock::now();
+        if (options_.on_regained) options_.on_regained();
         continue;
       }
       // The old lease is gone: register again as soon as etcd lets us.
@@ -74,6 +90,7 @@ void Membership::keep_alive_loop() {
         spdlog::info("cluster: broker {} registered again (lease {})", self_.id, lease_.load());
         lost = false;
         last_ok = steady_clock::now();
+        if (options_.on_regained) options_.on_regained();
       }
       continue;
     }
@@ -88,8 +105,9 @@ void Membership::keep_alive_loop() {
       spdlog::warn("cluster: lease keep-alive failed ({}); retrying", st.to_string());
       continue;
     }
-    spdlog::error("cluster: broker {} lost its etcd lease ({}): it no longer leads anything",
-                  self_.id, st.to_string());
+    spdlog::error(
+        "cluster: broker {} lost its etcd lease ({}): the controller may move its leaderships",
+        self_.id, st.to_string());
     lost = true;
     if (options_.on_lost) options_.on_lost();
   }

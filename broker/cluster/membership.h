@@ -1,6 +1,8 @@
 // Membership: this broker's registration in etcd — `{prefix}/brokers/{id}` bound to a lease that a
 // thread keeps alive every TTL/3. The key's existence is what "alive" means to the controller.
-// - join() fails (already_exists) while another live broker holds the same node.id.
+// - join() fails (already_exists) while another live broker holds the same node.id, after
+//   waiting one lease TTL (+2 s) for it to go (a restart right after a crash finds its own
+//   previous registration still alive).
 // - When the lease is lost anyway (etcd unreachable past the TTL, a long pause), the broker has
 //   been dropped from every ISR and lost its leaderships: on_lost() is called, and the thread
 //   registers again with a fresh lease as soon as etcd answers (the broker rejoins as a follower)
@@ -27,6 +29,9 @@ class Membership {
   struct Options {
     int64_t lease_ttl_seconds = 6;
     std::function<void()> on_lost;  // called on the keep-alive thread
+    // After on_lost: the broker is registered again (its old lease lived, or a new one), on the
+    // keep-alive thread.
+    std::function<void()> on_regained;
   };
   Membership(Coordination& coordination, Layout layout, BrokerRecord self, Options options);
   ~Membership();

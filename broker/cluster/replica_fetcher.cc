@@ -20,7 +20,6 @@ struct ReplicaFetcher::Entry {
   PartitionLogReplica replica;
   FollowerPartition follower;
   Clock::time_point ready_at{};  // backing off until then
-  bool parked = false;           // waits for add() or remove()
 };
 
 namespace {
@@ -128,7 +127,6 @@ void ReplicaFetcher::run() {
     bool ready = false;
     auto next = Clock::time_point::max();
     for (const auto& [key, e] : entries_) {
-      if (e->parked) continue;
       if (e->ready_at <= now) {
         ready = true;
         break;
@@ -192,7 +190,7 @@ bool ReplicaFetcher::fetch_round(std::unique_lock<std::mutex>& lk) {
   std::map<Key, std::shared_ptr<Entry>> round;
   const auto now = Clock::now();
   for (const auto& [key, e] : entries_) {  // ordered by topic: one Topic per run of keys
-    if (e->parked || e->ready_at > now) continue;
+    if (e->ready_at > now) continue;
     if (req.topics.empty() || req.topics.back().topic != key.first) {
       req.topics.emplace_back().topic = key.first;
     }
@@ -292,9 +290,13 @@ bool ReplicaFetcher::fetch_round(std::unique_lock<std::mutex>& lk) {
           e->ready_at = Clock::now() + backoff;
           break;
         case FollowerPartition::Next::wait_for_leader_change:
-          spdlog::info("replica fetcher: {}-{}: leader {} answered error {}; waiting for the view",
-                       key.first, key.second, leader_id_, static_cast<int>(p.error_code));
-          e->parked = true;
+          // Retried after the backoff rather than parked until the view changes: the common
+          // case is a new leader that has not applied its leadership yet (the follower saw the
+          // view first), and no further view change may ever come to un-park it.
+          spdlog::info("replica fetcher: {}-{}: leader {} answered error {}; retrying in {} ms",
+                       key.first, key.second, leader_id_, static_cast<int>(p.error_code),
+                       options_.backoff_ms);
+          e->ready_at = Clock::now() + backoff;
           break;
       }
     }

@@ -9,8 +9,9 @@
 //
 // Failures never stop it: a connection that fails or answers something undecodable is closed and
 // opened again after backoff_ms; a partition whose answer is an error or does not apply backs off
-// on its own; fenced/not-leader answers park the partition until add() replaces it (the owner
-// saw the view change) or remove() drops it.
+// on its own, fenced/not-leader answers included (a new leader may not have applied its
+// leadership when its first follower fetch arrives); add() replaces an entry (new epoch) and
+// ends its backoff, remove() drops it.
 //
 // Thread-safe. remove() returns once the fetcher thread no longer touches that log: answers are
 // applied under the fetcher's lock and only to partitions still registered, so the caller may
@@ -66,7 +67,7 @@ class ReplicaFetcher {
   ReplicaFetcher& operator=(const ReplicaFetcher&) = delete;
 
   // Follows topic/partition into `log` (a replicated PartitionLog) at `leader_epoch`; replaces an
-  // existing entry (new epoch or log), which also ends a backoff or a park.
+  // existing entry (new epoch or log), which also ends a backoff.
   void add(const std::string& topic, int32_t partition, std::shared_ptr<storage::PartitionLog> log,
            int32_t leader_epoch);
   // Stops following; on return the fetcher thread no longer touches that log.

@@ -73,19 +73,6 @@ void ReplicaManager::on_view(std::shared_ptr<const ClusterSnapshot> snapshot) {
   cv_.notify_all();
 }
 
-void ReplicaManager::drop_leaderships() {
-  {
-    std::unique_lock lk(map_mu_);
-    leading_.clear();
-    by_log_.clear();
-  }
-  {
-    std::lock_guard lk(mu_);
-    lost_ = true;
-  }
-  cv_.notify_all();
-}
-
 void ReplicaManager::loop() {
   // Kafka checks for lagging followers every replica.lag.time.max.ms / 2.
   const auto period = std::chrono::milliseconds(
@@ -94,27 +81,16 @@ void ReplicaManager::loop() {
   for (;;) {
     std::shared_ptr<const ClusterSnapshot> s;
     bool expand = false;
-    bool lost = false;
     {
       std::unique_lock lk(mu_);
-      cv_.wait_until(lk, next_check,
-                     [&] { return stopping_ || pending_ || expand_pending_ || lost_; });
+      cv_.wait_until(lk, next_check, [&] { return stopping_ || pending_ || expand_pending_; });
       if (stopping_) return;
       s = std::move(pending_);
       pending_.reset();
       expand = expand_pending_;
       expand_pending_ = false;
-      lost = std::exchange(lost_, false);
     }
     try {
-      if (lost) {
-        // Forget the leader roles, so that only a newer view (the controller has acted on the
-        // lost lease by then, and this broker's new registration is one) gives them back: the
-        // last view would hand back leaderships the controller is taking away.
-        for (auto it = roles_.begin(); it != roles_.end();) {
-          it = it->second.kind == PartitionRole::Kind::leader ? roles_.erase(it) : std::next(it);
-        }
-      }
       if (s) apply(*s);
       reap_retired_fetchers();
       const auto now = std::chrono::steady_clock::now();
@@ -365,7 +341,16 @@ void ReplicaManager::ensure_local_topics(const ClusterSnapshot& s) {
       } else {
         spdlog::info("cluster: created local replica of topic {} ({} partitions)", name, n);
       }
-    } else if (static_cast<int32_t>(local->partitions.size()) < n) {
+    } else if (local->configs != record.configs) {  // AlterConfigs on any broker
+      auto altered = topics_.alter_configs(name, record.configs, false);
+      if (!altered.ok()) {
+        spdlog::error("cluster: applying the configs of topic {} failed: {}", name,
+                      altered.status().to_string());
+      } else {
+        spdlog::info("cluster: applied new configs of topic {}", name);
+      }
+    }
+    if (local && static_cast<int32_t>(local->partitions.size()) < n) {
       auto grown = topics_.add_partitions(name, n, false);
       if (!grown.ok()) {
         spdlog::error("cluster: growing local topic {} to {} partitions failed: {}", name, n,
@@ -509,9 +494,12 @@ void ReplicaManager::check_isr(int64_t now_ms) {
     std::optional<std::vector<int32_t>> next;
     {
       std::lock_guard lk(l->mu);
-      l->expand_due = false;
       next = l->state.shrink_candidate(now_ms, options_.replica_lag_time_max_ms);
-      if (!next) next = l->state.expand_candidate();
+      // Expansions only after a fetch that reached the high watermark (on_follower_fetch sets
+      // expand_due): a dead follower's last position may equal a high watermark that no longer
+      // moves, and must not bring it back into the ISR.
+      if (!next && l->expand_due) next = l->state.expand_candidate();
+      l->expand_due = false;
     }
     if (next) write_isr(tp, *l, std::move(*next));
   }

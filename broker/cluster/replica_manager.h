@@ -92,9 +92,6 @@ class ReplicaManager {
   // A new view (any thread): applied on the manager's thread.
   void on_view(std::shared_ptr<const ClusterSnapshot> snapshot);
   void stop();
-  // This broker's lease was lost: it has been dropped from every ISR and its leaderships moved,
-  // so it stops leading at once (any thread); the next view sets its roles again.
-  void drop_leaderships();
 
   protocol::ErrorCode leader_check(std::string_view topic, int32_t partition,
                                    int32_t current_leader_epoch) const;
@@ -169,7 +166,6 @@ class ReplicaManager {
   std::condition_variable cv_;
   std::shared_ptr<const ClusterSnapshot> pending_;
   bool expand_pending_ = false;
-  bool lost_ = false;
   bool stopping_ = false;
   std::thread thread_;
 };

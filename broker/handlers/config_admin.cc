@@ -6,6 +6,7 @@
 #include <charconv>
 #include <mutex>
 
+#include "broker/cluster/cluster_node.h"
 #include "broker/config/dynamic_config.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
@@ -69,6 +70,17 @@ ResourceError alter_config_resource(Services& svc, int8_t resource_type, const s
         topic->configs,
         [&values](const std::string& k) { return values.count(k) ? values.at(k) : ""; }, true);
     if (!next.ok()) return map_status(next.status());
+    if (svc.cluster && !validate_only) {
+      // Cluster mode: checked here, stored in etcd, applied by every replica from the view.
+      auto checked = svc.topics.alter_configs(name, *next, /*validate_only=*/true);
+      if (!checked.ok()) return map_status(checked.status());
+      Status st = svc.cluster->alter_topic_configs(name, *next);
+      if (!st.ok()) {
+        return error(st.code() == Errc::not_found ? ErrorCode::unknown_topic_or_partition
+                                                  : ErrorCode::request_timed_out,
+                     st.message());
+      }
+    }
     auto altered = svc.topics.alter_configs(name, *next, validate_only);
     if (!altered.ok()) return map_status(altered.status());
     if (!validate_only) spdlog::info("altered configs of topic {}", name);

@@ -339,6 +339,33 @@ class ClusterTest(ClusterTestCase):
         self.assertIn(topic, text)
 
 
+    def test_topic_config_change_reaches_every_broker(self):
+        """`strata config set --topic` on one broker: every broker's DescribeConfigs (each asked
+        directly) shows the new value, and a broker started afterwards has it too."""
+        cli = os.environ.get("STRATA_CLI") or os.path.join(
+            os.path.dirname(os.environ["STRATA_BROKER"]), "..", "tools", "cli", "strata")
+
+        def run(node, *args):
+            p = subprocess.run([cli, "-b", self.cluster.address(node), "-o", "json"] + list(args),
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            return json.loads(p.stdout)
+
+        def value_on(node):
+            cfg = run(node, "config", "describe", "--topic", topic)["configs"]
+            return {c["name"]: c["value"] for c in cfg}.get("retention.ms")
+        topic = unique_topic("cfg")
+        self.create_topic(topic)
+        run(1, "config", "set", "--topic", topic, "retention.ms=123456")
+        for n in self.cluster.node_ids:
+            wait_until(lambda: value_on(n) == "123456", DEADLINE,
+                       what="retention.ms on broker %d" % n)
+        self.cluster.kill(3)
+        run(1, "config", "set", "--topic", topic, "retention.ms=654321")
+        self.cluster.start(3).wait_ready([3])
+        wait_until(lambda: value_on(3) == "654321", DEADLINE,
+                   what="the change made while broker 3 was down")
+
     def test_pk_table_fails_over_with_its_state(self):
         """A primary-key table with replication factor 3: every replica applies committed rows,
         so after kill -9 of a partition leader the new leader answers lookups with every
