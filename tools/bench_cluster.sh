@@ -18,6 +18,7 @@
 #   CLUSTER_TTLS        comma list of coordination.lease.ttl.seconds to measure (default 6,2)
 #   BUILD_DIR           meson build dir (default build; set up if missing); BENCH_JOBS ninja -j
 #   BROKER              strata-broker binary (default $BUILD_DIR/broker/strata-broker, built)
+#   CLUSTER_BROKER_PROPS space-separated k=v broker overrides (e.g. replica.fetch.max.bytes=...)
 #   BENCH_RAW           if set, the results (JSON lines) and the brokers' logs are kept there
 set -euo pipefail
 
@@ -47,9 +48,11 @@ mkdir -p "$out"
 results=$out/cluster.jsonl
 : >"$results"
 echo "bench_cluster.sh: results in $results" >&2
+props=()
+for kv in ${CLUSTER_BROKER_PROPS:-}; do props+=(--broker-prop "$kv"); done
 STRATA_BROKER=$(realpath "$BROKER") /usr/bin/python3 tools/perf/bench_cluster.py \
   --perf "$(realpath "$perf")" --results "$results" --logs "$out" \
   --scale "${BENCH_SCALE:-1}" --rounds "${CLUSTER_ROUNDS:-5}" \
   --partitions "${CLUSTER_PARTITIONS:-6}" --kills "${CLUSTER_KILLS:-20}" \
-  --ttls "${CLUSTER_TTLS:-6,2}"
+  --ttls "${CLUSTER_TTLS:-6,2}" ${props[@]+"${props[@]}"}
 if [[ -z ${BENCH_RAW:-} ]]; then rm -rf "$out"; fi

@@ -108,10 +108,22 @@ class Bench:
         return json.loads(v)["id"] if v else None
 
     def start_cluster(self, ttl):
-        self.cluster = Cluster(3, self.etcd.endpoint,
-                               extra_props={"coordination.lease.ttl.seconds": str(ttl)})
-        self.cluster.ttl = ttl
-        self.cluster.start().wait_ready()
+        props = {"coordination.lease.ttl.seconds": str(ttl)}
+        props.update(kv.split("=", 1) for kv in self.a.broker_prop)
+        for attempt in range(3):
+            # The ports are chosen before the brokers bind them: another process on the machine
+            # can take one meanwhile ("Address already in use"); then start over on new ones.
+            self.cluster = Cluster(3, self.etcd.endpoint, extra_props=props)
+            self.cluster.ttl = ttl
+            try:
+                self.cluster.start().wait_ready()
+                break
+            except RuntimeError as e:
+                self.cluster.cleanup()
+                self.cluster = None
+                if attempt == 2 or "Address already in use" not in str(e):
+                    raise
+                self.log("a broker's port was taken meanwhile; starting over on new ports")
         self.log("cluster of 3 brokers up (lease TTL %d s, etcd %s, prefix %s)" % (
             ttl, self.etcd.endpoint, self.cluster.prefix))
 
@@ -407,6 +419,8 @@ def main():
     ap.add_argument("--interval-ms", type=float, default=5, help="failover client: ms between writes")
     ap.add_argument("--failover-timeout", type=float, default=60)
     ap.add_argument("--logs", help="write each broker's log here at the end")
+    ap.add_argument("--broker-prop", action="append", default=[],
+                    help="k=v broker config override for every broker (repeatable)")
     a = ap.parse_args()
     a.ttls = [int(x) for x in a.ttls.split(",") if x]
     known = {"1KiB": (300000, 1024), "100B": (2000000, 100)}
