@@ -9,11 +9,16 @@
 #               puts of the same data ( bar: >= 0.5x)
 #   restart     broker restart (clean and kill -9) with the lookup table loaded, until a Lookup
 #               answers; in-process pk-restart of a 10M-key partition (clean and crash)
+#   cluster     (only when named in BENCH_SECTIONS; not in the default set, not run in CI)
+#               tools/bench_cluster.sh: 3 brokers + 1 etcd on loopback; RF=3 acks=all vs RF=1
+#               acks=1 produce in paired rounds ( goal: >= 0.35x) with broker CPU-s/GiB, and
+#               failover time kill -9 of a leader -> first acks=all ack ( goal: <= TTL + 2 s)
 #
 # usage: tools/bench.sh
 # environment:
 #   BENCH_SCALE        multiplies every record/key count (default 1); 0.1 = quick
-#   BENCH_SECTIONS     comma list of throughput,lookup,apply,restart (default all)
+#   BENCH_SECTIONS     comma list of throughput,lookup,apply,restart (default) and cluster
+#                      (tools/bench_cluster.sh's own knobs: CLUSTER_ROUNDS, CLUSTER_KILLS, ...)
 #   BENCH_REPEAT       runs per (workload, phase, target) in throughput (default 5; medians)
 #   PARTITIONS         partitions per throughput topic, same for both targets (default 256)
 #   PK_PARTITIONS      partitions of the lookup table (default 4)
@@ -56,6 +61,11 @@ mock=$build_dir/tools/bench/mock-cluster
 for f in "$perf" "$mock" "$BROKER"; do
   [[ -x $f ]] || { echo "bench.sh: missing executable $f" >&2; exit 1; }
 done
+if want cluster; then  # its own cluster, before this script's single broker starts
+  BUILD_DIR=$build_dir BROKER=$BROKER BENCH_SCALE=$scale bash tools/bench_cluster.sh
+  sections=$(tr ',' '\n' <<<"$sections" | grep -vx cluster | paste -sd, || true)
+  [[ -n $sections ]] || exit 0
+fi
 if want lookup; then
   for f in redis-server redis-cli redis-benchmark; do
     command -v $f >/dev/null || { echo "bench.sh: $f missing (tools/setup.sh installs it)" >&2; exit 1; }

@@ -57,6 +57,18 @@ class PerfTest(BrokerTestCase):
         j, _ = perf(*args)
         self.assertEqual(j, {"mode": "create", "topic": topic, "partitions": partitions})
 
+    def test_create_sends_the_replication_factor(self):
+        # A single node refuses more than one replica: the flag reaches CreateTopics.
+        j, p = perf("create", "--bootstrap", self.broker.bootstrap, "--topic", unique_topic("rf"),
+                    "--partitions", 1, "--replication-factor", 2, check=False)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIsNone(j)
+        self.assertIn("Invalid replication factor", p.stderr)
+        topic = unique_topic("rf")
+        j, _ = perf("create", "--bootstrap", self.broker.bootstrap, "--topic", topic,
+                    "--partitions", 2, "--replication-factor", 1)
+        self.assertEqual(j, {"mode": "create", "topic": topic, "partitions": 2})
+
     def test_produce_then_consume(self):
         topic = unique_topic("perf")
         self.create(topic, 3)

@@ -1,5 +1,6 @@
-// strata-perf create: CreateTopics through librdkafka's Admin API (replication 1) with topic
-// configs, e.g. table.type=primary-key. An existing topic is accepted so runs can be repeated.
+// strata-perf create: CreateTopics through librdkafka's Admin API (replication factor 1 unless
+// --replication-factor says otherwise) with topic configs, e.g. table.type=primary-key. An
+// existing topic is accepted so runs can be repeated.
 #include <librdkafka/rdkafka.h>
 
 #include "tools/perf/kafka_util.h"
@@ -14,7 +15,7 @@ Status run_create(const CreateOptions& o) {
   rd_kafka_t* rk = *rk_r;
   char err[512];
   rd_kafka_NewTopic_t* nt =
-      rd_kafka_NewTopic_new(o.k.topic.c_str(), o.partitions, 1, err, sizeof err);
+      rd_kafka_NewTopic_new(o.k.topic.c_str(), o.partitions, o.replication_factor, err, sizeof err);
   if (!nt) {
     rd_kafka_destroy(rk);
     return Status(Errc::invalid_argument, std::string("NewTopic: ") + err);

@@ -55,7 +55,8 @@ struct E2eOptions {
 struct CreateOptions {
   KafkaOptions k;
   int32_t partitions = 1;
-  Props configs;  // topic configs "key=value"
+  int32_t replication_factor = 1;  // -1 = the broker's default.replication.factor
+  Props configs;                   // topic configs "key=value"
 };
 
 struct LookupOptions {

@@ -68,6 +68,10 @@ int main(int argc, char** argv) {
   auto* create = app.add_subcommand("create", "create a topic (CreateTopics), configs k=v");
   kafka_flags(create, cro.k);
   create->add_option("--partitions", cro.partitions)->capture_default_str();
+  create
+      ->add_option("--replication-factor", cro.replication_factor,
+                   "replicas per partition (-1 = the broker's default)")
+      ->capture_default_str();
   create->add_option("--config", cro.configs, "topic config k=v (repeatable)");
   create->callback([&] { run = [&] { return run_create(cro); }; });
 
