@@ -181,6 +181,7 @@ Status Broker::start() {
   so.limits.max_request_bytes = config_.socket_request_max_bytes;
   so.limits.idle_ms = config_.connections_max_idle_ms;
   so.limits.request_read_timeout_ms = config_.socket_request_read_timeout_ms;
+  so.limits.max_queued_response_bytes = config_.connection_max_queued_response_bytes;
   so.limits.pool = std::make_shared<RequestMemoryPool>(config_.queued_max_request_bytes);
   so.max_connections = config_.max_connections;
   so.max_connections_per_ip = config_.max_connections_per_ip;

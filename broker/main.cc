@@ -3,12 +3,43 @@
 // `--enable-test-faults` permits the test-only `test.` keys (refused otherwise, so a production
 // config can never turn fault injection on by accident).
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 
 #include "broker/broker.h"
 #include "broker/config/config.h"
+
+namespace {
+
+// Every partition holds descriptors for good (each segment's .log stays open for reads, the
+// active one also its writer and two index files; a PK partition's RocksDB up to
+// PkEnvironment's max_open_files_per_partition), and every connection one more. The usual soft
+// limit of 1024 is far below what max.broker.partitions allows, so raise it to the hard limit at
+// start (as Kafka's packaging asks operators to) and log both: EMFILE later is then a choice
+// of the operator's hard limit, visible in the start-up log.
+void raise_open_files_limit() {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+    spdlog::warn("getrlimit(RLIMIT_NOFILE): {}", std::strerror(errno));
+    return;
+  }
+  const rlim_t before = rl.rlim_cur;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+      spdlog::warn("setrlimit(RLIMIT_NOFILE, {}): {}", rl.rlim_max, std::strerror(errno));
+      rl.rlim_cur = before;
+    }
+  }
+  spdlog::info("open files limit: {} (soft limit was {}, hard limit {})", rl.rlim_cur, before,
+               rl.rlim_max);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Strata broker: Kafka wire protocol + primary-key tables"};
@@ -45,6 +76,7 @@ int main(int argc, char** argv) {
   }
   spdlog::set_level(spdlog::level::from_str(config->log_level));
   spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%^%l%$] %v");
+  raise_open_files_limit();
 
   strata::broker::Broker broker(std::move(config.value()));
   auto st = broker.start();

@@ -20,6 +20,13 @@ class PkEnvironment {
   struct Options {
     size_t block_cache_bytes = 128u << 20;
     size_t write_buffer_bytes = 64u << 20;  // all memtables of all partitions together
+    // RocksDB's max_open_files of each partition's DB. RocksDB's default (-1) keeps every SST
+    // file open for good, so descriptors would grow with data and partitions alike; a finite
+    // table cache closes the least recently used ones (reopening costs a footer + index read,
+    // and the index/filter blocks of hot files stay in memory). 64 per partition covers a
+    // level-compacted DB of a few GiB (64 MiB SSTs) without reopening; max.broker.partitions
+    // times this (plus the segment descriptors, docs/operations.md) is the broker's fd budget.
+    int max_open_files_per_partition = 64;
   };
   PkEnvironment();
   explicit PkEnvironment(Options options);

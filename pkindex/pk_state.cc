@@ -97,6 +97,7 @@ Status PkState::open_db(PkEnvironment& env) {
   o.statistics = env.statistics();  // block-cache hit ratio (shared by all partitions)
   o.listeners.push_back(listener_);
   o.max_background_jobs = 2;
+  o.max_open_files = env.options().max_open_files_per_partition;  // bounded fds (PkEnvironment)
   o.avoid_flush_during_shutdown = !options_.flush_on_close;
   // Every upsert reads the current row first (compute) and most lookups of a loaded table miss the
   // active memtable: a whole-key memtable bloom filter skips the skiplist search for keys not in

@@ -189,6 +189,10 @@ KeyTable<BrokerConfig> build_table() {
             int64_t{0}, kI64Max,
             "Once a request's size has arrived, its whole frame must arrive within this time, else "
             "the connection is closed (slow senders); 0 = no deadline.");
+  t.integer("connection.max.queued.response.bytes", &C::connection_max_queued_response_bytes,
+            "16777216", int64_t{-1}, kI64Max,
+            "Response bytes one connection may have ready but unwritten (a client not reading); "
+            "past it nothing more is read from that connection until they drain (-1 = no bound).");
   t.integer("max.broker.partitions", &C::max_broker_partitions, "10000", 1, kI32Max,
             "Partitions this broker holds at most; CreateTopics/CreatePartitions past it get "
             "POLICY_VIOLATION.");

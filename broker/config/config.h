@@ -54,6 +54,7 @@ struct BrokerConfig {
   int64_t connections_max_idle_ms{};
   int64_t queued_max_request_bytes{};
   int64_t socket_request_read_timeout_ms{};
+  int64_t connection_max_queued_response_bytes{};
   int32_t max_broker_partitions{};
   // Cluster mode (docs/cluster.md); no endpoints = a single node. Kafka's names and defaults.
   std::vector<std::string> coordination_etcd_endpoints;  // "host:port" or "http://host:port"

@@ -28,7 +28,26 @@ uint64_t Responder::connection_id() const { return conn_->id(); }
 
 namespace {
 std::atomic<uint64_t> next_connection_id{1};  // 0 is never a connection's id
+std::atomic<int64_t> all_queued_response_bytes{0};
 }  // namespace
+
+int64_t Connection::total_queued_response_bytes() {
+  return all_queued_response_bytes.load(std::memory_order_relaxed);
+}
+
+// What a response holds until it is written: its own bytes and every spliced part (a file range
+// pins its segment's descriptor through the part's owner, so it counts by its length too).
+int64_t Connection::frame_bytes(const ResponseFrame& f) {
+  int64_t n = static_cast<int64_t>(f.bytes.size());
+  for (const auto& [at, part] : f.external) n += part.length;
+  return n;
+}
+
+void Connection::add_queued(int64_t delta) {
+  if (delta == 0) return;
+  queued_response_bytes_.fetch_add(delta, std::memory_order_relaxed);
+  all_queued_response_bytes.fetch_add(delta, std::memory_order_relaxed);
+}
 
 Connection::Connection(asio::ip::tcp::socket socket, Dispatcher& dispatcher,
                        std::shared_ptr<const ConnectionLimits> limits)
@@ -64,7 +83,7 @@ void Connection::drain() {
 
 void Connection::read_size() {
   if (closed_ || draining_) return;
-  if (slots_.size() >= kMaxInFlight || muted()) {
+  if (slots_.size() >= kMaxInFlight || response_queue_full() || muted()) {
     read_paused_ = true;  // backpressure or a quota mute: resume once responses drain / it ends
     if (muted()) arm_mute_timer();
     return;
@@ -195,6 +214,7 @@ void Connection::complete(uint64_t seq, SlotState state, ResponseFrame frame, st
         }
         s.state = state;
         s.throttle_ms = frame.throttle_ms;
+        if (state == SlotState::ready) self->add_queued(frame_bytes(frame));
         s.frame = std::move(frame);
         s.reason = std::move(reason);
         break;
@@ -218,7 +238,10 @@ void Connection::pump() {
       }
       break;  // write what precedes it first
     }
-    if (s.state == SlotState::ready) writing_frames_.push_back(std::move(s.frame));
+    if (s.state == SlotState::ready) {
+      writing_bytes_ += frame_bytes(s.frame);
+      writing_frames_.push_back(std::move(s.frame));
+    }
     pending_mute_ms_ = std::max(pending_mute_ms_, s.throttle_ms);
     slots_.pop_front();
   }
@@ -255,7 +278,10 @@ void Connection::write_next() {
     mute_for(pending_mute_ms_);  // the throttled responses are out: now the client waits
     writing_frames_.clear();
     pieces_.clear();
+    add_queued(-writing_bytes_);
+    writing_bytes_ = 0;
     pump();
+    maybe_resume_reading();  // pump() resumes only when nothing more is queued
     return;
   }
   const Piece& p = pieces_[piece_index_];
@@ -314,7 +340,8 @@ void Connection::write_file(int fd, uint64_t offset, uint32_t remaining) {
 }
 
 void Connection::maybe_resume_reading() {
-  if (!read_paused_ || reading_ || slots_.size() >= kMaxInFlight / 2) return;
+  if (closed_ || !read_paused_ || reading_ || slots_.size() >= kMaxInFlight / 2) return;
+  if (response_queue_full()) return;  // the write that drains it calls back here
   if (muted()) {
     arm_mute_timer();
     return;
@@ -360,6 +387,9 @@ void Connection::close(const std::string& reason) {
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
   socket_.close(ec);
   slots_.clear();
+  // Nothing queued will be written now; the frames themselves go with the last reference.
+  add_queued(-queued_response_bytes_.load(std::memory_order_relaxed));
+  writing_bytes_ = 0;
 }
 
 }  // namespace strata::broker

@@ -56,6 +56,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // connections.max.idle.ms (Kafka's idle reaper). Any thread (posted to the strand).
   void close_if_idle(std::chrono::steady_clock::time_point now);
   const std::string& peer_address() const { return address_; }
+  // Bytes of responses that are complete but not yet written to the socket (file ranges count by
+  // their length). Any thread; for metrics and tests.
+  int64_t queued_response_bytes() const {
+    return queued_response_bytes_.load(std::memory_order_relaxed);
+  }
+  // The same summed over every connection of the process.
+  static int64_t total_queued_response_bytes();
 
  private:
   friend class Responder;
@@ -80,6 +87,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void write_file(int fd, uint64_t offset, uint32_t remaining);
   void close(const std::string& reason);
   void maybe_resume_reading();
+  bool response_queue_full() const {
+    return limits_->max_queued_response_bytes >= 0 &&
+           queued_response_bytes_.load(std::memory_order_relaxed) >=
+               limits_->max_queued_response_bytes;
+  }
+  void add_queued(int64_t delta);
+  static int64_t frame_bytes(const ResponseFrame& f);
   bool muted() const { return std::chrono::steady_clock::now() < muted_until_; }
   void mute_for(int64_t ms);
   void arm_mute_timer();
@@ -108,9 +122,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   uint64_t next_seq_ = 0;
   bool reading_ = false;
   // Reading pauses (read_size() starts no read; maybe_resume_reading() restarts it) while
-  // kMaxInFlight requests are unanswered, and while a client-quota mute lasts: after a response
-  // carrying a throttle is written, nothing more is read from the client until muted_until_ (a
-  // frame whose read was already under way is held, undispatched, until then).
+  // kMaxInFlight requests are unanswered, while queued_response_bytes_ is at
+  // connection.max.queued.response.bytes (Kafka reads nothing from a connection while a response is
+  // being sent; we pipeline until the budget is used), and while a client-quota mute lasts: after a
+  // response carrying a throttle is written, nothing more is read from the client until
+  // muted_until_ (a frame whose read was already under way is held, undispatched, until then).
   bool read_paused_ = false;
   std::chrono::steady_clock::time_point muted_until_{};
   boost::asio::steady_timer mute_timer_;
@@ -127,6 +143,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     uint64_t file_offset = 0;
   };
   std::vector<ResponseFrame> writing_frames_;
+  int64_t writing_bytes_ = 0;  // frame_bytes() of writing_frames_
+  // Ready slots' frames plus writing_frames_: written on the strand, read from any thread.
+  std::atomic<int64_t> queued_response_bytes_{0};
   std::vector<Piece> pieces_;
   size_t piece_index_ = 0;
 };

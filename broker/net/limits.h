@@ -1,7 +1,9 @@
 // What bounds one connection and all of them together (docs/operations.md, "Connection limits"):
-// frame size, idle time, the time a started frame may take to arrive, and a broker-wide pool of
+// frame size, idle time, the time a started frame may take to arrive, a broker-wide pool of
 // request-body bytes (Kafka's queued.max.request.bytes: when it is used up, connections stop
-// reading until handled requests give their bytes back, instead of allocating more).
+// reading until handled requests give their bytes back, instead of allocating more), and the
+// response bytes one connection may have queued unwritten (a client that sends but never reads
+// stops being read from, instead of pinning memory).
 // ConnectionLimits is immutable after start and shared by every connection; RequestMemoryPool is
 // thread-safe.
 #pragma once
@@ -37,10 +39,11 @@ class RequestMemoryPool {
 };
 
 struct ConnectionLimits {
-  int32_t max_request_bytes = 104857600;     // socket.request.max.bytes
-  int64_t idle_ms = 600000;                  // connections.max.idle.ms; < 0: never
-  int64_t request_read_timeout_ms = 30000;   // socket.request.read.timeout.ms
-  std::shared_ptr<RequestMemoryPool> pool =  // queued.max.request.bytes
+  int32_t max_request_bytes = 104857600;         // socket.request.max.bytes
+  int64_t idle_ms = 600000;                      // connections.max.idle.ms; < 0: never
+  int64_t request_read_timeout_ms = 30000;       // socket.request.read.timeout.ms
+  int64_t max_queued_response_bytes = 16777216;  // connection.max.queued.response.bytes
+  std::shared_ptr<RequestMemoryPool> pool =      // queued.max.request.bytes
       std::make_shared<RequestMemoryPool>(-1);
 };
 

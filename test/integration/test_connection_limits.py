@@ -2,12 +2,16 @@
 at accept; connections.max.idle.ms closes idle ones (but not one waiting in a long-poll);
 socket.request.read.timeout.ms closes a connection that sent a frame's size and then stalls
 (slowloris); queued.max.request.bytes pauses reading while the request pool is used up and
-resumes once it is given back; max.broker.partitions refuses CreateTopics/CreatePartitions past it. Between cases the broker keeps serving new connections."""
+resumes once it is given back; max.broker.partitions refuses CreateTopics/CreatePartitions past it;
+the broker raises its open-files soft limit to the hard limit at start. Between cases the broker
+keeps serving new connections."""
+import resource
 import socket
 import struct
 import time
 import unittest
 
+import harness
 import itutil
 from itutil import RawConn, unique_topic
 
@@ -125,6 +129,28 @@ class ConnectionLimits(itutil.BrokerTestCase):
         finally:
             holder.close()
         self.assertServing()
+
+    def test_open_files_soft_limit_is_raised_to_the_hard_limit(self):
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        low = min(256, hard)
+        if low == hard:
+            self.skipTest("hard RLIMIT_NOFILE is too low to lower the soft one under it")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (low, hard))  # inherited by the broker
+        try:
+            b = harness.BrokerProcess().start()
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        try:
+            with open("/proc/%d/limits" % b.proc.pid) as f:
+                line = next(l for l in f if l.startswith("Max open files"))
+            got_soft, got_hard = line.split()[3:5]
+            self.assertEqual(int(got_soft), hard, line)
+            self.assertEqual(int(got_hard), hard, line)
+            expect = "open files limit: %d (soft limit was %d, hard limit %d)" % (hard, low, hard)
+            self.assertTrue(any(expect in l for l in b.log_lines), "\n".join(b.log_lines[:20]))
+        finally:
+            b.stop()
+            b.cleanup()
 
     def test_zz_partition_cap_refuses_creations_past_it(self):
         from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <thread>
@@ -146,6 +147,24 @@ TEST_F(PkLifecycleTest, CloseDuringCheckpointsIsSafe) {
   ASSERT_FALSE(on_disk.empty());
   EXPECT_EQ(on_disk.back(), state_->newest_checkpoint().offset);
   EXPECT_GE(on_disk.back(), 2002);  // 2000 rows + at least 3 written by the thread
+}
+
+// Each partition's RocksDB keeps a bounded number of files open (its OPTIONS file records what
+// the DB was opened with; RocksDB's own default, -1, would keep every SST open).
+TEST_F(PkLifecycleTest, RocksDbOpenFilesAreBounded) {
+  open();
+  bool found = false;
+  for (const auto& e : fs::directory_iterator(dir() + "/kv")) {
+    if (e.path().filename().string().rfind("OPTIONS-", 0) != 0) continue;
+    std::ifstream in(e.path());
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.find("max_open_files=") == std::string::npos) continue;
+      EXPECT_NE(line.find("max_open_files=64"), std::string::npos) << line;
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST_F(PkLifecycleTest, CheckpointNamesBeyondInt64AreIgnored) {
