@@ -52,6 +52,20 @@ def free_port():
             return port
 
 
+def all_threads_stopped(pid):
+    """Every thread of `pid` is in state T (stopped) per /proc; True for a process that is gone."""
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+        for tid in tids:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            if state not in ("T", "t"):
+                return False
+        return True
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
 def port_accepts(port, timeout=0.5):
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=timeout):
@@ -187,6 +201,7 @@ class Etcd:
 
     def pause(self):
         self.proc.send_signal(signal.SIGSTOP)
+        harness.wait_until(lambda: all_threads_stopped(self.proc.pid), 10, what="etcd stopped")
 
     def resume(self):
         self.proc.send_signal(signal.SIGCONT)
@@ -347,8 +362,12 @@ class Cluster:
         return b.stop(timeout)
 
     def pause(self, node):
-        """SIGSTOP: the process hangs with its connections open (its etcd lease runs out)."""
+        """SIGSTOP: the process hangs with its connections open (its etcd lease runs out).
+        Returns once the kernel reports every thread stopped (the signal is asynchronous: on a
+        loaded machine a request sent right after it could still be answered)."""
+        pid = self.brokers[node].proc.pid
         self.brokers[node].proc.send_signal(signal.SIGSTOP)
+        harness.wait_until(lambda: all_threads_stopped(pid), 10, what="broker %d stopped" % node)
 
     def resume(self, node):
         self.brokers[node].proc.send_signal(signal.SIGCONT)
