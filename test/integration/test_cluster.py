@@ -30,25 +30,12 @@ import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cluster_clients import DEADLINE, ClusterClientCase, admin  # noqa: E402
 from cluster_harness import Cluster, ClusterTestCase, Etcd, EtcdCluster  # noqa: E402
 from harness import wait_until  # noqa: E402
 from itutil import unique_topic  # noqa: E402
 
 N = 3
-DEADLINE = 30  # seconds; leases are 2 s, so failover takes a few of them
-
-
-def admin(bootstrap):
-    from confluent_kafka.admin import AdminClient
-    return AdminClient({"bootstrap.servers": bootstrap})
-
-
-def describe(md, topic):
-    t = md.topics.get(topic)
-    parts = {} if t is None else {p: (pm.leader, list(pm.replicas), list(pm.isrs))
-                                  for p, pm in t.partitions.items()}
-    return "brokers %s, %s partitions (leader, replicas, isr): %s" % (
-        sorted(md.brokers), topic, parts)
 
 
 METRICS_RE = re.compile(r"metrics listening on http://([0-9.]+):(\d+)/metrics")
@@ -67,7 +54,7 @@ def scrape_sum(broker, name):
     return total
 
 
-class ClusterTest(ClusterTestCase):
+class ClusterTest(ClusterClientCase):
     etcd = None
 
     @classmethod
@@ -89,46 +76,6 @@ class ClusterTest(ClusterTestCase):
         self.cluster.start().wait_ready()
 
     # ------------------------------------------------------------ helpers
-
-    def wait_metadata(self, topic, predicate, what, timeout=DEADLINE):
-        """Polls Metadata (through the running brokers) until predicate(md) holds; returns md."""
-        deadline = time.time() + timeout
-        last = None
-        while time.time() < deadline:
-            try:
-                md = admin(self.cluster.bootstrap()).list_topics(topic, timeout=5)
-                last = md
-                if predicate(md):
-                    return md
-            except Exception as e:  # a broker going away mid-request: ask again
-                last = e
-            time.sleep(0.2)
-        self.fail("timed out after %ss waiting for %s; last: %s" % (
-            timeout, what, describe(last, topic) if hasattr(last, "topics") else repr(last)))
-
-    def partitions(self, md, topic):
-        t = md.topics.get(topic)
-        if t is None or t.error is not None:
-            return {}
-        return t.partitions
-
-    def fully_in_sync(self, topic, partitions, brokers):
-        def pred(md):
-            ps = self.partitions(md, topic)
-            return (set(md.brokers) == set(brokers) and len(ps) == partitions and
-                    all(sorted(p.replicas) == sorted(brokers) and
-                        sorted(p.isrs) == sorted(brokers) and p.leader in brokers
-                        for p in ps.values()))
-        return pred
-
-    def create_topic(self, topic, partitions=3, rf=3, config=None):
-        from confluent_kafka.admin import NewTopic
-        a = admin(self.cluster.bootstrap())  # kept until the result is in: its handle serves it
-        fs = a.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=rf,
-                                       config=dict(config or {}))], request_timeout=DEADLINE)
-        fs[topic].result(DEADLINE)
-        in_sync = self.fully_in_sync(topic, partitions, self.cluster.node_ids)
-        return self.wait_metadata(topic, in_sync, "%s fully replicated" % topic)
 
     def producer(self, **conf):
         from confluent_kafka import Producer
@@ -154,37 +101,6 @@ class ClusterTest(ClusterTestCase):
         self.assertEqual(p.flush(DEADLINE * 2), 0, "records still in flight")
         self.assertEqual(failed, [])
         return acked
-
-    def consume_all(self, topic, partitions, until):
-        """Reads every partition from the beginning (assign(), no group) until each has been read
-        past until[p] (the last offset expected) and then reached its end. Returns
-        {partition: [(offset, value)]}."""
-        from confluent_kafka import Consumer, KafkaError, OFFSET_BEGINNING, TopicPartition
-        c = Consumer({"bootstrap.servers": self.cluster.bootstrap(), "group.id": "strata-it-unused",
-                      "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                      "enable.partition.eof": True})
-        try:
-            c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
-            got = {p: [] for p in range(partitions)}
-            done = set()
-            deadline = time.time() + DEADLINE * 2
-            while len(done) < partitions:
-                self.assertLess(time.time(), deadline, "consumed only %s" % {
-                    p: len(v) for p, v in got.items()})
-                m = c.poll(0.5)
-                if m is None:
-                    continue
-                if m.error():
-                    self.assertEqual(m.error().code(), KafkaError._PARTITION_EOF, m.error())
-                    p = m.partition()
-                    last = got[p][-1][0] if got[p] else -1
-                    if last >= until.get(p, -1):
-                        done.add(p)
-                    continue
-                got[m.partition()].append((m.offset(), m.value().decode()))
-            return got
-        finally:
-            c.close()
 
     # ------------------------------------------------------------ tests
 

@@ -38,29 +38,16 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_harness import Cluster, ClusterTestCase, Etcd, EtcdCluster  # noqa: E402
+from cluster_clients import DEADLINE, ClusterClientCase  # noqa: E402
+from cluster_harness import Cluster, Etcd, EtcdCluster  # noqa: E402
 from itutil import unique_topic  # noqa: E402
 
 N = 3
-DEADLINE = 30  # seconds; leases are 2 s, so a failover takes a few of them
 JS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "js")
 DUMP = os.environ.get("STRATA_DUMP") or os.path.join(
     os.path.dirname(os.environ.get("STRATA_BROKER", "")), "..", "tools", "dump", "strata-dump")
 # Followers long-poll their leader for at most this long (test 2 waits for one to expire).
 FETCH_WAIT_MS = 100
-
-
-def admin(bootstrap):
-    from confluent_kafka.admin import AdminClient
-    return AdminClient({"bootstrap.servers": bootstrap})
-
-
-def describe(md, topic):
-    t = md.topics.get(topic)
-    parts = {} if t is None else {p: (pm.leader, list(pm.replicas), list(pm.isrs))
-                                  for p, pm in t.partitions.items()}
-    return "brokers %s, %s partitions (leader, replicas, isr): %s" % (
-        sorted(md.brokers), topic, parts)
 
 
 class BackgroundProducer:
@@ -114,58 +101,8 @@ class BackgroundProducer:
             return left, list(self.acked), list(self.failed)
 
 
-class FaultTestCase(ClusterTestCase):
+class FaultTestCase(ClusterClientCase):
     """Helpers over self.cluster."""
-
-    def wait_metadata(self, topic, predicate, what, timeout=DEADLINE, via=None):
-        """Polls Metadata (through `via`, else the running brokers) until predicate(md)."""
-        deadline = time.time() + timeout
-        last = None
-        while time.time() < deadline:
-            try:
-                md = admin(via or self.cluster.bootstrap()).list_topics(topic, timeout=5)
-                last = md
-                if predicate(md):
-                    return md
-            except Exception as e:  # a broker going away mid-request: ask again
-                last = e
-            time.sleep(0.2)
-        self.fail("timed out after %ss waiting for %s; last: %s" % (
-            timeout, what, describe(last, topic) if hasattr(last, "topics") else repr(last)))
-
-    def wait_for(self, predicate, what, timeout=DEADLINE):
-        deadline = time.time() + timeout
-        while not predicate():
-            self.assertLess(time.time(), deadline, "timed out after %ss waiting for %s" % (
-                timeout, what))
-            time.sleep(0.05)
-
-    @staticmethod
-    def partitions(md, topic):
-        t = md.topics.get(topic)
-        if t is None or t.error is not None:
-            return {}
-        return t.partitions
-
-    def fully_in_sync(self, topic, partitions, brokers=None):
-        brokers = brokers or self.cluster.node_ids
-
-        def pred(md):
-            ps = self.partitions(md, topic)
-            return (set(md.brokers) == set(brokers) and len(ps) == partitions and
-                    all(sorted(p.replicas) == sorted(brokers) and
-                        sorted(p.isrs) == sorted(brokers) and p.leader in brokers
-                        for p in ps.values()))
-        return pred
-
-    def create_topic(self, topic, partitions=3, rf=3, config=None):
-        from confluent_kafka.admin import NewTopic
-        a = admin(self.cluster.bootstrap())
-        fs = a.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=rf,
-                                       config=dict(config or {}))], request_timeout=DEADLINE)
-        fs[topic].result(DEADLINE)
-        return self.wait_metadata(topic, self.fully_in_sync(topic, partitions),
-                                  "%s fully replicated" % topic)
 
     def producer(self, **conf):
         from confluent_kafka import Producer
@@ -191,36 +128,6 @@ class FaultTestCase(ClusterTestCase):
         self.assertEqual(p.flush(DEADLINE * 2), 0, "records still in flight")
         self.assertEqual(failed, [])
         return acked
-
-    def consume_all(self, topic, partitions, until):
-        """Reads every partition from the beginning (assign(), no group) until each was read past
-        until[p] and reached its end. Returns {partition: [(offset, value)]}."""
-        from confluent_kafka import Consumer, KafkaError, OFFSET_BEGINNING, TopicPartition
-        c = Consumer({"bootstrap.servers": self.cluster.bootstrap(), "group.id": "strata-it-unused",
-                      "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                      "enable.partition.eof": True})
-        try:
-            c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
-            got = {p: [] for p in range(partitions)}
-            done = set()
-            deadline = time.time() + DEADLINE * 2
-            while len(done) < partitions:
-                self.assertLess(time.time(), deadline, "consumed only %s" % {
-                    p: len(v) for p, v in got.items()})
-                m = c.poll(0.5)
-                if m is None:
-                    continue
-                if m.error():
-                    self.assertEqual(m.error().code(), KafkaError._PARTITION_EOF, m.error())
-                    p = m.partition()
-                    last = got[p][-1][0] if got[p] else -1
-                    if last >= until.get(p, -1):
-                        done.add(p)
-                    continue
-                got[m.partition()].append((m.offset(), m.value().decode()))
-            return got
-        finally:
-            c.close()
 
     def assert_read_back_exactly_once(self, topic, partitions, acked):
         """Every acknowledged (partition, offset, value) is read back once, at its offset; each
