@@ -2,6 +2,7 @@
 
 #include "broker/handler.h"
 #include "broker/metrics/families.h"
+#include "broker/net/connection.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "pkindex/table_config.h"
@@ -121,6 +122,13 @@ std::vector<prometheus::MetricFamily> BrokerMetrics::collect(
                       MetricType::Counter);
   add_sample(total, {}, static_cast<double>(connections_total_.load(std::memory_order_relaxed)));
   out.push_back(std::move(total));
+  auto queued = family("strata_connections_queued_response_bytes",
+                       "Response bytes answered but not yet written to their sockets, all "
+                       "connections (file ranges by length; bounded per connection by "
+                       "connection.max.queued.response.bytes).",
+                       MetricType::Gauge);
+  add_sample(queued, {}, static_cast<double>(Connection::total_queued_response_bytes()));
+  out.push_back(std::move(queued));
 
   struct TopicFamily {
     const char* name;

@@ -10,6 +10,7 @@ the broker at start-up.
 import math
 import os
 import re
+import struct
 import sys
 import unittest
 import urllib.request
@@ -263,6 +264,7 @@ class MetricsTest(BrokerTestCase):
             "strata_request_duration_seconds": "histogram",
             "strata_connections_active": "gauge",
             "strata_connections_total": "counter",
+            "strata_connections_queued_response_bytes": "gauge",
             "strata_topic_bytes_in_total": "counter",
             "strata_topic_records_in_total": "counter",
             "strata_topic_bytes_out_total": "counter",
@@ -356,6 +358,42 @@ class MetricsTest(BrokerTestCase):
                            before.get("strata_connections_active"), what="connection gauge drop")
         self.assertEqual(self.scrape().get("strata_connections_total") -
                          before.get("strata_connections_total"), 1)
+
+    def test_queued_response_bytes_of_a_client_that_does_not_read(self):
+        """A client pipelines Fetches of a ~2 MB partition and reads nothing: the gauge shows the
+        bytes waiting for it (the kernel's socket buffers hold only part of 16 x 2 MB), bounded
+        by connection.max.queued.response.bytes plus the answers already in flight; once it
+        reads everything the gauge goes back to where it was."""
+        topic = unique_topic("unread")
+        itutil.ck_create_topic(self.broker.bootstrap, topic)
+        c = RawConn(self.broker.port)
+        try:
+            value = b"v" * 1000
+            for _ in range(20):  # 20 x 100 records x 1 KB
+                batch = itutil.build_batch([(b"k", value, ()) for _ in range(100)])
+                self.assertEqual(itutil.produce(c, 3, {topic: {0: batch}})[(topic, 0)][0], 0)
+        finally:
+            c.close()
+        base = self.scrape().get("strata_connections_queued_response_bytes")
+        reader = RawConn(self.broker.port)
+        try:
+            n = 16
+            body = struct.pack(">iiiib", -1, 0, 1, 4 << 20, 0) + itutil.array32(
+                [itutil.str16(topic) + itutil.array32([struct.pack(">iqi", 0, 0, 4 << 20)])])
+            for corr in range(1, n + 1):
+                reader.send_raw(itutil.request_frame(itutil.API_FETCH, 4, corr, body))
+            harness.wait_until(
+                lambda: self.scrape().get("strata_connections_queued_response_bytes") - base >
+                1 << 20, what="queued response bytes of the client that does not read")
+            queued = self.scrape().get("strata_connections_queued_response_bytes") - base
+            self.assertLess(queued, (16 << 20) + 8 * (3 << 20), "bounded per connection")
+            for corr in range(1, n + 1):  # now it reads: every answer arrives, in order
+                frame = reader.recv_frame()
+                self.assertEqual(struct.unpack(">i", frame[:4])[0], corr)
+        finally:
+            reader.close()
+        harness.wait_until(lambda: self.scrape().get("strata_connections_queued_response_bytes")
+                           == base, what="queued bytes drained")
 
     def test_pk_lookup_and_apply(self):
         topic = unique_topic("mpk")
