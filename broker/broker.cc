@@ -9,6 +9,8 @@
 #include "broker/cluster/producer_id_blocks.h"
 #include "broker/dispatch.h"
 #include "broker/group/group_coordinator.h"
+#include "broker/group/legacy_group_store.h"
+#include "broker/group/log_group_journal.h"
 #include "broker/metrics/broker_metrics.h"
 #include "broker/metrics/exporter.h"
 #include "broker/net/server.h"
@@ -101,21 +103,6 @@ Status Broker::start() {
   scan_sessions_ = std::make_unique<ScanSessions>(  // open Scans
       io_, config_.pk_scan_session_timeout_ms, static_cast<size_t>(config_.pk_scan_max_sessions));
   scan_sessions_->start();
-  {  // consumer groups, durable in <first log dir>/__strata_groups
-    group::CoordinatorConfig gc;
-    gc.initial_rebalance_delay_ms = config_.group_initial_rebalance_delay_ms;
-    gc.min_session_timeout_ms = config_.group_min_session_timeout_ms;
-    gc.max_session_timeout_ms = config_.group_max_session_timeout_ms;
-    gc.offset_metadata_max_bytes = config_.offset_metadata_max_bytes;
-    gc.offsets_retention_ms = int64_t{config_.offsets_retention_minutes} * 60 * 1000;
-    gc.retention_check_interval_ms = config_.offsets_retention_check_interval_ms;
-    auto store = group::GroupStore::open(config_.log_dirs.front() + "/__strata_groups");
-    if (!store.ok()) return store.status();
-    group_timers_ = std::make_unique<group::AsioTimers>(io_);
-    groups_ =
-        std::make_unique<group::GroupCoordinator>(gc, *group_timers_, std::move(store.value()));
-    STRATA_RETURN_IF_ERROR(groups_->start());
-  }
   if (cluster_mode) {  // etcd: reachable before anything is served
     cluster::ClusterOptions co;
     co.node_id = config_.node_id;
@@ -134,10 +121,42 @@ Status Broker::start() {
     hooks.before_delete = [this](const TopicEntry& t) { pk_tables_->drop(t); };
     hooks.after_delete = [this](const std::string& name) { groups_->on_topic_deleted(name); };
     hooks.on_role = [this](const std::string& topic, int32_t partition, bool leader) {
+      if (topic == group::kOffsetsTopic) {
+        if (leader) {
+          groups_->own_partition(partition);
+        } else {
+          groups_->release_partition(partition);
+        }
+        return;
+      }
       pk_tables_->on_role(topic, partition, leader);
     };
     cluster_ = std::make_unique<cluster::ClusterNode>(std::move(co), *topics_, std::move(hooks));
     STRATA_RETURN_IF_ERROR(cluster_->connect(logs_->cluster_id()));
+  }
+  {  // consumer groups, durable in __consumer_offsets (group/log_group_journal.h)
+    group::CoordinatorConfig gc;
+    gc.initial_rebalance_delay_ms = config_.group_initial_rebalance_delay_ms;
+    gc.min_session_timeout_ms = config_.group_min_session_timeout_ms;
+    gc.max_session_timeout_ms = config_.group_max_session_timeout_ms;
+    gc.offset_metadata_max_bytes = config_.offset_metadata_max_bytes;
+    gc.offsets_retention_ms = int64_t{config_.offsets_retention_minutes} * 60 * 1000;
+    gc.retention_check_interval_ms = config_.offsets_retention_check_interval_ms;
+    group::OffsetsTopicOptions oo;
+    oo.partitions = config_.offsets_topic_num_partitions;
+    oo.replication_factor = config_.offsets_topic_replication_factor;
+    oo.segment_bytes = config_.offsets_topic_segment_bytes;
+    oo.commit_timeout_ms = config_.offsets_commit_timeout_ms;
+    group_journal_ =
+        std::make_unique<group::LogGroupJournal>(oo, *topics_, watchers_, io_, cluster_.get());
+    group_timers_ = std::make_unique<group::AsioTimers>(io_);
+    groups_ = std::make_unique<group::GroupCoordinator>(gc, *group_timers_, group_journal_.get());
+    STRATA_RETURN_IF_ERROR(groups_->start());
+    if (!cluster_) {  // a single node leads every partition: load them before serving
+      STRATA_RETURN_IF_ERROR(group::migrate_legacy_group_store(
+          config_.log_dirs.front() + "/__strata_groups", *group_journal_));
+      STRATA_RETURN_IF_ERROR(groups_->own_all_now());
+    }  // a cluster's partitions are owned as this broker comes to lead them (on_role)
   }
   if (cluster_) {  // producer ids: blocks reserved in etcd, unique across the cluster
     producer_ids_ =
@@ -176,6 +195,7 @@ Status Broker::start() {
                                           cluster_ ? cluster_->cluster_id() : logs_->cluster_id(),
                                           {},
                                           cluster_.get()});
+  services_->offsets_topic = group_journal_.get();
   dispatcher_ = std::make_unique<RequestDispatcher>(*services_);
   Server::Options so;
   so.limits.max_request_bytes = config_.socket_request_max_bytes;
@@ -262,10 +282,11 @@ void Broker::run() {
   run_io_thread();
   for (auto& t : threads) t.join();
   if (shutdown_thread_.joinable()) shutdown_thread_.join();
-  if (cluster_) cluster_->stop();      // fetchers stop writing, the lease goes: before logs close
-  metrics_exporter_.reset();           // no scrape may read the services closed below
-  groups_.reset();                     // closes the group store
-  if (log_tasks_) log_tasks_->stop();  // before the logs close
+  if (cluster_) cluster_->stop();  // fetchers stop writing, the lease goes: before logs close
+  metrics_exporter_.reset();       // no scrape may read the services closed below
+  if (group_journal_) group_journal_->stop();  // no partition load runs past this
+  groups_.reset();
+  if (log_tasks_) log_tasks_->stop();           // before the logs close
   if (scan_sessions_) scan_sessions_->clear();  // release Scan snapshots
   if (pk_tables_) {  // flush PK states (log fsynced first) before the logs close
     Status pst = pk_tables_->close_all();

@@ -26,6 +26,7 @@ class LogManager;
 namespace strata::broker::group {
 class AsioTimers;
 class GroupCoordinator;
+class LogGroupJournal;
 }  // namespace strata::broker::group
 
 namespace strata::broker {
@@ -98,6 +99,7 @@ class Broker {
   std::unique_ptr<PkTables> pk_tables_;
   std::unique_ptr<ScanSessions> scan_sessions_;  // after pk_tables_ (destroyed first)
   std::unique_ptr<group::AsioTimers> group_timers_;
+  std::unique_ptr<group::LogGroupJournal> group_journal_;  // __consumer_offsets
   std::unique_ptr<group::GroupCoordinator> groups_;
   std::unique_ptr<ProducerIdManager> producer_ids_;  // Idempotent producer
   std::unique_ptr<quota::ClientQuotas> quotas_;      // client quotas

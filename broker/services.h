@@ -22,7 +22,8 @@ class PartitionWatchers;
 class ProducerIdManager;
 namespace group {
 class GroupCoordinator;
-}
+class LogGroupJournal;
+}  // namespace group
 namespace metrics {
 class BrokerMetrics;
 }
@@ -53,6 +54,8 @@ struct Services {
   // Cluster mode (broker/cluster/cluster_node.h): leadership, ISR and the cluster's view; null on
   // a single node, where this broker leads every partition.
   cluster::ClusterNode* cluster = nullptr;
+  // The consumer-offsets topic behind `groups` (FindCoordinator creates it in cluster mode).
+  group::LogGroupJournal* offsets_topic = nullptr;
 
   bool stopping() const { return stopping_.load(); }
 };

@@ -8,6 +8,7 @@
 #include "pkindex/row_format.h"
 #include "protocol/pk/change_headers.h"
 #include "protocol/record/record_reader.h"
+#include "storage/log_scan.h"
 #include "storage/partition_log.h"
 
 namespace strata::pkindex {
@@ -15,10 +16,6 @@ namespace strata::pkindex {
 using namespace protocol::pk;  // wire facts: change headers, partitioners
 
 namespace rf = row_format;
-
-namespace {
-constexpr uint32_t kReadChunk = 4u << 20;
-}  // namespace
 
 namespace {
 
@@ -141,31 +138,7 @@ Status PkState::hold_changelog_locked(const protocol::RecordBatchView& batch, in
 
 Status PkState::for_each_log_batch(
     int64_t from, int64_t end, const std::function<Status(const protocol::RecordBatchView&)>& fn) {
-  std::vector<uint8_t> buf;
-  while (from < end) {
-    auto read = log_.read(from, kReadChunk, true, end);
-    if (!read.ok()) return read.status();
-    if (read->ranges.empty()) break;
-    const int64_t before = from;
-    for (const auto& range : read->ranges) {
-      buf.resize(range.size);
-      auto n = range.file->read(range.position, range.size, buf.data());
-      if (!n.ok()) return n.status();
-      if (*n != range.size) return Status(Errc::corruption, "short read while replaying the log");
-      std::span<const uint8_t> rest(buf.data(), buf.size());
-      while (!rest.empty()) {
-        const size_t size = protocol::peek_batch_size(rest);
-        if (size == 0 || size > rest.size()) return Status(Errc::corruption, "torn batch in log");
-        protocol::RecordBatchView batch(rest.first(size));
-        rest = rest.subspan(size);
-        if (batch.last_offset() < from) continue;
-        STRATA_RETURN_IF_ERROR(fn(batch));
-        from = batch.next_offset();
-      }
-    }
-    if (from == before) return Status(Errc::corruption, "log replay made no progress");
-  }
-  return Status::Ok();
+  return storage::for_each_batch(log_, from, end, fn);
 }
 
 int64_t PkState::log_end_for_state() const {

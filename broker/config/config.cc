@@ -292,6 +292,15 @@ KeyTable<BrokerConfig> build_table() {
             "Committed offsets of a group that has been empty this long are deleted.");
   t.integer("offsets.retention.check.interval.ms", &C::offsets_retention_check_interval_ms,
             "600000", int64_t{1}, kI64Max, "How often expired committed offsets are looked for.");
+  t.integer("offsets.topic.num.partitions", &C::offsets_topic_num_partitions, "50", 1, 1000,
+            "Partitions of __consumer_offsets, where groups live (do not change once it exists).");
+  t.integer(
+      "offsets.topic.replication.factor", &C::offsets_topic_replication_factor, "3", 1, 32767,
+      "Replicas of __consumer_offsets in cluster mode (created once this many brokers live).");
+  t.integer("offsets.topic.segment.bytes", &C::offsets_topic_segment_bytes, "104857600", 1, kI32Max,
+            "segment.bytes of __consumer_offsets.");
+  t.integer("offsets.commit.timeout.ms", &C::offsets_commit_timeout_ms, "5000", 1, kI32Max,
+            "How long an offset commit waits for the in-sync replicas before it fails.");
   // Idempotent producer
   t.integer("producer.id.expiration.ms", &C::producer_id_expiration_ms, "86400000", int64_t{1},
             kI64Max,

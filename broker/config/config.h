@@ -80,6 +80,10 @@ struct BrokerConfig {
   int32_t offset_metadata_max_bytes{};
   int32_t offsets_retention_minutes{};
   int64_t offsets_retention_check_interval_ms{};
+  int32_t offsets_topic_num_partitions{};
+  int32_t offsets_topic_replication_factor{};
+  int32_t offsets_topic_segment_bytes{};
+  int32_t offsets_commit_timeout_ms{};
   // Client quotas (Kafka's names and defaults)
   int32_t quota_window_num{};
   int32_t quota_window_size_seconds{};

@@ -74,8 +74,9 @@ struct OffsetEntry {
   int64_t offset = -1;
   int32_t leader_epoch = -1;
   std::string metadata;
-  int64_t commit_ms = 0;   // wall clock
-  int64_t expire_ms = -1;  // explicit expiry (OffsetCommit v2-4 retention), -1 = broker default
+  int64_t commit_ms = 0;    // wall clock
+  int64_t expire_ms = -1;   // explicit expiry (OffsetCommit v2-4 retention), -1 = broker default
+  int64_t log_offset = -1;  // of its journal record (in memory only): the newest record wins
 };
 
 struct Group {

@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <random>
 
 #include "protocol/wire/errors.h"
@@ -38,39 +39,40 @@ SyncResult sync_error(ErrorCode error) {
 }
 }  // namespace
 
-// Holds mu_; on destruction releases it and runs the callbacks queued meanwhile.
-struct GroupCoordinator::Locked {
-  GroupCoordinator& c;
-  std::unique_lock<std::mutex> l;
-  explicit Locked(GroupCoordinator& co) : c(co), l(co.mu_) {}
-  ~Locked() {
-    Deferred d;
-    d.swap(c.deferred_);
-    l.unlock();
-    for (auto& f : d) f();
+GroupCoordinator::GroupCoordinator(CoordinatorConfig config, Timers& timers, GroupJournal* journal)
+    : config_(config),
+      timers_(timers),
+      journal_(journal),
+      owned_(journal ? static_cast<size_t>(std::max(journal->partitions(), 1)) : 1) {
+  if (!journal_) {  // nothing to load: the one partition is served from the start
+    owned_[0].state = Ownership::State::loaded;
+    owned_[0].wanted = true;
   }
-};
-
-GroupCoordinator::GroupCoordinator(CoordinatorConfig config, Timers& timers,
-                                   std::unique_ptr<GroupStore> store)
-    : config_(config), timers_(timers), store_(std::move(store)) {}
+}
 
 GroupCoordinator::~GroupCoordinator() { shutdown(); }
 
 Status GroupCoordinator::start() {
-  {
-    Locked lk(*this);
-    if (store_) {
-      STRATA_RETURN_IF_ERROR(store_->load(groups_));
-    }
-    for (auto& [id, g] : groups_) {
-      g.id = id;
-      for (auto& [mid, m] : g.members) arm_session(g, m, m.session_timeout_ms);
-    }
-    if (!groups_.empty()) spdlog::info("group coordinator loaded {} groups", groups_.size());
-  }
   schedule_retention();
   return Status::Ok();
+}
+
+void GroupCoordinator::drop_group(Group& g, ErrorCode pending_error) {
+  if (g.join_timer) timers_.cancel(g.join_timer);
+  for (auto& [mid, m] : g.members) {
+    if (m.session_timer) timers_.cancel(m.session_timer);
+    if (m.awaiting_join) {
+      deferred_.push_back([cb = std::move(m.awaiting_join), mid = mid, pending_error] {
+        cb(join_error(pending_error, mid));
+      });
+      m.awaiting_join = nullptr;
+    }
+    if (m.awaiting_sync) {
+      deferred_.push_back(
+          [cb = std::move(m.awaiting_sync), pending_error] { cb(sync_error(pending_error)); });
+      m.awaiting_sync = nullptr;
+    }
+  }
 }
 
 void GroupCoordinator::schedule_retention() {
@@ -85,21 +87,7 @@ void GroupCoordinator::shutdown() {
   if (stopped_) return;
   stopped_ = true;
   timers_.cancel_all();
-  for (auto& [id, g] : groups_) {
-    for (auto& [mid, m] : g.members) {
-      if (m.awaiting_join) {
-        deferred_.push_back([cb = std::move(m.awaiting_join), mid = mid] {
-          cb(join_error(ErrorCode::not_coordinator, mid));
-        });
-        m.awaiting_join = nullptr;
-      }
-      if (m.awaiting_sync) {
-        deferred_.push_back(
-            [cb = std::move(m.awaiting_sync)] { cb(sync_error(ErrorCode::not_coordinator)); });
-        m.awaiting_sync = nullptr;
-      }
-    }
-  }
+  for (auto& [id, g] : groups_) drop_group(g, ErrorCode::not_coordinator);
 }
 
 Group* GroupCoordinator::find(const std::string& id) {
@@ -121,10 +109,46 @@ void GroupCoordinator::transition(Group& g, GroupState to) {
   g.state = to;
 }
 
-void GroupCoordinator::persist(const Group& g) {
-  if (!store_ || !g.protocol_type) return;
-  Status st = store_->put_group(g);
-  if (!st.ok()) spdlog::error("storing group {} failed: {}", g.id, st.to_string());
+void GroupCoordinator::write(const std::string& group_id, std::vector<JournalRecord> records,
+                             std::function<void(ErrorCode, int64_t)> done) {
+  if (!journal_) {
+    const int64_t offset = next_local_offset_++;
+    if (done)
+      deferred_.push_back([done = std::move(done), offset] { done(ErrorCode::none, offset); });
+    return;
+  }
+  journal_->append(partition_for(group_id), std::move(records),
+                   [done = std::move(done)](ErrorCode e, int64_t offset) {
+                     if (done) done(e, offset);
+                   });
+}
+
+void GroupCoordinator::persist(const Group& g, std::function<void(ErrorCode)> done) {
+  if (!g.protocol_type) {  // an offsets-only group has no metadata record
+    if (done) deferred_.push_back([done = std::move(done)] { done(ErrorCode::none); });
+    return;
+  }
+  std::vector<JournalRecord> recs;
+  recs.push_back({records::group_key(g.id), records::encode_group(g)});
+  write(g.id, std::move(recs), [id = g.id, done = std::move(done)](ErrorCode e, int64_t) {
+    if (e != ErrorCode::none) {
+      spdlog::warn("storing group {} failed: {}", id, protocol::error_name(e));
+    }
+    if (done) done(e);
+  });
+}
+
+void GroupCoordinator::write_tombstones(const std::string& group_id,
+                                        const std::vector<OffsetKey>& keys, bool group_too) {
+  std::vector<JournalRecord> recs;
+  for (const auto& k : keys) recs.push_back({records::offset_key(k), std::nullopt});
+  if (group_too) recs.push_back({records::group_key(group_id), std::nullopt});
+  if (recs.empty()) return;
+  write(group_id, std::move(recs), [group_id](ErrorCode e, int64_t) {
+    if (e != ErrorCode::none) {
+      spdlog::warn("tombstones of group {} not written: {}", group_id, protocol::error_name(e));
+    }
+  });
 }
 
 // ---------------------------------------------------------------- JoinGroup
@@ -134,8 +158,10 @@ void GroupCoordinator::join(JoinParams p, JoinCallback done) {
   auto reply = [this, &done](JoinResult r) {
     deferred_.push_back([cb = std::move(done), r = std::move(r)] { cb(r); });
   };
-  if (stopped_) return reply(join_error(ErrorCode::not_coordinator, p.member_id));
   if (p.group_id.empty()) return reply(join_error(ErrorCode::invalid_group_id, p.member_id));
+  if (ErrorCode e = owner_error(p.group_id); e != ErrorCode::none) {
+    return reply(join_error(e, p.member_id));
+  }
   if (p.session_timeout_ms < config_.min_session_timeout_ms ||
       p.session_timeout_ms > config_.max_session_timeout_ms) {
     return reply(join_error(ErrorCode::invalid_session_timeout, p.member_id));
@@ -452,8 +478,8 @@ void GroupCoordinator::sync(SyncParams p, SyncCallback done) {
   auto reply = [this, &done](SyncResult r) {
     deferred_.push_back([cb = std::move(done), r = std::move(r)] { cb(r); });
   };
-  if (stopped_) return reply(sync_error(ErrorCode::not_coordinator));
   if (p.group_id.empty()) return reply(sync_error(ErrorCode::invalid_group_id));
+  if (ErrorCode e = owner_error(p.group_id); e != ErrorCode::none) return reply(sync_error(e));
   Group* g = find(p.group_id);
   if (!g) return reply(sync_error(ErrorCode::unknown_member_id));
   if (g->static_fenced(p.instance_id, p.member_id)) {
@@ -487,9 +513,22 @@ void GroupCoordinator::sync(SyncParams p, SyncCallback done) {
           auto mi = g->members.find(id);
           if (mi != g->members.end()) mi->second.assignment = std::move(a);
         }
-        persist(*g);
-        propagate_assignment(*g);
-        transition(*g, GroupState::stable);
+        // Answered once the assignment is durable, as Kafka does: a coordinator that fails
+        // over right after must not hand out a generation it cannot describe.
+        persist(*g, [this, id = g->id, gen = g->generation](ErrorCode e) {
+          Locked relk(*this);
+          Group* rg = find(id);
+          if (!rg || rg->generation != gen || rg->state != GroupState::completing_rebalance) {
+            return;  // the group moved on (a new rebalance answered the waiting syncs)
+          }
+          if (e != ErrorCode::none) {
+            reset_and_propagate(*rg, e);
+            maybe_prepare_rebalance(*rg, "storing the assignment failed");
+            return;
+          }
+          propagate_assignment(*rg);
+          transition(*rg, GroupState::stable);
+        });
       }
       return;
     }
@@ -533,8 +572,8 @@ ErrorCode GroupCoordinator::heartbeat(const std::string& group_id, const std::st
                                       const std::optional<std::string>& instance_id,
                                       int32_t generation) {
   Locked lk(*this);
-  if (stopped_) return ErrorCode::not_coordinator;
   if (group_id.empty()) return ErrorCode::invalid_group_id;
+  if (ErrorCode e = owner_error(group_id); e != ErrorCode::none) return e;
   Group* g = find(group_id);
   if (!g) return ErrorCode::unknown_member_id;
   if (g->static_fenced(instance_id, member_id)) return ErrorCode::fenced_instance_id;
@@ -560,12 +599,12 @@ LeaveResult GroupCoordinator::leave(const std::string& group_id,
                                     const std::vector<LeaveRequestMember>& members) {
   Locked lk(*this);
   LeaveResult out;
-  if (stopped_) {
-    out.error = ErrorCode::not_coordinator;
-    return out;
-  }
   if (group_id.empty()) {
     out.error = ErrorCode::invalid_group_id;
+    return out;
+  }
+  if (ErrorCode e = owner_error(group_id); e != ErrorCode::none) {
+    out.error = e;
     return out;
   }
   Group* g = find(group_id);

@@ -2,8 +2,17 @@
 // membership (JoinGroup/SyncGroup/Heartbeat/LeaveGroup, static members, the MEMBER_ID_REQUIRED
 // handshake), rebalance and session timeouts, committed offsets, and the group admin calls. The
 // error codes follow Kafka's GroupCoordinator. Owned by Broker; every public method is thread-safe
-// (one mutex). JoinGroup/SyncGroup complete through callbacks, possibly later and from a timer
-// thread; callbacks always run with the lock released.
+// (one mutex). JoinGroup/SyncGroup/OffsetCommit complete through callbacks, possibly later and
+// from a timer or I/O thread; callbacks always run with the lock released.
+//
+// Durable state is a journal (group_journal.h): the partitions of `__consumer_offsets`. A group
+// belongs to one partition (Kafka's hash rule) and is served only while this broker owns it:
+// own_partition() (this broker became its leader) loads the partition's records — meanwhile the
+// group's requests answer COORDINATOR_LOAD_IN_PROGRESS — and release_partition() (leadership
+// moved) drops its groups, answering waiting joins NOT_COORDINATOR as every later request is.
+// Offset commits and the leader's SyncGroup are answered once their records are durable in the
+// journal (acks=all on a cluster); other metadata changes and tombstones are written without
+// waiting, in order.
 #pragma once
 
 #include <memory>
@@ -13,7 +22,8 @@
 #include <vector>
 
 #include "broker/group/group.h"
-#include "broker/group/group_store.h"
+#include "broker/group/group_journal.h"
+#include "broker/group/group_records.h"
 #include "broker/group/timers.h"
 
 namespace strata::broker::group {
@@ -110,14 +120,30 @@ struct TopicPartitionError {
   protocol::ErrorCode error = protocol::ErrorCode::none;
 };
 
+using CommitCallback = std::function<void(std::vector<CommitPartition>)>;
+
 class GroupCoordinator {
  public:
-  // `store` may be null (unit tests without durability).
-  GroupCoordinator(CoordinatorConfig config, Timers& timers, std::unique_ptr<GroupStore> store);
+  // `journal` may be null (unit tests without durability: one partition, always owned); it
+  // outlives the coordinator.
+  GroupCoordinator(CoordinatorConfig config, Timers& timers, GroupJournal* journal);
   ~GroupCoordinator();
 
-  // Loads persisted groups; restored members get fresh session timers. Starts the retention task.
+  // Starts the retention task.
   Status start();
+  // The journal partition of a group.
+  int32_t partition_for(const std::string& group_id) const;
+  // This broker now leads journal partition `p`: loads it (on the journal's worker), then serves
+  // its groups; loaded members get fresh session timers. A failed load is retried. No-op while
+  // already owned.
+  void own_partition(int32_t p);
+  // Owns and loads every partition now, on the calling thread (a single node's start).
+  Status own_all_now();
+  // Leadership of `p` moved away: its groups are dropped from memory (waiting joins and syncs
+  // answer NOT_COORDINATOR).
+  void release_partition(int32_t p);
+  // For metrics and tests: partitions owned and loaded, and being loaded.
+  std::pair<size_t, size_t> owned_partitions();
   // Answers every waiting JoinGroup/SyncGroup with NOT_COORDINATOR and cancels all timers (the
   // destructor does it too).
   void shutdown();
@@ -128,10 +154,11 @@ class GroupCoordinator {
                                 const std::optional<std::string>& instance_id, int32_t generation);
   LeaveResult leave(const std::string& group_id, const std::vector<LeaveRequestMember>& members);
 
-  // Fills each partition's error. generation < 0 with an empty/unknown group = a simple commit.
+  // Fills each partition's error and calls `done` with them once the offsets are durable (or
+  // failed). generation < 0 with an empty/unknown group = a simple commit.
   void commit(const std::string& group_id, int32_t generation, const std::string& member_id,
               const std::optional<std::string>& instance_id, int64_t retention_ms,
-              std::vector<CommitPartition>& parts);
+              std::vector<CommitPartition> parts, CommitCallback done);
   // `requested` null = every committed offset of the group. Returns the group-level error.
   protocol::ErrorCode fetch_offsets(
       const std::string& group_id,
@@ -155,7 +182,18 @@ class GroupCoordinator {
 
  private:
   using Deferred = std::vector<std::function<void()>>;
-  struct Locked;
+  // Holds mu_; on destruction releases it and runs the callbacks queued meanwhile.
+  struct Locked {
+    GroupCoordinator& c;
+    std::unique_lock<std::mutex> l;
+    explicit Locked(GroupCoordinator& co) : c(co), l(co.mu_) {}
+    ~Locked() {
+      Deferred d;
+      d.swap(c.deferred_);
+      l.unlock();
+      for (auto& f : d) f();
+    }
+  };
 
   Group* find(const std::string& id);
   Group& get_or_create(const std::string& id);
@@ -182,15 +220,36 @@ class GroupCoordinator {
                           uint64_t token);
   JoinResult current_join_result(const Group& g, const Member& m, bool include_members) const;
   std::vector<JoinMember> member_list(const Group& g) const;
-  void persist(const Group& g);
+  // Writes the group's metadata record; `done` (optional) runs with the lock released once it is
+  // durable or failed.
+  void persist(const Group& g, std::function<void(protocol::ErrorCode)> done = nullptr);
+  // Appends records to the group's partition; `done` runs with the lock released.
+  void write(const std::string& group_id, std::vector<JournalRecord> records,
+             std::function<void(protocol::ErrorCode, int64_t)> done = nullptr);
+  // Tombstones for offsets (and the group record when `group_too`).
+  void write_tombstones(const std::string& group_id, const std::vector<OffsetKey>& keys,
+                        bool group_too);
+  // none when this broker serves the group now, else NOT_COORDINATOR /
+  // COORDINATOR_LOAD_IN_PROGRESS.
+  protocol::ErrorCode owner_error(const std::string& group_id) const;
+  // Loads partition `p` for ownership `token` (the journal's worker, or the caller).
+  Status load_partition(int32_t p, uint64_t token);
+  void drop_group(Group& g, protocol::ErrorCode pending_error);
   void transition(Group& g, GroupState to);
   void schedule_retention();
   std::vector<std::string> subscribed_topics(const Group& g, bool& known) const;
 
   CoordinatorConfig config_;
   Timers& timers_;
-  std::unique_ptr<GroupStore> store_;
-  std::mutex mu_;
+  GroupJournal* const journal_;
+  struct Ownership {
+    enum class State { none, loading, loaded } state = State::none;
+    bool wanted = false;  // this broker leads the partition (a failed load is retried)
+    uint64_t token = 0;   // bumped on every change: stale loads and completions are ignored
+  };
+  mutable std::mutex mu_;
+  std::vector<Ownership> owned_;
+  int64_t next_local_offset_ = 0;  // orders completions without a journal
   std::map<std::string, Group> groups_;
   Deferred deferred_;  // callbacks to run once mu_ is released
   uint64_t next_token_ = 1;

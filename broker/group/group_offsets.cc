@@ -15,32 +15,39 @@ using protocol::ErrorCode;
 void GroupCoordinator::commit(const std::string& group_id, int32_t generation,
                               const std::string& member_id,
                               const std::optional<std::string>& instance_id, int64_t retention_ms,
-                              std::vector<CommitPartition>& parts) {
-  std::lock_guard l(mu_);
-  auto fail_all = [&](ErrorCode e) {
-    for (auto& p : parts) {
-      if (p.error == ErrorCode::none) p.error = e;
+                              std::vector<CommitPartition> parts, CommitCallback done) {
+  Locked lk(*this);
+  auto finish = [&](std::optional<ErrorCode> e) {
+    if (e) {
+      for (auto& p : parts) {
+        if (p.error == ErrorCode::none) p.error = *e;
+      }
     }
+    deferred_.push_back(
+        [done = std::move(done), parts = std::move(parts)]() mutable { done(std::move(parts)); });
   };
-  if (stopped_) return fail_all(ErrorCode::not_coordinator);
+  if (group_id.empty()) return finish(ErrorCode::invalid_group_id);
+  if (ErrorCode e = owner_error(group_id); e != ErrorCode::none) return finish(e);
   Group* g = find(group_id);
   if (!g) {
-    if (generation >= 0) return fail_all(ErrorCode::illegal_generation);
+    if (generation >= 0) return finish(ErrorCode::illegal_generation);
     g = &get_or_create(group_id);  // a group that only stores offsets
   }
-  if (g->static_fenced(instance_id, member_id)) return fail_all(ErrorCode::fenced_instance_id);
+  if (g->static_fenced(instance_id, member_id)) return finish(ErrorCode::fenced_instance_id);
   if (!(generation < 0 && g->state == GroupState::empty)) {
     auto it = g->members.find(member_id);
-    if (it == g->members.end()) return fail_all(ErrorCode::unknown_member_id);
-    if (generation != g->generation) return fail_all(ErrorCode::illegal_generation);
+    if (it == g->members.end()) return finish(ErrorCode::unknown_member_id);
+    if (generation != g->generation) return finish(ErrorCode::illegal_generation);
     if (g->state == GroupState::completing_rebalance) {
-      return fail_all(ErrorCode::rebalance_in_progress);
+      return finish(ErrorCode::rebalance_in_progress);
     }
     arm_session(*g, it->second, it->second.session_timeout_ms);
   }
   const int64_t now = timers_.wall_ms();
-  std::vector<std::pair<OffsetKey, OffsetEntry>> batch;
-  for (auto& p : parts) {
+  std::vector<std::pair<size_t, OffsetEntry>> batch;  // index into parts
+  std::vector<JournalRecord> recs;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    auto& p = parts[i];
     if (p.error != ErrorCode::none) continue;
     if (p.metadata &&
         static_cast<int64_t>(p.metadata->size()) > config_.offset_metadata_max_bytes) {
@@ -53,17 +60,38 @@ void GroupCoordinator::commit(const std::string& group_id, int32_t generation,
     e.metadata = p.metadata.value_or("");
     e.commit_ms = now;
     e.expire_ms = retention_ms >= 0 ? now + retention_ms : -1;
-    batch.emplace_back(OffsetKey{group_id, p.topic, p.partition}, std::move(e));
+    recs.push_back(
+        {records::offset_key({group_id, p.topic, p.partition}), records::encode_offset(e)});
+    batch.emplace_back(i, std::move(e));
   }
-  if (batch.empty()) return;
-  if (store_) {
-    Status st = store_->put_offsets(group_id, batch);
-    if (!st.ok()) {
-      spdlog::error("committing offsets of group {} failed: {}", group_id, st.to_string());
-      return fail_all(ErrorCode::coordinator_not_available);
-    }
-  }
-  for (auto& [k, e] : batch) g->offsets[{k.topic, k.partition}] = std::move(e);
+  if (batch.empty()) return finish(std::nullopt);
+  // Visible to OffsetFetch once durable, and only while this broker still owns the partition.
+  const uint64_t token = owned_[static_cast<size_t>(partition_for(group_id))].token;
+  write(group_id, std::move(recs),
+        [this, token, group_id, batch = std::move(batch), parts = std::move(parts),
+         done = std::move(done)](ErrorCode e, int64_t last_offset) mutable {
+          {
+            Locked relk(*this);
+            const Ownership& o = owned_[static_cast<size_t>(partition_for(group_id))];
+            if (e == ErrorCode::none && (o.token != token || o.state != Ownership::State::loaded)) {
+              e = ErrorCode::not_coordinator;
+            }
+            if (e != ErrorCode::none) {
+              spdlog::warn("committing offsets of group {} failed: {}", group_id,
+                           protocol::error_name(e));
+              for (auto& [i, entry] : batch) parts[i].error = e;
+            } else {
+              Group& g = get_or_create(group_id);
+              for (auto& [i, entry] : batch) {
+                OffsetEntry& slot = g.offsets[{parts[i].topic, parts[i].partition}];
+                if (slot.log_offset > last_offset) continue;  // a newer commit completed first
+                entry.log_offset = last_offset;
+                slot = std::move(entry);
+              }
+            }
+          }
+          done(std::move(parts));
+        });
 }
 
 ErrorCode GroupCoordinator::fetch_offsets(
@@ -71,7 +99,7 @@ ErrorCode GroupCoordinator::fetch_offsets(
     const std::optional<std::vector<std::pair<std::string, std::vector<int32_t>>>>& requested,
     std::vector<FetchedPartition>& out) {
   std::lock_guard l(mu_);
-  if (stopped_) return ErrorCode::not_coordinator;
+  if (ErrorCode e = owner_error(group_id); e != ErrorCode::none) return e;
   Group* g = find(group_id);
   auto fill = [](FetchedPartition& fp, const OffsetEntry& e) {
     fp.offset = e.offset;
@@ -107,8 +135,8 @@ ErrorCode GroupCoordinator::fetch_offsets(
 GroupSummary GroupCoordinator::describe(const std::string& group_id) {
   std::lock_guard l(mu_);
   GroupSummary s;
-  if (stopped_) {
-    s.error = ErrorCode::not_coordinator;
+  if (ErrorCode e = owner_error(group_id); e != ErrorCode::none) {
+    s.error = e;
     return s;
   }
   Group* g = find(group_id);
@@ -146,18 +174,14 @@ std::vector<ListedGroup> GroupCoordinator::list() {
 }
 
 ErrorCode GroupCoordinator::delete_group(const std::string& group_id) {
-  std::lock_guard l(mu_);
-  if (stopped_) return ErrorCode::not_coordinator;
+  Locked lk(*this);
+  if (ErrorCode e = owner_error(group_id); e != ErrorCode::none) return e;
   Group* g = find(group_id);
   if (!g) return ErrorCode::group_id_not_found;
   if (g->state != GroupState::empty) return ErrorCode::non_empty_group;
-  if (store_) {
-    Status st = store_->delete_group(*g);
-    if (!st.ok()) {
-      spdlog::error("deleting group {} failed: {}", group_id, st.to_string());
-      return ErrorCode::coordinator_not_available;
-    }
-  }
+  std::vector<OffsetKey> keys;
+  for (const auto& [tp, e] : g->offsets) keys.push_back({group_id, tp.first, tp.second});
+  write_tombstones(group_id, keys, true);
   if (g->join_timer) timers_.cancel(g->join_timer);
   groups_.erase(group_id);
   spdlog::info("deleted group {}", group_id);
@@ -166,9 +190,9 @@ ErrorCode GroupCoordinator::delete_group(const std::string& group_id) {
 
 ErrorCode GroupCoordinator::delete_offsets(const std::string& group_id,
                                            std::vector<TopicPartitionError>& parts) {
-  std::lock_guard l(mu_);
-  if (stopped_) return ErrorCode::not_coordinator;
+  Locked lk(*this);
   if (group_id.empty()) return ErrorCode::invalid_group_id;
+  if (ErrorCode e = owner_error(group_id); e != ErrorCode::none) return e;
   Group* g = find(group_id);
   if (!g) return ErrorCode::group_id_not_found;
   std::vector<std::string> subscribed;
@@ -190,13 +214,7 @@ ErrorCode GroupCoordinator::delete_offsets(const std::string& group_id,
     }
     if (g->offsets.count({p.topic, p.partition})) keys.push_back({group_id, p.topic, p.partition});
   }
-  if (store_) {
-    Status st = store_->delete_offsets(keys);
-    if (!st.ok()) {
-      spdlog::error("deleting offsets of group {} failed: {}", group_id, st.to_string());
-      return ErrorCode::coordinator_not_available;
-    }
-  }
+  write_tombstones(group_id, keys, false);
   for (const auto& k : keys) g->offsets.erase({k.topic, k.partition});
   return ErrorCode::none;
 }
@@ -219,23 +237,20 @@ std::vector<std::string> GroupCoordinator::subscribed_topics(const Group& g, boo
 }
 
 void GroupCoordinator::on_topic_deleted(const std::string& topic) {
-  std::lock_guard l(mu_);
+  Locked lk(*this);
   for (auto& [id, g] : groups_) {
     std::vector<OffsetKey> keys;
     for (const auto& [tp, e] : g.offsets) {
       if (tp.first == topic) keys.push_back({id, tp.first, tp.second});
     }
     if (keys.empty()) continue;
-    if (store_) {
-      Status st = store_->delete_offsets(keys);
-      if (!st.ok()) spdlog::error("dropping offsets of topic {} failed: {}", topic, st.to_string());
-    }
+    write_tombstones(id, keys, false);
     for (const auto& k : keys) g.offsets.erase({k.topic, k.partition});
   }
 }
 
 void GroupCoordinator::expire_offsets() {
-  std::lock_guard l(mu_);
+  Locked lk(*this);
   if (stopped_) return;
   const int64_t now = timers_.wall_ms();
   std::vector<std::string> dead;
@@ -250,23 +265,14 @@ void GroupCoordinator::expire_offsets() {
           e.expire_ms >= 0 ? now >= e.expire_ms : now - base >= config_.offsets_retention_ms;
       if (gone) keys.push_back({id, tp.first, tp.second});
     }
-    if (!keys.empty() && store_) {
-      Status st = store_->delete_offsets(keys);
-      if (!st.ok()) {
-        spdlog::error("expiring offsets of group {} failed: {}", id, st.to_string());
-        continue;
-      }
-    }
     expired += keys.size();
     for (const auto& k : keys) g.offsets.erase({k.topic, k.partition});
-    if (g.offsets.empty() && g.members.empty()) dead.push_back(id);
+    const bool gone = g.offsets.empty() && g.members.empty();
+    write_tombstones(id, keys, gone);
+    if (gone) dead.push_back(id);
   }
   for (const auto& id : dead) {
     Group& g = groups_[id];
-    if (store_) {
-      Status st = store_->delete_group(g);
-      if (!st.ok()) continue;
-    }
     if (g.join_timer) timers_.cancel(g.join_timer);
     groups_.erase(id);
   }

@@ -16,6 +16,13 @@ namespace strata::broker::handlers {
 namespace {
 using protocol::ErrorCode;
 
+// Deleting the group coordinator's topic would drop every committed offset: refused.
+template <typename Out>
+void refuse_internal(Out& out) {
+  out.error_code = ErrorCode::invalid_topic_exception;
+  out.error_message = "Internal topics cannot be deleted";
+}
+
 template <typename Out>
 void delete_one(RequestContext& ctx, std::shared_ptr<const TopicEntry> t, Out& out) {
   if (!t) {
@@ -23,6 +30,7 @@ void delete_one(RequestContext& ctx, std::shared_ptr<const TopicEntry> t, Out& o
     return;
   }
   out.topic_id = t->id;
+  if (is_internal_topic(t->name)) return refuse_internal(out);
   ctx.svc.pk_tables.drop(*t);  // close PK states before the directories go
   Status st = ctx.svc.topics.remove(t->name);
   if (st.ok()) {
@@ -48,6 +56,7 @@ void delete_in_cluster(RequestContext& ctx, const std::string& name, Out& out) {
     return;
   }
   if (auto id = protocol::Uuid::parse(t->second.topic_id)) out.topic_id = *id;
+  if (is_internal_topic(name)) return refuse_internal(out);
   Status st = cluster.delete_topic(name);
   if (st.ok()) {
     spdlog::info("deleted topic {} from the cluster", name);

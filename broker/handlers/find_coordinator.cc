@@ -1,4 +1,5 @@
-// FindCoordinator (10): this broker coordinates every group. Transactions do not exist yet, so a
+// FindCoordinator (10): a group's coordinator is this broker on a single node, the leader of the
+// group's __consumer_offsets partition on a cluster. Transactions do not exist yet, so a
 // transaction key gets an error with a message saying so. The code is
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED: librdkafka (checked
 // with 2.0.2) retries every other FindCoordinator error for a transaction key until the
@@ -8,6 +9,8 @@
 #include "protocol/messages/find_coordinator.h"
 
 #include "broker/cluster/cluster_node.h"
+#include "broker/group/group_coordinator.h"
+#include "broker/group/log_group_journal.h"
 #include "broker/handlers/handlers.h"
 #include "broker/services.h"
 #include "protocol/wire/errors.h"
@@ -15,61 +18,76 @@
 namespace strata::broker::handlers {
 
 namespace {
+using protocol::ErrorCode;
 constexpr int8_t kGroupKey = 0;
 constexpr int8_t kTransactionKey = 1;
 constexpr const char* kNoTransactions = "Transactions are not supported by this broker";
+// The coordinator of one group: this broker on a single node; in cluster mode the leader of the
+// group's __consumer_offsets partition (the topic is created on first use, as Kafka does), or
+// COORDINATOR_NOT_AVAILABLE while it has none.
+struct Coordinator {
+  protocol::ErrorCode error = protocol::ErrorCode::none;
+  int32_t node_id = -1;
+  std::string host;
+  int32_t port = -1;
+};
+
+Coordinator group_coordinator(RequestContext& ctx, const std::string& group) {
+  Coordinator c;
+  if (!ctx.svc.cluster) {
+    c.node_id = ctx.svc.node_id;
+    c.host = ctx.svc.advertised.host;
+    c.port = ctx.svc.advertised.port;
+    return c;
+  }
+  c.error = protocol::ErrorCode::coordinator_not_available;
+  if (ctx.svc.offsets_topic && ctx.svc.offsets_topic->ensure_cluster_topic() != ErrorCode::none) {
+    return c;
+  }
+  auto s = ctx.svc.cluster->snapshot();
+  const auto* part = s->partition(group::kOffsetsTopic, ctx.svc.groups.partition_for(group));
+  if (!part || part->state.leader < 0) return c;
+  auto b = s->brokers.find(part->state.leader);
+  if (b == s->brokers.end()) return c;
+  c.error = protocol::ErrorCode::none;
+  c.node_id = b->second.id;
+  c.host = b->second.host;
+  c.port = b->second.port;
+  return c;
+}
+
 }  // namespace
 
 void find_coordinator(RequestContext& ctx, protocol::Reader& body) {
   protocol::FindCoordinatorRequest req;
   req.decode(body, ctx.version);
   protocol::FindCoordinatorResponse resp;
-  Listener me = ctx.svc.advertised;
-  int32_t coordinator = ctx.svc.node_id;
   const bool group = req.key_type == kGroupKey;
-  protocol::ErrorCode err = group ? protocol::ErrorCode::none
-                            : req.key_type == kTransactionKey
-                                ? protocol::ErrorCode::transactional_id_authorization_failed
-                                : protocol::ErrorCode::unsupported_version;
-  if (ctx.svc.cluster && group) {
-    // Until group state replicates, one broker coordinates every group: the live broker with the
-    // smallest id, so every broker names the same one.
-    auto s = ctx.svc.cluster->snapshot();
-    if (s->brokers.empty()) {
-      err = protocol::ErrorCode::coordinator_not_available;
-      coordinator = -1;
-    } else {
-      const auto& b = s->brokers.begin()->second;
-      coordinator = b.id;
-      me.host = b.host;
-      me.port = static_cast<uint16_t>(b.port);
-    }
-  }
-  if (ctx.version < 4) {
-    resp.error_code = err;
+  const ErrorCode err = group ? ErrorCode::none
+                        : req.key_type == kTransactionKey
+                            ? ErrorCode::transactional_id_authorization_failed
+                            : ErrorCode::unsupported_version;
+  auto answer = [&](const std::string& key, auto& out) {
     if (group) {
-      resp.node_id = coordinator;
-      resp.host = me.host;
-      resp.port = me.port;
+      Coordinator c = group_coordinator(ctx, key);
+      out.error_code = c.error;
+      out.node_id = c.node_id;
+      out.host = c.host;
+      out.port = c.port;
     } else {
-      resp.error_message = kNoTransactions;
-      resp.node_id = -1;
-      resp.port = -1;
+      out.error_code = err;
+      out.error_message = kNoTransactions;
+      out.node_id = -1;
+      out.port = -1;
     }
+  };
+  if (ctx.version < 4) {
+    answer(req.key, resp);
   } else {
     for (const auto& key : req.coordinator_keys) {
       auto& c = resp.coordinators.emplace_back();
       c.key = key;
-      c.error_code = err;
-      if (group) {
-        c.node_id = coordinator;
-        c.host = me.host;
-        c.port = me.port;
-      } else {
-        c.error_message = kNoTransactions;
-        c.node_id = -1;
-        c.port = -1;
-      }
+      answer(key, c);
     }
   }
   ctx.respond(resp);

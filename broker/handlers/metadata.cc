@@ -24,7 +24,7 @@ void fill_topic(RequestContext& ctx, const TopicEntry& t, TopicOut& out) {
   out.error_code = ErrorCode::none;
   out.name = t.name;
   out.topic_id = t.id;
-  out.is_internal = false;
+  out.is_internal = is_internal_topic(t.name);
   out.topic_authorized_operations = kAuthorizedOpsOmitted;
   for (int32_t i = 0; i < static_cast<int32_t>(t.partitions.size()); ++i) {
     auto& p = out.partitions.emplace_back();
@@ -44,7 +44,7 @@ void fill_cluster_topic(const cluster::ClusterSnapshot& s, const cluster::TopicR
   out.error_code = ErrorCode::none;
   out.name = t.name;
   if (auto id = protocol::Uuid::parse(t.topic_id)) out.topic_id = *id;
-  out.is_internal = false;
+  out.is_internal = is_internal_topic(t.name);
   out.topic_authorized_operations = kAuthorizedOpsOmitted;
   for (int32_t i = 0; i < static_cast<int32_t>(t.replicas.size()); ++i) {
     auto& p = out.partitions.emplace_back();

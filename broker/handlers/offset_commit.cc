@@ -1,5 +1,6 @@
 // OffsetCommit (8) v2-9: unknown topics/partitions get UNKNOWN_TOPIC_OR_PARTITION here; the
-// coordinator checks the group (generation, member) and metadata size, and stores durably.
+// coordinator checks the group (generation, member) and metadata size, and answers once the
+// offsets are durable.
 #include "protocol/messages/offset_commit.h"
 
 #include "broker/group/group_coordinator.h"
@@ -32,13 +33,20 @@ void offset_commit(RequestContext& ctx, protocol::Reader& body) {
   }
   // v2-4 carry an explicit retention; -1 means the broker's offsets.retention.minutes.
   const int64_t retention = ctx.version <= 4 ? req.retention_time_ms : -1;
-  ctx.svc.groups.commit(req.group_id, req.generation_id_or_member_epoch, req.member_id,
-                        ctx.version >= 7 ? req.group_instance_id : std::nullopt, retention, parts);
-  protocol::OffsetCommitResponse resp;
-  size_t i = 0;
-  mirror_partitions(req.topics, resp.topics, protocol::OffsetCommitResponse::Partition{},
-                    [&](const auto&, const auto&, auto& op) { op.error_code = parts[i++].error; });
-  ctx.respond(resp);
+  // Answered once the offsets are durable in __consumer_offsets (the in-sync replicas have them).
+  RequestContext c = ctx;
+  auto shared = std::make_shared<protocol::OffsetCommitRequest>(std::move(req));
+  ctx.svc.groups.commit(
+      shared->group_id, shared->generation_id_or_member_epoch, shared->member_id,
+      ctx.version >= 7 ? shared->group_instance_id : std::nullopt, retention, std::move(parts),
+      [c, shared](std::vector<group::CommitPartition> done) {
+        protocol::OffsetCommitResponse resp;
+        size_t i = 0;
+        mirror_partitions(
+            shared->topics, resp.topics, protocol::OffsetCommitResponse::Partition{},
+            [&](const auto&, const auto&, auto& op) { op.error_code = done[i++].error; });
+        c.respond(resp);
+      });
 }
 
 }  // namespace strata::broker::handlers

@@ -266,6 +266,10 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
         continue;
       }
       storage::PartitionLog* log = topic ? topic->partition(pd.index) : nullptr;
+      if (log && is_internal_topic(td.name)) {  // only the group coordinator writes it
+        fail(ErrorCode::invalid_topic_exception, "Cannot append to internal topic " + td.name);
+        continue;
+      }
       if (!log) {
         fail(ErrorCode::unknown_topic_or_partition, "");
         continue;

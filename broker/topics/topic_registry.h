@@ -12,6 +12,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "broker/config/config.h"
@@ -22,6 +23,11 @@
 #include "storage/log_manager.h"
 
 namespace strata::broker {
+
+// The internal topic of the group coordinator (broker/group/log_group_journal.h). Clients may read
+// it (Metadata marks it internal) but not write or delete it, as with Kafka.
+inline constexpr const char* kConsumerOffsetsTopic = "__consumer_offsets";
+inline bool is_internal_topic(std::string_view name) { return name == kConsumerOffsetsTopic; }
 
 struct TopicEntry {
   std::string name;

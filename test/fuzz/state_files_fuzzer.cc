@@ -16,7 +16,7 @@
 #include "broker/config/config.h"
 #include "broker/config/dynamic_config.h"
 #include "broker/group/group.h"
-#include "broker/group/group_store.h"
+#include "broker/group/group_records.h"
 #include "storage/env.h"
 #include "storage/leader_epoch_cache.h"
 #include "storage/meta_properties.h"
@@ -61,7 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     case 1: {
       broker::group::Group g;
-      (void)broker::group::GroupStore::decode_group(bytes, g);
+      (void)broker::group::records::decode_group(bytes, g);
       break;
     }
     case 2:

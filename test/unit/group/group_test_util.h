@@ -9,6 +9,7 @@
 
 #include "broker/group/group_coordinator.h"
 #include "protocol/wire/errors.h"
+#include "test/unit/group/fake_journal.h"
 #include "test/unit/group/fake_timers.h"
 
 namespace strata::broker::group::testing {
@@ -34,9 +35,23 @@ struct Pending {
 
 class CoordinatorTest : public ::testing::Test {
  protected:
-  void make(std::unique_ptr<GroupStore> store = nullptr) {
-    c_ = std::make_unique<GroupCoordinator>(cfg_, timers_, std::move(store));
+  // A coordinator over `journal` (null = no durability) that owns and has loaded every partition.
+  void make(FakeJournal* journal = nullptr) {
+    journal_ = journal;
+    c_ = std::make_unique<GroupCoordinator>(cfg_, timers_, journal);
     ASSERT_TRUE(c_->start().ok());
+    ASSERT_TRUE(c_->own_all_now().ok());
+  }
+  // Commits and waits for the journal; returns the partitions with their errors.
+  std::vector<CommitPartition> commit(const std::string& group, int32_t generation,
+                                      const std::string& member, std::vector<CommitPartition> parts,
+                                      int64_t retention_ms = -1) {
+    std::optional<std::vector<CommitPartition>> out;
+    c_->commit(group, generation, member, std::nullopt, retention_ms, std::move(parts),
+               [&out](std::vector<CommitPartition> r) { out = std::move(r); });
+    if (journal_) journal_->drain();
+    EXPECT_TRUE(out.has_value());
+    return out.value_or(std::vector<CommitPartition>{});
   }
   void SetUp() override {
     cfg_.initial_rebalance_delay_ms = 0;
@@ -91,6 +106,7 @@ class CoordinatorTest : public ::testing::Test {
     JoinResult r = join_now(params(""));
     EXPECT_EQ(r.error, ErrorCode::none);
     auto s = sync(r.member_id, r.generation, {{r.member_id, {7}}});
+    if (journal_) journal_->drain();  // the leader's sync waits for its record
     EXPECT_TRUE(s->has_value());
     return {r.member_id, r.generation};
   }
@@ -98,6 +114,7 @@ class CoordinatorTest : public ::testing::Test {
   std::string group_ = "g1";
   CoordinatorConfig cfg_;
   FakeTimers timers_;
+  FakeJournal* journal_ = nullptr;
   std::unique_ptr<GroupCoordinator> c_;
 };
 

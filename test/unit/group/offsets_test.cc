@@ -19,7 +19,7 @@ CommitPartition cp(const std::string& topic, int32_t p, int64_t offset,
 
 TEST_F(CoordinatorTest, SimpleCommitAndFetchRoundTripMetadata) {
   std::vector<CommitPartition> parts{cp("t1", 0, 42, "hello"), cp("t1", 1, 7)};
-  c_->commit("simple", -1, "", std::nullopt, -1, parts);
+  parts = commit("simple", -1, "", parts);
   EXPECT_EQ(parts[0].error, ErrorCode::none);
   EXPECT_EQ(parts[1].error, ErrorCode::none);
   std::vector<FetchedPartition> got;
@@ -46,24 +46,24 @@ TEST_F(CoordinatorTest, SimpleCommitAndFetchRoundTripMetadata) {
 
 TEST_F(CoordinatorTest, CommitErrors) {
   std::vector<CommitPartition> parts{cp("t1", 0, 1)};
-  c_->commit("no-such-group", 3, "m", std::nullopt, -1, parts);
+  parts = commit("no-such-group", 3, "m", parts);
   EXPECT_EQ(parts[0].error, ErrorCode::illegal_generation);
 
   auto [a, gen] = stable_single();
   parts = {cp("t1", 0, 1)};
-  c_->commit(group_, gen + 1, a, std::nullopt, -1, parts);
+  parts = commit(group_, gen + 1, a, parts);
   EXPECT_EQ(parts[0].error, ErrorCode::illegal_generation);
   parts = {cp("t1", 0, 1)};
-  c_->commit(group_, gen, "stranger", std::nullopt, -1, parts);
+  parts = commit(group_, gen, "stranger", parts);
   EXPECT_EQ(parts[0].error, ErrorCode::unknown_member_id);
   parts = {cp("t1", 0, 1)};
-  c_->commit(group_, -1, "", std::nullopt, -1, parts);  // not a simple group any more
+  parts = commit(group_, -1, "", parts);  // not a simple group any more
   EXPECT_EQ(parts[0].error, ErrorCode::unknown_member_id);
 
   parts = {cp("t1", 0, 1, std::string(cfg_.offset_metadata_max_bytes + 1, 'x')),
            cp("t1", 1, 2, std::string(cfg_.offset_metadata_max_bytes, 'x')), cp("t9", 0, 1)};
   parts[2].error = ErrorCode::unknown_topic_or_partition;  // set by the handler
-  c_->commit(group_, gen, a, std::nullopt, -1, parts);
+  parts = commit(group_, gen, a, parts);
   EXPECT_EQ(parts[0].error, ErrorCode::offset_metadata_too_large);
   EXPECT_EQ(parts[1].error, ErrorCode::none);
   EXPECT_EQ(parts[2].error, ErrorCode::unknown_topic_or_partition);
@@ -73,7 +73,7 @@ TEST_F(CoordinatorTest, CommitErrors) {
   join(params(a));
   ASSERT_EQ(c_->state_of(group_), GroupState::completing_rebalance);
   parts = {cp("t1", 0, 1)};
-  c_->commit(group_, gen + 1, a, std::nullopt, -1, parts);
+  parts = commit(group_, gen + 1, a, parts);
   EXPECT_EQ(parts[0].error, ErrorCode::rebalance_in_progress);
 }
 
@@ -95,7 +95,7 @@ TEST_F(CoordinatorTest, DeleteGroup) {
   EXPECT_EQ(c_->delete_group("nope"), ErrorCode::group_id_not_found);
   auto [a, gen] = stable_single();
   std::vector<CommitPartition> parts{cp("t1", 0, 5)};
-  c_->commit(group_, gen, a, std::nullopt, -1, parts);
+  parts = commit(group_, gen, a, parts);
   EXPECT_EQ(c_->delete_group(group_), ErrorCode::non_empty_group);
   c_->leave(group_, {{a, std::nullopt}});
   EXPECT_EQ(c_->delete_group(group_), ErrorCode::none);
@@ -108,7 +108,7 @@ TEST_F(CoordinatorTest, DeleteGroup) {
 TEST_F(CoordinatorTest, OffsetDeleteRefusesSubscribedTopics) {
   auto [a, gen] = stable_single();  // subscribed to t1
   std::vector<CommitPartition> parts{cp("t1", 0, 5), cp("t2", 0, 6)};
-  c_->commit(group_, gen, a, std::nullopt, -1, parts);
+  parts = commit(group_, gen, a, parts);
   std::vector<TopicPartitionError> del{{"t1", 0, ErrorCode::none}, {"t2", 0, ErrorCode::none}};
   EXPECT_EQ(c_->delete_offsets(group_, del), ErrorCode::none);
   EXPECT_EQ(del[0].error, ErrorCode::group_subscribed_to_topic);
@@ -124,7 +124,7 @@ TEST_F(CoordinatorTest, OffsetDeleteRefusesSubscribedTopics) {
 
 TEST_F(CoordinatorTest, TopicDeletionDropsOffsets) {
   std::vector<CommitPartition> parts{cp("t1", 0, 5), cp("t2", 0, 6)};
-  c_->commit("s", -1, "", std::nullopt, -1, parts);
+  parts = commit("s", -1, "", parts);
   c_->on_topic_deleted("t1");
   std::vector<FetchedPartition> got;
   c_->fetch_offsets("s", std::nullopt, got);
@@ -137,10 +137,10 @@ TEST_F(CoordinatorTest, RetentionExpiresOffsetsOfEmptyGroupsOnly) {
   cfg_.retention_check_interval_ms = 10000;
   make();
   std::vector<CommitPartition> parts{cp("t1", 0, 5)};
-  c_->commit("simple", -1, "", std::nullopt, -1, parts);
+  parts = commit("simple", -1, "", parts);
   auto [a, gen] = stable_single();
   parts = {cp("t1", 0, 9)};
-  c_->commit(group_, gen, a, std::nullopt, -1, parts);
+  parts = commit(group_, gen, a, parts);
   for (int i = 0; i < 16; ++i) {  // 80 s, a keeps its session alive
     timers_.advance(5000);
     EXPECT_EQ(heartbeat(a, gen), ErrorCode::none);

@@ -1,9 +1,6 @@
-#include "broker/group/group_store.h"
+#include "broker/group/group_records.h"
 
-#include <rocksdb/db.h>
-#include <rocksdb/write_batch.h>
-
-#include <cstring>
+#include <limits>
 
 namespace strata::broker::group {
 
@@ -65,14 +62,25 @@ struct In {
   }
 };
 
-std::string group_key(const std::string& g) { return "g" + g; }
+}  // namespace
 
+namespace records {
+
+std::string group_key(std::string_view group) {
+  std::string k("g");
+  k.append(group);
+  return k;
+}
+
+namespace {
 std::string offset_prefix(const std::string& g) {
   std::string k = "o";
   put_u16(k, static_cast<uint16_t>(g.size()));
   k += g;
   return k;
 }
+
+}  // namespace
 
 std::string offset_key(const OffsetKey& k) {
   std::string s = offset_prefix(k.group);
@@ -118,15 +126,7 @@ bool decode_offset(std::string_view v, OffsetEntry& e) {
   return in.ok;
 }
 
-Status from_rocks(const rocksdb::Status& s, const char* what) {
-  if (s.ok()) return Status::Ok();
-  return Status(s.IsCorruption() ? Errc::corruption : Errc::io_error,
-                std::string("group store ") + what + ": " + s.ToString());
-}
-
-}  // namespace
-
-std::string GroupStore::encode_group(const Group& g) {
+std::string encode_group(const Group& g) {
   std::string s;
   put_u8(s, 1);
   put_u32(s, static_cast<uint32_t>(g.generation));
@@ -153,7 +153,7 @@ std::string GroupStore::encode_group(const Group& g) {
   return s;
 }
 
-bool GroupStore::decode_group(std::string_view data, Group& g) {
+bool decode_group(std::string_view data, Group& g) {
   In in{data};
   if (in.uint(1) != 1) return false;
   g.generation = static_cast<int32_t>(in.uint(4));
@@ -185,92 +185,108 @@ bool GroupStore::decode_group(std::string_view data, Group& g) {
   return in.ok && in.p == data.size();
 }
 
-GroupStore::GroupStore(std::unique_ptr<rocksdb::DB> db, bool sync)
-    : db_(std::move(db)), sync_(sync) {}
-
-GroupStore::~GroupStore() { close(); }
-
-void GroupStore::close() {
-  if (db_) {
-    (void)db_->Close();
-    db_.reset();
+std::optional<std::string> group_of(std::string_view key) {
+  if (key.empty()) return std::nullopt;
+  if (key[0] == 'g') return std::string(key.substr(1));
+  if (key[0] == 'o') {
+    OffsetKey k;
+    if (decode_offset_key(key, k)) return std::move(k.group);
   }
+  return std::nullopt;
 }
 
-Result<std::unique_ptr<GroupStore>> GroupStore::open(const std::string& dir, bool sync) {
-  rocksdb::Options opts;
-  opts.create_if_missing = true;
-  opts.max_open_files = 64;
-  opts.keep_log_file_num = 2;
-  opts.write_buffer_size = 4 << 20;
-  rocksdb::DB* raw = nullptr;
-  rocksdb::Status s = rocksdb::DB::Open(opts, dir, &raw);
-  if (!s.ok()) return from_rocks(s, "open");
-  return std::unique_ptr<GroupStore>(new GroupStore(std::unique_ptr<rocksdb::DB>(raw), sync));
-}
-
-Status GroupStore::load(std::map<std::string, Group>& out) {
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    std::string_view k(it->key().data(), it->key().size());
-    std::string_view v(it->value().data(), it->value().size());
-    if (k.empty()) continue;
-    if (k[0] == 'g') {
-      std::string id(k.substr(1));
-      Group& g = out[id];
-      auto offsets = std::move(g.offsets);
-      g = Group{};
-      g.id = id;
-      g.offsets = std::move(offsets);
-      if (!decode_group(v, g)) {
-        return Status(Errc::corruption, "group store: bad record for group '" + id + "'");
-      }
-    } else if (k[0] == 'o') {
-      OffsetKey ok;
-      OffsetEntry e;
-      if (!decode_offset_key(k, ok) || !decode_offset(v, e)) {
-        return Status(Errc::corruption, "group store: bad offset record");
-      }
-      Group& g = out[ok.group];
-      g.id = ok.group;
-      g.offsets[{ok.topic, ok.partition}] = std::move(e);
+Status apply(std::map<std::string, Group>& groups, std::string_view key,
+             std::optional<std::string_view> value) {
+  if (key.empty()) return Status(Errc::corruption, "group record without a key");
+  if (key[0] == 'g') {
+    std::string id(key.substr(1));
+    if (!value) {
+      groups.erase(id);
+      return Status::Ok();
     }
+    Group& g = groups[id];
+    auto offsets = std::move(g.offsets);
+    g = Group{};
+    g.id = id;
+    g.offsets = std::move(offsets);
+    if (!decode_group(*value, g)) {
+      return Status(Errc::corruption, "bad record for group '" + id + "'");
+    }
+    return Status::Ok();
   }
-  return from_rocks(it->status(), "load");
+  if (key[0] == 'o') {
+    OffsetKey ok;
+    if (!decode_offset_key(key, ok)) return Status(Errc::corruption, "bad offset record key");
+    if (!value) {
+      auto it = groups.find(ok.group);
+      if (it != groups.end()) it->second.offsets.erase({ok.topic, ok.partition});
+      return Status::Ok();
+    }
+    OffsetEntry e;
+    if (!decode_offset(*value, e)) {
+      return Status(Errc::corruption, "bad offset record of group '" + ok.group + "'");
+    }
+    Group& g = groups[ok.group];
+    g.id = ok.group;
+    g.offsets[{ok.topic, ok.partition}] = std::move(e);
+    return Status::Ok();
+  }
+  return Status(Errc::corruption, "unknown group record kind");
 }
 
-Status GroupStore::write(void* batch) {
-  rocksdb::WriteOptions wo;
-  wo.sync = sync_;
-  return from_rocks(db_->Write(wo, static_cast<rocksdb::WriteBatch*>(batch)), "write");
+}  // namespace records
+
+int32_t java_string_hash(std::string_view s) {
+  uint32_t h = 0;  // Java's int arithmetic wraps: unsigned here, the bits are the same
+  auto unit = [&h](uint32_t u) { h = h * 31 + u; };
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto b0 = static_cast<uint8_t>(s[i]);
+    uint32_t cp = 0xFFFD;
+    size_t len = 1;
+    auto cont = [&](size_t k) {
+      return i + k < s.size() && (static_cast<uint8_t>(s[i + k]) & 0xC0) == 0x80;
+    };
+    auto bits = [&](size_t k) {
+      return static_cast<uint32_t>(static_cast<uint8_t>(s[i + k]) & 0x3F);
+    };
+    if (b0 < 0x80) {
+      cp = b0;
+    } else if (b0 >= 0xC2 && b0 < 0xE0 && cont(1)) {
+      cp = ((b0 & 0x1Fu) << 6) | bits(1);
+      len = 2;
+    } else if (b0 >= 0xE0 && b0 < 0xF0 && cont(1) && cont(2)) {
+      cp = ((b0 & 0x0Fu) << 12) | (bits(1) << 6) | bits(2);
+      len = 3;
+      if (cp < 0x800 || (cp >= 0xD800 && cp < 0xE000)) {
+        cp = 0xFFFD;  // overlong or a surrogate: not valid UTF-8
+        len = 1;
+      }
+    } else if (b0 >= 0xF0 && b0 < 0xF5 && cont(1) && cont(2) && cont(3)) {
+      cp = ((b0 & 0x07u) << 18) | (bits(1) << 12) | (bits(2) << 6) | bits(3);
+      len = 4;
+      if (cp < 0x10000 || cp > 0x10FFFF) {
+        cp = 0xFFFD;
+        len = 1;
+      }
+    }
+    if (cp >= 0x10000) {  // a surrogate pair, as a Java String holds it
+      cp -= 0x10000;
+      unit(0xD800 + (cp >> 10));
+      unit(0xDC00 + (cp & 0x3FF));
+    } else {
+      unit(cp);
+    }
+    i += len;
+  }
+  return static_cast<int32_t>(h);
 }
 
-Status GroupStore::put_offsets(const std::string& group,
-                               const std::vector<std::pair<OffsetKey, OffsetEntry>>& offsets) {
-  (void)group;
-  rocksdb::WriteBatch b;
-  for (const auto& [k, e] : offsets) b.Put(offset_key(k), encode_offset(e));
-  return write(&b);
-}
-
-Status GroupStore::delete_offsets(const std::vector<OffsetKey>& keys) {
-  if (keys.empty()) return Status::Ok();
-  rocksdb::WriteBatch b;
-  for (const auto& k : keys) b.Delete(offset_key(k));
-  return write(&b);
-}
-
-Status GroupStore::put_group(const Group& g) {
-  rocksdb::WriteBatch b;
-  b.Put(group_key(g.id), encode_group(g));
-  return write(&b);
-}
-
-Status GroupStore::delete_group(const Group& g) {
-  rocksdb::WriteBatch b;
-  b.Delete(group_key(g.id));
-  for (const auto& [tp, e] : g.offsets) b.Delete(offset_key({g.id, tp.first, tp.second}));
-  return write(&b);
+int32_t partition_for_group(std::string_view group, int32_t partitions) {
+  if (partitions <= 0) return 0;
+  const int32_t h = java_string_hash(group);
+  const int32_t a = h == std::numeric_limits<int32_t>::min() ? 0 : (h < 0 ? -h : h);
+  return a % partitions;
 }
 
 }  // namespace strata::broker::group

@@ -1,0 +1,45 @@
+// GroupJournal: where the group coordinator writes its durable state and reads it back — the
+// partitions of the consumer-offsets topic (LogGroupJournal, log_group_journal.h), or an
+// in-memory fake in unit tests. A group lives in partition partition_for_group(id, partitions()),
+// and the coordinator serves a group only while it owns (leads) that partition and has loaded it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "protocol/base/result.h"
+#include "protocol/wire/errors.h"
+
+namespace strata::broker::group {
+
+// One record of a journal partition (group_records.h); nullopt value = tombstone.
+struct JournalRecord {
+  std::string key;
+  std::optional<std::string> value;
+};
+
+class GroupJournal {
+ public:
+  // `error` is what the coordinator answers (Kafka's mapping of append errors for group writes):
+  // none, not_coordinator (no longer the partition's leader), coordinator_not_available (not
+  // replicated in time, too few in-sync replicas), invalid_commit_offset_size (too large).
+  // `last_offset` is the offset of the batch's last record (orders completions of one key).
+  using AppendDone = std::function<void(protocol::ErrorCode error, int64_t last_offset)>;
+
+  virtual ~GroupJournal() = default;
+  virtual int32_t partitions() const = 0;
+  // Appends `records` as one batch to `partition`, batches of one partition in call order, and
+  // calls `done` once the batch is durable (in every in-sync replica; fsynced on a single node)
+  // or failed. `done` never runs inside append() (the caller may hold its lock), on any thread.
+  virtual void append(int32_t partition, std::vector<JournalRecord> records, AppendDone done) = 0;
+  // Calls `fn` for every record of `partition` in log order, on the calling thread.
+  virtual Status replay(int32_t partition,
+                        const std::function<Status(const JournalRecord&)>& fn) = 0;
+  // Runs `fn` off the network threads (a partition's load may read a large log).
+  virtual void run_async(std::function<void()> fn) = 0;
+};
+
+}  // namespace strata::broker::group

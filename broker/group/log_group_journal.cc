@@ -1,0 +1,285 @@
+#include "broker/group/log_group_journal.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "broker/cluster/cluster_node.h"
+#include "broker/group/group_records.h"
+#include "broker/services.h"
+#include "broker/topics/partition_watchers.h"
+#include "broker/topics/topic_registry.h"
+#include "protocol/record/batch_builder.h"
+#include "protocol/record/record_reader.h"
+#include "storage/log_scan.h"
+#include "storage/partition_log.h"
+
+namespace strata::broker::group {
+
+namespace {
+using protocol::ErrorCode;
+
+std::span<const uint8_t> bytes_of(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+}  // namespace
+
+// One appended batch waiting for the high watermark to pass it in the term it was appended in;
+// woken by the log's high-watermark advances and by a deadline timer.
+class LogGroupJournal::Wait : public std::enable_shared_from_this<Wait> {
+ public:
+  Wait(LogGroupJournal& j, std::shared_ptr<const TopicEntry> topic, int32_t partition,
+       int64_t required_hw, int32_t epoch, int64_t last_offset, AppendDone done)
+      : j_(j),
+        topic_(std::move(topic)),
+        log_(topic_->partition(partition)),
+        partition_(partition),
+        required_hw_(required_hw),
+        epoch_(epoch),
+        last_offset_(last_offset),
+        done_(std::move(done)),
+        timer_(j.io_) {}
+
+  void start() {
+    auto self = shared_from_this();
+    timer_.expires_after(std::chrono::milliseconds(j_.options_.commit_timeout_ms));
+    timer_.async_wait([self](boost::system::error_code ec) {
+      if (!ec) self->run(true);
+    });
+    run(false);
+  }
+
+  void run(bool timed_out) {
+    std::lock_guard l(mu_);
+    if (finished_) return;
+    const int64_t hw = log_->high_watermark();
+    // An old leader that became a follower may have truncated the batch and fetched other
+    // records to the same offsets: only this term's high watermark vouches for it.
+    const bool same_term = !j_.cluster_ || (j_.cluster_->leader_check(kOffsetsTopic, partition_,
+                                                                      epoch_) == ErrorCode::none &&
+                                            log_->latest_epoch() == epoch_);
+    if (!same_term) return finish(ErrorCode::not_coordinator);
+    if (hw >= required_hw_) return finish(ErrorCode::none);
+    if (timed_out) return finish(ErrorCode::coordinator_not_available);
+    auto self = shared_from_this();
+    watch_ = j_.watchers_.watch_logs(
+        {log_}, {hw}, [self] { boost::asio::post(self->j_.io_, [self] { self->run(false); }); });
+  }
+
+ private:
+  void finish(ErrorCode e) {
+    finished_ = true;
+    timer_.cancel();
+    watch_.reset();
+    boost::asio::post(j_.io_, [done = std::move(done_), e, last = last_offset_] { done(e, last); });
+  }
+
+  LogGroupJournal& j_;
+  const std::shared_ptr<const TopicEntry> topic_;  // keeps the log alive
+  storage::PartitionLog* const log_;
+  const int32_t partition_;
+  const int64_t required_hw_;
+  const int32_t epoch_;
+  const int64_t last_offset_;
+  AppendDone done_;
+  boost::asio::steady_timer timer_;
+  std::mutex mu_;
+  bool finished_ = false;
+  std::shared_ptr<PartitionWatchers::Watch> watch_;
+};
+
+LogGroupJournal::LogGroupJournal(OffsetsTopicOptions options, TopicRegistry& topics,
+                                 PartitionWatchers& watchers, boost::asio::io_context& io,
+                                 cluster::ClusterNode* cluster)
+    : options_(options),
+      topics_(topics),
+      watchers_(watchers),
+      io_(io),
+      cluster_(cluster),
+      thread_([this] { worker(); }) {}
+
+LogGroupJournal::~LogGroupJournal() { stop(); }
+
+void LogGroupJournal::stop() {
+  {
+    std::lock_guard l(mu_);
+    stopping_ = true;
+    queue_.clear();
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void LogGroupJournal::run_async(std::function<void()> fn) {
+  {
+    std::lock_guard l(mu_);
+    if (stopping_) return;
+    queue_.push_back(std::move(fn));
+  }
+  cv_.notify_one();
+}
+
+void LogGroupJournal::worker() {
+  std::unique_lock l(mu_);
+  for (;;) {
+    cv_.wait(l, [this] { return stopping_ || !queue_.empty(); });
+    if (stopping_) return;
+    auto fn = std::move(queue_.front());
+    queue_.pop_front();
+    l.unlock();
+    fn();
+    l.lock();
+  }
+}
+
+std::map<std::string, std::string> LogGroupJournal::topic_configs() const {
+  std::map<std::string, std::string> c{
+      {"cleanup.policy", "compact"},
+      {"segment.bytes", std::to_string(options_.segment_bytes)},
+  };
+  if (!cluster_) c["flush.messages"] = "1";
+  return c;
+}
+
+ErrorCode LogGroupJournal::ensure_cluster_topic() {
+  if (!cluster_) return ErrorCode::none;
+  if (cluster_->snapshot()->topics.count(kOffsetsTopic)) return ErrorCode::none;
+  cluster::NewTopic nt;
+  nt.name = kOffsetsTopic;
+  nt.topic_id = protocol::Uuid::random().to_string();
+  nt.partitions = options_.partitions;
+  nt.replication_factor = options_.replication_factor;
+  nt.configs = topic_configs();
+  auto created = cluster_->create_topic(nt);
+  if (created.ok() || created.status().code() == Errc::already_exists) {
+    if (created.ok()) {
+      spdlog::info("created {} ({} partitions, replication factor {})", kOffsetsTopic,
+                   nt.partitions, nt.replication_factor);
+    }
+    return ErrorCode::none;
+  }
+  spdlog::warn("cannot create {} yet: {}", kOffsetsTopic, created.status().to_string());
+  return ErrorCode::coordinator_not_available;
+}
+
+std::shared_ptr<const TopicEntry> LogGroupJournal::local_topic(bool create) {
+  if (auto t = topics_.find(kOffsetsTopic)) return t;
+  if (!create || cluster_) return nullptr;  // a cluster's is created through etcd
+  std::lock_guard l(create_mu_);
+  if (auto t = topics_.find(kOffsetsTopic)) return t;
+  auto created = topics_.create(kOffsetsTopic, options_.partitions, topic_configs(), false);
+  if (!created.ok()) {
+    spdlog::error("creating {} failed: {}", kOffsetsTopic, created.status().to_string());
+    return nullptr;
+  }
+  spdlog::info("created {} ({} partitions)", kOffsetsTopic, options_.partitions);
+  return created.value();
+}
+
+void LogGroupJournal::append(int32_t partition, std::vector<JournalRecord> records,
+                             AppendDone done) {
+  auto fail = [&](ErrorCode e) {
+    boost::asio::post(io_, [done = std::move(done), e] { done(e, -1); });
+  };
+  auto topic = local_topic(true);
+  if (!topic) {
+    return fail(cluster_ ? ErrorCode::not_coordinator : ErrorCode::coordinator_not_available);
+  }
+  storage::PartitionLog* log = topic->partition(partition);
+  if (!log) return fail(ErrorCode::not_coordinator);
+  int32_t epoch = -1;
+  if (cluster_) {
+    if (cluster_->leader_check(kOffsetsTopic, partition, -1) != ErrorCode::none) {
+      return fail(ErrorCode::not_coordinator);
+    }
+    if (cluster_->min_isr_check(kOffsetsTopic, partition, topic->config.min_insync_replicas) !=
+        ErrorCode::none) {
+      return fail(ErrorCode::coordinator_not_available);
+    }
+    epoch = log->latest_epoch();
+  }
+  const int64_t now = now_ms();
+  protocol::RecordBatchBuilder builder;
+  for (const auto& r : records) {
+    std::optional<std::span<const uint8_t>> value;
+    if (r.value) value = bytes_of(*r.value);
+    builder.add(now, bytes_of(r.key), value);
+  }
+  std::vector<uint8_t> batch = builder.build();
+  if (static_cast<int64_t>(batch.size()) > topic->config.max_message_bytes) {
+    return fail(ErrorCode::invalid_commit_offset_size);
+  }
+  auto info = log->append(batch, now);
+  if (!info.ok()) {
+    const Errc c = info.status().code();
+    spdlog::warn("appending to {}-{} failed: {}", kOffsetsTopic, partition,
+                 info.status().to_string());
+    // Kafka: a storage error means another broker should coordinate; a shortage is transient.
+    return fail(c == Errc::no_space || c == Errc::unavailable ? ErrorCode::coordinator_not_available
+                                                              : ErrorCode::not_coordinator);
+  }
+  auto wait = std::make_shared<Wait>(*this, std::move(topic), partition, info->last_offset + 1,
+                                     epoch, info->last_offset, std::move(done));
+  wait->start();
+}
+
+Status LogGroupJournal::import_records(const std::vector<JournalRecord>& records) {
+  if (records.empty()) return Status::Ok();
+  auto topic = local_topic(true);
+  if (!topic) return Status(Errc::io_error, std::string("cannot create ") + kOffsetsTopic);
+  std::map<int32_t, protocol::RecordBatchBuilder> by_partition;
+  const int64_t now = now_ms();
+  auto flush = [&](int32_t p, protocol::RecordBatchBuilder& builder) -> Status {
+    if (builder.record_count() == 0) return Status::Ok();
+    storage::PartitionLog* log = topic->partition(p);
+    if (!log) return Status(Errc::not_found, "no partition " + std::to_string(p));
+    std::vector<uint8_t> batch = builder.build();
+    builder.clear_records();
+    auto info = log->append(batch, now);
+    return info.ok() ? Status::Ok() : info.status();
+  };
+  for (const auto& r : records) {
+    auto group = records::group_of(r.key);
+    if (!group) continue;
+    std::optional<std::span<const uint8_t>> value;
+    if (r.value) value = bytes_of(*r.value);
+    const int32_t p = partition_for_group(*group, options_.partitions);
+    auto& builder = by_partition[p];
+    builder.add(now, bytes_of(r.key), value);
+    if (builder.records_size() >= (1u << 20)) STRATA_RETURN_IF_ERROR(flush(p, builder));
+  }
+  for (auto& [p, builder] : by_partition) STRATA_RETURN_IF_ERROR(flush(p, builder));
+  return Status::Ok();
+}
+
+Status LogGroupJournal::replay(int32_t partition,
+                               const std::function<Status(const JournalRecord&)>& fn) {
+  auto topic = local_topic(false);
+  if (!topic) return Status::Ok();  // nothing written yet
+  storage::PartitionLog* log = topic->partition(partition);
+  if (!log) return Status::Ok();
+  protocol::RecordReader reader;
+  protocol::Record r;
+  JournalRecord rec;
+  return storage::for_each_batch(
+      *log, log->log_start_offset(), log->log_end_offset(),
+      [&](const protocol::RecordBatchView& batch) -> Status {
+        if (batch.is_control()) return Status::Ok();
+        STRATA_RETURN_IF_ERROR(reader.reset(batch));
+        for (;;) {
+          auto more = reader.next(r);
+          if (!more.ok()) return more.status();
+          if (!*more) return Status::Ok();
+          if (!r.key) continue;
+          rec.key.assign(reinterpret_cast<const char*>(r.key->data()), r.key->size());
+          if (r.value) {
+            rec.value.emplace(reinterpret_cast<const char*>(r.value->data()), r.value->size());
+          } else {
+            rec.value.reset();
+          }
+          STRATA_RETURN_IF_ERROR(fn(rec));
+        }
+      });
+}
+
+}  // namespace strata::broker::group

@@ -1,0 +1,91 @@
+// LogGroupJournal: the group coordinator's journal on the internal topic `__consumer_offsets`
+// (Kafka's model): compacted, `offsets.topic.num.partitions` partitions, replicated like any topic
+// in cluster mode (`offsets.topic.replication.factor`).
+//  - append: one record batch on the partition's leader log — refused unless this broker leads
+//    it with enough in-sync replicas — answered once the high watermark passed it (every in-sync
+//    replica has it) in the same leader term, else after `offsets.commit.timeout.ms`
+//    (COORDINATOR_NOT_AVAILABLE, as Kafka maps REQUEST_TIMED_OUT). On a single node the topic is
+//    created on first use with flush.messages=1: each write is fsynced before it is answered
+//    (no replica would survive a crash for it).
+//  - replay: the partition's records from its log start to its log end (a new leader loads what
+//    its log holds; nothing past it can become committed without it).
+//  - run_async: one worker thread for partition loads.
+// Thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "broker/group/group_journal.h"
+#include "broker/net/asio.h"
+#include "broker/topics/topic_registry.h"
+
+namespace strata::broker {
+class PartitionWatchers;
+namespace cluster {
+class ClusterNode;
+}
+}  // namespace strata::broker
+
+namespace strata::broker::group {
+
+inline constexpr const char* kOffsetsTopic = kConsumerOffsetsTopic;
+
+struct OffsetsTopicOptions {
+  int32_t partitions = 50;            // offsets.topic.num.partitions
+  int32_t replication_factor = 3;     // offsets.topic.replication.factor (cluster mode)
+  int64_t segment_bytes = 104857600;  // offsets.topic.segment.bytes
+  int32_t commit_timeout_ms = 5000;   // offsets.commit.timeout.ms
+};
+
+class LogGroupJournal : public GroupJournal {
+ public:
+  // `cluster` null = a single node. Everything referenced outlives the journal.
+  LogGroupJournal(OffsetsTopicOptions options, TopicRegistry& topics, PartitionWatchers& watchers,
+                  boost::asio::io_context& io, cluster::ClusterNode* cluster);
+  ~LogGroupJournal() override;
+
+  int32_t partitions() const override { return options_.partitions; }
+  void append(int32_t partition, std::vector<JournalRecord> records, AppendDone done) override;
+  Status replay(int32_t partition, const std::function<Status(const JournalRecord&)>& fn) override;
+  void run_async(std::function<void()> fn) override;
+  // Stops the worker (queued loads are dropped). Idempotent; before the coordinator goes.
+  void stop();
+
+  // The topic's own configs (compacted; fsync per write on a single node).
+  std::map<std::string, std::string> topic_configs() const;
+  // Cluster mode: creates the topic in etcd when it does not exist yet (FindCoordinator does, as
+  // Kafka's does). none, or coordinator_not_available (too few live brokers for the replication
+  // factor, etcd unreachable).
+  protocol::ErrorCode ensure_cluster_topic();
+  // Single node, before serving: appends `records` to the partitions of their groups (one batch
+  // per partition, fsynced). Records of no group are skipped.
+  Status import_records(const std::vector<JournalRecord>& records);
+  // Single node: the topic, created when missing. Null when creation failed.
+  std::shared_ptr<const TopicEntry> local_topic(bool create);
+
+ private:
+  class Wait;
+  void worker();
+
+  const OffsetsTopicOptions options_;
+  TopicRegistry& topics_;
+  PartitionWatchers& watchers_;
+  boost::asio::io_context& io_;
+  cluster::ClusterNode* const cluster_;
+  std::mutex create_mu_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace strata::broker::group

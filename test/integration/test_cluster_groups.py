@@ -1,0 +1,292 @@
+"""Consumer groups on a 3-broker cluster (etcd): group state and committed offsets live in the
+replicated internal topic __consumer_offsets, the coordinator of a group is the leader of its
+partition (Kafka's hash rule), and a group keeps consuming with exact committed offsets while its
+coordinator's broker is killed (kill -9), with confluent-kafka (librdkafka 2.0.2), kafka-python
+and KafkaJS (skipped when its node_modules are not installed).
+
+Each client: a group consumes a topic with manual commits; once a third is committed, the
+coordinator's broker is killed mid-consumption; the consumer carries on (commits retried while the
+coordinator moves) to the end. Then: every record was consumed; a record consumed twice lies past
+the last commit acknowledged before the kill (re-delivery only beyond what the commit allows); the
+committed offsets read afresh through the new coordinator equal the last acknowledged commits, and a
+new member of the group gets nothing. The killed broker restarts before the next client.
+One cluster for the whole file."""
+import os
+import queue
+import struct
+import subprocess
+import sys
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cluster_harness  # noqa: E402
+import itutil  # noqa: E402
+from cluster_clients import DEADLINE, ClusterClientCase  # noqa: E402
+
+JS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "js")
+OFFSETS_PARTITIONS = 6
+PARTITIONS = 4
+RECORDS = 1200
+COMMIT_EVERY = 25
+
+
+def java_hash(s):
+    h = 0
+    b = s.encode("utf-16-be")
+    for i in range(0, len(b), 2):
+        h = (h * 31 + ((b[i] << 8) | b[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def offsets_partition(group):
+    h = java_hash(group)
+    return (0 if h == -(1 << 31) else abs(h)) % OFFSETS_PARTITIONS
+
+
+def find_coordinator(port, group):
+    """FindCoordinator v1 over a raw connection: (error, node_id)."""
+    with itutil.RawConn(port, timeout=10) as c:
+        r = c.request(10, 1, itutil.str16(group) + struct.pack(">b", 0))
+        r.i32()  # throttle
+        err = r.i16()
+        r.str16()  # error message
+        return err, r.i32()
+
+
+class ClusterGroupsTest(ClusterClientCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.etcd = cluster_harness.Etcd().start()
+        cls.cluster = cluster_harness.Cluster(3, etcd_endpoints=cls.etcd.endpoint, extra_props={
+            "offsets.topic.num.partitions": str(OFFSETS_PARTITIONS),
+            "offsets.topic.replication.factor": "3",
+            "default.replication.factor": "3",
+            "group.initial.rebalance.delay.ms": "0",
+        }).start()
+        cls.cluster.wait_ready()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.cluster.cleanup()
+        cls.etcd.cleanup()
+
+    def setUp(self):
+        super().setUp()
+        for n in self.cluster.node_ids:  # a previous test's kill is healed before the next
+            if not self.cluster.alive(n):
+                self.cluster.start(n)
+        self.cluster.wait_ready()
+        self.wait_metadata(None, lambda md: len(md.brokers) == 3, "3 live brokers")
+
+    # ------------------------------------------------------------------ helpers
+
+    def produce(self, topic):
+        from confluent_kafka import Producer
+        self.create_topic(topic, partitions=PARTITIONS, rf=3)
+        p = Producer({"bootstrap.servers": self.cluster.bootstrap(), "acks": "all",
+                      "enable.idempotence": True, "linger.ms": 5})
+        for i in range(RECORDS):
+            p.produce(topic, key=str(i).encode(), value=str(i).encode(), partition=i % PARTITIONS)
+        self.assertEqual(p.flush(DEADLINE), 0)
+        return {p: RECORDS // PARTITIONS for p in range(PARTITIONS)}  # end offsets
+
+    def coordinator(self, group):
+        """The leader of the group's __consumer_offsets partition, which FindCoordinator names
+        on every live broker."""
+        part = offsets_partition(group)
+        md = self.wait_metadata("__consumer_offsets", lambda md: part in self.partitions(
+            md, "__consumer_offsets") and self.partitions(md, "__consumer_offsets")[part].leader > 0,
+            "__consumer_offsets partition %d has a leader" % part)
+        leader = self.partitions(md, "__consumer_offsets")[part].leader
+        for n in self.cluster.node_ids:
+            if self.cluster.alive(n):
+                self.assertEqual(find_coordinator(self.cluster.ports[n], group), (0, leader),
+                                 "FindCoordinator on broker %d" % n)
+        return leader
+
+    def committed(self, group, topic):
+        """Committed offsets read afresh (OffsetFetch through the current coordinator)."""
+        from confluent_kafka import Consumer, TopicPartition
+        deadline = time.time() + DEADLINE
+        while True:
+            c = Consumer({"bootstrap.servers": self.cluster.bootstrap(), "group.id": group,
+                          "enable.auto.commit": False})
+            try:
+                tps = c.committed([TopicPartition(topic, p) for p in range(PARTITIONS)], timeout=10)
+                return {tp.partition: tp.offset for tp in tps}
+            except Exception as e:  # the coordinator still moving
+                self.assertLess(time.time(), deadline, "OffsetFetch kept failing: %r" % e)
+                time.sleep(0.5)
+            finally:
+                c.close()
+
+    def check(self, group, topic, ends, seen, acked_before_kill, acked_last):
+        """seen: [(partition, offset)] in consumption order."""
+        got = set(seen)
+        want = {(p, o) for p, end in ends.items() for o in range(end)}
+        self.assertEqual(want - got, set(), "records never consumed")
+        dup = {}
+        for po in seen:
+            dup[po] = dup.get(po, 0) + 1
+        for (p, o), n in dup.items():
+            if n > 1:
+                self.assertGreaterEqual(o, acked_before_kill.get(p, 0),
+                                        "partition %d offset %d re-delivered although a commit "
+                                        "of %d was acknowledged" % (p, o, acked_before_kill.get(p, 0)))
+        self.assertEqual(acked_last, ends, "the last acknowledged commits are the ends")
+        self.assertEqual(self.committed(group, topic), ends,
+                         "committed offsets after the failover = the last acknowledged commits")
+
+    def kill_when(self, predicate, group, what):
+        deadline = time.time() + DEADLINE * 2
+        while not predicate():
+            self.assertLess(time.time(), deadline, "timed out waiting for " + what)
+            time.sleep(0.05)
+        victim = self.coordinator(group)
+        self.cluster.kill(victim)
+        return victim
+
+    # ------------------------------------------------------------------ clients
+
+    def test_librdkafka_group_survives_coordinator_kill(self):
+        from confluent_kafka import Consumer, KafkaException, TopicPartition
+        topic, group = "cg-rdkafka", "group-rdkafka"
+        ends = self.produce(topic)
+        c = Consumer({"bootstrap.servers": self.cluster.bootstrap(), "group.id": group,
+                      "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                      "session.timeout.ms": 10000, "heartbeat.interval.ms": 500,
+                      "topic.metadata.refresh.interval.ms": 2000})
+        c.subscribe([topic])
+        seen, acked, acked_before_kill = [], {}, None
+        victim = None
+        positions = {}
+        deadline = time.time() + DEADLINE * 4
+
+        def commit(offsets):
+            while True:
+                try:
+                    for tp in c.commit(offsets=offsets, asynchronous=False):
+                        self.assertIsNone(tp.error, tp)
+                        acked[tp.partition] = tp.offset
+                    return
+                except KafkaException:  # the coordinator moving: the application retries
+                    self.assertLess(time.time(), deadline, "commits never succeeded again")
+                    time.sleep(0.2)
+        try:
+            while len(set(seen)) < RECORDS:
+                self.assertLess(time.time(), deadline, "consumed %d of %d" % (len(set(seen)), RECORDS))
+                m = c.poll(0.5)
+                if m is None or m.error():
+                    continue
+                seen.append((m.partition(), m.offset()))
+                positions[m.partition()] = m.offset() + 1
+                if len(seen) % COMMIT_EVERY == 0:
+                    commit([TopicPartition(topic, p, o) for p, o in positions.items()])
+                if victim is None and len(seen) >= RECORDS // 3:
+                    acked_before_kill = dict(acked)
+                    victim = self.coordinator(group)
+                    self.cluster.kill(victim)
+            commit([TopicPartition(topic, p, o) for p, o in positions.items()])
+        finally:
+            c.close()
+        self.assertIsNotNone(victim)
+        new = self.coordinator(group)
+        self.assertNotEqual(new, victim, "a live broker coordinates the group now")
+        self.check(group, topic, ends, seen, acked_before_kill, acked)
+
+    def test_kafka_python_group_survives_coordinator_kill(self):
+        from kafka import KafkaConsumer, TopicPartition
+        from kafka.errors import KafkaError
+        from kafka.structs import OffsetAndMetadata
+        topic, group = "cg-kp", "group-kafka-python"
+        ends = self.produce(topic)
+        c = KafkaConsumer(topic, bootstrap_servers=self.cluster.bootstrap().split(","),
+                          group_id=group, enable_auto_commit=False, auto_offset_reset="earliest",
+                          session_timeout_ms=10000, heartbeat_interval_ms=500,
+                          metadata_max_age_ms=2000, api_version=(2, 5, 0))
+        seen, acked, acked_before_kill, victim, positions = [], {}, None, None, {}
+        deadline = time.time() + DEADLINE * 4
+
+        def commit():
+            offsets = {TopicPartition(topic, p): OffsetAndMetadata(o, "") for p, o in
+                       positions.items()}
+            while True:
+                try:
+                    c.commit(offsets)
+                    for tp, om in offsets.items():
+                        acked[tp.partition] = om.offset
+                    return
+                except KafkaError:
+                    self.assertLess(time.time(), deadline, "commits never succeeded again")
+                    time.sleep(0.2)
+        try:
+            while len(set(seen)) < RECORDS:
+                self.assertLess(time.time(), deadline, "consumed %d of %d" % (len(set(seen)), RECORDS))
+                for tp, msgs in c.poll(timeout_ms=500).items():
+                    for m in msgs:
+                        seen.append((m.partition, m.offset))
+                        positions[m.partition] = m.offset + 1
+                        if len(seen) % COMMIT_EVERY == 0:
+                            commit()
+                        if victim is None and len(seen) >= RECORDS // 3:
+                            acked_before_kill = dict(acked)
+                            victim = self.coordinator(group)
+                            self.cluster.kill(victim)
+            commit()
+        finally:
+            c.close(autocommit=False)
+        self.assertIsNotNone(victim)
+        self.assertNotEqual(self.coordinator(group), victim)
+        self.check(group, topic, ends, seen, acked_before_kill, acked)
+
+    def test_kafkajs_group_survives_coordinator_kill(self):
+        if not os.path.isdir(os.path.join(JS_DIR, "node_modules", "kafkajs")):
+            self.skipTest("kafkajs not installed in test/integration/js/node_modules")
+        topic, group = "cg-js", "group-kafkajs"
+        ends = self.produce(topic)
+        env = dict(os.environ, NODE_PATH=os.path.join(JS_DIR, "node_modules"))
+        p = subprocess.Popen(["node", os.path.join(JS_DIR, "cluster_group.js"),
+                              self.cluster.bootstrap(), topic, group, str(RECORDS),
+                              str(COMMIT_EVERY // 2)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        lines = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(x) for x in p.stdout] + [lines.put(None)],
+                         daemon=True).start()
+        seen, acked, acked_before_kill, victim, other = [], {}, None, None, []
+        deadline = time.time() + DEADLINE * 2
+        try:
+            while True:
+                try:
+                    line = lines.get(timeout=max(0.1, deadline - time.time()))
+                except queue.Empty:
+                    self.fail("KafkaJS consumed %d of %d by the deadline; acked %s; log:\n%s" % (
+                        len(set(seen)), RECORDS, acked, "".join(other[-40:])))
+                if line is None:
+                    break
+                parts = line.split()
+                if parts[0] == "SEEN":
+                    seen.append((int(parts[1]), int(parts[2])))
+                elif parts[0] == "COMMITTED":
+                    acked[int(parts[1])] = int(parts[2])
+                elif parts[0] == "DONE":
+                    break
+                else:
+                    other.append(line)
+                if victim is None and len(seen) >= RECORDS // 3:
+                    acked_before_kill = dict(acked)
+                    victim = self.coordinator(group)
+                    self.cluster.kill(victim)
+            self.assertEqual(p.wait(DEADLINE), 0, p.stderr.read())
+        finally:
+            if p.poll() is None:
+                p.kill()
+                print("KafkaJS stderr:\n" + p.stderr.read()[-3000:])
+        self.assertIsNotNone(victim)
+        self.assertNotEqual(self.coordinator(group), victim)
+        self.check(group, topic, ends, seen, acked_before_kill, acked)
+
+
+if __name__ == "__main__":
+    unittest.main()
