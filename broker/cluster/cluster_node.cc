@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -211,6 +212,19 @@ ReplicaManagerStats ClusterNode::replica_stats() const {
 protocol::ErrorCode ClusterNode::leader_check(std::string_view topic, int32_t partition,
                                               int32_t current_leader_epoch) const {
   return replicas_->leader_check(topic, partition, current_leader_epoch);
+}
+
+protocol::ErrorCode ClusterNode::replica_check(std::string_view topic, int32_t partition) const {
+  auto s = snapshot();
+  auto t = s->topics.find(std::string(topic));
+  if (t == s->topics.end() || partition < 0 ||
+      partition >= static_cast<int32_t>(t->second.replicas.size())) {
+    return protocol::ErrorCode::unknown_topic_or_partition;
+  }
+  const auto& replicas = t->second.replicas[static_cast<size_t>(partition)];
+  return std::find(replicas.begin(), replicas.end(), options_.node_id) != replicas.end()
+             ? protocol::ErrorCode::none
+             : protocol::ErrorCode::not_leader_or_follower;
 }
 
 protocol::ErrorCode ClusterNode::min_isr_check(std::string_view topic, int32_t partition,

@@ -116,6 +116,9 @@ class ClusterNode {
   // unknown_leader_epoch (newer than this broker knows), unknown_topic_or_partition.
   protocol::ErrorCode leader_check(std::string_view topic, int32_t partition,
                                    int32_t current_leader_epoch) const;
+  // none when this broker holds a replica of the partition (leader or follower), as the view
+  // says; else not_leader_or_follower (unknown_topic_or_partition for an unknown partition).
+  protocol::ErrorCode replica_check(std::string_view topic, int32_t partition) const;
   // acks=all before the append: not_enough_replicas when the ISR is smaller than `min_isr`.
   protocol::ErrorCode min_isr_check(std::string_view topic, int32_t partition,
                                     int32_t min_isr) const;

@@ -71,16 +71,19 @@ ExtBody parse_ext_body(protocol::Reader& body, google::protobuf::MessageLite& ms
 }
 
 PkPartition resolve_pk_partition(RequestContext& ctx, const TopicEntry* topic,
-                                 const std::string& name, int32_t partition) {
+                                 const std::string& name, int32_t partition, bool any_replica) {
   using protocol::ErrorCode;
   PkPartition out;
+  if (ctx.svc.cluster) {  // a table partition is served by its leader (or, asked, any replica)
+    // First: a broker without a replica may have no local topic at all, and should say where
+    // the partition is not, as Kafka does, rather than that it does not exist.
+    out.error = any_replica ? ctx.svc.cluster->replica_check(name, partition)
+                            : ctx.svc.cluster->leader_check(name, partition, -1);
+    if (out.error != ErrorCode::none) return out;
+  }
   if (topic == nullptr || !topic->partition(partition)) {
     out.error = ErrorCode::unknown_topic_or_partition;
     return out;
-  }
-  if (ctx.svc.cluster) {  // a table partition is served by its leader only
-    out.error = ctx.svc.cluster->leader_check(name, partition, -1);
-    if (out.error != ErrorCode::none) return out;
   }
   auto state = ctx.svc.pk_tables.get(*topic, partition);
   if (!state.ok()) {

@@ -44,9 +44,12 @@ struct PkPartition {
 };
 // `topic` is the registry's entry for `name` (null when unknown): UNKNOWN_TOPIC_OR_PARTITION for an
 // unknown topic or partition (or a table deleted meanwhile), INVALID_REQUEST for a log topic,
-// KAFKA_STORAGE_ERROR when the state cannot be opened or is offline. (ext_common.cc)
+// KAFKA_STORAGE_ERROR when the state cannot be opened or is offline. In cluster mode only the
+// partition's leader serves (NOT_LEADER_OR_FOLLOWER elsewhere), or with `any_replica` every broker
+// holding a replica (a follower's state holds committed rows only). (ext_common.cc)
 PkPartition resolve_pk_partition(RequestContext& ctx, const TopicEntry* topic,
-                                 const std::string& name, int32_t partition);
+                                 const std::string& name, int32_t partition,
+                                 bool any_replica = false);
 
 // Parses the rest of `body` into `msg`; false on undecodable bytes.
 inline bool parse_ext_body(protocol::Reader& body, google::protobuf::MessageLite& msg) {

@@ -1,6 +1,9 @@
 // DescribeTable (extension key 16004, v0; protocol/ext/describe_table.proto): settings and
 // per-partition state of primary-key tables. A log topic -> INVALID_REQUEST, unknown ->
-// UNKNOWN_TOPIC_OR_PARTITION; an undecodable body -> top-level INVALID_REQUEST.
+// UNKNOWN_TOPIC_OR_PARTITION; an undecodable body -> top-level INVALID_REQUEST. In cluster mode a
+// broker without a replica answers the table facts from the view, each partition
+// NOT_LEADER_OR_FOLLOWER.
+#include "broker/cluster/cluster_node.h"
 #include "broker/handlers/ext_common.h"
 #include "broker/handlers/handlers.h"
 #include "broker/pk/pk_tables.h"
@@ -13,6 +16,25 @@ namespace strata::broker::handlers {
 
 namespace {
 using protocol::ErrorCode;
+// The table-level facts of `topic`; false (and the table's error set) for a log topic.
+template <typename Out>
+bool describe_config(Out& t, const TopicEntry& topic, int32_t partitions) {
+  auto cfg = PkTables::table_config(topic);
+  if (!cfg) {
+    set_ext_error(t, ErrorCode::invalid_request);
+    t.set_error_message("topic " + topic.name + " is not a primary-key table");
+    return false;
+  }
+  t.set_table_type("primary-key");
+  t.set_merge_engine(std::string(pkindex::merge_engine_name(cfg->merge_engine)));
+  t.set_version_header(cfg->version_header);
+  t.set_changelog_image(std::string(pkindex::image_name(cfg->image)));
+  t.set_delete_behavior(std::string(pkindex::delete_behavior_name(cfg->delete_behavior)));
+  t.set_ttl_ms(cfg->ttl_ms);
+  t.set_partitioner(std::string(pkindex::partitioner_name(cfg->partitioner)));
+  t.set_partition_count(partitions);
+  return true;
+}
 }  // namespace
 
 void ext_describe_table(RequestContext& ctx, protocol::Reader& body) {
@@ -28,24 +50,30 @@ void ext_describe_table(RequestContext& ctx, protocol::Reader& body) {
     auto* t = resp.add_tables();
     t->set_topic(name);
     auto topic = ctx.svc.topics.find(name);
+    if (!topic && ctx.svc.cluster) {
+      // No replica here: the table's facts come from the cluster view (its record's configs);
+      // its partitions are another broker's to describe.
+      auto s = ctx.svc.cluster->snapshot();
+      auto rec = s->topics.find(name);
+      if (rec != s->topics.end()) {
+        TopicEntry remote;
+        remote.name = name;
+        remote.configs = rec->second.configs;
+        describe_config(*t, remote, static_cast<int32_t>(rec->second.replicas.size()));
+        for (int32_t i = 0; t->error_code() == 0 && i < t->partition_count(); ++i) {
+          auto* p = t->add_partitions();
+          p->set_partition(i);
+          p->set_checkpoint_offset(-1);
+          set_ext_error(*p, ErrorCode::not_leader_or_follower);
+        }
+        continue;
+      }
+    }
     if (!topic) {
       set_ext_error(*t, ErrorCode::unknown_topic_or_partition);
       continue;
     }
-    auto cfg = PkTables::table_config(*topic);
-    if (!cfg) {
-      set_ext_error(*t, ErrorCode::invalid_request);
-      t->set_error_message("topic " + name + " is not a primary-key table");
-      continue;
-    }
-    t->set_table_type("primary-key");
-    t->set_merge_engine(std::string(pkindex::merge_engine_name(cfg->merge_engine)));
-    t->set_version_header(cfg->version_header);
-    t->set_changelog_image(std::string(pkindex::image_name(cfg->image)));
-    t->set_delete_behavior(std::string(pkindex::delete_behavior_name(cfg->delete_behavior)));
-    t->set_ttl_ms(cfg->ttl_ms);
-    t->set_partitioner(std::string(pkindex::partitioner_name(cfg->partitioner)));
-    t->set_partition_count(static_cast<int32_t>(topic->partitions.size()));
+    if (!describe_config(*t, *topic, static_cast<int32_t>(topic->partitions.size()))) continue;
     for (int32_t i = 0; i < static_cast<int32_t>(topic->partitions.size()); ++i) {
       auto* p = t->add_partitions();
       p->set_partition(i);

@@ -5,11 +5,15 @@
 // least one row): once the values served reach it, the remaining keys are not read and come back
 // marked truncated, for the client to ask again.
 // Errors per partition (Kafka codes): UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST for a log topic,
-// KAFKA_STORAGE_ERROR. Top level INVALID_REQUEST: an undecodable body, a negative max_bytes, and
-// (checked on the wire bytes, before anything is decoded) a body over 32 MiB or more than 100,000
-// keys. Kafka itself closes a connection whose request is too large (socket.request.max.bytes)
-// and has no code for it; a Lookup within the frame limit but over ours is a bad request of an
-// otherwise healthy client, so it gets INVALID_REQUEST and the connection stays open.
+// KAFKA_STORAGE_ERROR, NOT_LEADER_OR_FOLLOWER (cluster: not the leader, or with follower_read not
+// a replica), OFFSET_NOT_AVAILABLE (the state has not applied the caller's min_offset yet:
+// retriable, as Kafka uses it for a replica not caught up). Each partition's answer carries the
+// replica's applied offset, the token for a later read. Top level INVALID_REQUEST: an undecodable
+// body, a negative max_bytes, and (checked on the wire bytes, before anything is decoded) a body
+// over 32 MiB or more than 100,000 keys. Kafka itself closes a connection whose request is too
+// large (socket.request.max.bytes) and has no code for it; a Lookup within the frame limit but over
+// ours is a bad request of an otherwise healthy client, so it gets INVALID_REQUEST and the
+// connection stays open.
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -68,12 +72,23 @@ void ext_lookup(RequestContext& ctx, protocol::Reader& body) {
         pout->set_error_message(std::move(msg));
         ctx.svc.metrics.request_error(ctx.api_key, e);
       };
-      auto target = resolve_pk_partition(ctx, topic.get(), t.topic(), p.partition());
+      auto target =
+          resolve_pk_partition(ctx, topic.get(), t.topic(), p.partition(), req.follower_read());
       if (!target.state) {
         fail(target.error, std::move(target.message));
         continue;
       }
       const auto& state = target.state;
+      // Everything below this offset is in the state (committed rows only on a replica).
+      const int64_t applied = state->applied_offset() + 1;
+      pout->set_applied_offset(applied);
+      if (p.min_offset() > applied) {  // read-your-writes: this replica has not applied it yet
+        fail(ErrorCode::offset_not_available,
+             "the state of " + t.topic() + "-" + std::to_string(p.partition()) +
+                 " covers the log below offset " + std::to_string(applied) + ", not yet " +
+                 std::to_string(p.min_offset()) + ": retry");
+        continue;
+      }
       const auto started = std::chrono::steady_clock::now();
       uint64_t served = 0;
       for (const auto& key : p.keys()) {

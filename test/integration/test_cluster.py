@@ -282,6 +282,71 @@ class ClusterTest(ClusterClientCase):
         wait_until(lambda: value_on(3) == "654321", DEADLINE,
                    what="the change made while broker 3 was down")
 
+    def test_pk_follower_reads_and_read_your_writes_token(self):
+        """Lookup with follower_read is answered by any replica from the rows it applied (all
+        committed); a min_offset token above what a replica applied answers OFFSET_NOT_AVAILABLE,
+        and once the replica catches up it serves the write; a broker without a replica answers
+        NOT_LEADER_OR_FOLLOWER."""
+        from confluent_kafka import Producer
+        cli = os.environ.get("STRATA_CLI") or os.path.join(
+            os.path.dirname(os.environ["STRATA_BROKER"]), "..", "tools", "cli", "strata")
+        topic = unique_topic("pkf")
+        md = self.create_topic(topic, partitions=1, config={"table.type": "primary-key"})
+        leader = self.partitions(md, topic)[0].leader
+        follower = next(n for n in self.cluster.node_ids if n != leader)
+
+        def get(node, *extra):
+            return subprocess.run([cli, "-b", self.cluster.address(node), "-o", "json", "table",
+                                   "get", topic, "k1", "--follower-read"] + list(extra),
+                                  capture_output=True, text=True, timeout=60)
+        offsets = []
+        p = Producer({"bootstrap.servers": self.cluster.bootstrap(), "acks": "all"})
+        p.produce(topic, key="k1", value="v1", on_delivery=lambda e, m: offsets.append(m.offset()))
+        self.assertEqual(p.flush(DEADLINE), 0)
+        token = offsets[-1] + 1  # the log below this offset holds the write
+
+        def row(node, *extra):
+            r = get(node, *extra)
+            return json.loads(r.stdout)["rows"][0] if r.returncode == 0 else r.stderr
+        wait_until(lambda: isinstance(row(follower, "--min-offset", str(token)), dict), DEADLINE,
+                   what="the follower applied the acknowledged write")
+        got = row(follower, "--min-offset", str(token))
+        self.assertEqual((got["found"], got["value"]), (True, "v1"))
+        self.assertGreaterEqual(got["applied_offset"], token)
+        # A token past what any replica applied: a retriable error, not a stale row.
+        r = get(follower, "--min-offset", str(got["applied_offset"] + 1000))
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("OFFSET_NOT_AVAILABLE", r.stderr)
+        # acks=1: the leader acknowledges before the followers have it; the token makes a
+        # follower serve it only once applied (never the old row once it answers).
+        p1 = Producer({"bootstrap.servers": self.cluster.bootstrap(), "acks": 1})
+        p1.produce(topic, key="k1", value="v2", on_delivery=lambda e, m: offsets.append(m.offset()))
+        self.assertEqual(p1.flush(DEADLINE), 0)
+        token = offsets[-1] + 1
+        deadline = time.time() + DEADLINE
+        while True:
+            got = row(follower, "--min-offset", str(token))
+            if isinstance(got, dict):
+                self.assertEqual(got["value"], "v2", "a replica answering the token has the write")
+                break
+            self.assertIn("OFFSET_NOT_AVAILABLE", got)
+            self.assertLess(time.time(), deadline, "the follower never applied the write")
+            time.sleep(0.1)
+        # A PK table on one broker: the others have no replica to read.
+        single = unique_topic("pkf1")
+        from confluent_kafka.admin import NewTopic
+        a = admin(self.cluster.bootstrap())
+        a.create_topics([NewTopic(single, num_partitions=1, replication_factor=1,
+                                  config={"table.type": "primary-key"})])[single].result(DEADLINE)
+        md = self.wait_metadata(single, lambda md: self.partitions(md, single).get(0) is not None
+                                and self.partitions(md, single)[0].leader > 0, "a leader")
+        holder = self.partitions(md, single)[0].leader
+        other = next(n for n in self.cluster.node_ids if n != holder)
+        r = subprocess.run([cli, "-b", self.cluster.address(other), "table", "get", single, "k",
+                            "--follower-read"], capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("NOT_LEADER_OR_FOLLOWER", r.stderr)
+
     def test_pk_table_fails_over_with_its_state(self):
         """A primary-key table with replication factor 3: every replica applies committed rows,
         so after kill -9 of a partition leader the new leader answers lookups with every

@@ -22,6 +22,8 @@ struct TableOpts {
   int64_t limit = 0;
   std::optional<int64_t> from;
   bool follow = false;
+  bool follower_read = false;  // get: any replica answers
+  int64_t min_offset = 0;      // get: read-your-writes token
 };
 
 json table_json(const client::TableInfo& t) {
@@ -96,7 +98,10 @@ int do_write(Cli& cli, const TableOpts& o, bool is_delete) {
 int do_get(Cli& cli, const TableOpts& o) {
   auto t = cli.client().describe_table(o.name);
   if (!t.ok()) return fail(cli, t.status());
-  auto rows = cli.client().lookup(*t, o.keys);
+  client::LookupOptions lo;
+  lo.follower_read = o.follower_read;
+  lo.min_offset = o.min_offset;
+  auto rows = cli.client().lookup(*t, o.keys, lo);
   if (!rows.ok()) return fail(cli, rows.status());
   if (cli.json_out()) {
     json arr = json::array();
@@ -106,7 +111,8 @@ int do_get(Cli& cli, const TableOpts& o) {
                      {"found", r.found},
                      {"value", r.found ? json(r.value) : json(nullptr)},
                      {"offset", r.offset},
-                     {"timestamp", r.timestamp}});
+                     {"timestamp", r.timestamp},
+                     {"applied_offset", r.applied_offset}});
     }
     print_json({{"topic", o.name}, {"rows", arr}});
   } else {
@@ -308,6 +314,11 @@ void register_table(CLI::App& app, Cli& cli) {
     auto* s = table->add_subcommand("get", "Look up rows by key");
     s->add_option("name", o->name)->required();
     s->add_option("keys", o->keys, "Keys")->required();
+    s->add_flag("--follower-read", o->follower_read,
+                "Ask the broker given by -b (any replica: committed rows) instead of the leaders");
+    s->add_option("--min-offset", o->min_offset,
+                  "Read-your-writes: only a state covering the log below this offset answers")
+        ->check(CLI::NonNegativeNumber);
     on_run(s, cli, o, do_get);
   }
   {

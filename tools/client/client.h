@@ -107,7 +107,8 @@ class Client {
   // grouped per partition, one Lookup request per leader and round: a round takes at most the
   // broker's request bounds (100,000 keys, 30 MiB of keys), and the keys an answer marks
   // truncated (its byte budget was reached) are asked again in the next round.
-  Result<std::vector<LookupRow>> lookup(const TableInfo& table, std::span<const std::string> keys);
+  Result<std::vector<LookupRow>> lookup(const TableInfo& table, std::span<const std::string> keys,
+                                        const LookupOptions& options = {});
   // Rows whose key starts with `prefix` over all partitions (fan out, following cursors), at
   // most `limit` rows in total (0 = no limit). `page` is the per-request limit.
   Result<std::vector<TableRow>> prefix_lookup(const TableInfo& table, const std::string& prefix,

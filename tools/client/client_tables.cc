@@ -90,7 +90,8 @@ Result<TableInfo> Client::describe_table(const std::string& topic) {
 }
 
 Result<std::vector<LookupRow>> Client::lookup(const TableInfo& table,
-                                              std::span<const std::string> keys) {
+                                              std::span<const std::string> keys,
+                                              const LookupOptions& options) {
   std::vector<LookupRow> out(keys.size());
   if (keys.empty()) return out;
   // leader -> (partition, key index), in partition then request order
@@ -101,7 +102,8 @@ Result<std::vector<LookupRow>> Client::lookup(const TableInfo& table,
                                                       table.partition_count);
     auto it = leaders.find(p);
     if (it == leaders.end()) {
-      auto conn = leader_connection(table.topic, p);
+      auto conn =
+          options.follower_read ? bootstrap_connection() : leader_connection(table.topic, p);
       if (!conn.ok()) return conn.status();
       it = leaders.emplace(p, *conn).first;
     }
@@ -122,11 +124,13 @@ Result<std::vector<LookupRow>> Client::lookup(const TableInfo& table,
         ++n;
       }
       ext::LookupRequest req;
+      req.set_follower_read(options.follower_read);
       auto* tk = req.add_topics();
       tk->set_topic(table.topic);
       for (const auto& [p, idx] : sent) {
         auto* pk = tk->add_partitions();
         pk->set_partition(p);
+        pk->set_min_offset(options.min_offset);
         for (size_t i : idx) pk->add_keys(keys[i]);
       }
       ext::LookupResponse resp;
@@ -160,6 +164,7 @@ Result<std::vector<LookupRow>> Client::lookup(const TableInfo& table,
             dst.value = row.value();
             dst.offset = row.offset();
             dst.timestamp = row.timestamp();
+            dst.applied_offset = pr.applied_offset();
             ++served;
           }
           ++answered;

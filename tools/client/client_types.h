@@ -210,6 +210,18 @@ struct LookupRow {
   std::string value;
   int64_t offset = -1;
   int64_t timestamp = -1;
+  // The answering replica's state covers its partition's log below this offset: a token for a
+  // later read's min_offset.
+  int64_t applied_offset = 0;
+};
+
+struct LookupOptions {
+  // Ask the broker this client is connected to (any replica, its committed rows) instead of
+  // each partition's leader.
+  bool follower_read = false;
+  // Read-your-writes: answered only by a replica whose state covers the log below this offset
+  // (OFFSET_NOT_AVAILABLE otherwise: retry). 0 = none.
+  int64_t min_offset = 0;
 };
 
 struct TableRow {
