@@ -40,6 +40,7 @@ struct BrokerConfig {
   int16_t default_replication_factor{};
   bool auto_create_topics_enable{};
   int64_t log_segment_bytes{};
+  int64_t log_segment_bytes_min{};  // floor of segment.bytes / log.segment.bytes
   int64_t log_roll_ms{};
   int64_t log_flush_interval_messages{};
   int64_t log_flush_interval_ms{};

@@ -86,6 +86,7 @@ Result<std::shared_ptr<const TopicEntry>> TopicRegistry::create(
   if (!valid_topic_name(name)) return Status(Errc::invalid_argument, "invalid topic name " + name);
   if (partitions < 1) return Status(Errc::invalid_argument, "partitions must be at least 1");
   STRATA_RETURN_IF_ERROR(validate_topic_configs(configs));
+  STRATA_RETURN_IF_ERROR(check_topic_config_floors(configs, *broker_defaults()));
   std::lock_guard create_lk(create_mu_);
   if (find(name)) return Status(Errc::already_exists, "topic " + name + " already exists");
   STRATA_RETURN_IF_ERROR(check_partition_cap(partitions));
@@ -132,6 +133,7 @@ Result<std::shared_ptr<const TopicEntry>> TopicRegistry::alter_configs(
   auto old = find(name);
   if (!old) return Status(Errc::not_found, "unknown topic " + name);
   STRATA_RETURN_IF_ERROR(validate_topic_configs(configs));
+  STRATA_RETURN_IF_ERROR(check_topic_config_floors(configs, *broker_defaults(), old->configs));
   for (const auto& key : topic_key_table()) {
     if (!(key.flags & kConfigReadOnly)) continue;
     auto a = old->configs.find(key.name);
