@@ -208,6 +208,10 @@ KeyTable<BrokerConfig> build_table() {
   t.integer("max.broker.partitions", &C::max_broker_partitions, "10000", 1, kI32Max,
             "Partitions this broker holds at most; CreateTopics/CreatePartitions past it get "
             "POLICY_VIOLATION.");
+  t.integer("open.files.reserved", &C::open_files_reserved, "1024", 0, kI32Max,
+            "Descriptors of the open files limit kept for connections and the broker's own files "
+            "(at most half the limit); CreateTopics/CreatePartitions whose partitions' estimated "
+            "descriptors would pass the rest get POLICY_VIOLATION.");
   // Cluster mode (docs/cluster.md): brokers coordinated by etcd v3. No endpoints = a single node.
   t.custom("coordination.etcd.endpoints", ConfigType::list, "",
            "Comma-separated etcd v3 client addresses (host:port or http://host:port); empty = a "
