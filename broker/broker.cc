@@ -97,6 +97,8 @@ Status Broker::start() {
   STRATA_RETURN_IF_ERROR(topics_->load());
   // primary-key table states, recovered by log replay before serving.
   pk_tables_ = std::make_unique<PkTables>(*topics_, cluster_mode);
+  topics_->set_pk_open_files_per_partition(
+      pk_tables_->environment().options().max_open_files_per_partition);
   pk_tables_->start_tasks({config_.pk_checkpoint_retained,  // checkpoints
                            config_.test_fault_pk_compact_before_checkpoint != 0});
   STRATA_RETURN_IF_ERROR(pk_tables_->open_all());

@@ -94,6 +94,14 @@ std::string check_etcd_prefix(const std::string& v) {
 
 // Checks across keys, after each key parsed on its own (Kafka's KafkaConfig requires the same).
 Status check_key_combinations(const BrokerConfig& c) {
+  if (c.log_segment_bytes < c.log_segment_bytes_min) {
+    std::string m("config log.segment.bytes: ");
+    m.append(std::to_string(c.log_segment_bytes))
+        .append(" is below log.segment.bytes.min (")
+        .append(std::to_string(c.log_segment_bytes_min))
+        .append("): segments that small roll a file per batch");
+    return Status(Errc::invalid_argument, m);
+  }
   if (c.replica_fetch_wait_max_ms > c.replica_lag_time_max_ms) {
     std::string m("config replica.fetch.wait.max.ms: ");
     m.append(std::to_string(c.replica_fetch_wait_max_ms))
@@ -153,6 +161,10 @@ KeyTable<BrokerConfig> build_table() {
             "Create unknown topics named in Metadata requests (if the client allows it).");
   t.integer("log.segment.bytes", &C::log_segment_bytes, "1073741824", int64_t{14}, int64_t{kI32Max},
             "Roll a new segment when the active one reaches this size.", kDyn);
+  t.integer("log.segment.bytes.min", &C::log_segment_bytes_min, "1048576", int64_t{14},
+            int64_t{kI32Max},
+            "Smallest segment.bytes / log.segment.bytes accepted (Kafka 4.0's floor): tiny "
+            "segments roll a file per batch and use up descriptors; lower it only for tests.");
   t.integer("log.roll.ms", &C::log_roll_ms, "604800000", int64_t{1}, kI64Max,
             "Roll a new segment when the active one is older than this.", kDyn);
   t.integer("log.flush.interval.messages", &C::log_flush_interval_messages, "9223372036854775807",
@@ -196,6 +208,10 @@ KeyTable<BrokerConfig> build_table() {
   t.integer("max.broker.partitions", &C::max_broker_partitions, "10000", 1, kI32Max,
             "Partitions this broker holds at most; CreateTopics/CreatePartitions past it get "
             "POLICY_VIOLATION.");
+  t.integer("open.files.reserved", &C::open_files_reserved, "1024", 0, kI32Max,
+            "Descriptors of the open files limit kept for connections and the broker's own files "
+            "(at most half the limit); CreateTopics/CreatePartitions whose partitions' estimated "
+            "descriptors would pass the rest get POLICY_VIOLATION.");
   // Cluster mode (docs/cluster.md): brokers coordinated by etcd v3. No endpoints = a single node.
   t.custom("coordination.etcd.endpoints", ConfigType::list, "",
            "Comma-separated etcd v3 client addresses (host:port or http://host:port); empty = a "

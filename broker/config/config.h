@@ -40,6 +40,7 @@ struct BrokerConfig {
   int16_t default_replication_factor{};
   bool auto_create_topics_enable{};
   int64_t log_segment_bytes{};
+  int64_t log_segment_bytes_min{};  // floor of segment.bytes / log.segment.bytes
   int64_t log_roll_ms{};
   int64_t log_flush_interval_messages{};
   int64_t log_flush_interval_ms{};
@@ -56,6 +57,7 @@ struct BrokerConfig {
   int64_t socket_request_read_timeout_ms{};
   int64_t connection_max_queued_response_bytes{};
   int32_t max_broker_partitions{};
+  int32_t open_files_reserved{};  // descriptors kept out of the partitions' budget
   // Cluster mode (docs/cluster.md); no endpoints = a single node. Kafka's names and defaults.
   std::vector<std::string> coordination_etcd_endpoints;  // "host:port" or "http://host:port"
   std::string coordination_etcd_prefix;

@@ -170,6 +170,25 @@ Status validate_topic_configs(const std::map<std::string, std::string>& configs)
   return Status::Ok();
 }
 
+Status check_topic_config_floors(const std::map<std::string, std::string>& configs,
+                                 const BrokerConfig& broker,
+                                 const std::map<std::string, std::string>& current) {
+  auto it = configs.find("segment.bytes");
+  if (it == configs.end()) return Status::Ok();
+  if (auto old = current.find(it->first); old != current.end() && old->second == it->second) {
+    return Status::Ok();
+  }
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
+  if (ec != std::errc() || v >= broker.log_segment_bytes_min) return Status::Ok();
+  std::string m("Invalid value ");
+  m.append(it->second)
+      .append(" for configuration segment.bytes: Value must be at least ")
+      .append(std::to_string(broker.log_segment_bytes_min))
+      .append(" (the broker's log.segment.bytes.min)");
+  return Status(Errc::invalid_argument, m);
+}
+
 std::string topic_key_default(const TopicKeyDef& key, const BrokerConfig& broker) {
   if (!key.synonym.empty()) {
     auto b = broker.values.find(key.synonym);

@@ -66,6 +66,14 @@ const TopicKeyDef* find_topic_key(std::string_view name);
 // CreateTopics / AlterConfigs / IncrementalAlterConfigs resource, so that is one warning per topic
 // of a request — also when a request alters another key of a topic that carries one.
 Status validate_topic_configs(const std::map<std::string, std::string>& configs);
+// The floors the broker puts on topic values: segment.bytes at least log.segment.bytes.min (a
+// segment per batch would use up descriptors and inodes). Checked where a topic is created or its
+// overrides replaced, after validate_topic_configs. A value equal to the one in `current` (the
+// topic's overrides so far) passes, so a topic keeps what it was given under a lower floor.
+// Errc::invalid_argument naming the key and the floor (→ INVALID_CONFIG).
+Status check_topic_config_floors(const std::map<std::string, std::string>& configs,
+                                 const BrokerConfig& broker,
+                                 const std::map<std::string, std::string>& current = {});
 // Checks one key (name and value); same messages.
 Status validate_topic_config(const std::string& name, const std::string& value);
 

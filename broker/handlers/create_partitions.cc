@@ -27,7 +27,7 @@ ErrorCode add_partitions_error(const Status& st) {
     case Errc::not_found:
       return ErrorCode::unknown_topic_or_partition;
     case Errc::too_large:
-      return ErrorCode::policy_violation;  // max.broker.partitions
+      return ErrorCode::policy_violation;  // max.broker.partitions, descriptor budget
     case Errc::invalid_argument:
       return ErrorCode::invalid_partitions;
     default:

@@ -23,7 +23,7 @@ ErrorCode create_error(const Status& st) {
     case Errc::already_exists:
       return ErrorCode::topic_already_exists;
     case Errc::too_large:
-      return ErrorCode::policy_violation;  // max.broker.partitions
+      return ErrorCode::policy_violation;  // max.broker.partitions, descriptor budget
     case Errc::invalid_argument:
       return ErrorCode::invalid_config;
     default:

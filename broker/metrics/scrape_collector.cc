@@ -2,6 +2,7 @@
 
 #include <rocksdb/statistics.h>
 
+#include <limits>
 #include <map>
 #include <utility>
 
@@ -13,6 +14,7 @@
 #include "broker/metrics/process_stats.h"
 #include "broker/pk/pk_tables.h"
 #include "broker/services.h"
+#include "broker/topics/fd_budget.h"
 #include "broker/topics/topic_registry.h"
 
 namespace strata::broker::metrics {
@@ -61,6 +63,22 @@ void ScrapeCollector::collect_partitions(std::vector<prometheus::MetricFamily>& 
   out.push_back(std::move(end));
   out.push_back(std::move(hw));
   out.push_back(std::move(size));
+  // The descriptor budget CreateTopics / CreatePartitions are admitted against.
+  auto fds = family("strata_partition_open_files_estimate",
+                    "File descriptors the partitions are estimated to hold (segments, the active "
+                    "segments' writers and indexes, PK partitions' RocksDB files).",
+                    MetricType::Gauge);
+  add_sample(fds, {}, static_cast<double>(svc_.topics.fd_estimate()));
+  auto budget = family("strata_partition_open_files_budget",
+                       "Open files limit less open.files.reserved: partitions estimated past it "
+                       "are refused (+Inf: no limit).",
+                       MetricType::Gauge);
+  const int64_t b =
+      partition_fd_budget(open_files_limit(), svc_.topics.broker_defaults()->open_files_reserved);
+  add_sample(budget, {},
+             b == INT64_MAX ? std::numeric_limits<double>::infinity() : static_cast<double>(b));
+  out.push_back(std::move(fds));
+  out.push_back(std::move(budget));
 }
 
 void ScrapeCollector::collect_cluster(std::vector<prometheus::MetricFamily>& out) const {

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "broker/topics/fd_budget.h"
+#include "pkindex/pk_environment.h"
 #include "pkindex/table_config.h"
 
 namespace strata::broker {
@@ -11,7 +13,9 @@ bool valid_topic_name(std::string_view name) {
 }
 
 TopicRegistry::TopicRegistry(storage::LogManager& logs, const BrokerConfig& config)
-    : logs_(logs), defaults_(std::make_shared<const BrokerConfig>(config)) {}
+    : logs_(logs),
+      defaults_(std::make_shared<const BrokerConfig>(config)),
+      pk_open_files_(pkindex::PkEnvironment::Options{}.max_open_files_per_partition) {}
 
 std::shared_ptr<TopicEntry> TopicRegistry::make_entry(const storage::TopicMeta& meta,
                                                       const BrokerConfig& defaults) const {
@@ -62,11 +66,25 @@ std::vector<std::shared_ptr<const TopicEntry>> TopicRegistry::list() const {
   return out;
 }
 
+int64_t TopicRegistry::fd_estimate() const {
+  const int64_t pk_files = pk_open_files_.load();
+  int64_t n = 0;
+  for (const auto& e : list()) {
+    for (const auto& p : e->partitions) {
+      const auto segments = static_cast<int64_t>(p->segment_base_offsets().size());
+      n += partition_fd_estimate(segments, e->pk_table, pk_files);
+    }
+  }
+  return n;
+}
+
 // Every partition costs file descriptors (segments, indexes) and, for PK tables, a RocksDB
-// instance: the broker refuses to grow past max.broker.partitions instead of running out of them.
+// instance: the broker refuses to grow past max.broker.partitions, or past what its open files
+// limit leaves, instead of running out of them in a segment roll or an accept later.
 // create_mu_ held, so concurrent creations cannot both pass.
-Status TopicRegistry::check_partition_cap(int64_t adding) const {
-  const int64_t cap = broker_defaults()->max_broker_partitions;
+Status TopicRegistry::check_partition_cap(int64_t adding, bool pk) const {
+  const auto defaults = broker_defaults();
+  const int64_t cap = defaults->max_broker_partitions;
   int64_t total = 0;
   {
     std::shared_lock lk(mu_);
@@ -77,7 +95,10 @@ Status TopicRegistry::check_partition_cap(int64_t adding) const {
                   "the broker would hold " + std::to_string(total + adding) +
                       " partitions, more than max.broker.partitions=" + std::to_string(cap));
   }
-  return Status::Ok();
+  // A new partition has one segment.
+  const int64_t each = partition_fd_estimate(1, pk, pk_open_files_.load());
+  return check_fd_budget(fd_estimate(), adding * each, open_files_limit(),
+                         defaults->open_files_reserved);
 }
 
 Result<std::shared_ptr<const TopicEntry>> TopicRegistry::create(
@@ -86,9 +107,10 @@ Result<std::shared_ptr<const TopicEntry>> TopicRegistry::create(
   if (!valid_topic_name(name)) return Status(Errc::invalid_argument, "invalid topic name " + name);
   if (partitions < 1) return Status(Errc::invalid_argument, "partitions must be at least 1");
   STRATA_RETURN_IF_ERROR(validate_topic_configs(configs));
+  STRATA_RETURN_IF_ERROR(check_topic_config_floors(configs, *broker_defaults()));
   std::lock_guard create_lk(create_mu_);
   if (find(name)) return Status(Errc::already_exists, "topic " + name + " already exists");
-  STRATA_RETURN_IF_ERROR(check_partition_cap(partitions));
+  STRATA_RETURN_IF_ERROR(check_partition_cap(partitions, pkindex::is_pk_table(configs)));
   protocol::Uuid id = given_id ? *given_id : protocol::Uuid::random();
   if (validate_only) {
     auto e = std::make_shared<TopicEntry>();
@@ -132,6 +154,7 @@ Result<std::shared_ptr<const TopicEntry>> TopicRegistry::alter_configs(
   auto old = find(name);
   if (!old) return Status(Errc::not_found, "unknown topic " + name);
   STRATA_RETURN_IF_ERROR(validate_topic_configs(configs));
+  STRATA_RETURN_IF_ERROR(check_topic_config_floors(configs, *broker_defaults(), old->configs));
   for (const auto& key : topic_key_table()) {
     if (!(key.flags & kConfigReadOnly)) continue;
     auto a = old->configs.find(key.name);
@@ -169,7 +192,7 @@ Result<std::shared_ptr<const TopicEntry>> TopicRegistry::add_partitions(const st
                             " partitions, which is higher than the requested " +
                             std::to_string(partitions) + ".");
   }
-  STRATA_RETURN_IF_ERROR(check_partition_cap(partitions - current));
+  STRATA_RETURN_IF_ERROR(check_partition_cap(partitions - current, old->pk_table));
   if (validate_only) return old;
   auto meta = logs_.add_partitions(name, partitions);
   if (!meta.ok()) return meta.status();

@@ -6,6 +6,7 @@
 // counters, shared by the entries that replace it. Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -60,7 +61,8 @@ class TopicRegistry {
   std::vector<std::shared_ptr<const TopicEntry>> list() const;
 
   // Creates (or, with validate_only, only checks) a topic. Errc::already_exists,
-  // Errc::invalid_argument (bad name / partitions / config; message says which). `id`: the
+  // Errc::invalid_argument (bad name / partitions / config; message says which), Errc::too_large
+  // (past max.broker.partitions or the descriptor budget). `id`: the
   // topic id to use (cluster mode: the id the cluster gave the topic); unset = a random one.
   Result<std::shared_ptr<const TopicEntry>> create(
       const std::string& name, int32_t partitions,
@@ -75,7 +77,8 @@ class TopicRegistry {
   Result<std::shared_ptr<const TopicEntry>> alter_configs(
       const std::string& name, const std::map<std::string, std::string>& configs,
       bool validate_only);
-  // Grows the topic to `partitions`. Errc::not_found, Errc::invalid_argument (not larger).
+  // Grows the topic to `partitions`. Errc::not_found, Errc::invalid_argument (not larger),
+  // Errc::too_large (as create).
   Result<std::shared_ptr<const TopicEntry>> add_partitions(const std::string& name,
                                                            int32_t partitions, bool validate_only);
   // New broker defaults (dynamic broker configs): re-resolves every topic and pushes the new
@@ -83,16 +86,24 @@ class TopicRegistry {
   void set_broker_defaults(std::shared_ptr<const BrokerConfig> defaults);
   std::shared_ptr<const BrokerConfig> broker_defaults() const;
 
+  // Descriptors the partitions are estimated to hold (broker/topics/fd_budget.h): per partition
+  // its segments plus the active segment's writer and indexes, plus a PK partition's RocksDB.
+  int64_t fd_estimate() const;
+  // RocksDB's max_open_files of each PK partition (PkEnvironment's), for the estimate.
+  void set_pk_open_files_per_partition(int64_t n) { pk_open_files_.store(n); }
+
  private:
   std::shared_ptr<TopicEntry> make_entry(const storage::TopicMeta& meta,
                                          const BrokerConfig& defaults) const;
-  // Errc::too_large when `adding` partitions would pass max.broker.partitions.
-  Status check_partition_cap(int64_t adding) const;
+  // Errc::too_large when `adding` partitions (of a PK table when `pk`) would pass
+  // max.broker.partitions or the descriptor budget (soft RLIMIT_NOFILE less open.files.reserved).
+  Status check_partition_cap(int64_t adding, bool pk) const;
 
   storage::LogManager& logs_;
   std::shared_ptr<const BrokerConfig> defaults_;  // guarded by mu_; effective broker config
   mutable std::shared_mutex mu_;
   std::mutex create_mu_;  // serializes create/remove
+  std::atomic<int64_t> pk_open_files_;
   std::map<std::string, std::shared_ptr<const TopicEntry>, std::less<>> by_name_;
 };
 

@@ -8,6 +8,7 @@ port is read from the broker's "listening on" log line.
 import ctypes
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -30,8 +31,10 @@ def _die_with_parent():
 
 
 class BrokerProcess:
-    def __init__(self, overrides=None, data_dir=None):
+    def __init__(self, overrides=None, data_dir=None, nofile=None):
+        """nofile: RLIMIT_NOFILE (soft and hard) of the broker, as `ulimit -n` would set it."""
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="strata-it-")
+        self.nofile = nofile
         self.owns_dir = data_dir is None
         self.overrides = dict(overrides or {})
         self.proc = None
@@ -53,8 +56,15 @@ class BrokerProcess:
         self._port_seen.clear()
         self.port = None
         self._close_pipe()
+        nofile = self.nofile
+
+        def preexec():
+            _die_with_parent()
+            if nofile is not None:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True, errors="replace", preexec_fn=_die_with_parent)
+                                     text=True, errors="replace", preexec_fn=preexec)
         threading.Thread(target=self._pump, args=(self.proc,), daemon=True).start()
         if not self._port_seen.wait(timeout):
             self.kill()

@@ -161,6 +161,44 @@ class AdminTest(BrokerTestCase):
         self.assertEqual(before, after)
         self.assertEqual(ck_describe(admin, "topic", topic)["retention.ms"].value, "777")
 
+    def test_segment_bytes_below_the_floor_is_invalid_config_and_broker_serves(self):
+        """log.segment.bytes.min (default 1 MiB, Kafka 4.0's floor): a smaller segment.bytes in
+        CreateTopics, AlterConfigs or IncrementalAlterConfigs (or log.segment.bytes on the broker)
+        gets INVALID_CONFIG naming the floor; nothing is created or changed, the broker serves."""
+        from confluent_kafka.admin import NewTopic
+        from test_admin_raw import BROKER, SET, TOPIC, incremental_alter
+        b = self.bootstrap()
+        admin = itutil.ck_admin(b)
+        topic = unique_topic("floor")
+        fs = admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1,
+                                           config={"segment.bytes": "14"})], request_timeout=30)
+        with self.assertRaises(Exception) as cm:
+            fs[topic].result(30)
+        self.assertEqual(kafka_error_code(cm.exception), 40)  # INVALID_CONFIG
+        self.assertIn("log.segment.bytes.min", str(cm.exception))
+        self.assertEqual(self.partition_dirs(topic), [])
+        itutil.ck_create_topic(b, topic, 2, {"segment.bytes": "1048576"})  # at the floor: fine
+        with self.assertRaises(Exception) as cm:
+            ck_alter(admin, "topic", topic, {"segment.bytes": "65536"})
+        self.assertEqual(kafka_error_code(cm.exception), 40)
+        self.assertIn("segment.bytes", str(cm.exception))
+        with itutil.RawConn(self.broker.port) as c:
+            (err, msg, _, _), = incremental_alter(c, 1, [(TOPIC, topic, [
+                ("segment.bytes", SET, "1048575")])])
+            self.assertEqual(err, 40, msg)
+            self.assertIn("log.segment.bytes.min", msg)
+            (err, msg, _, _), = incremental_alter(c, 1, [(BROKER, "1", [
+                ("log.segment.bytes", SET, "4096")])])
+            self.assertEqual(err, 40, msg)
+            self.assertIn("log.segment.bytes.min", msg)
+        self.assertEqual(ck_describe(admin, "topic", topic)["segment.bytes"].value, "1048576")
+        self.assertEqual(ck_describe(admin, "broker", "1")["log.segment.bytes"].value,
+                         "1073741824")
+        p = itutil.ck_producer(b)
+        itutil.ck_produce_all(p, [{"topic": topic, "partition": i % 2, "value": b"v%d" % i}
+                                  for i in range(10)])
+        self.assertEqual(len(itutil.ck_consume(b, topic, [0, 1], 10)), 10)
+
     def test_kafka3_deprecated_topic_configs_accepted_stored_and_described(self):
         # message.format.version / message.downconversion.enable: Kafka 3.x accepted them as
         # deprecated; Strata stores and reports them but ignores them (docs/admin.md).

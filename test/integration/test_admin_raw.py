@@ -123,13 +123,13 @@ class AdminRawTest(BrokerTestCase):
         with self.conn() as c:
             for version in (0, 1):
                 res = incremental_alter(c, version, [(TOPIC, topic, [
-                    ("segment.bytes", SET, "65536"), ("retention.ms", DELETE, None),
+                    ("segment.bytes", SET, "2097152"), ("retention.ms", DELETE, None),
                     ("cleanup.policy", APPEND, "compact")])])
                 self.assertEqual(res, [(0, None, TOPIC, topic)])
                 err, _, cfg = describe_v4(c, TOPIC, topic)
                 self.assertEqual(err, 0)
                 self.assertEqual((cfg["segment.bytes"]["value"], cfg["segment.bytes"]["source"]),
-                                 ("65536", 1))
+                                 ("2097152", 1))
                 self.assertEqual(cfg["retention.ms"]["source"], 5)
                 self.assertEqual(cfg["cleanup.policy"]["value"], "delete,compact")
                 res = incremental_alter(c, version, [(TOPIC, topic, [

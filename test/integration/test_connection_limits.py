@@ -3,8 +3,9 @@ at accept; connections.max.idle.ms closes idle ones (but not one waiting in a lo
 socket.request.read.timeout.ms closes a connection that sent a frame's size and then stalls
 (slowloris); queued.max.request.bytes pauses reading while the request pool is used up and
 resumes once it is given back; max.broker.partitions refuses CreateTopics/CreatePartitions past it;
-the broker raises its open-files soft limit to the hard limit at start. Between cases the broker
-keeps serving new connections."""
+the broker raises its open-files soft limit to the hard limit at start, and refuses partitions
+whose estimated descriptors would pass that limit less open.files.reserved. Between cases the
+broker keeps serving new connections."""
 import resource
 import socket
 import struct
@@ -181,6 +182,53 @@ class ConnectionLimits(itutil.BrokerTestCase):
         self.assertEqual(grow(a, 8 - held), 0)  # exactly at the cap
         self.assertEqual(grow(a, 8 - held + 1), 44)
         self.assertServing()
+
+    def test_zz_descriptor_budget_refuses_creations_past_it(self):
+        """Under `ulimit -n 300` (soft and hard: the broker cannot raise it) with
+        open.files.reserved=100, partitions may hold about 200 descriptors, 4 per new log
+        partition: 60 partitions get POLICY_VIOLATION and nothing is created, 4 are created and
+        serve produce and consume, growing them to 60 is refused; the estimate and the budget are
+        gauges."""
+        from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
+        from confluent_kafka import KafkaException
+        from test_metrics import Scrape
+        b = harness.BrokerProcess(overrides={"open.files.reserved": "100"}, nofile=300).start()
+        try:
+            self.assertTrue(any("open files limit: 300 " in l for l in b.log_lines),
+                            "\n".join(b.log_lines[:20]))
+            admin = AdminClient({"bootstrap.servers": b.bootstrap})
+
+            def code(fut):
+                try:
+                    fut.result(30)
+                    return 0, ""
+                except KafkaException as e:
+                    return e.args[0].code(), e.args[0].str()
+
+            before = Scrape(b)
+            self.assertEqual(before.get("strata_partition_open_files_budget"), 200)
+            held = before.get("strata_partition_open_files_estimate")
+            big, small = unique_topic("fd-big"), unique_topic("fd-small")
+            err, msg = code(admin.create_topics([NewTopic(big, 60, 1)])[big])
+            self.assertEqual(err, 44, msg)  # POLICY_VIOLATION
+            self.assertIn("open.files.reserved", msg)
+            self.assertNotIn(big, admin.list_topics(timeout=10).topics)
+            self.assertEqual(code(admin.create_topics([NewTopic(small, 4, 1)])[small]), (0, ""))
+            err, msg = code(admin.create_partitions([NewPartitions(small, 60)])[small])
+            self.assertEqual(err, 44, msg)
+            self.assertEqual(len(admin.list_topics(timeout=10).topics[small].partitions), 4)
+            self.assertEqual(Scrape(b).get("strata_partition_open_files_estimate"), held + 16)
+            p = itutil.ck_producer(b.bootstrap)
+            itutil.ck_produce_all(p, [{"topic": small, "partition": i % 4, "value": b"v%d" % i}
+                                      for i in range(40)])
+            got = itutil.ck_consume(b.bootstrap, small, range(4), 40)
+            self.assertEqual(sorted(m.value() for m in got), sorted(b"v%d" % i for i in range(40)))
+            with RawConn(b.port) as conn:
+                self.assertEqual(itutil.api_versions(conn, 3)[0], 0)
+            self.assertTrue(b.alive())
+        finally:
+            b.stop()
+            b.cleanup()
 
 
 if __name__ == "__main__":

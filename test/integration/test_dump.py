@@ -37,7 +37,8 @@ def dump(*args, expect=None):
 
 class DumpTest(BrokerTestCase):
     # An index entry for every batch but the first of a segment.
-    overrides = {"log.index.interval.bytes": "0"}
+    overrides = {"log.index.interval.bytes": "0",
+                 "log.segment.bytes.min": "1024"}  # segment.bytes=3000: several segments
 
     @classmethod
     def setUpClass(cls):

@@ -57,6 +57,8 @@ class FaultBroker(harness.BrokerProcess):
 
 
 class IdempotenceRawAndClients(itutil.BrokerTestCase):
+    overrides = {"log.segment.bytes.min": "1000"}  # segment.bytes=1000: dedupe across segments
+
     def test_init_producer_id_fresh_ids_epoch_zero_and_unique_across_restart(self):
         with itutil.RawConn(self.broker.port) as conn:
             a = init_producer_id(conn)

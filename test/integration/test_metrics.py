@@ -271,6 +271,8 @@ class MetricsTest(BrokerTestCase):
             "strata_partition_log_start_offset": "gauge",
             "strata_partition_log_end_offset": "gauge",
             "strata_partition_size_bytes": "gauge",
+            "strata_partition_open_files_estimate": "gauge",
+            "strata_partition_open_files_budget": "gauge",
             "strata_consumer_group_lag": "gauge",
             "strata_pk_lookups_total": "counter",
             "strata_pk_lookup_keys_total": "counter",

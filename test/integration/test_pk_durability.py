@@ -91,6 +91,7 @@ def alter_topic(conn, topic, key, value):
 
 class PkDurabilityTest(BrokerTestCase):
     overrides = {"test.fault.pk.compact.before.checkpoint": "1",
+                 "log.segment.bytes.min": "1024",  # tiny segments: checkpoints bound retention
                  "log.retention.check.interval.ms": "300",
                  "pk.checkpoint.retained": "2"}
 

@@ -60,6 +60,7 @@ class RetentionCompactionTest(BrokerTestCase):
     overrides = {
         "log.retention.check.interval.ms": "300",
         "log.cleaner.backoff.ms": "200",
+        "log.segment.bytes.min": "1024",  # small segments, so retention and the cleaner act
     }
 
     def test_lowering_retention_ms_moves_log_start(self):

@@ -297,8 +297,8 @@ TEST(TopicConfig, ValidationNamesTheKey) {
 }
 
 TEST(TopicConfig, InheritsBrokerDefaults) {
-  auto b = parse_config("", {"log.segment.bytes=2048", "compression.type=zstd",
-                             "log.message.timestamp.type=LogAppendTime"});
+  auto b = parse_config("", {"log.segment.bytes.min=1024", "log.segment.bytes=2048",
+                             "compression.type=zstd", "log.message.timestamp.type=LogAppendTime"});
   ASSERT_TRUE(b.ok());
   auto t = resolve_topic_config({}, *b);
   EXPECT_EQ(t.log.segment_bytes, 2048);
@@ -311,6 +311,39 @@ TEST(TopicConfig, InheritsBrokerDefaults) {
   EXPECT_EQ(o.log.segment_bytes, 4096);
   EXPECT_EQ(o.compression, StoredCompression::producer);
   EXPECT_FALSE(o.log_append_time);
+}
+
+TEST(SegmentFloor, BrokerSegmentBytesBelowTheFloorIsRefused) {
+  EXPECT_EQ(BrokerConfig().log_segment_bytes_min, 1048576);  // Kafka 4.0's floor
+  auto c = parse_config("", {"log.segment.bytes=65536"});
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("log.segment.bytes.min"), std::string::npos)
+      << c.status().message();
+  EXPECT_TRUE(parse_config("", {"log.segment.bytes=1048576"}).ok());
+  EXPECT_TRUE(parse_config("", {"log.segment.bytes.min=1000", "log.segment.bytes=1000"}).ok());
+  EXPECT_FALSE(parse_config("", {"log.segment.bytes.min=13"}).ok());  // Kafka 3.x's minimum: 14
+}
+
+TEST(SegmentFloor, TopicSegmentBytesBelowTheFloorIsRefused) {
+  const BrokerConfig b;
+  auto st = check_topic_config_floors({{"segment.bytes", "14"}}, b);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), Errc::invalid_argument);  // INVALID_CONFIG
+  EXPECT_NE(st.message().find("segment.bytes"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("1048576"), std::string::npos) << st.message();
+  EXPECT_FALSE(check_topic_config_floors({{"segment.bytes", "1048575"}}, b).ok());
+  EXPECT_TRUE(check_topic_config_floors({{"segment.bytes", "1048576"}}, b).ok());
+  EXPECT_TRUE(check_topic_config_floors({{"retention.ms", "1"}}, b).ok());
+  // A topic keeps a value it was given under a lower floor when other keys change.
+  EXPECT_TRUE(check_topic_config_floors({{"segment.bytes", "4096"}, {"retention.ms", "1"}}, b,
+                                        {{"segment.bytes", "4096"}})
+                  .ok());
+  EXPECT_FALSE(
+      check_topic_config_floors({{"segment.bytes", "2048"}}, b, {{"segment.bytes", "4096"}}).ok());
+  auto low = parse_config("", {"log.segment.bytes.min=1000"});
+  ASSERT_TRUE(low.ok());
+  EXPECT_TRUE(check_topic_config_floors({{"segment.bytes", "1000"}}, *low).ok());
+  EXPECT_FALSE(check_topic_config_floors({{"segment.bytes", "999"}}, *low).ok());
 }
 
 }  // namespace

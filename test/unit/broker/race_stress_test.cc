@@ -49,7 +49,8 @@ TEST(RaceStress, RequestsAgainstDeleteRecreateAlterRetentionCompaction) {
           "log.retention.check.interval.ms=50\n"
           "log.cleaner.backoff.ms=50\n"
           "log.flush.scheduler.interval.ms=20\n"
-          "auto.create.topics.enable=false\n",
+          "auto.create.topics.enable=false\n"
+          "log.segment.bytes.min=1024\n",  // small segments: retention and compaction work
       {});
   ASSERT_TRUE(config.ok()) << config.status().to_string();
   Broker broker(*config);

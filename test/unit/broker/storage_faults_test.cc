@@ -27,13 +27,13 @@ using storage::testing::TempDir;
 class RunningBroker {
  public:
   RunningBroker(const std::string& dir, storage::Env* env) {
-    BrokerConfig config;
-    config.listeners = {Listener{"PLAINTEXT", "127.0.0.1", 0}};
-    config.log_dirs = {dir};
-    config.num_io_threads = 1;
-    config.metrics_listener = "";
-    config.group_initial_rebalance_delay_ms = 0;
-    broker_ = std::make_unique<Broker>(config, env);
+    // Small segments (segment.bytes=1024) need a lower floor.
+    auto config = parse_config(
+        "",
+        {"listeners=PLAINTEXT://127.0.0.1:0", "log.dirs=" + dir, "num.io.threads=1",
+         "metrics.listener=", "group.initial.rebalance.delay.ms=0", "log.segment.bytes.min=1024"});
+    EXPECT_TRUE(config.ok()) << config.status().to_string();
+    broker_ = std::make_unique<Broker>(*config, env);
     Status st = broker_->start();
     EXPECT_TRUE(st.ok()) << st.to_string();
     if (!st.ok()) return;
