@@ -16,6 +16,8 @@
 #   CLUSTER_PARTITIONS  partitions of each throughput topic (default 6: 2 leaders per broker)
 #   CLUSTER_KILLS       leader kills per lease TTL (default 20; 0 = no failover runs)
 #   CLUSTER_TTLS        comma list of coordination.lease.ttl.seconds to measure (default 6,2)
+#   CLUSTER_PK_KEYS     keys of the PK failover table (default 1000000; time to the first correct Lookup)
+#   CLUSTER_PK_KILLS    PK leader kills per lease TTL (default 3; 0 = skip)
 #   BUILD_DIR           meson build dir (default build; set up if missing); BENCH_JOBS ninja -j
 #   BROKER              strata-broker binary (default $BUILD_DIR/broker/strata-broker, built)
 #   CLUSTER_BROKER_PROPS space-separated k=v broker overrides (e.g. replica.fetch.max.bytes=...)
@@ -28,7 +30,7 @@ build_dir=${BUILD_DIR:-build}
 if [[ ! -d $build_dir ]]; then
   meson setup "$build_dir" --buildtype=release
 fi
-targets=(tools/perf/strata-perf)
+targets=(tools/perf/strata-perf tools/cli/strata)
 if [[ -z ${BROKER:-} ]]; then
   targets+=(broker/strata-broker)
   BROKER=$build_dir/broker/strata-broker
@@ -54,5 +56,6 @@ STRATA_BROKER=$(realpath "$BROKER") /usr/bin/python3 tools/perf/bench_cluster.py
   --perf "$(realpath "$perf")" --results "$results" --logs "$out" \
   --scale "${BENCH_SCALE:-1}" --rounds "${CLUSTER_ROUNDS:-5}" \
   --partitions "${CLUSTER_PARTITIONS:-6}" --kills "${CLUSTER_KILLS:-20}" \
-  --ttls "${CLUSTER_TTLS:-6,2}" ${props[@]+"${props[@]}"}
+  --ttls "${CLUSTER_TTLS:-6,2}" --pk-keys "${CLUSTER_PK_KEYS:-1000000}" \
+  --pk-kills "${CLUSTER_PK_KILLS:-3}" ${props[@]+"${props[@]}"}
 if [[ -z ${BENCH_RAW:-} ]]; then rm -rf "$out"; fi

@@ -12,7 +12,14 @@ cluster_harness.py), measuring
    producer (acks=all) writes to that partition every few ms; the time from the kill to the first
    delivery report of a record produced after the kill (so acknowledged by the new leader). The
    killed broker is started again and every partition back to 3 in-sync replicas before the next
-   kill. Repeated for each lease TTL asked for (a fresh cluster per TTL).
+   kill. Repeated for each lease TTL asked for (a fresh cluster per TTL);
+4. primary-key failover (--pk-keys, --pk-kills): a 1-partition RF=3 table loaded with N distinct
+   keys (`strata-perf produce --key-space N`, acks=all); before each kill a sample of keys is read
+   from the leader; then kill -9 of the leader, and the time from the kill to the first Lookup
+   through a survivor (`strata table get`, which follows metadata to the new leader) that answers
+   every sampled key with its value from before the kill. The followers' applied offsets just
+   before the kill are recorded: a hot standby has applied (nearly) the whole log, so the new
+   leader replays nothing.
 
 One JSON line per measurement goes to --results; the summary (markdown tables) to stdout.
 The broker binary comes from $STRATA_BROKER (harness.py), etcd from $STRATA_ETCD or /usr/bin/etcd.
@@ -308,6 +315,87 @@ class Bench:
                 return t - since_wall if t >= since_wall - 1 else None
         return None
 
+    # ------------------------------------------------------------ 4: PK failover
+
+    def table_get(self, node, topic, keys):
+        r = subprocess.run([self.a.cli, "-b", self.cluster.address(node), "-o", "json", "table",
+                            "get", topic] + keys, capture_output=True, text=True, timeout=30)
+        if r.returncode != 0:
+            return None
+        return {row["key"]: row["value"] for row in json.loads(r.stdout)["rows"]}
+
+    def applied(self, node, topic):
+        r = subprocess.run([self.a.cli, "-b", self.cluster.address(node), "-o", "json", "table",
+                            "describe", topic], capture_output=True, text=True, timeout=30)
+        if r.returncode != 0:
+            return None
+        parts = json.loads(r.stdout).get("partitions", [])
+        return parts[0].get("applied_offset") if parts else None
+
+    def pk_failover(self, ttl):
+        topic = "bench-pk-failover"
+        n = max(1000, int(self.a.pk_keys * self.a.scale))
+        subprocess.run([self.a.perf, "create", "--bootstrap", self.cluster.bootstrap(),
+                        "--topic", topic, "--partitions", "1", "--replication-factor", "3",
+                        "--config", "table.type=primary-key"], check=True,
+                       stdout=subprocess.DEVNULL)
+        self.wait_in_sync(topic, 1, 3)
+        t0 = time.monotonic()
+        j = self.produce(topic, n, 100, "all", ["--key-space", str(n)])
+        self.log("pk table loaded: %d keys x 100 B in %.1f s (%.1f MB/s)" % (
+            n, time.monotonic() - t0, j["mb_per_s"]))
+        for k in range(1, self.a.pk_kills + 1):
+            ps = self.wait_in_sync(topic, 1, 3)
+            leader = ps[0][0]
+            others = [x for x in self.cluster.node_ids if x != leader]
+            # Overwrite a slice, so the sample's values change between kills.
+            self.produce(topic, min(n, 20000), 100, "all", ["--key-space", str(n)])
+            sample = ["key:%012d" % random.randrange(n) for _ in range(200)]
+            want = None
+            deadline = time.time() + 60
+            while want is None or len(want) != len(sample):
+                want = self.table_get(leader, topic, sample)
+                if time.time() > deadline:
+                    raise RuntimeError("no Lookup answer from the leader before kill %d" % k)
+            log_end = self.applied(leader, topic)
+            follower_applied = {x: self.applied(x, topic) for x in others}
+            kill_wall = time.time()
+            killed_at = time.monotonic()
+            self.cluster.kill(leader)
+            first_ok = None
+            attempts = 0
+            while time.monotonic() - killed_at < self.a.failover_timeout:
+                attempts += 1
+                got = self.table_get(others[attempts % len(others)], topic, sample)
+                if got == want:
+                    first_ok = time.monotonic() - killed_at
+                    break
+                time.sleep(0.02)
+            try:
+                new_leader = self.partitions(topic)[0][0]
+            except Exception:
+                new_leader = None
+            led_s = self.took_over_after(new_leader, topic + "-0", kill_wall)
+            t_restart = time.monotonic()
+            self.cluster.start(leader)
+            self.wait_in_sync(topic, 1, 3)
+            rejoin_s = time.monotonic() - t_restart
+            self.record(kind="pk_failover", ttl=ttl, kill=k, keys=n, killed=leader,
+                        new_leader=new_leader, first_correct_lookup_s=first_ok,
+                        leader_log_s=led_s, leader_applied=log_end,
+                        follower_applied={str(x): v for x, v in follower_applied.items()},
+                        rejoin_s=rejoin_s)
+            self.log("pk failover ttl=%d kill %d: node %d -> %s, first correct Lookup after %s s "
+                     "(leader's log: %s s); applied before the kill: leader %s, followers %s; "
+                     "rejoined after %.1f s" % (
+                         ttl, k, leader, new_leader,
+                         "%.3f" % first_ok if first_ok is not None else "TIMEOUT",
+                         "%.3f" % led_s if led_s is not None else "?", log_end,
+                         follower_applied, rejoin_s))
+            if first_ok is None:
+                raise RuntimeError("no correct Lookup within %ss of kill %d\n%s" % (
+                    self.a.failover_timeout, k, self.cluster.log_tail(n=30)))
+
     # ------------------------------------------------------------ run
 
     def run(self):
@@ -321,6 +409,8 @@ class Bench:
                         self.throughput()
                     if self.a.kills > 0:
                         self.failover(ttl)
+                    if self.a.pk_kills > 0:
+                        self.pk_failover(ttl)
                 finally:
                     self.stop_cluster()
                 first = False
@@ -398,6 +488,24 @@ def report(path, load):
                 out.append("|  | (controller killed: median %.2f s; not: %.2f s) | | | | | | | |" % (
                     statistics.median(ctrl), statistics.median(other)))
         out.append("")
+    pk = [r for r in rows if r["kind"] == "pk_failover"]
+    if pk:
+        out.append("| PK table, lease TTL | keys | kills | first correct Lookup after kill: "
+                   "median s | max s | new leader's log median s | followers' applied lag at kill "
+                   "(max offsets) |")
+        out.append("|---:|---:|---:|---:|---:|---:|---:|")
+        for ttl in dict.fromkeys(r["ttl"] for r in pk):
+            rs = [r for r in pk if r["ttl"] == ttl and r["first_correct_lookup_s"] is not None]
+            if not rs:
+                continue
+            xs = [r["first_correct_lookup_s"] for r in rs]
+            led = [r["leader_log_s"] for r in rs if r.get("leader_log_s") is not None]
+            lag = max((r["leader_applied"] or 0) - (v or 0) for r in rs
+                      for v in r["follower_applied"].values())
+            out.append("| %d s | %s | %d | %.2f | %.2f | %s | %d |" % (
+                ttl, format(rs[0]["keys"], ","), len(xs), statistics.median(xs), max(xs),
+                "%.2f" % statistics.median(led) if led else "?", lag))
+        out.append("")
     out.append("load average before / after: %s / %s" % load)
     print("\n".join(out))
 
@@ -419,10 +527,16 @@ def main():
     ap.add_argument("--interval-ms", type=float, default=5, help="failover client: ms between writes")
     ap.add_argument("--failover-timeout", type=float, default=60)
     ap.add_argument("--logs", help="write each broker's log here at the end")
+    ap.add_argument("--cli", help="strata CLI binary (default: next to strata-perf's build dir)")
+    ap.add_argument("--pk-keys", type=int, default=1000000, help="PK failover: table keys")
+    ap.add_argument("--pk-kills", type=int, default=3, help="PK failover: kills (0 = skip)")
     ap.add_argument("--broker-prop", action="append", default=[],
                     help="k=v broker config override for every broker (repeatable)")
     a = ap.parse_args()
     a.ttls = [int(x) for x in a.ttls.split(",") if x]
+    if not a.cli:
+        a.cli = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(a.perf))), "cli",
+                             "strata")
     known = {"1KiB": (300000, 1024), "100B": (2000000, 100)}
     a.workloads = []
     for name in a.sizes.split(","):
