@@ -169,6 +169,21 @@ Result<TopicRecord> ClusterNode::add_partitions(const std::string& name, int32_t
   return r;
 }
 
+AdminOutcome ClusterNode::reassign(const std::string& topic, int32_t partition,
+                                   const std::optional<std::vector<int32_t>>& target) {
+  AdminOutcome out = reassign_partition(*etcd_, layout_, *snapshot(), topic, partition, target);
+  if (out.revision > 0) view_->wait_for_revision(out.revision, std::chrono::seconds(5));
+  return out;
+}
+
+AdminOutcome ClusterNode::elect_leader(const std::string& topic, int32_t partition, bool unclean) {
+  AdminOutcome out = unclean
+                         ? elect_unclean_leader(*etcd_, layout_, *snapshot(), topic, partition)
+                         : elect_preferred_leader(*etcd_, layout_, *snapshot(), topic, partition);
+  if (out.revision > 0) view_->wait_for_revision(out.revision, std::chrono::seconds(5));
+  return out;
+}
+
 Status ClusterNode::alter_topic_configs(const std::string& name,
                                         const std::map<std::string, std::string>& configs) {
   auto s = snapshot();

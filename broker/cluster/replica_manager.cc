@@ -292,6 +292,7 @@ void ReplicaManager::apply(const ClusterSnapshot& s) {
         // A view older than this leader's own last ISR write would undo it (and make it write
         // the same change again): keep what it wrote.
         if (vp && vp->mod_revision < l->mod_revision) continue;
+        if (l->role.replicas != role.replicas) l->state.set_replicas(role.replicas);
         l->role = role;
         l->state.set_isr(role.isr);
         if (vp) l->mod_revision = vp->mod_revision;

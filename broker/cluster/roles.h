@@ -25,6 +25,7 @@ struct PartitionRole {
   int32_t partition_epoch = 0;
   std::vector<int32_t> replicas;
   std::vector<int32_t> isr;
+  std::vector<int32_t> adding = {};  // replicas a reassignment is adding (catching up, throttled)
 
   bool operator==(const PartitionRole&) const = default;
 };
