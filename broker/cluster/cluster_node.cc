@@ -9,6 +9,7 @@
 #include "broker/cluster/etcd_client.h"
 #include "broker/cluster/membership.h"
 #include "broker/cluster/replica_manager.h"
+#include "broker/cluster/replication_throttle.h"
 #include "broker/topics/topic_registry.h"
 
 namespace strata::broker::cluster {
@@ -60,6 +61,7 @@ Status ClusterNode::start(const std::string& host, int32_t port) {
   ro.fetch_max_bytes = options_.replica_fetch_max_bytes;
   ro.fetch_wait_max_ms = options_.replica_fetch_wait_max_ms;
   ro.fetch_backoff_ms = options_.replica_fetch_backoff_ms;
+  ro.throttle = std::make_shared<ReplicationThrottle>(options_.follower_throttled_rate);
   ro.before_delete = hooks_.before_delete;
   ro.after_delete = hooks_.after_delete;
   ro.on_role = hooks_.on_role;

@@ -60,6 +60,9 @@ struct ClusterOptions {
   int32_t replica_fetch_wait_max_ms = 500;
   int32_t replica_fetch_backoff_ms = 1000;
   bool unclean_leader_election = false;
+  // follower.replication.throttled.rate (bytes/s, -1 = unlimited), read at every fetch round so a
+  // dynamic change applies at once; null = unlimited.
+  std::function<int64_t()> follower_throttled_rate;
 };
 
 // What deleting a topic's local data involves beyond its logs (PK states, committed offsets).
