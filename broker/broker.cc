@@ -119,6 +119,9 @@ Status Broker::start() {
     co.replica_fetch_wait_max_ms = config_.replica_fetch_wait_max_ms;
     co.replica_fetch_backoff_ms = config_.replica_fetch_backoff_ms;
     co.unclean_leader_election = config_.unclean_leader_election_enable;
+    co.follower_throttled_rate = [this] {
+      return dynamic_->effective()->follower_replication_throttled_rate;
+    };
     cluster::LocalTopicHooks hooks;
     hooks.before_delete = [this](const TopicEntry& t) { pk_tables_->drop(t); };
     hooks.after_delete = [this](const std::string& name) { groups_->on_topic_deleted(name); };

@@ -48,6 +48,9 @@ const std::vector<HandlerDef>& handler_table() {
         def<p::DeleteRecordsRequest>(handlers::delete_records),
         def<p::DescribeClusterRequest>(handlers::describe_cluster),
         def<p::OffsetForLeaderEpochRequest>(handlers::offset_for_leader_epoch),
+        def<p::ElectLeadersRequest>(handlers::elect_leaders),
+        def<p::AlterPartitionReassignmentsRequest>(handlers::alter_partition_reassignments),
+        def<p::ListPartitionReassignmentsRequest>(handlers::list_partition_reassignments),
         // Client quotas
         def<p::DescribeClientQuotasRequest>(handlers::describe_client_quotas),
         def<p::AlterClientQuotasRequest>(handlers::alter_client_quotas),

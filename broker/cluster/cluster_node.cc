@@ -10,6 +10,7 @@
 #include "broker/cluster/etcd_client.h"
 #include "broker/cluster/membership.h"
 #include "broker/cluster/replica_manager.h"
+#include "broker/cluster/replication_throttle.h"
 #include "broker/topics/topic_registry.h"
 
 namespace strata::broker::cluster {
@@ -61,6 +62,7 @@ Status ClusterNode::start(const std::string& host, int32_t port) {
   ro.fetch_max_bytes = options_.replica_fetch_max_bytes;
   ro.fetch_wait_max_ms = options_.replica_fetch_wait_max_ms;
   ro.fetch_backoff_ms = options_.replica_fetch_backoff_ms;
+  ro.throttle = std::make_shared<ReplicationThrottle>(options_.follower_throttled_rate);
   ro.before_delete = hooks_.before_delete;
   ro.after_delete = hooks_.after_delete;
   ro.on_role = hooks_.on_role;
@@ -168,6 +170,21 @@ Result<TopicRecord> ClusterNode::add_partitions(const std::string& name, int32_t
   auto r = cluster::add_partitions(*etcd_, layout_, *snapshot(), name, new_total);
   if (r.ok()) catch_up();
   return r;
+}
+
+AdminOutcome ClusterNode::reassign(const std::string& topic, int32_t partition,
+                                   const std::optional<std::vector<int32_t>>& target) {
+  AdminOutcome out = reassign_partition(*etcd_, layout_, *snapshot(), topic, partition, target);
+  if (out.revision > 0) view_->wait_for_revision(out.revision, std::chrono::seconds(5));
+  return out;
+}
+
+AdminOutcome ClusterNode::elect_leader(const std::string& topic, int32_t partition, bool unclean) {
+  AdminOutcome out = unclean
+                         ? elect_unclean_leader(*etcd_, layout_, *snapshot(), topic, partition)
+                         : elect_preferred_leader(*etcd_, layout_, *snapshot(), topic, partition);
+  if (out.revision > 0) view_->wait_for_revision(out.revision, std::chrono::seconds(5));
+  return out;
 }
 
 Status ClusterNode::alter_topic_configs(const std::string& name,

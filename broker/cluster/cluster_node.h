@@ -17,12 +17,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "broker/cluster/coordination.h"
 #include "broker/cluster/metadata_view.h"
+#include "broker/cluster/reassignment.h"
 #include "broker/cluster/records.h"
 #include "broker/cluster/topic_admin.h"
 #include "protocol/base/result.h"
@@ -58,6 +60,9 @@ struct ClusterOptions {
   int32_t replica_fetch_wait_max_ms = 500;
   int32_t replica_fetch_backoff_ms = 1000;
   bool unclean_leader_election = false;
+  // follower.replication.throttled.rate (bytes/s, -1 = unlimited), read at every fetch round so a
+  // dynamic change applies at once; null = unlimited.
+  std::function<int64_t()> follower_throttled_rate;
 };
 
 // What deleting a topic's local data involves beyond its logs (PK states, committed offsets).
@@ -108,6 +113,11 @@ class ClusterNode {
   // meanwhile: retry).
   Status alter_topic_configs(const std::string& name,
                              const std::map<std::string, std::string>& configs);
+  // Partition reassignment and leader elections through etcd (reassignment.h), from any broker;
+  // a write returns once this broker's view has it. `target` nullopt = cancel.
+  AdminOutcome reassign(const std::string& topic, int32_t partition,
+                        const std::optional<std::vector<int32_t>>& target);
+  AdminOutcome elect_leader(const std::string& topic, int32_t partition, bool unclean);
   // The cluster's id, the same on every broker (kept in etcd; the first broker chose it).
   const std::string& cluster_id() const { return cluster_id_; }
 

@@ -1,8 +1,10 @@
 #include "broker/cluster/controller.h"
 
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "broker/cluster/elections.h"
+#include "broker/cluster/reassignment.h"
 
 namespace strata::broker::cluster {
 
@@ -109,6 +111,48 @@ void Controller::campaign(const ClusterSnapshot& s) {
   }
 }
 
+std::set<std::pair<std::string, int32_t>> Controller::complete_reassignments(
+    const ClusterSnapshot& s) {
+  std::set<std::pair<std::string, int32_t>> done;
+  for (const auto& [name, topic] : s.topics) {
+    auto rev = s.topic_mod_revisions.find(name);
+    if (rev == s.topic_mod_revisions.end()) continue;
+    // One transaction per topic: its record carries every partition's replica list.
+    std::vector<Compare> compares = {
+        Compare::mod_revision_is(layout_.controller(), my_controller_revision_),
+        Compare::mod_revision_is(layout_.topic(name), rev->second)};
+    std::vector<TxnOp> puts;
+    TopicRecord record = topic;
+    std::vector<int32_t> partitions;
+    for (size_t p = 0; p < topic.replicas.size() && puts.size() < kPartitionsPerTxn; ++p) {
+      const auto index = static_cast<int32_t>(p);
+      const VersionedPartition* vp = s.partition(name, index);
+      if (!vp || !reassigning(vp->state)) continue;
+      auto next = complete_reassignment({topic.replicas[p], vp->state}, s.brokers);
+      if (!next) continue;
+      const std::string key = layout_.partition(name, index);
+      compares.push_back(Compare::mod_revision_is(key, vp->mod_revision));
+      puts.push_back(TxnOp::put(key, encode(next->state)));
+      record.replicas[p] = next->replicas;
+      partitions.push_back(index);
+      done.insert({name, index});
+      spdlog::info("cluster: {}-{} reassignment complete: replicas [{}], leader {} (epoch {})",
+                   name, p, fmt::join(next->replicas, ","), next->state.leader,
+                   next->state.leader_epoch);
+    }
+    if (puts.empty()) continue;
+    puts.push_back(TxnOp::put(layout_.topic(name), encode(record)));
+    auto r = coordination_.txn(compares, puts, {});
+    if (r.ok() && r->succeeded) {
+      partition_changes_ += partitions.size();
+      reassignments_completed_ += partitions.size();
+    } else {
+      ++lost_races_;  // the next view (or the periodic pass) tries again
+    }
+  }
+  return done;
+}
+
 void Controller::reconcile(const ClusterSnapshot& s) {
   struct Change {
     std::string key;
@@ -116,10 +160,13 @@ void Controller::reconcile(const ClusterSnapshot& s) {
     PartitionState next;
   };
   std::vector<Change> changes;
+  const std::set<std::pair<std::string, int32_t>> completed = complete_reassignments(s);
   for (const auto& [name, topic] : s.topics) {
     for (size_t p = 0; p < topic.replicas.size(); ++p) {
       const VersionedPartition* vp = s.partition(name, static_cast<int32_t>(p));
       if (!vp) continue;  // topic being created or deleted
+      // Written (or tried) just now: the next view has its new state.
+      if (completed.count({name, static_cast<int32_t>(p)})) continue;
       auto next =
           reelect(topic.replicas[p], vp->state, s.brokers, options_.unclean_leader_election);
       if (!next) continue;

@@ -21,6 +21,18 @@ LeaderState::LeaderState(int32_t self, std::vector<int32_t> replicas, std::vecto
   }
 }
 
+void LeaderState::set_replicas(std::vector<int32_t> replicas) {
+  for (auto it = followers_.begin(); it != followers_.end();) {
+    it = std::find(replicas.begin(), replicas.end(), it->first) == replicas.end()
+             ? followers_.erase(it)
+             : std::next(it);
+  }
+  for (int32_t r : replicas) {
+    if (r != self_) followers_.try_emplace(r);
+  }
+  replicas_ = std::move(replicas);
+}
+
 bool LeaderState::in_isr(int32_t replica) const {
   return std::find(isr_.begin(), isr_.end(), replica) != isr_.end();
 }

@@ -40,6 +40,9 @@ class LeaderState {
   std::optional<std::vector<int32_t>> shrink_candidate(int64_t now_ms, int64_t lag_max_ms) const;
   std::optional<std::vector<int32_t>> expand_candidate() const;
   void set_isr(std::vector<int32_t> isr);
+  // The replica list changed in this epoch (a reassignment added or removed replicas): new
+  // followers start unheard of and outside the ISR until caught up; removed ones are forgotten.
+  void set_replicas(std::vector<int32_t> replicas);
 
  private:
   struct Follower {
@@ -52,7 +55,7 @@ class LeaderState {
   bool in_isr(int32_t replica) const;
 
   const int32_t self_;
-  const std::vector<int32_t> replicas_;
+  std::vector<int32_t> replicas_;
   std::vector<int32_t> isr_;
   const int64_t epoch_start_;
   int64_t hw_;

@@ -100,11 +100,13 @@ std::string encode(const TopicRecord& r) {
 }
 
 std::string encode(const PartitionState& s) {
-  return json({{"leader", s.leader},
-               {"leader_epoch", s.leader_epoch},
-               {"isr", s.isr},
-               {"partition_epoch", s.partition_epoch}})
-      .dump();
+  json j = {{"leader", s.leader},
+            {"leader_epoch", s.leader_epoch},
+            {"isr", s.isr},
+            {"partition_epoch", s.partition_epoch}};
+  if (!s.adding_replicas.empty()) j["adding_replicas"] = s.adding_replicas;
+  if (!s.removing_replicas.empty()) j["removing_replicas"] = s.removing_replicas;
+  return j.dump();
 }
 
 std::string encode_counter(const char* field, int64_t value) {
@@ -153,6 +155,8 @@ Result<PartitionState> decode_partition(const std::string& text) {
   STRATA_RETURN_IF_ERROR(field(*j, "leader_epoch", s.leader_epoch, "partition"));
   STRATA_RETURN_IF_ERROR(field(*j, "isr", s.isr, "partition"));
   STRATA_RETURN_IF_ERROR(field(*j, "partition_epoch", s.partition_epoch, "partition"));
+  STRATA_RETURN_IF_ERROR(field(*j, "adding_replicas", s.adding_replicas, "partition"));
+  STRATA_RETURN_IF_ERROR(field(*j, "removing_replicas", s.removing_replicas, "partition"));
   return s;
 }
 

@@ -50,11 +50,16 @@ struct TopicRecord {
 
 // Kafka's partition state: who leads, under which epoch, and who is in sync. leader_epoch changes
 // with every leader change; partition_epoch with every change at all (ISR included).
+// A reassignment in progress (KIP-455) names the replicas being added and removed; meanwhile the
+// topic record's replica list is target + (original - target), so every replica of either set
+// replicates. Both lists are empty (and absent from the JSON) otherwise.
 struct PartitionState {
   int32_t leader = -1;  // -1 = offline (no in-sync replica alive)
   int32_t leader_epoch = 0;
   std::vector<int32_t> isr;
   int32_t partition_epoch = 0;
+  std::vector<int32_t> adding_replicas = {};
+  std::vector<int32_t> removing_replicas = {};
 
   bool operator==(const PartitionState&) const = default;
 };

@@ -6,6 +6,7 @@
 
 #include "broker/cluster/replica_fetch.h"
 #include "broker/cluster/replica_log.h"
+#include "broker/cluster/replication_throttle.h"
 #include "protocol/client/connection.h"
 #include "protocol/messages/fetch.h"
 #include "protocol/record/byte_order.h"
@@ -20,11 +21,18 @@ struct ReplicaFetcher::Entry {
   PartitionLogReplica replica;
   FollowerPartition follower;
   Clock::time_point ready_at{};  // backing off until then
+  bool throttled = false;        // a replica being added: within the replication throttle
 };
 
 namespace {
 
 using protocol::ErrorCode;
+
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 FetchedPartition::Error map_error(ErrorCode code) {
   using E = FetchedPartition::Error;
@@ -68,9 +76,11 @@ ReplicaFetcher::ReplicaFetcher(int32_t leader_id, std::string host, int port, Op
 ReplicaFetcher::~ReplicaFetcher() { stop(); }
 
 void ReplicaFetcher::add(const std::string& topic, int32_t partition,
-                         std::shared_ptr<storage::PartitionLog> log, int32_t leader_epoch) {
+                         std::shared_ptr<storage::PartitionLog> log, int32_t leader_epoch,
+                         bool throttled) {
   if (!log) return;
   auto entry = std::make_shared<Entry>(std::move(log), leader_epoch);
+  entry->throttled = throttled && options_.throttle != nullptr;
   std::lock_guard lk(mu_);
   entries_[Key(topic, partition)] = std::move(entry);
   ++changes_;
@@ -189,8 +199,13 @@ bool ReplicaFetcher::fetch_round(std::unique_lock<std::mutex>& lk) {
   req.session_epoch = -1;  // (sessionless)
   std::map<Key, std::shared_ptr<Entry>> round;
   const auto now = Clock::now();
+  const int64_t throttle_delay = options_.throttle ? options_.throttle->delay_ms(wall_ms()) : 0;
   for (const auto& [key, e] : entries_) {  // ordered by topic: one Topic per run of keys
     if (e->ready_at > now) continue;
+    if (e->throttled && throttle_delay > 0) {
+      e->ready_at = now + std::chrono::milliseconds(throttle_delay);
+      continue;
+    }
     if (req.topics.empty() || req.topics.back().topic != key.first) {
       req.topics.emplace_back().topic = key.first;
     }
@@ -281,6 +296,7 @@ bool ReplicaFetcher::fetch_round(std::unique_lock<std::mutex>& lk) {
       }
       if (fp.error == FetchedPartition::Error::none && !fp.diverging) {
         bytes_.fetch_add(fp.records.size(), std::memory_order_relaxed);
+        if (e->throttled) options_.throttle->record(fp.records.size(), wall_ms());
       }
       switch (*next) {
         case FollowerPartition::Next::fetch:

@@ -41,6 +41,8 @@ class Connection;
 
 namespace strata::broker::cluster {
 
+class ReplicationThrottle;
+
 class ReplicaFetcher {
  public:
   struct Options {
@@ -51,6 +53,8 @@ class ReplicaFetcher {
     std::string client_id = "strata-replica-fetcher";
     int32_t connect_timeout_ms = 2000;
     int32_t request_timeout_ms = 30000;  // on top of max_wait_ms
+    // Shared by the broker's fetchers; applies to partitions added with throttled = true.
+    std::shared_ptr<ReplicationThrottle> throttle;
   };
   struct Counters {
     uint64_t fetches = 0;      // Fetch requests answered
@@ -67,9 +71,10 @@ class ReplicaFetcher {
   ReplicaFetcher& operator=(const ReplicaFetcher&) = delete;
 
   // Follows topic/partition into `log` (a replicated PartitionLog) at `leader_epoch`; replaces an
-  // existing entry (new epoch or log), which also ends a backoff.
+  // existing entry (new epoch or log), which also ends a backoff. `throttled`: a replica being
+  // added by a reassignment, fetched within Options::throttle.
   void add(const std::string& topic, int32_t partition, std::shared_ptr<storage::PartitionLog> log,
-           int32_t leader_epoch);
+           int32_t leader_epoch, bool throttled = false);
   // Stops following; on return the fetcher thread no longer touches that log.
   void remove(const std::string& topic, int32_t partition);
   size_t size() const;

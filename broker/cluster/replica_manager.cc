@@ -292,6 +292,7 @@ void ReplicaManager::apply(const ClusterSnapshot& s) {
         // A view older than this leader's own last ISR write would undo it (and make it write
         // the same change again): keep what it wrote.
         if (vp && vp->mod_revision < l->mod_revision) continue;
+        if (l->role.replicas != role.replicas) l->state.set_replicas(role.replicas);
         l->role = role;
         l->state.set_isr(role.isr);
         if (vp) l->mod_revision = vp->mod_revision;
@@ -447,13 +448,14 @@ void ReplicaManager::follow(const Key& tp, const PartitionRole& role, const Clus
     fo.max_bytes = options_.fetch_max_bytes;
     fo.max_wait_ms = options_.fetch_wait_max_ms;
     fo.backoff_ms = options_.fetch_backoff_ms;
+    fo.throttle = options_.throttle;
     std::string client_id("strata-replica-");
     client_id.append(std::to_string(options_.self));
     fo.client_id = std::move(client_id);
     fetcher =
         std::make_unique<ReplicaFetcher>(role.leader, broker->second.host, broker->second.port, fo);
   }
-  fetcher->add(tp.first, tp.second, log, role.leader_epoch);
+  fetcher->add(tp.first, tp.second, log, role.leader_epoch, contains(role.adding, options_.self));
   flk.unlock();
   following_[tp] = role.leader;
   following_count_.store(following_.size(), std::memory_order_relaxed);
@@ -515,6 +517,9 @@ bool ReplicaManager::write_isr(const Key& tp, Leading& l, std::vector<int32_t> i
     current.leader_epoch = l.role.leader_epoch;
     current.isr = l.state.isr();
     current.partition_epoch = l.role.partition_epoch;
+    // An ISR change keeps a reassignment in progress as it is.
+    current.adding_replicas = l.role.adding;
+    current.removing_replicas = l.role.removing;
     rev = l.mod_revision;
     replicas = l.role.replicas;
   }

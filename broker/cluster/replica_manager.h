@@ -47,6 +47,7 @@ struct TopicEntry;
 namespace strata::broker::cluster {
 
 class ReplicaFetcher;
+class ReplicationThrottle;
 
 // For metrics: counters since start, and the partitions a broker leads or follows now.
 struct ReplicaManagerStats {
@@ -76,6 +77,8 @@ class ReplicaManager {
     int32_t fetch_max_bytes = 1048576;
     int32_t fetch_wait_max_ms = 500;
     int32_t fetch_backoff_ms = 1000;
+    // follower.replication.throttled.rate for replicas a reassignment is adding (null = none).
+    std::shared_ptr<ReplicationThrottle> throttle;
     // Called before a deleted topic's local data goes (close its PK states) and after.
     std::function<void(const TopicEntry&)> before_delete;
     std::function<void(const std::string&)> after_delete;

@@ -20,6 +20,8 @@ Roles roles_of(const ClusterSnapshot& snapshot, int32_t self) {
       r.partition_epoch = vp->state.partition_epoch;
       r.replicas = replicas;
       r.isr = vp->state.isr;
+      r.adding = vp->state.adding_replicas;
+      r.removing = vp->state.removing_replicas;
       r.kind = r.leader == self ? PartitionRole::Kind::leader
                : r.leader == -1 ? PartitionRole::Kind::offline
                                 : PartitionRole::Kind::follower;

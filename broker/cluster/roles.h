@@ -25,6 +25,9 @@ struct PartitionRole {
   int32_t partition_epoch = 0;
   std::vector<int32_t> replicas;
   std::vector<int32_t> isr;
+  // A reassignment in progress: replicas being added (catching up, throttled) and removed.
+  std::vector<int32_t> adding = {};
+  std::vector<int32_t> removing = {};
 
   bool operator==(const PartitionRole&) const = default;
 };

@@ -244,6 +244,18 @@ KeyTable<BrokerConfig> build_table() {
             "Longest wait of a follower's fetch for new data; at most replica.lag.time.max.ms.");
   t.integer("replica.fetch.backoff.ms", &C::replica_fetch_backoff_ms, "1000", 0, kI32Max,
             "Pause of a follower's fetcher after a failed fetch.");
+  // Replication throttle of catching-up (reassigned) replicas; -1 = unlimited (Kafka's default
+  // is Long.MAX_VALUE, the same in effect). Strata applies the follower side only.
+  t.integer("leader.replication.throttled.rate", &C::leader_replication_throttled_rate, "-1",
+            int64_t{-1}, kI64Max,
+            "Bytes/s a leader sends to replicas a reassignment is adding (-1 = unlimited); "
+            "accepted for Kafka's tools, the follower side enforces the throttle.",
+            kDyn);
+  t.integer("follower.replication.throttled.rate", &C::follower_replication_throttled_rate, "-1",
+            int64_t{-1}, kI64Max,
+            "Bytes/s this broker fetches for its replicas that a reassignment is adding, over all "
+            "its fetchers (-1 = unlimited); in-sync replicas are never throttled.",
+            kDyn);
   // Client quotas
   t.integer("quota.window.num", &C::quota_window_num, "11", 1, kI32Max,
             "Windows a client quota's rate is measured over (KIP-13; docs/operations.md, Quotas).");

@@ -86,6 +86,8 @@ struct BrokerConfig {
   int32_t offsets_topic_replication_factor{};
   int32_t offsets_topic_segment_bytes{};
   int32_t offsets_commit_timeout_ms{};
+  int64_t leader_replication_throttled_rate{};    // bytes/s, -1 = unlimited (not enforced)
+  int64_t follower_replication_throttled_rate{};  // bytes/s, -1 = unlimited
   // Client quotas (Kafka's names and defaults)
   int32_t quota_window_num{};
   int32_t quota_window_size_seconds{};

@@ -21,6 +21,10 @@ void create_partitions(RequestContext& ctx, protocol::Reader& body);
 void delete_records(RequestContext& ctx, protocol::Reader& body);
 void describe_cluster(RequestContext& ctx, protocol::Reader& body);
 void offset_for_leader_epoch(RequestContext& ctx, protocol::Reader& body);
+// Partition reassignment and leader elections (cluster mode; single-node answers otherwise).
+void elect_leaders(RequestContext& ctx, protocol::Reader& body);
+void alter_partition_reassignments(RequestContext& ctx, protocol::Reader& body);
+void list_partition_reassignments(RequestContext& ctx, protocol::Reader& body);
 // client quotas
 void describe_client_quotas(RequestContext& ctx, protocol::Reader& body);
 void alter_client_quotas(RequestContext& ctx, protocol::Reader& body);

@@ -65,6 +65,16 @@ class Client {
                                                          bool strict = false);
   Status alter_client_quotas(const std::vector<QuotaEntityPart>& entity,
                              const std::vector<QuotaOp>& ops, bool validate_only = false);
+  // AlterPartitionReassignments for one partition (`replicas` nullopt = cancel); its Kafka error
+  // as the Status.
+  Status reassign_partition(const std::string& topic, int32_t partition,
+                            const std::optional<std::vector<int32_t>>& replicas);
+  // ListPartitionReassignments: every reassignment in progress.
+  Result<std::vector<OngoingReassignment>> list_reassignments();
+  // ElectLeaders (preferred) for `partitions` (topic -> partitions; nullopt = every partition,
+  // and then only the partitions that needed an election are answered).
+  Result<std::vector<PartitionOutcome>> elect_preferred_leaders(
+      const std::optional<std::map<std::string, std::vector<int32_t>>>& partitions);
   // DescribeCluster (falls back to Metadata's broker list when the broker lacks it).
   Result<ClusterMetadata> describe_cluster();
 

@@ -83,6 +83,21 @@ struct ConfigChange {
   std::optional<std::string> value;
 };
 
+// ---- partition reassignment and leader elections
+struct PartitionOutcome {  // one partition's answer; error empty = ok
+  std::string topic;
+  int32_t partition = 0;
+  std::string error;  // Kafka error name
+  std::string message;
+};
+struct OngoingReassignment {
+  std::string topic;
+  int32_t partition = 0;
+  std::vector<int32_t> replicas;  // target + (original - target) while moving
+  std::vector<int32_t> adding;
+  std::vector<int32_t> removing;
+};
+
 // ---- client quotas (DescribeClientQuotas / AlterClientQuotas)
 struct QuotaEntityPart {
   std::string type;                 // "client-id" (user / ip come with authentication)

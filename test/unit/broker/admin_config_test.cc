@@ -258,7 +258,10 @@ namespace strata::broker {
 namespace {
 
 TEST(BrokerKeyTable, DynamicKeysAreTheTopicSynonymsAndTheCleanerRate) {
-  std::set<std::string> synonyms = {"log.cleaner.io.max.bytes.per.second"};
+  // Besides the topic synonyms: the cleaner's rate and the replication throttles.
+  std::set<std::string> synonyms = {"log.cleaner.io.max.bytes.per.second",
+                                    "leader.replication.throttled.rate",
+                                    "follower.replication.throttled.rate"};
   for (const auto& k : topic_key_table()) {
     if (!k.synonym.empty()) synonyms.insert(k.synonym);
   }

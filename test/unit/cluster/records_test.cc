@@ -33,6 +33,9 @@ TEST(Records, RoundTrip) {
   EXPECT_EQ(*decode_topic(encode(t)), t);
   PartitionState s{2, 7, {2, 3}, 12};
   EXPECT_EQ(*decode_partition(encode(s)), s);
+  EXPECT_EQ(encode(s).find("adding_replicas"), std::string::npos) << "absent unless reassigning";
+  PartitionState moving{2, 7, {2, 3}, 12, {4}, {3}};
+  EXPECT_EQ(*decode_partition(encode(moving)), moving);
   EXPECT_EQ(*decode_counter(encode_counter("next", 5000), "next"), 5000);
 }
 

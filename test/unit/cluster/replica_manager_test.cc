@@ -187,6 +187,27 @@ TEST(ReplicaManager, LaggingFollowerLeavesTheIsrAndRejoinsOnceCaughtUp) {
   EXPECT_EQ(st.isr_write_conflicts, 0u);
 }
 
+TEST(ReplicaManager, ReplicaAddedByAReassignmentJoinsTheIsrAndTheReassignmentStays) {
+  Fixture f(/*lag_ms=*/5000);
+  f.owned->start(f.view("t", kId, {1}, PartitionState{1, 1, {1}, 1}));
+  auto log = f.log("t");
+  ASSERT_TRUE(log);
+  auto batch = storage::testing::make_batch_n(3);
+  ASSERT_TRUE(log->append(batch, 1000).ok());
+  ASSERT_TRUE(eventually([&] { return log->high_watermark() == 3; }));
+  // A reassignment from [1] to [1, 2]: same leader and epoch, one replica more.
+  PartitionState moving{1, 1, {1}, 2};
+  moving.adding_replicas = {2};
+  f.manager.load()->on_view(f.view("t", kId, {1, 2}, moving));
+  // The new replica catches up: the leader (which now tracks it) lets it into the ISR.
+  ASSERT_TRUE(eventually([&] {
+    f.manager.load()->on_follower_fetch("t", 0, 2, 3, log->log_end_offset());
+    return f.stored("t").isr == std::vector<int32_t>{1, 2};
+  }));
+  EXPECT_EQ(f.stored("t").adding_replicas, std::vector<int32_t>{2})
+      << "the ISR write keeps the reassignment for the controller to finish";
+}
+
 TEST(ReplicaManager, IsrWriteLosesToAConcurrentChange) {
   Fixture f(/*lag_ms=*/200);
   f.owned->start(f.view("t", kId, {1, 2}, PartitionState{1, 1, {1, 2}, 1}));

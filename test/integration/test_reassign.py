@@ -1,0 +1,195 @@
+"""Partition reassignment, the replication throttle and preferred-leader elections end to end:
+three strata-broker processes and a real etcd (cluster_harness.py), one cluster for the whole
+file, driven through the `strata` CLI ($STRATA_CLI) and confluent-kafka.
+
+1. A topic with one replica on broker 1 gets records, is reassigned to [2, 3] (with a throttle set
+   through `--throttle`), `strata cluster reassign --list` shows it until the controller finished
+   it, Metadata then names replicas [2, 3]; broker 1 is killed and every record is read back
+   from the new leader.
+2. An RF=3 topic led by its preferred replica 1: broker 1 is killed (leadership moves), started
+   again and back in sync; `strata cluster elect` moves leadership back to 1 (epoch bump), and a
+   second election is not needed.
+3. Kafka's errors: unknown broker ids, duplicates, an unknown partition, a cancel of nothing.
+
+By hand, from the source root after `ninja -C build`:
+    STRATA_BROKER=build/broker/strata-broker STRATA_CLI=build/tools/cli/strata \\
+        /usr/bin/python3 test/integration/test_reassign.py -v
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cluster_clients import DEADLINE, ClusterClientCase, admin  # noqa: E402
+from cluster_harness import Cluster, Etcd  # noqa: E402
+from itutil import unique_topic  # noqa: E402
+
+CLI = os.environ.get("STRATA_CLI") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "tools", "cli", "strata")
+N = 3
+
+
+class ReassignTest(ClusterClientCase):
+    etcd = None
+    shared_cluster = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.etcd = Etcd().start()
+        cls.shared_cluster = Cluster(N, cls.etcd.endpoint)
+        cls.shared_cluster.start().wait_ready()
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.shared_cluster is not None:
+            cls.shared_cluster.cleanup()
+        if cls.etcd is not None:
+            cls.etcd.cleanup()
+
+    def shared(self):
+        return [self.etcd, self.shared_cluster]
+
+    def setUp(self):
+        super().setUp()
+        self.cluster = self.shared_cluster
+        for node in self.cluster.node_ids:  # a test may have left one down
+            if not self.cluster.alive(node):
+                self.cluster.start(node)
+        self.cluster.wait_ready()
+
+    # ------------------------------------------------------------ helpers
+
+    def cli(self, *args, expect=0):
+        live = [n for n in self.cluster.node_ids if self.cluster.alive(n)]
+        cmd = [CLI, "--bootstrap-server", self.cluster.address(live[-1]), "--output", "json"] + \
+            list(args)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, expect, "%s: rc %d\nstdout %s\nstderr %s" % (
+            " ".join(args), p.returncode, p.stdout, p.stderr))
+        return json.loads(p.stdout) if p.stdout.strip() else None
+
+    def create_assigned(self, topic, assignment):
+        from confluent_kafka.admin import NewTopic
+        a = admin(self.cluster.bootstrap())  # alive until the future is answered
+        fs = a.create_topics(
+            [NewTopic(topic, len(assignment), replica_assignment=assignment)],
+            request_timeout=DEADLINE)
+        fs[topic].result(DEADLINE)
+
+        def in_sync(md):
+            ps = self.partitions(md, topic)
+            return len(ps) == len(assignment) and all(
+                sorted(ps[i].isrs) == sorted(a) and ps[i].leader == a[0]
+                for i, a in enumerate(assignment))
+        return self.wait_metadata(topic, in_sync, "%s created as %s" % (topic, assignment))
+
+    def produce(self, topic, values):
+        from confluent_kafka import Producer
+        p = Producer({"bootstrap.servers": self.cluster.bootstrap(), "acks": "all",
+                      "linger.ms": 5, "message.timeout.ms": 60000})
+        failed = []
+        for v in values:
+            p.produce(topic, v.encode(), partition=0,
+                      on_delivery=lambda err, m: err and failed.append(err))
+        self.assertEqual(p.flush(DEADLINE), 0)
+        self.assertEqual(failed, [])
+
+    def reassignments(self, topic):
+        return [r for r in self.cli("cluster", "reassign", "--list")["reassignments"]
+                if r["topic"] == topic]
+
+    # ------------------------------------------------------------ tests
+
+    def test_reassign_single_replica_then_lose_the_old_broker(self):
+        topic = unique_topic("moved")
+        self.create_assigned(topic, [[1]])
+        values = ["record-%04d" % i for i in range(300)]
+        self.produce(topic, values)
+
+        out = self.cli("cluster", "reassign", "--topic", topic, "--partition", "0",
+                       "--replicas", "2,3", "--throttle", "50000000")
+        self.assertEqual(out["status"], "started")
+        self.assertEqual(out["replicas"], [2, 3])
+        # Ongoing (or already finished: two small catch-ups can beat the first --list).
+        ongoing = self.reassignments(topic)
+        if ongoing:
+            self.assertEqual(ongoing[0]["adding"], [2, 3])
+            self.assertEqual(ongoing[0]["removing"], [1])
+            self.assertEqual(sorted(ongoing[0]["replicas"]), [1, 2, 3])
+        self.wait_for(lambda: not self.reassignments(topic), "the reassignment to finish")
+
+        def moved(md):
+            ps = self.partitions(md, topic)
+            return (0 in ps and list(ps[0].replicas) == [2, 3] and
+                    sorted(ps[0].isrs) == [2, 3] and ps[0].leader in (2, 3))
+        self.wait_metadata(topic, moved, "replicas [2, 3] in sync")
+        # The throttle was set on every broker through IncrementalAlterConfigs.
+        from confluent_kafka.admin import ConfigResource
+        res = ConfigResource("broker", "2")
+        a = admin(self.cluster.bootstrap())
+        cfg = a.describe_configs([res])[res].result(DEADLINE)
+        self.assertEqual(cfg["follower.replication.throttled.rate"].value, "50000000")
+
+        self.cluster.kill(1)
+        self.wait_metadata(topic, lambda md: 1 not in md.brokers and moved(md),
+                           "broker 1 gone, partition still on [2, 3]")
+        got = self.consume_all(topic, 1, {0: len(values) - 1})
+        self.assertEqual([v for _, v in got[0]], values)
+        self.assertEqual([o for o, _ in got[0]], list(range(len(values))))
+
+    def test_preferred_leader_election_after_failover(self):
+        topic = unique_topic("preferred")
+        self.create_assigned(topic, [[1, 2, 3]])
+        self.produce(topic, ["before-%d" % i for i in range(20)])
+        self.cluster.kill(1)
+        self.wait_metadata(topic, lambda md: self.partitions(md, topic)[0].leader in (2, 3),
+                           "a new leader after broker 1 died")
+        self.cluster.start(1)
+        self.cluster.wait_ready()
+
+        def back_in_sync(md):
+            p = self.partitions(md, topic)[0]
+            return sorted(p.isrs) == [1, 2, 3] and p.leader in (2, 3)
+        self.wait_metadata(topic, back_in_sync, "broker 1 back in the ISR, not leading")
+
+        out = self.cli("cluster", "elect", "--topic", topic, "--partition", "0")
+        self.assertEqual(out["results"], [{"topic": topic, "partition": 0, "error": None,
+                                           "message": ""}])
+        self.wait_metadata(topic, lambda md: self.partitions(md, topic)[0].leader == 1,
+                           "the preferred replica leading again")
+        again = self.cli("cluster", "elect", "--topic", topic, "--partition", "0")
+        self.assertEqual(again["results"][0]["error"], "ELECTION_NOT_NEEDED")
+        # Every partition: this one needs nothing now, so it is not in the answer.
+        every = self.cli("cluster", "elect")
+        self.assertNotIn(topic, [r["topic"] for r in every["results"]])
+        # Records written before and after are all there.
+        self.produce(topic, ["after-%d" % i for i in range(20)])
+        got = self.consume_all(topic, 1, {0: 39})
+        self.assertEqual(len(got[0]), 40)
+
+    def test_kafka_errors(self):
+        topic = unique_topic("errors")
+        self.create_assigned(topic, [[2]])
+
+        def error_of(*args):
+            out = self.cli("cluster", "reassign", "--topic", topic, *args, expect=1)
+            return out["error"]["name"]
+        self.assertEqual(error_of("--partition", "0", "--replicas", "1,9"),
+                         "INVALID_REPLICA_ASSIGNMENT")
+        self.assertEqual(error_of("--partition", "0", "--replicas", "1,1"),
+                         "INVALID_REPLICA_ASSIGNMENT")
+        self.assertEqual(error_of("--partition", "5", "--replicas", "1"),
+                         "UNKNOWN_TOPIC_OR_PARTITION")
+        self.assertEqual(error_of("--partition", "0", "--cancel"), "NO_REASSIGNMENT_IN_PROGRESS")
+        out = self.cli("cluster", "elect", "--topic", topic, "--partition", "3", expect=1)
+        self.assertEqual(out["results"][0]["error"], "UNKNOWN_TOPIC_OR_PARTITION")
+        # Usage errors never reach a broker.
+        self.cli("cluster", "reassign", "--topic", topic, "--partition", "0", expect=2)
+        self.assertEqual(self.reassignments(topic), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
