@@ -168,6 +168,14 @@ void ScrapeCollector::collect_group_lag(std::vector<prometheus::MetricFamily>& o
   }
   out.push_back(std::move(lag));
   out.push_back(std::move(committed));
+  auto owned = family("strata_group_coordinator_partitions",
+                      "__consumer_offsets partitions this broker coordinates: loaded (serving "
+                      "their groups) or loading (COORDINATOR_LOAD_IN_PROGRESS).",
+                      MetricType::Gauge);
+  const auto [loaded, loading] = groups.owned_partitions();
+  add_sample(owned, {{"state", "loaded"}}, static_cast<double>(loaded));
+  add_sample(owned, {{"state", "loading"}}, static_cast<double>(loading));
+  out.push_back(std::move(owned));
 }
 
 void ScrapeCollector::collect_pk(std::vector<prometheus::MetricFamily>& out,

@@ -98,12 +98,16 @@ void PkTables::apply_role(pkindex::PkState& state, const storage::PartitionLog& 
 void PkTables::on_role(const std::string& topic, int32_t partition, bool leader) {
   auto t = topics_.find(topic);
   if (!t || !pkindex::is_pk_table(t->configs)) return;
+  bool open = false;
   {
     std::lock_guard lk(mu_);
     leader_roles_[{topic, partition}] = leader;
+    open = states_.count(key_of(*t, partition)) > 0;
   }
-  auto state = get(*t, partition);  // opening it applies the role
-  if (!state.ok() || !*state) return;
+  // A state opened here (or by anyone from now on) takes the role as it opens: applying it
+  // again would load the uncommitted tail twice.
+  auto state = get(*t, partition);
+  if (!open || !state.ok() || !*state) return;
   apply_role(**state, *t->partitions[partition], leader, topic, partition);
 }
 

@@ -274,6 +274,7 @@ class MetricsTest(BrokerTestCase):
             "strata_partition_open_files_estimate": "gauge",
             "strata_partition_open_files_budget": "gauge",
             "strata_consumer_group_lag": "gauge",
+            "strata_group_coordinator_partitions": "gauge",
             "strata_pk_lookups_total": "counter",
             "strata_pk_lookup_keys_total": "counter",
             "strata_pk_lookup_duration_seconds": "histogram",
@@ -458,6 +459,9 @@ class MetricsTest(BrokerTestCase):
                                partition="1", default=None), 0)
         self.assertEqual(s.get("strata_consumer_group_committed_offset", group=group, topic=topic,
                                partition="0", default=None), 4)
+        # A single node coordinates every __consumer_offsets partition, loaded before it serves.
+        self.assertEqual(s.get("strata_group_coordinator_partitions", state="loaded"), 50)
+        self.assertEqual(s.get("strata_group_coordinator_partitions", state="loading"), 0)
         # More records raise the lag without any new commit.
         itutil.produce(conn, 3, {topic: {0: itutil.build_batch([(None, b"x", ())])}})
         self.assertEqual(self.scrape().get("strata_consumer_group_lag", group=group, topic=topic,
