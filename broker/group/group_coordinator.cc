@@ -40,10 +40,7 @@ SyncResult sync_error(ErrorCode error) {
 }  // namespace
 
 GroupCoordinator::GroupCoordinator(CoordinatorConfig config, Timers& timers, GroupJournal* journal)
-    : config_(config),
-      timers_(timers),
-      journal_(journal),
-      owned_(journal ? static_cast<size_t>(std::max(journal->partitions(), 1)) : 1) {
+    : config_(config), timers_(timers), journal_(journal) {
   if (!journal_) {  // nothing to load: the one partition is served from the start
     owned_[0].state = Ownership::State::loaded;
     owned_[0].wanted = true;

@@ -232,6 +232,8 @@ class GroupCoordinator {
   // none when this broker serves the group now, else NOT_COORDINATOR /
   // COORDINATOR_LOAD_IN_PROGRESS.
   protocol::ErrorCode owner_error(const std::string& group_id) const;
+  // The journal's partition count now (1 without a journal).
+  int32_t partitions() const;
   // Loads partition `p` for ownership `token` (the journal's worker, or the caller).
   Status load_partition(int32_t p, uint64_t token);
   void drop_group(Group& g, protocol::ErrorCode pending_error);
@@ -248,8 +250,8 @@ class GroupCoordinator {
     uint64_t token = 0;   // bumped on every change: stale loads and completions are ignored
   };
   mutable std::mutex mu_;
-  std::vector<Ownership> owned_;
-  int64_t next_local_offset_ = 0;  // orders completions without a journal
+  std::map<int32_t, Ownership> owned_;  // by journal partition; absent = not owned
+  int64_t next_local_offset_ = 0;       // orders completions without a journal
   std::map<std::string, Group> groups_;
   Deferred deferred_;  // callbacks to run once mu_ is released
   uint64_t next_token_ = 1;

@@ -66,14 +66,15 @@ void GroupCoordinator::commit(const std::string& group_id, int32_t generation,
   }
   if (batch.empty()) return finish(std::nullopt);
   // Visible to OffsetFetch once durable, and only while this broker still owns the partition.
-  const uint64_t token = owned_[static_cast<size_t>(partition_for(group_id))].token;
+  const uint64_t token = owned_.at(partition_for(group_id)).token;  // owned: checked above
   write(group_id, std::move(recs),
         [this, token, group_id, batch = std::move(batch), parts = std::move(parts),
          done = std::move(done)](ErrorCode e, int64_t last_offset) mutable {
           {
             Locked relk(*this);
-            const Ownership& o = owned_[static_cast<size_t>(partition_for(group_id))];
-            if (e == ErrorCode::none && (o.token != token || o.state != Ownership::State::loaded)) {
+            auto o = owned_.find(partition_for(group_id));
+            if (e == ErrorCode::none && (o == owned_.end() || o->second.token != token ||
+                                         o->second.state != Ownership::State::loaded)) {
               e = ErrorCode::not_coordinator;
             }
             if (e != ErrorCode::none) {

@@ -14,12 +14,18 @@ using protocol::ErrorCode;
 }  // namespace
 
 int32_t GroupCoordinator::partition_for(const std::string& group_id) const {
-  return partition_for_group(group_id, static_cast<int32_t>(owned_.size()));
+  return partition_for_group(group_id, partitions());
+}
+
+int32_t GroupCoordinator::partitions() const {
+  return journal_ ? std::max(journal_->partitions(), 1) : 1;
 }
 
 ErrorCode GroupCoordinator::owner_error(const std::string& group_id) const {
   if (stopped_) return ErrorCode::not_coordinator;
-  switch (owned_[static_cast<size_t>(partition_for(group_id))].state) {
+  auto it = owned_.find(partition_for(group_id));
+  if (it == owned_.end()) return ErrorCode::not_coordinator;
+  switch (it->second.state) {
     case Ownership::State::loaded:
       return ErrorCode::none;
     case Ownership::State::loading:
@@ -31,12 +37,12 @@ ErrorCode GroupCoordinator::owner_error(const std::string& group_id) const {
 }
 
 void GroupCoordinator::own_partition(int32_t p) {
-  if (!journal_ || p < 0 || static_cast<size_t>(p) >= owned_.size()) return;
+  if (!journal_ || p < 0 || p >= partitions()) return;
   uint64_t token = 0;
   {
     Locked lk(*this);
     if (stopped_) return;
-    Ownership& o = owned_[static_cast<size_t>(p)];
+    Ownership& o = owned_[p];
     o.wanted = true;
     if (o.state != Ownership::State::none) return;
     o.state = Ownership::State::loading;
@@ -52,7 +58,7 @@ void GroupCoordinator::own_partition(int32_t p) {
 
 Status GroupCoordinator::own_all_now() {
   if (!journal_) return Status::Ok();
-  for (size_t p = 0; p < owned_.size(); ++p) {
+  for (int32_t p = 0; p < partitions(); ++p) {
     uint64_t token = 0;
     {
       Locked lk(*this);
@@ -62,7 +68,7 @@ Status GroupCoordinator::own_all_now() {
       o.state = Ownership::State::loading;
       token = o.token = next_token_++;
     }
-    STRATA_RETURN_IF_ERROR(load_partition(static_cast<int32_t>(p), token));
+    STRATA_RETURN_IF_ERROR(load_partition(p, token));
   }
   return Status::Ok();
 }
@@ -78,7 +84,7 @@ Status GroupCoordinator::load_partition(int32_t p, uint64_t token) {
     return records::apply(loaded, r.key, value);
   });
   Locked lk(*this);
-  Ownership& o = owned_[static_cast<size_t>(p)];
+  Ownership& o = owned_[p];
   if (o.token != token || o.state != Ownership::State::loading) return Status::Ok();  // released
   if (!st.ok()) {
     o.state = Ownership::State::none;
@@ -103,9 +109,11 @@ Status GroupCoordinator::load_partition(int32_t p, uint64_t token) {
 }
 
 void GroupCoordinator::release_partition(int32_t p) {
-  if (!journal_ || p < 0 || static_cast<size_t>(p) >= owned_.size()) return;
+  if (!journal_ || p < 0) return;
   Locked lk(*this);
-  Ownership& o = owned_[static_cast<size_t>(p)];
+  auto it_o = owned_.find(p);
+  if (it_o == owned_.end()) return;
+  Ownership& o = it_o->second;
   o.wanted = false;
   if (o.state == Ownership::State::none) return;
   o.state = Ownership::State::none;
@@ -126,7 +134,7 @@ void GroupCoordinator::release_partition(int32_t p) {
 std::pair<size_t, size_t> GroupCoordinator::owned_partitions() {
   std::lock_guard l(mu_);
   std::pair<size_t, size_t> n{0, 0};
-  for (const auto& o : owned_) {
+  for (const auto& [p, o] : owned_) {
     if (o.state == Ownership::State::loaded) ++n.first;
     if (o.state == Ownership::State::loading) ++n.second;
   }

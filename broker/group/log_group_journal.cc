@@ -132,6 +132,19 @@ void LogGroupJournal::worker() {
   }
 }
 
+int32_t LogGroupJournal::partitions() const {
+  if (cluster_) {
+    auto s = cluster_->snapshot();
+    auto t = s->topics.find(kOffsetsTopic);
+    if (t != s->topics.end() && !t->second.replicas.empty()) {
+      return static_cast<int32_t>(t->second.replicas.size());
+    }
+  } else if (auto t = topics_.find(kOffsetsTopic); t && !t->partitions.empty()) {
+    return static_cast<int32_t>(t->partitions.size());
+  }
+  return options_.partitions;
+}
+
 std::map<std::string, std::string> LogGroupJournal::topic_configs() const {
   std::map<std::string, std::string> c{
       {"cleanup.policy", "compact"},
@@ -243,7 +256,7 @@ Status LogGroupJournal::import_records(const std::vector<JournalRecord>& records
     if (!group) continue;
     std::optional<std::span<const uint8_t>> value;
     if (r.value) value = bytes_of(*r.value);
-    const int32_t p = partition_for_group(*group, options_.partitions);
+    const int32_t p = partition_for_group(*group, static_cast<int32_t>(topic->partitions.size()));
     auto& builder = by_partition[p];
     builder.add(now, bytes_of(r.key), value);
     if (builder.records_size() >= (1u << 20)) STRATA_RETURN_IF_ERROR(flush(p, builder));

@@ -51,7 +51,9 @@ class LogGroupJournal : public GroupJournal {
                   boost::asio::io_context& io, cluster::ClusterNode* cluster);
   ~LogGroupJournal() override;
 
-  int32_t partitions() const override { return options_.partitions; }
+  // The topic's partition count once it exists (a changed offsets.topic.num.partitions must not
+  // move groups away from their records), else offsets.topic.num.partitions.
+  int32_t partitions() const override;
   void append(int32_t partition, std::vector<JournalRecord> records, AppendDone done) override;
   Status replay(int32_t partition, const std::function<Status(const JournalRecord&)>& fn) override;
   void run_async(std::function<void()> fn) override;

@@ -25,7 +25,7 @@ namespace {
 
 // A single node's logs, topics and I/O thread, reopenable over the same directory.
 struct Node {
-  explicit Node(const std::string& dir) : config(*parse_config("", {})) {
+  explicit Node(const std::string& dir, int32_t partitions = 4) : config(*parse_config("", {})) {
     auto l = storage::LogManager::open(
         storage::default_env(), {dir}, 1, [this](const storage::TopicMeta& meta) {
           return resolve_topic_config(meta.configs, config).log;  // as the broker does
@@ -35,7 +35,7 @@ struct Node {
     topics = std::make_unique<TopicRegistry>(*logs, config);
     EXPECT_TRUE(topics->load().ok());
     OffsetsTopicOptions o;
-    o.partitions = 4;
+    o.partitions = partitions;
     journal = std::make_unique<LogGroupJournal>(o, *topics, watchers, io, nullptr);
     io_thread = std::thread([this] { io.run(); });
   }
@@ -98,7 +98,9 @@ TEST(LogGroupJournal, AppendAnsweredWhenDurableAndReplayedAfterReopen) {
     EXPECT_EQ(topic->partition(1)->recovery_point(), 3) << "fsynced before answered";
     EXPECT_EQ(n.append(9, {{"k", std::string("v")}}).first, protocol::ErrorCode::not_coordinator);
   }
-  Node n(dir.sub("d"));
+  Node n(dir.sub("d"), 7);
+  EXPECT_EQ(n.journal->partitions(), 4)
+      << "the existing topic's partition count, not a changed offsets.topic.num.partitions";
   auto recs = n.replay(1);
   ASSERT_EQ(recs.size(), 3u);
   EXPECT_EQ(recs[0].key, "k1");
