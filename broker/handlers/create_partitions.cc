@@ -99,6 +99,11 @@ void create_partitions(RequestContext& ctx, protocol::Reader& body) {
       fail(ErrorCode::invalid_request, "Duplicate topic in request.");
       continue;
     }
+    if (is_internal_topic(t.name)) {  // a group's partition is its id's hash modulo the count
+      fail(ErrorCode::policy_violation,
+           "Cannot add partitions to internal topic " + t.name + ": groups would change partition");
+      continue;
+    }
     if (ctx.svc.cluster) {
       grow_in_cluster(ctx, t, req.validate_only, out);
       continue;

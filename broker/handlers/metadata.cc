@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "broker/cluster/cluster_node.h"
+#include "broker/group/log_group_journal.h"
 #include "broker/handlers/handlers.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
@@ -113,6 +114,15 @@ void metadata_cluster(RequestContext& ctx, const protocol::MetadataRequest& req)
     }
     out.error_code = ErrorCode::unknown_topic_or_partition;
     if (!may_create) continue;
+    if (is_internal_topic(name)) {  // created as the group coordinator needs it, as Kafka does
+      if (svc.offsets_topic && svc.offsets_topic->ensure_cluster_topic() == ErrorCode::none) {
+        auto now = cluster.snapshot();
+        if (auto c = now->topics.find(name); c != now->topics.end()) {
+          fill_cluster_topic(*now, c->second, out);
+        }
+      }
+      continue;
+    }
     cluster::NewTopic nt;
     nt.name = name;
     nt.topic_id = protocol::Uuid::random().to_string();
@@ -180,7 +190,9 @@ void metadata(RequestContext& ctx, protocol::Reader& body) {
         out.name = name;
         continue;
       }
-      if (!t && may_create) {
+      if (!t && may_create && is_internal_topic(name) && svc.offsets_topic) {
+        t = svc.offsets_topic->local_topic(true);  // with the group coordinator's settings
+      } else if (!t && may_create) {
         auto created = svc.topics.create(name, svc.config.num_partitions, {}, false);
         if (created.ok()) {
           spdlog::info("auto-created topic {} with {} partitions", name, svc.config.num_partitions);

@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cluster_harness  # noqa: E402
 import itutil  # noqa: E402
 from cluster_clients import DEADLINE, ClusterClientCase  # noqa: E402
+from cluster_clients import admin as cluster_clients_admin  # noqa: E402
 
 JS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "js")
 OFFSETS_PARTITIONS = 6
@@ -147,6 +148,36 @@ class ClusterGroupsTest(ClusterClientCase):
         victim = self.coordinator(group)
         self.cluster.kill(victim)
         return victim
+
+    def test_internal_topic_is_read_only_for_clients(self):
+        """__consumer_offsets (created by FindCoordinator) is marked internal; Produce to it,
+        DeleteTopics of it and CreatePartitions of it are refused, and it keeps serving."""
+        from confluent_kafka import KafkaError, KafkaException, Producer
+        from confluent_kafka.admin import NewPartitions
+        self.coordinator("group-internal")  # creates the topic
+        with itutil.RawConn(self.cluster.ports[1]) as c:
+            md = itutil.metadata_v1(c, ["__consumer_offsets"])
+            self.assertEqual(md["__consumer_offsets"][0], 0)
+            self.assertEqual(len(md["__consumer_offsets"][1]), OFFSETS_PARTITIONS)
+        p = Producer({"bootstrap.servers": self.cluster.bootstrap(), "message.timeout.ms": 10000})
+        errs = []
+        p.produce("__consumer_offsets", value=b"x", partition=0,
+                  on_delivery=lambda e, m: errs.append(e))
+        p.flush(DEADLINE)
+        self.assertEqual(len(errs), 1)
+        self.assertIsNotNone(errs[0])
+        self.assertEqual(errs[0].code(), KafkaError.TOPIC_EXCEPTION)
+        a = cluster_clients_admin(self.cluster.bootstrap())
+        with self.assertRaises(KafkaException) as cm:
+            a.delete_topics(["__consumer_offsets"])["__consumer_offsets"].result(DEADLINE)
+        self.assertEqual(cm.exception.args[0].code(), KafkaError.TOPIC_EXCEPTION)
+        with self.assertRaises(KafkaException) as cm:
+            a.create_partitions([NewPartitions("__consumer_offsets", OFFSETS_PARTITIONS + 1)])[
+                "__consumer_offsets"].result(DEADLINE)
+        self.assertEqual(cm.exception.args[0].code(), KafkaError.POLICY_VIOLATION)
+        self.assertEqual(len(self.partitions(self.wait_metadata(
+            "__consumer_offsets", lambda md: True, "metadata"), "__consumer_offsets")),
+            OFFSETS_PARTITIONS)
 
     # ------------------------------------------------------------------ clients
 

@@ -138,6 +138,45 @@ class GroupsRawTest(itutil.BrokerTestCase):
         for k, v in expect.items():
             self.assertEqual(apis.get(k), v, "api %d" % k)
 
+    def test_group_state_lives_in_an_internal_topic(self):
+        """Committed offsets are records of __consumer_offsets (50 partitions, Metadata marks it
+        internal); Produce to it is refused with INVALID_TOPIC_EXCEPTION."""
+        group = itutil.unique_topic("gint")
+        with self.conn() as c:
+            self.stable_member(c, group)
+        c = itutil.ck_consumer(self.broker.bootstrap, **{"group.id": group + "-simple"})
+        try:
+            from confluent_kafka import TopicPartition
+            c.commit(offsets=[TopicPartition(self.topic, 0, 7)], asynchronous=False)
+        finally:
+            c.close()
+        with self.conn() as c:
+            body = itutil.array32([itutil.str16("__consumer_offsets")])
+            r = c.request(3, 1, body)  # Metadata v1: internal flag per topic
+            r.array(lambda: (r.i32(), r.str16(), r.i32(), r.str16()))
+            r.i32()
+            self.assertEqual(r.i32(), 1)
+            self.assertEqual((r.i16(), r.str16(), r.i8()), (0, "__consumer_offsets", 1))
+            self.assertEqual(r.i32(), 50)
+            batch = itutil.build_batch([(None, b"forged", ())])
+            resp = itutil.produce(c, 3, {"__consumer_offsets": {0: batch}})
+            self.assertEqual(resp[("__consumer_offsets", 0)][0], 17)  # INVALID_TOPIC_EXCEPTION
+        # The commit is a record of its group's partition (Kafka's hash rule).
+        h = 0
+        for unit in struct.unpack(">%dH" % len(group + "-simple"),
+                                  (group + "-simple").encode("utf-16-be")):
+            h = (h * 31 + unit) & 0xFFFFFFFF
+        h = h - (1 << 32) if h >= 1 << 31 else h
+        part = (0 if h == -(1 << 31) else abs(h)) % 50
+        from confluent_kafka import TopicPartition
+        c = itutil.ck_consumer(self.broker.bootstrap, **{"group.id": group + "-reader"})
+        try:
+            low, high = c.get_watermark_offsets(TopicPartition("__consumer_offsets", part),
+                                                timeout=10)
+        finally:
+            c.close()
+        self.assertGreaterEqual(high, 1, "partition %d holds the commit" % part)
+
     def test_bad_commits_get_java_error_codes(self):
         group = itutil.unique_topic("g-bad")
         with self.conn() as c:
