@@ -97,6 +97,11 @@ Status Broker::start() {
   STRATA_RETURN_IF_ERROR(topics_->load());
   // primary-key table states, recovered by log replay before serving.
   pk_tables_ = std::make_unique<PkTables>(*topics_, cluster_mode);
+  if (cluster_mode) {  // a new replica past its log start gets the leader's checkpoint
+    pk_tables_->set_behind_log_start([this](const std::string& topic, int32_t partition) {
+      if (cluster_) cluster_->copy_pk_checkpoint(topic, partition);
+    });
+  }
   topics_->set_pk_open_files_per_partition(
       pk_tables_->environment().options().max_open_files_per_partition);
   pk_tables_->start_tasks({config_.pk_checkpoint_retained,  // checkpoints
@@ -135,6 +140,9 @@ Status Broker::start() {
         return;
       }
       pk_tables_->on_role(topic, partition, leader);
+    };
+    hooks.reopen_pk = [this](const std::string& topic, int32_t partition) {
+      pk_tables_->retry_open(topic, partition);
     };
     cluster_ = std::make_unique<cluster::ClusterNode>(std::move(co), *topics_, std::move(hooks));
     STRATA_RETURN_IF_ERROR(cluster_->connect(logs_->cluster_id()));

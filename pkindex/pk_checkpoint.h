@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "protocol/base/result.h"
@@ -30,5 +31,27 @@ int64_t created_ms(const std::string& partition_dir, int64_t offset);
 Status restore(const std::string& partition_dir, int64_t offset);
 // fsync of a file or directory.
 Status fsync_path(const std::string& path);
+
+// Copying a checkpoint to a new replica (pk_checkpoint_copy.cc). The source side lists and reads a
+// complete checkpoint; the destination builds `<offset>.tmp/` (removed at open if left behind)
+// and renames it to its final name once every file is written and fsynced.
+struct FileInfo {
+  std::string name;
+  int64_t size = 0;
+};
+// The plain files of complete checkpoint `offset`, by name. not_found when it is gone (older
+// checkpoints are removed as newer ones are taken).
+Result<std::vector<FileInfo>> files(const std::string& partition_dir, int64_t offset);
+// Up to `max_bytes` of file `name` of checkpoint `offset` from `position` (empty at its end).
+// invalid_argument for a name that is not a plain file name; not_found when it is gone.
+Result<std::string> read_chunk(const std::string& partition_dir, int64_t offset,
+                               const std::string& name, int64_t position, int32_t max_bytes);
+// Starts an empty `<offset>.tmp/` (replacing a leftover one).
+Status install_begin(const std::string& partition_dir, int64_t offset);
+// Appends `data` to file `name` of the checkpoint being installed.
+Status install_append(const std::string& partition_dir, int64_t offset, const std::string& name,
+                      std::string_view data);
+// fsyncs the files and the directory, renames it to its final name, fsyncs kv-checkpoints/.
+Status install_commit(const std::string& partition_dir, int64_t offset);
 
 }  // namespace strata::pkindex::checkpoint

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "broker/cluster/checkpoint_copier.h"
 #include "broker/cluster/controller.h"
 #include "broker/cluster/etcd_client.h"
 #include "broker/cluster/membership.h"
@@ -63,6 +64,23 @@ Status ClusterNode::start(const std::string& host, int32_t port) {
   ro.fetch_wait_max_ms = options_.replica_fetch_wait_max_ms;
   ro.fetch_backoff_ms = options_.replica_fetch_backoff_ms;
   ro.throttle = std::make_shared<ReplicationThrottle>(options_.follower_throttled_rate);
+  {
+    CheckpointCopier::Options co;
+    co.throttle = ro.throttle;
+    co.leader = [this](const std::string& topic,
+                       int32_t partition) -> std::optional<std::pair<std::string, int>> {
+      auto s = snapshot();
+      const auto* vp = s->partition(topic, partition);
+      if (!vp || vp->state.leader < 0 || vp->state.leader == options_.node_id) return std::nullopt;
+      auto b = s->brokers.find(vp->state.leader);
+      if (b == s->brokers.end()) return std::nullopt;
+      return std::make_pair(b->second.host, b->second.port);
+    };
+    co.reopen = [this](const std::string& topic, int32_t partition) {
+      if (hooks_.reopen_pk) hooks_.reopen_pk(topic, partition);
+    };
+    copier_ = std::make_unique<CheckpointCopier>(topics_, std::move(co));
+  }
   ro.before_delete = hooks_.before_delete;
   ro.after_delete = hooks_.after_delete;
   ro.on_role = hooks_.on_role;
@@ -132,6 +150,7 @@ void ClusterNode::stop() {
   std::lock_guard lk(lifecycle_mu_);
   if (stopped_) return;
   stopped_ = true;
+  if (copier_) copier_->stop();
   if (replicas_) replicas_->stop();
   if (controller_) controller_->stop();
   if (membership_) membership_->leave();
@@ -229,6 +248,10 @@ ReplicaManagerStats ClusterNode::replica_stats() const {
 protocol::ErrorCode ClusterNode::leader_check(std::string_view topic, int32_t partition,
                                               int32_t current_leader_epoch) const {
   return replicas_->leader_check(topic, partition, current_leader_epoch);
+}
+
+void ClusterNode::copy_pk_checkpoint(const std::string& topic, int32_t partition) {
+  if (copier_) copier_->request(topic, partition);
 }
 
 protocol::ErrorCode ClusterNode::replica_check(std::string_view topic, int32_t partition) const {

@@ -45,6 +45,7 @@ class EtcdClient;
 class Membership;
 class Controller;
 class ReplicaManager;
+class CheckpointCopier;
 struct ReplicaManagerStats;
 
 struct ClusterOptions {
@@ -71,6 +72,8 @@ struct LocalTopicHooks {
   std::function<void(const std::string&)> after_delete;
   // A partition's role here changed (leader = true): PK states follow it (ReplicaManager).
   std::function<void(const std::string& topic, int32_t partition, bool leader)> on_role;
+  // A new replica's PK state was put in place from the leader's checkpoint: reopen it.
+  std::function<void(const std::string& topic, int32_t partition)> reopen_pk;
 };
 
 class ClusterNode {
@@ -140,6 +143,9 @@ class ClusterNode {
                          int64_t fetch_offset, int64_t leader_log_end);
   // The replica manager's counters and partitions (metrics).
   ReplicaManagerStats replica_stats() const;
+  // This broker's PK state of the partition cannot be rebuilt from its log (the log no longer
+  // starts at 0): copy the leader's newest checkpoint (checkpoint_copier.h), then reopen it.
+  void copy_pk_checkpoint(const std::string& topic, int32_t partition);
   // The leader's own durable end moved (the log's log_end listener).
   void on_log_end(const storage::PartitionLog& log, int64_t end);
 
@@ -153,6 +159,7 @@ class ClusterNode {
   std::unique_ptr<Membership> membership_;
   std::unique_ptr<Controller> controller_;
   std::unique_ptr<ReplicaManager> replicas_;
+  std::unique_ptr<CheckpointCopier> copier_;
   // Waits (bounded) until the view reflects etcd as it is now.
   void catch_up();
   std::string cluster_id_;

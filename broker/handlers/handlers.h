@@ -46,6 +46,7 @@ void init_producer_id(RequestContext& ctx, protocol::Reader& body);
 void ext_lookup(RequestContext& ctx, protocol::Reader& body);
 void ext_prefix_lookup(RequestContext& ctx, protocol::Reader& body);
 void ext_describe_table(RequestContext& ctx, protocol::Reader& body);
+void ext_replica_checkpoint(RequestContext& ctx, protocol::Reader& body);
 void ext_scan(RequestContext& ctx, protocol::Reader& body);
 void ext_read_changelog(RequestContext& ctx, protocol::Reader& body);
 

@@ -3,11 +3,12 @@
 // topic record and the partition key, reassignment.h), so NOT_CONTROLLER is never answered; the
 // controller finishes each reassignment once its target replicas are in sync. Per partition:
 // UNKNOWN_TOPIC_OR_PARTITION, INVALID_REPLICA_ASSIGNMENT (empty list, duplicates, a broker that is
-// not registered, new replicas of a primary-key table), NO_REASSIGNMENT_IN_PROGRESS (cancel of
+// not registered), NO_REASSIGNMENT_IN_PROGRESS (cancel of
 // nothing), REQUEST_TIMED_OUT (the partition changed meanwhile or etcd did not answer: retry).
 // A single node is its only broker: a target of exactly [this broker] is accepted (nothing to
 // move), any other INVALID_REPLICA_ASSIGNMENT, a cancel NO_REASSIGNMENT_IN_PROGRESS; nothing is
-// ever listed.
+// ever listed. A new replica of a primary-key table copies the leader's state checkpoint when
+// the log no longer starts at 0 (broker/cluster/checkpoint_copier.h).
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
@@ -17,7 +18,6 @@
 #include "broker/handlers/handlers.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
-#include "pkindex/table_config.h"
 #include "protocol/messages/alter_partition_reassignments.h"
 #include "protocol/messages/list_partition_reassignments.h"
 #include "protocol/wire/errors.h"
@@ -48,20 +48,6 @@ cluster::AdminOutcome single_node(RequestContext& ctx, const std::string& topic,
   return {};
 }
 
-// New replicas of a primary-key table would start from the leader's log start, without the
-// rows of what retention removed before it: not offered until PK states can be copied.
-bool adds_pk_replica(RequestContext& ctx, const std::string& topic, int32_t partition,
-                     const Target& target) {
-  if (!target) return false;
-  auto s = ctx.svc.cluster->snapshot();
-  auto t = s->topics.find(topic);
-  if (t == s->topics.end() || !pkindex::is_pk_table(t->second.configs)) return false;
-  if (partition < 0 || partition >= static_cast<int32_t>(t->second.replicas.size())) return false;
-  const auto& now = t->second.replicas[static_cast<size_t>(partition)];
-  return std::any_of(target->begin(), target->end(),
-                     [&](int32_t b) { return std::find(now.begin(), now.end(), b) == now.end(); });
-}
-
 }  // namespace
 
 void alter_partition_reassignments(RequestContext& ctx, protocol::Reader& body) {
@@ -77,9 +63,6 @@ void alter_partition_reassignments(RequestContext& ctx, protocol::Reader& body) 
       cluster::AdminOutcome r;
       if (!ctx.svc.cluster) {
         r = single_node(ctx, t.name, p.partition_index, p.replicas);
-      } else if (adds_pk_replica(ctx, t.name, p.partition_index, p.replicas)) {
-        r = {ErrorCode::invalid_replica_assignment,
-             "Primary-key tables cannot get new replicas yet (reorder or drop only).", 0};
       } else {
         r = ctx.svc.cluster->reassign(t.name, p.partition_index, p.replicas);
       }

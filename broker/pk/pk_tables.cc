@@ -43,7 +43,10 @@ Result<std::shared_ptr<pkindex::PkState>> PkTables::get(const TopicEntry& topic,
   if (dropped_.count(key.first)) {  // deleted: a request that raced DeleteTopics never reopens it
     return Status(Errc::not_found, "the primary-key table was deleted");
   }
-  if (auto it = offline_.find(key); it != offline_.end()) return it->second;
+  if (auto it = offline_.find(key); it != offline_.end()) {
+    if (behind_.count(key) && behind_log_start_) behind_log_start_(topic.name, partition);
+    return it->second;
+  }
   auto table = pkindex::parse_table_config(topic.configs);
   if (!table.ok()) return table.status();
   pkindex::PkState::Options o;
@@ -59,13 +62,21 @@ Result<std::shared_ptr<pkindex::PkState>> PkTables::get(const TopicEntry& topic,
     log->set_retention_bound([] { return int64_t{0}; });  // keep the whole log
     Status offline(Errc::io_error, "primary-key state offline: " + s.status().message());
     offline_.emplace(key, offline);
+    // A replica whose log starts past anything it could rebuild from: the leader's checkpoint
+    // can bring it up (copied, then retry_open).
+    if (replicated_ && s.status().code() == Errc::corruption && log->log_start_offset() > 0) {
+      behind_.insert(key);
+      if (behind_log_start_) behind_log_start_(topic.name, partition);
+    }
     return offline;
   }
   std::shared_ptr<pkindex::PkState> state = std::move(*s);
   states_.emplace(key, state);
   if (state->restored_from_checkpoint() >= 0) {
-    spdlog::warn("state of {}-{} was ahead of the log; restored from checkpoint {}", topic.name,
-                 partition, state->restored_from_checkpoint());
+    spdlog::warn(
+        "state of {}-{} did not match its log (ahead of it, or behind its start); restored from "
+        "checkpoint {}",
+        topic.name, partition, state->restored_from_checkpoint());
   }
   // Retention, compaction and DeleteRecords keep what the durable state still needs.
   log->set_retention_bound([w = std::weak_ptr<pkindex::PkState>(state)] {
@@ -109,6 +120,21 @@ void PkTables::on_role(const std::string& topic, int32_t partition, bool leader)
   auto state = get(*t, partition);
   if (!open || !state.ok() || !*state) return;
   apply_role(**state, *t->partitions[partition], leader, topic, partition);
+}
+
+void PkTables::retry_open(const std::string& topic, int32_t partition) {
+  auto t = topics_.find(topic);
+  if (!t) return;
+  {
+    std::lock_guard lk(mu_);
+    offline_.erase(key_of(*t, partition));
+    behind_.erase(key_of(*t, partition));
+  }
+  auto state = get(*t, partition);  // takes its role as it opens
+  if (state.ok() && *state) {
+    spdlog::info("primary-key state of {}-{} open again (restored from checkpoint {})", topic,
+                 partition, (*state)->restored_from_checkpoint());
+  }
 }
 
 void PkTables::on_high_watermark(const storage::PartitionLog& log, int64_t hw) {

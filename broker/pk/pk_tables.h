@@ -11,6 +11,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -63,6 +64,13 @@ class PkTables {
   // found ahead of its log (an unclean truncation) is reopened, which restores a checkpoint.
   // Any thread; cheap for log topics.
   void on_high_watermark(const storage::PartitionLog& log, int64_t hw);
+  // A replica's state that cannot open because its log no longer starts at 0 and no local
+  // checkpoint lies in it is reported here (set before open_all; the broker copies the leader's
+  // checkpoint); retry_open() then reopens it from the copied checkpoint.
+  void set_behind_log_start(std::function<void(const std::string&, int32_t)> fn) {
+    behind_log_start_ = std::move(fn);
+  }
+  void retry_open(const std::string& topic, int32_t partition);
 
   // --- Checkpoints (pk_checkpoints.cc) ---
   struct Tasks {
@@ -98,6 +106,8 @@ class PkTables {
   std::set<std::string> dropped_;
 
   const bool replicated_;
+  std::function<void(const std::string&, int32_t)> behind_log_start_;
+  std::set<Key> behind_;  // offline replicas a checkpoint copy can bring up (mu_)
   // Cluster mode: the open states by log (for the high-watermark listener) and the role each
   // partition was given (applied again when a state is reopened).
   struct ByLog {

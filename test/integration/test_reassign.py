@@ -25,6 +25,8 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cluster_clients import DEADLINE, ClusterClientCase, admin  # noqa: E402
 from cluster_harness import Cluster, Etcd  # noqa: E402
+import itutil  # noqa: E402
+import test_pk_durability as pkdur  # noqa: E402
 from itutil import unique_topic  # noqa: E402
 
 CLI = os.environ.get("STRATA_CLI") or os.path.join(
@@ -71,11 +73,12 @@ class ReassignTest(ClusterClientCase):
             " ".join(args), p.returncode, p.stdout, p.stderr))
         return json.loads(p.stdout) if p.stdout.strip() else None
 
-    def create_assigned(self, topic, assignment):
+    def create_assigned(self, topic, assignment, config=None):
         from confluent_kafka.admin import NewTopic
         a = admin(self.cluster.bootstrap())  # alive until the future is answered
         fs = a.create_topics(
-            [NewTopic(topic, len(assignment), replica_assignment=assignment)],
+            [NewTopic(topic, len(assignment), replica_assignment=assignment,
+                      config=dict(config or {}))],
             request_timeout=DEADLINE)
         fs[topic].result(DEADLINE)
 
@@ -139,6 +142,70 @@ class ReassignTest(ClusterClientCase):
         got = self.consume_all(topic, 1, {0: len(values) - 1})
         self.assertEqual([v for _, v in got[0]], values)
         self.assertEqual([o for o, _ in got[0]], list(range(len(values))))
+
+    def test_reassign_pk_table_whose_log_start_moved(self):
+        """A PK table on broker 1 whose log no longer starts at 0 (DeleteRecords after a
+        checkpoint) gets a new replica on broker 2 under load: broker 2 copies the leader's newest
+        checkpoint (ReplicaCheckpoint, throttled), replays the log from it, joins the ISR, and
+        after broker 1 is killed serves every key with its newest value."""
+        from confluent_kafka import Producer
+        topic = unique_topic("pkmove")
+        self.create_assigned(topic, [[1]], {"table.type": "primary-key",
+                                            "table.kv.snapshot.interval.ms": "300"})
+        p = Producer({"bootstrap.servers": self.cluster.bootstrap(), "acks": "all",
+                      "linger.ms": 5, "message.timeout.ms": 60000})
+        model = {}
+
+        def upserts(rnd, n=300):
+            for i in range(n):
+                k, v = "k%03d" % (i % 200), "v%d-%d" % (rnd, i)
+                p.produce(topic, key=k, value=v, partition=0)
+                model[k] = v
+            self.assertEqual(p.flush(DEADLINE), 0)
+        for rnd in range(3):
+            upserts(rnd)
+
+        def describe(node):
+            return self.cli_on(node, "table", "describe", topic)["partitions"][0]
+        hw = describe(1)["high_watermark"]
+        self.wait_for(lambda: describe(1)["checkpoint_offset"] >= hw - 1, "a checkpoint at the hw")
+        with itutil.RawConn(self.cluster.ports[1]) as c:
+            part, low, err = pkdur.delete_records(c, topic, 0, hw)
+        self.assertEqual(err, 0)
+        self.assertGreater(low, 0, "the log start moved past 0")
+        upserts(3)  # past the checkpoint: the new replica replays these from its log
+        out = self.cli("cluster", "reassign", "--topic", topic, "--partition", "0",
+                       "--replicas", "1,2", "--throttle", "20000000")
+        self.assertEqual(out["status"], "started")
+        upserts(4, 100)  # under load while it catches up
+        self.wait_for(lambda: not self.reassignments(topic), "the reassignment to finish",
+                      timeout=DEADLINE * 2)
+        self.wait_metadata(topic, lambda md: 0 in self.partitions(md, topic) and sorted(
+            self.partitions(md, topic)[0].isrs) == [1, 2], "ISR [1, 2]")
+        self.assertTrue(any("copied state checkpoint" in line
+                            for line in self.cluster.broker(2).log_lines),
+                        "broker 2 restored its state from the leader's checkpoint")
+        hw = describe(1)["high_watermark"]
+        keys = sorted(model)
+
+        def rows(node, *extra):
+            r = subprocess.run([CLI, "-b", self.cluster.address(node), "-o", "json", "table",
+                                "get", topic] + keys + list(extra),
+                               capture_output=True, text=True, timeout=60)
+            return ({row["key"]: row["value"] for row in json.loads(r.stdout)["rows"]}
+                    if r.returncode == 0 else r.stderr)
+        self.wait_for(lambda: rows(2, "--follower-read", "--min-offset", str(hw)) == model,
+                      "the new replica's rows equal the leader's, key by key")
+        self.cluster.kill(1)
+        self.wait_metadata(topic, lambda md: 0 in self.partitions(md, topic) and
+                           self.partitions(md, topic)[0].leader == 2, "broker 2 leads")
+        self.wait_for(lambda: rows(2) == model, "every key from the new leader")
+
+    def cli_on(self, node, *args):
+        p = subprocess.run([CLI, "--bootstrap-server", self.cluster.address(node), "--output",
+                            "json"] + list(args), capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout)
 
     def test_preferred_leader_election_after_failover(self):
         topic = unique_topic("preferred")

@@ -559,3 +559,68 @@ TEST(TableConfigSnapshot, IntervalParsedAndValidated) {
 
 }  // namespace
 }  // namespace strata::pkindex
+
+namespace strata::pkindex {
+namespace {
+
+// A new replica's state from a checkpoint copied file by file in small chunks (as the leader
+// serves it): an unfinished copy is invisible and removed at open, the finished one restores the
+// state; names with a path are refused.
+TEST_F(DurabilityTest, CheckpointCopiedFileByFileRestoresAStateBehindItsLog) {
+  open_all();
+  write({{"k0", "a"}, {"k1", "a"}});
+  ASSERT_EQ(state_->create_checkpoint()->offset, 1);
+  write({{"k0", "b"}});
+  write({{"k2", "c"}});
+  ASSERT_TRUE(state_->close().ok());
+  state_.reset();
+  // The "leader's" checkpoint moves to a source partition dir; this one loses its state.
+  const std::string src = dir() + "-src";
+  fs::remove_all(src);
+  fs::create_directories(checkpoint::dir_of(src));
+  fs::rename(checkpoint::dir_of(dir()) + "/" + checkpoint::name_of(1),
+             checkpoint::dir_of(src) + "/" + checkpoint::name_of(1));
+  fs::remove_all(dir() + "/kv");
+  ASSERT_TRUE(log_->advance_log_start_offset(2).ok());
+
+  auto files = checkpoint::files(src, 1);
+  ASSERT_TRUE(files.ok()) << files.status().to_string();
+  ASSERT_FALSE(files->empty());
+  EXPECT_EQ(checkpoint::files(src, 7).status().code(), Errc::not_found);
+  EXPECT_EQ(checkpoint::read_chunk(src, 1, "../x", 0, 10).status().code(), Errc::invalid_argument);
+  ASSERT_TRUE(checkpoint::install_begin(dir(), 1).ok());
+  EXPECT_TRUE(checkpoint::install_append(dir(), 1, "a/b", "x").code() == Errc::invalid_argument);
+  for (const auto& f : *files) {
+    int64_t pos = 0;
+    ASSERT_TRUE(checkpoint::install_append(dir(), 1, f.name, {}).ok());
+    while (pos < f.size) {
+      auto chunk = checkpoint::read_chunk(src, 1, f.name, pos, 7);
+      ASSERT_TRUE(chunk.ok()) << chunk.status().to_string();
+      ASSERT_FALSE(chunk->empty());
+      ASSERT_TRUE(checkpoint::install_append(dir(), 1, f.name, *chunk).ok());
+      pos += static_cast<int64_t>(chunk->size());
+    }
+    EXPECT_TRUE(checkpoint::read_chunk(src, 1, f.name, pos, 7)->empty()) << "at its end";
+  }
+  EXPECT_TRUE(checkpoint::list(dir())->empty()) << "not visible before the commit";
+  ASSERT_TRUE(checkpoint::install_commit(dir(), 1).ok());
+  ASSERT_EQ(*checkpoint::list(dir()), std::vector<int64_t>{1});
+  auto copied = checkpoint::files(dir(), 1);
+  ASSERT_TRUE(copied.ok());
+  ASSERT_EQ(copied->size(), files->size());
+  for (size_t i = 0; i < files->size(); ++i) {
+    EXPECT_EQ((*copied)[i].name, (*files)[i].name);
+    EXPECT_EQ((*copied)[i].size, (*files)[i].size);
+  }
+  // A second, unfinished copy lying around is not a checkpoint and goes at open.
+  ASSERT_TRUE(checkpoint::install_begin(dir(), 3).ok());
+  ASSERT_TRUE(checkpoint::install_append(dir(), 3, "CURRENT", "half").ok());
+  ASSERT_TRUE(open_state().ok());
+  EXPECT_EQ(state_->restored_from_checkpoint(), 1);
+  expect_matches_model(keys_k(3));
+  EXPECT_FALSE(fs::exists(checkpoint::dir_of(dir()) + "/" + checkpoint::name_of(3) + ".tmp"));
+  fs::remove_all(src);
+}
+
+}  // namespace
+}  // namespace strata::pkindex
