@@ -28,6 +28,10 @@ struct RequestContext {
   int16_t version;
   Responder responder;
 
+  // Who sent it (Session, on the connection's strand: read it before going asynchronous).
+  const std::string& principal() const { return responder.session().principal; }
+  const std::string& client_host() const { return responder.session().host; }
+
   // Encodes `resp` with the right response header version and sends it. Client quotas: the
   // throttle is the larger of what the handler put in resp.throttle_time_ms (byte-rate quotas) and
   // the client's request_percentage throttle; it is written into the response (when its schema

@@ -25,6 +25,7 @@ void Responder::close(const std::string& reason) const {
 }
 const std::string& Responder::peer() const { return conn_->peer(); }
 uint64_t Responder::connection_id() const { return conn_->id(); }
+Session& Responder::session() const { return conn_->session(); }
 
 namespace {
 std::atomic<uint64_t> next_connection_id{1};  // 0 is never a connection's id
@@ -63,6 +64,7 @@ Connection::Connection(asio::ip::tcp::socket socket, Dispatcher& dispatcher,
   auto ep = socket_.remote_endpoint(ec);
   address_ = ec ? "?" : ep.address().to_string();
   peer_ = ec ? "?" : address_ + ":" + std::to_string(ep.port());
+  session_.host = address_;
   socket_.set_option(asio::ip::tcp::no_delay(true), ec);
   socket_.native_non_blocking(true, ec);  // sendfile must not block an I/O thread
 }

@@ -14,6 +14,7 @@
 #include "broker/net/asio.h"
 #include "broker/net/frame.h"
 #include "broker/net/limits.h"
+#include "broker/net/session.h"
 
 namespace strata::broker {
 
@@ -33,6 +34,9 @@ class Responder {
   // The connection's id (Connection::id()): what per-connection state such as Scan sessions is
   // bound to.
   uint64_t connection_id() const;
+  // The connection's Session: only on the connection's strand, where handlers run (an
+  // asynchronous completion must copy what it needs first).
+  Session& session() const;
 
  private:
   std::shared_ptr<Connection> conn_;
@@ -56,6 +60,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // connections.max.idle.ms (Kafka's idle reaper). Any thread (posted to the strand).
   void close_if_idle(std::chrono::steady_clock::time_point now);
   const std::string& peer_address() const { return address_; }
+  // Strand only (see Session).
+  Session& session() { return session_; }
   // Bytes of responses that are complete but not yet written to the socket (file ranges count by
   // their length). Any thread; for metrics and tests.
   int64_t queued_response_bytes() const {
@@ -107,6 +113,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const std::shared_ptr<const ConnectionLimits> limits_;
   std::string peer_;
   std::string address_;  // the peer's IP address (max.connections.per.ip)
+  Session session_;
   // Steady-clock ns of the last completed read or write: written on the strand, read by the
   // Server's idle sweep from another thread.
   std::atomic<int64_t> last_activity_;
