@@ -33,6 +33,10 @@ class ClientQuotas;
 namespace cluster {
 class ClusterNode;
 }
+namespace security {
+class Authorizer;
+class CredentialStore;
+}  // namespace security
 
 struct Services {
   const BrokerConfig& config;          // static config (server.properties + overrides at start)
@@ -56,6 +60,10 @@ struct Services {
   cluster::ClusterNode* cluster = nullptr;
   // The consumer-offsets topic behind `groups` (FindCoordinator creates it in cluster mode).
   group::LogGroupJournal* offsets_topic = nullptr;
+  // broker/security/security_services.h. authorizer: null = no authorizer configured (everything
+  // is allowed). credentials: the SCRAM store SaslAuthenticate checks; null = no SCRAM users.
+  const security::Authorizer* authorizer = nullptr;
+  const security::CredentialStore* credentials = nullptr;
 
   bool stopping() const { return stopping_.load(); }
 };
