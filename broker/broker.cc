@@ -7,6 +7,7 @@
 
 #include "broker/cluster/cluster_node.h"
 #include "broker/cluster/producer_id_blocks.h"
+#include "broker/config/security_config.h"
 #include "broker/dispatch.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/group/legacy_group_store.h"
@@ -17,6 +18,8 @@
 #include "broker/pk/pk_tables.h"
 #include "broker/pk/scan_sessions.h"
 #include "broker/quota/client_quotas.h"
+#include "broker/security/sasl_authenticator.h"
+#include "broker/security/tls_context.h"
 #include "broker/services.h"
 #include "broker/topics/log_tasks.h"
 #include "broker/txn/producer_ids.h"
@@ -24,6 +27,28 @@
 #include "storage/log_manager.h"
 
 namespace strata::broker {
+
+namespace {
+
+// Each bound listener's advertised address: its advertised.listeners entry (same name) when there
+// is one, else the bound address; port 0 means the bound port, an empty or wildcard host the
+// loopback address.
+std::vector<Listener> advertised_listeners(const BrokerConfig& config,
+                                           const std::vector<Listener>& bound) {
+  std::vector<Listener> out;
+  for (const auto& b : bound) {
+    Listener a = b;
+    for (const auto& l : config.advertised_listeners) {
+      if (l.name == b.name) a = l;
+    }
+    if (a.port == 0) a.port = b.port;
+    if (a.host.empty() || a.host == "0.0.0.0") a.host = "127.0.0.1";
+    out.push_back(a);
+  }
+  return out;
+}
+
+}  // namespace
 
 namespace asio = boost::asio;
 
@@ -127,6 +152,9 @@ Status Broker::start() {
     co.follower_throttled_rate = [this] {
       return dynamic_->effective()->follower_replication_throttled_rate;
     };
+    auto ib = inter_broker_client_security(config_);
+    if (!ib.ok()) return ib.status();
+    co.inter_broker_security = std::move(*ib);
     cluster::LocalTopicHooks hooks;
     hooks.before_delete = [this](const TopicEntry& t) { pk_tables_->drop(t); };
     hooks.after_delete = [this](const std::string& name) { groups_->on_topic_deleted(name); };
@@ -207,8 +235,15 @@ Status Broker::start() {
                                           config_.node_id,
                                           cluster_ ? cluster_->cluster_id() : logs_->cluster_id(),
                                           {},
+                                          {},
                                           cluster_.get()});
   services_->offsets_topic = group_journal_.get();
+  {
+    auto sasl = security::SaslAuthenticator::create(config_, services_->credentials);
+    if (!sasl.ok()) return sasl.status();
+    sasl_ = std::move(sasl.value());
+    services_->sasl = sasl_.get();
+  }
   dispatcher_ = std::make_unique<RequestDispatcher>(*services_);
   Server::Options so;
   so.limits.max_request_bytes = config_.socket_request_max_bytes;
@@ -216,20 +251,28 @@ Status Broker::start() {
   so.limits.request_read_timeout_ms = config_.socket_request_read_timeout_ms;
   so.limits.max_queued_response_bytes = config_.connection_max_queued_response_bytes;
   so.limits.pool = std::make_shared<RequestMemoryPool>(config_.queued_max_request_bytes);
+  so.limits.max_unauthenticated_bytes = config_.sasl_server_max_receive_size;
   so.max_connections = config_.max_connections;
   so.max_connections_per_ip = config_.max_connections_per_ip;
   server_ = std::make_unique<Server>(io_, *dispatcher_, std::move(so));
-  STRATA_RETURN_IF_ERROR(server_->listen(config_.listeners));
-  bound_ = server_->bound();
-  advertised_ = bound_.front();
-  if (!config_.advertised_listeners.empty()) {
-    advertised_ = config_.advertised_listeners.front();
-    if (advertised_.port == 0) advertised_.port = bound_.front().port;
+  std::vector<std::shared_ptr<const ListenerSecurity>> security;
+  for (const auto& l : config_.listeners) {
+    auto s = security::listener_security(config_, l);
+    if (!s.ok()) return s.status();
+    security.push_back(std::make_shared<const ListenerSecurity>(std::move(*s)));
   }
-  if (advertised_.host.empty() || advertised_.host == "0.0.0.0") advertised_.host = "127.0.0.1";
+  STRATA_RETURN_IF_ERROR(server_->listen(config_.listeners, std::move(security)));
+  bound_ = server_->bound();
+  services_->advertised_listeners = advertised_listeners(config_, bound_);
+  advertised_ = services_->advertised_for(inter_broker_listener(config_));
   services_->advertised = advertised_;  // before the first accept
   if (cluster_) {                       // roles in place before the first request is read
-    STRATA_RETURN_IF_ERROR(cluster_->start(advertised_.host, advertised_.port));
+    std::map<std::string, std::string> endpoints;
+    for (const auto& l : services_->advertised_listeners) {
+      endpoints[l.name] = l.host + ":" + std::to_string(l.port);
+    }
+    STRATA_RETURN_IF_ERROR(
+        cluster_->start(advertised_.host, advertised_.port, std::move(endpoints)));
   }
   server_->start();
   signals_.async_wait([this](boost::system::error_code ec, int sig) {
@@ -252,8 +295,9 @@ Status Broker::start() {
                  metrics_exporter_->port());
   }
   for (const auto& b : bound_) {
-    spdlog::info("listening on {}://{}:{} (cluster {}, node {}, {} topics)", b.name, b.host, b.port,
-                 cluster_id(), config_.node_id, topics_->list().size());
+    spdlog::info("listening on {}://{}:{} ({}; cluster {}, node {}, {} topics)", b.name, b.host,
+                 b.port, security_protocol_name(b.protocol), cluster_id(), config_.node_id,
+                 topics_->list().size());
   }
   return Status::Ok();
 }

@@ -29,6 +29,10 @@ class GroupCoordinator;
 class LogGroupJournal;
 }  // namespace strata::broker::group
 
+namespace strata::broker::security {
+class SaslAuthenticator;
+}  // namespace strata::broker::security
+
 namespace strata::broker {
 
 class Server;
@@ -116,6 +120,7 @@ class Broker {
   boost::asio::steady_timer shutdown_timer_;
   std::vector<Listener> bound_;
   Listener advertised_;
+  std::unique_ptr<security::SaslAuthenticator> sasl_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> shutdown_requested_{false};
   int shutdown_polls_ = 0;

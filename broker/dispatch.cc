@@ -65,6 +65,9 @@ const std::vector<HandlerDef>& handler_table() {
         def<p::ListGroupsRequest>(handlers::list_groups),
         def<p::DeleteGroupsRequest>(handlers::delete_groups),
         def<p::OffsetDeleteRequest>(handlers::offset_delete),
+        // SASL
+        def<p::SaslHandshakeRequest>(handlers::sasl_handshake),
+        def<p::SaslAuthenticateRequest>(handlers::sasl_authenticate),
         // Idempotent producer
         def<p::InitProducerIdRequest>(handlers::init_producer_id),
         // Extension APIs of primary-key tables (Protobuf bodies, protocol/ext/*.proto)
@@ -81,7 +84,47 @@ const std::vector<HandlerDef>& handler_table() {
   return table;
 }
 
+namespace {
+int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+// SASL listeners: before authentication only ApiVersions, SaslHandshake and (after a v1
+// handshake) SaslAuthenticate are served; anything else closes the connection, as Kafka does. A
+// session past connections.max.reauth.ms is closed at its next request unless that request
+// re-authenticates (KIP-368).
+bool RequestDispatcher::admit(const RequestFrame& frame, const Responder& responder) {
+  const Session& s = responder.session();
+  const int16_t key = frame.api_key;
+  const bool sasl_api =
+      key == p::SaslHandshakeRequest::kApiKey ||
+      (key == p::SaslAuthenticateRequest::kApiKey && s.sasl == Session::Sasl::authenticate);
+  if (!s.authenticated()) {
+    if (sasl_api || key == p::ApiVersionsRequest::kApiKey) return true;
+    spdlog::warn("closing {}: api key {} before SASL authentication on listener {}",
+                 responder.peer(), key, s.listener);
+    responder.close("request before authentication");
+    return false;
+  }
+  if (s.session_expires_ms > 0 && !sasl_api && steady_ms() >= s.session_expires_ms) {
+    spdlog::info("closing {}: SASL session of {} expired (connections.max.reauth.ms)",
+                 responder.peer(), s.principal);
+    responder.close("SASL session expired");
+    return false;
+  }
+  return true;
+}
+
 void RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder responder) {
+  if (frame->raw_sasl_token) {
+    svc_.metrics.request_received(frame->api_key);
+    handlers::sasl_raw_token(svc_, *frame, responder);
+    return;
+  }
+  if (!admit(*frame, responder)) return;
   const auto& table = handler_table();
   auto it = std::find_if(table.begin(), table.end(),
                          [&](const HandlerDef& h) { return h.api_key == frame->api_key; });

@@ -24,6 +24,7 @@ class RequestDispatcher : public Dispatcher {
   void connection_closed() override;
 
  private:
+  bool admit(const RequestFrame& frame, const Responder& responder);
   Services& svc_;
 };
 

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "broker/config/config.h"
 #include "broker/net/asio.h"
@@ -36,6 +37,7 @@ class ClusterNode;
 namespace security {
 class Authorizer;
 class CredentialStore;
+class SaslAuthenticator;
 }  // namespace security
 
 struct Services {
@@ -54,7 +56,17 @@ struct Services {
 
   int32_t node_id = 0;
   std::string cluster_id;
-  Listener advertised;  // the address clients are told to use
+  // The address other brokers and tools reach this broker at (the inter-broker listener's).
+  Listener advertised;
+  // Every listener's advertised address (advertised.listeners, else the bound one): a client is
+  // told the addresses of the listener it came in on, as Kafka does.
+  std::vector<Listener> advertised_listeners;
+  const Listener& advertised_for(const std::string& listener) const {
+    for (const auto& l : advertised_listeners) {
+      if (l.name == listener) return l;
+    }
+    return advertised;
+  }
   // Cluster mode (broker/cluster/cluster_node.h): leadership, ISR and the cluster's view; null on
   // a single node, where this broker leads every partition.
   cluster::ClusterNode* cluster = nullptr;
@@ -64,6 +76,8 @@ struct Services {
   // is allowed). credentials: the SCRAM store SaslAuthenticate checks; null = no SCRAM users.
   const security::Authorizer* authorizer = nullptr;
   const security::CredentialStore* credentials = nullptr;
+  // SASL listeners' mechanisms and exchanges; null when no listener uses SASL.
+  const security::SaslAuthenticator* sasl = nullptr;
 
   bool stopping() const { return stopping_.load(); }
 };

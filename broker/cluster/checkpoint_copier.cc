@@ -88,6 +88,7 @@ Status CheckpointCopier::copy(const Key& k) {
   if (!leader) return Status(Errc::unavailable, "no leader to copy from");
   client::ConnectionOptions co;
   co.client_id = "strata-checkpoint-copy";
+  co.security = options_.security;
   auto conn = client::Connection::open(leader->first, leader->second, co);
   if (!conn.ok()) return conn.status();
   auto call = [&](const ext::ReplicaCheckpointRequest& req,

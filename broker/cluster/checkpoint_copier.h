@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "protocol/base/result.h"
+#include "protocol/client/connection.h"
 
 namespace strata::broker {
 class TopicRegistry;
@@ -43,6 +44,7 @@ class CheckpointCopier {
     std::shared_ptr<ReplicationThrottle> throttle;  // may be null
     int32_t chunk_bytes = 1 << 20;
     int64_t wait_for_log_ms = 600000;  // for the local log to reach the checkpoint
+    client::ClientSecurity security;   // of the connection to the leader
   };
   CheckpointCopier(TopicRegistry& topics, Options options);
   ~CheckpointCopier();

@@ -50,7 +50,8 @@ Status ClusterNode::connect(const std::string& local_cluster_id) {
   return Status::Ok();
 }
 
-Status ClusterNode::start(const std::string& host, int32_t port) {
+Status ClusterNode::start(const std::string& host, int32_t port,
+                          std::map<std::string, std::string> endpoints) {
   std::lock_guard lk(lifecycle_mu_);
   if (!etcd_) return Status(Errc::invalid_argument, "cluster node not connected");
   if (started_) return Status(Errc::invalid_argument, "cluster node already started");
@@ -64,9 +65,11 @@ Status ClusterNode::start(const std::string& host, int32_t port) {
   ro.fetch_wait_max_ms = options_.replica_fetch_wait_max_ms;
   ro.fetch_backoff_ms = options_.replica_fetch_backoff_ms;
   ro.throttle = std::make_shared<ReplicationThrottle>(options_.follower_throttled_rate);
+  ro.security = options_.inter_broker_security;
   {
     CheckpointCopier::Options co;
     co.throttle = ro.throttle;
+    co.security = options_.inter_broker_security;
     co.leader = [this](const std::string& topic,
                        int32_t partition) -> std::optional<std::pair<std::string, int>> {
       auto s = snapshot();
@@ -98,6 +101,7 @@ Status ClusterNode::start(const std::string& host, int32_t port) {
   self.host = host;
   self.port = port;
   self.rack = options_.rack;
+  self.endpoints = std::move(endpoints);
   Membership::Options mo;
   mo.lease_ttl_seconds = options_.lease_ttl_seconds;
   // A lost lease changes no role by itself: when all of etcd is down (the common case) nobody

@@ -28,6 +28,7 @@
 #include "broker/cluster/records.h"
 #include "broker/cluster/topic_admin.h"
 #include "protocol/base/result.h"
+#include "protocol/client/connection.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::storage {
@@ -64,6 +65,9 @@ struct ClusterOptions {
   // follower.replication.throttled.rate (bytes/s, -1 = unlimited), read at every fetch round so a
   // dynamic change applies at once; null = unlimited.
   std::function<int64_t()> follower_throttled_rate;
+  // How this broker connects to the others (replica fetches, checkpoint copies): the
+  // inter-broker listener's protocol, TLS trust and SASL credentials.
+  client::ClientSecurity inter_broker_security;
 };
 
 // What deleting a topic's local data involves beyond its logs (PK states, committed offsets).
@@ -89,7 +93,9 @@ class ClusterNode {
   // Reads the cluster state, registers this broker at `host:port` (refused while another live
   // broker holds the same node.id), applies this broker's roles and starts the controller
   // candidacy, the ISR checks and the replica fetchers. After connect().
-  Status start(const std::string& host, int32_t port);
+  // host:port is the inter-broker listener's address; `endpoints` every listener's, by name.
+  Status start(const std::string& host, int32_t port,
+               std::map<std::string, std::string> endpoints = {});
   // Clean shutdown, first half: asks the controller to move leadership away and waits (at most
   // `wait_ms`) until this broker leads nothing it shares with a live in-sync replica.
   void begin_shutdown(int64_t wait_ms);

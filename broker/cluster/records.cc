@@ -84,6 +84,7 @@ std::string encode(const BrokerRecord& r) {
   json j = {{"id", r.id}, {"host", r.host}, {"port", r.port}};
   if (!r.rack.empty()) j["rack"] = r.rack;
   if (r.shutting_down) j["shutting_down"] = true;
+  if (!r.endpoints.empty()) j["endpoints"] = r.endpoints;
   return j.dump();
 }
 
@@ -122,6 +123,13 @@ Result<BrokerRecord> decode_broker(const std::string& text) {
   STRATA_RETURN_IF_ERROR(field(*j, "port", r.port, "broker"));
   STRATA_RETURN_IF_ERROR(field(*j, "rack", r.rack, "broker"));
   STRATA_RETURN_IF_ERROR(field(*j, "shutting_down", r.shutting_down, "broker"));
+  if (auto e = j->find("endpoints"); e != j->end()) {
+    if (!e->is_object()) return Status(Errc::corruption, "cluster broker record: bad endpoints");
+    for (const auto& [name, addr] : e->items()) {
+      if (!addr.is_string()) return Status(Errc::corruption, "cluster broker record: bad endpoint");
+      r.endpoints[name] = addr.get<std::string>();
+    }
+  }
   if (r.id < 0) return Status(Errc::corruption, "cluster broker record without an id");
   return r;
 }

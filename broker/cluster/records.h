@@ -28,9 +28,30 @@ struct BrokerRecord {
   int32_t port = 0;
   std::string rack;            // empty = no rack
   bool shutting_down = false;  // a clean shutdown asks the controller to move leadership away
+  // Every listener's advertised address, "host:port" by listener name (host/port above are the
+  // inter-broker listener's); clients are given the one of the listener they came in on.
+  std::map<std::string, std::string> endpoints;
 
   bool operator==(const BrokerRecord&) const = default;
 };
+
+// The address of `listener` on broker `r`: its endpoint when it registered one, else host/port.
+inline std::pair<std::string, int32_t> endpoint_for(const BrokerRecord& r,
+                                                    const std::string& listener) {
+  auto it = r.endpoints.find(listener);
+  if (it != r.endpoints.end()) {
+    auto colon = it->second.rfind(':');
+    if (colon != std::string::npos) {
+      int32_t port = 0;
+      for (char c : it->second.substr(colon + 1)) {
+        if (c < '0' || c > '9' || port > 65535) return {r.host, r.port};
+        port = port * 10 + (c - '0');
+      }
+      if (port > 0 && port <= 65535) return {it->second.substr(0, colon), port};
+    }
+  }
+  return {r.host, r.port};
+}
 
 struct ControllerRecord {
   int32_t id = -1;

@@ -159,6 +159,7 @@ void ReplicaFetcher::run() {
       co.client_id = options_.client_id;
       co.connect_timeout_ms = options_.connect_timeout_ms;
       co.request_timeout_ms = options_.request_timeout_ms;
+      co.security = options_.security;
       lk.unlock();
       auto opened = client::Connection::open(host_, port_, co);
       lk.lock();

@@ -31,6 +31,8 @@
 #include <utility>
 #include <vector>
 
+#include "protocol/client/connection.h"
+
 namespace strata::storage {
 class PartitionLog;
 }
@@ -55,6 +57,7 @@ class ReplicaFetcher {
     int32_t request_timeout_ms = 30000;  // on top of max_wait_ms
     // Shared by the broker's fetchers; applies to partitions added with throttled = true.
     std::shared_ptr<ReplicationThrottle> throttle;
+    client::ClientSecurity security;  // of the connection to the leader
   };
   struct Counters {
     uint64_t fetches = 0;      // Fetch requests answered

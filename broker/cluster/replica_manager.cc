@@ -449,6 +449,7 @@ void ReplicaManager::follow(const Key& tp, const PartitionRole& role, const Clus
     fo.max_wait_ms = options_.fetch_wait_max_ms;
     fo.backoff_ms = options_.fetch_backoff_ms;
     fo.throttle = options_.throttle;
+    fo.security = options_.security;
     std::string client_id("strata-replica-");
     client_id.append(std::to_string(options_.self));
     fo.client_id = std::move(client_id);

@@ -33,6 +33,7 @@
 #include "broker/cluster/leader_state.h"
 #include "broker/cluster/metadata_view.h"
 #include "broker/cluster/roles.h"
+#include "protocol/client/connection.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::storage {
@@ -79,6 +80,7 @@ class ReplicaManager {
     int32_t fetch_backoff_ms = 1000;
     // follower.replication.throttled.rate for replicas a reassignment is adding (null = none).
     std::shared_ptr<ReplicationThrottle> throttle;
+    client::ClientSecurity security;  // of connections to leaders
     // Called before a deleted topic's local data goes (close its PK states) and after.
     std::function<void(const TopicEntry&)> before_delete;
     std::function<void(const std::string&)> after_delete;

@@ -7,7 +7,8 @@
 #include <sstream>
 
 #include "broker/cluster/etcd_client.h"  // coordination.etcd.endpoints syntax
-#include "broker/metrics/exporter.h"     // metrics.listener syntax
+#include "broker/config/security_config.h"
+#include "broker/metrics/exporter.h"  // metrics.listener syntax
 
 namespace strata::broker {
 namespace {
@@ -367,6 +368,7 @@ KeyTable<BrokerConfig> build_table() {
             &C::test_fault_drop_produce_response_every_n, "0", int64_t{0}, kI64Max,
             "TEST ONLY (needs --enable-test-faults): append every Nth produce but close the "
             "connection instead of answering; 0 = off.");
+  add_security_keys(t);
   return t;
 }
 
@@ -445,8 +447,12 @@ Result<BrokerConfig> parse_config(const std::string& text,
       return Status(Errc::invalid_argument, where + ": expected key=value: " + l);
     std::string key = trim(l.substr(0, eq));
     std::string value = trim(l.substr(eq + 1));
-    if (!kv.count(key))
+    if (is_listener_override(key)) {
+      Status st = check_listener_override(key, value);
+      if (!st.ok()) return Status(Errc::invalid_argument, where + ": " + st.message());
+    } else if (!kv.count(key)) {
       return Status(Errc::invalid_argument, where + ": unknown config key '" + key + "'");
+    }
     kv[key] = value;
     explicit_keys.insert(key);
     return Status::Ok();
@@ -463,6 +469,7 @@ Result<BrokerConfig> parse_config(const std::string& text,
 
   BrokerConfig c{BrokerConfig::Unset{}};
   for (const auto& d : config_keys()) STRATA_RETURN_IF_ERROR(d.apply(kv[d.name], &c));
+  STRATA_RETURN_IF_ERROR(resolve_listener_protocols(c));
   STRATA_RETURN_IF_ERROR(check_key_combinations(c));
   c.values = std::move(kv);
   c.explicit_keys = std::move(explicit_keys);

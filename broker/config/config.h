@@ -18,10 +18,20 @@
 
 namespace strata::broker {
 
+// Kafka's security protocols; a listener's comes from listener.security.protocol.map.
+enum class SecurityProtocol : uint8_t { plaintext, ssl, sasl_plaintext, sasl_ssl };
+inline bool uses_tls(SecurityProtocol p) {
+  return p == SecurityProtocol::ssl || p == SecurityProtocol::sasl_ssl;
+}
+inline bool uses_sasl(SecurityProtocol p) {
+  return p == SecurityProtocol::sasl_plaintext || p == SecurityProtocol::sasl_ssl;
+}
+
 struct Listener {
-  std::string name;  // e.g. PLAINTEXT
+  std::string name;  // e.g. PLAINTEXT, or a named listener such as CLIENT
   std::string host;
   uint16_t port = 0;
+  SecurityProtocol protocol = SecurityProtocol::plaintext;
 };
 
 // Field defaults come from the key table (config.cc): BrokerConfig() holds every key at its
@@ -106,6 +116,16 @@ struct BrokerConfig {
   // Scan sessions
   int64_t pk_scan_session_timeout_ms{};
   int32_t pk_scan_max_sessions{};
+  // Security (broker/config/security_config.h). TLS keys are read per listener with
+  // listener_value(); these are the broker-wide ones parsed into fields.
+  std::map<std::string, SecurityProtocol> listener_protocol_map;  // listener name -> protocol
+  std::string sasl_enabled_mechanisms;                            // comma-separated
+  int64_t connections_max_reauth_ms{};
+  int32_t connection_failed_authentication_delay_ms{};
+  int32_t sasl_server_max_receive_size{};
+  std::string inter_broker_listener_name;  // "" = from security.inter.broker.protocol
+  std::string security_inter_broker_protocol;
+  std::string sasl_mechanism_inter_broker_protocol;
   // host:port of the /metrics endpoint; empty = disabled.
   std::string metrics_listener;
   // Checkpoints of primary-key state

@@ -31,8 +31,7 @@ void describe_cluster(RequestContext& ctx, protocol::Reader& body) {
     for (const auto& [id, rec] : s->brokers) {
       auto& b = resp.brokers.emplace_back();
       b.broker_id = id;
-      b.host = rec.host;
-      b.port = rec.port;
+      std::tie(b.host, b.port) = cluster::endpoint_for(rec, ctx.responder.session().listener);
       b.rack = rec.rack.empty() ? std::nullopt : std::optional<std::string>(rec.rack);
     }
   } else {
@@ -40,8 +39,9 @@ void describe_cluster(RequestContext& ctx, protocol::Reader& body) {
     resp.controller_id = ctx.svc.node_id;
     auto& b = resp.brokers.emplace_back();
     b.broker_id = ctx.svc.node_id;
-    b.host = ctx.svc.advertised.host;
-    b.port = ctx.svc.advertised.port;
+    const Listener& self = ctx.svc.advertised_for(ctx.responder.session().listener);
+    b.host = self.host;
+    b.port = self.port;
     b.rack = std::nullopt;
   }
   if (req.include_cluster_authorized_operations) {

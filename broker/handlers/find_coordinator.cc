@@ -36,8 +36,9 @@ Coordinator group_coordinator(RequestContext& ctx, const std::string& group) {
   Coordinator c;
   if (!ctx.svc.cluster) {
     c.node_id = ctx.svc.node_id;
-    c.host = ctx.svc.advertised.host;
-    c.port = ctx.svc.advertised.port;
+    const Listener& self = ctx.svc.advertised_for(ctx.responder.session().listener);
+    c.host = self.host;
+    c.port = self.port;
     return c;
   }
   c.error = protocol::ErrorCode::coordinator_not_available;
@@ -51,8 +52,7 @@ Coordinator group_coordinator(RequestContext& ctx, const std::string& group) {
   if (b == s->brokers.end()) return c;
   c.error = protocol::ErrorCode::none;
   c.node_id = b->second.id;
-  c.host = b->second.host;
-  c.port = b->second.port;
+  std::tie(c.host, c.port) = cluster::endpoint_for(b->second, ctx.responder.session().listener);
   return c;
 }
 

@@ -39,6 +39,11 @@ void describe_groups(RequestContext& ctx, protocol::Reader& body);
 void list_groups(RequestContext& ctx, protocol::Reader& body);
 void delete_groups(RequestContext& ctx, protocol::Reader& body);
 void offset_delete(RequestContext& ctx, protocol::Reader& body);
+// SASL (the connection's Session; handlers/sasl.cc). sasl_raw_token answers the bare tokens that
+// follow a SaslHandshake v0.
+void sasl_handshake(RequestContext& ctx, protocol::Reader& body);
+void sasl_authenticate(RequestContext& ctx, protocol::Reader& body);
+void sasl_raw_token(Services& svc, const RequestFrame& frame, const Responder& responder);
 // Idempotent producer
 void init_producer_id(RequestContext& ctx, protocol::Reader& body);
 

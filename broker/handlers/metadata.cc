@@ -70,8 +70,7 @@ void metadata_cluster(RequestContext& ctx, const protocol::MetadataRequest& req)
   for (const auto& [id, b] : s->brokers) {
     auto& out = resp.brokers.emplace_back();
     out.node_id = id;
-    out.host = b.host;
-    out.port = b.port;
+    std::tie(out.host, out.port) = cluster::endpoint_for(b, ctx.responder.session().listener);
     if (!b.rack.empty()) out.rack = b.rack;
   }
   resp.cluster_id = cluster.cluster_id();
@@ -156,8 +155,9 @@ void metadata(RequestContext& ctx, protocol::Reader& body) {
   protocol::MetadataResponse resp;
   auto& b = resp.brokers.emplace_back();
   b.node_id = svc.node_id;
-  b.host = svc.advertised.host;
-  b.port = svc.advertised.port;
+  const Listener& self = svc.advertised_for(ctx.responder.session().listener);
+  b.host = self.host;
+  b.port = self.port;
   resp.cluster_id = svc.cluster_id;
   resp.controller_id = svc.node_id;
   resp.cluster_authorized_operations = kAuthorizedOpsOmitted;

@@ -122,6 +122,13 @@ std::vector<prometheus::MetricFamily> BrokerMetrics::collect(
                       MetricType::Counter);
   add_sample(total, {}, static_cast<double>(connections_total_.load(std::memory_order_relaxed)));
   out.push_back(std::move(total));
+  auto auth = family("strata_authentication_failures_total",
+                     "SASL authentications that failed (connections closed after "
+                     "connection.failed.authentication.delay.ms).",
+                     MetricType::Counter);
+  add_sample(auth, {},
+             static_cast<double>(authentication_failures_.load(std::memory_order_relaxed)));
+  out.push_back(std::move(auth));
   auto queued = family("strata_connections_queued_response_bytes",
                        "Response bytes answered but not yet written to their sockets, all "
                        "connections (file ranges by length; bounded per connection by "

@@ -43,6 +43,8 @@ class BrokerMetrics {
 
   void connection_opened();
   void connection_closed();
+  // A SASL authentication that failed (wrong password, unknown user, bad message).
+  void authentication_failed() { authentication_failures_.fetch_add(1, std::memory_order_relaxed); }
 
   AtomicHistogram& pk_lookup_latency() { return pk_lookup_latency_; }
 
@@ -71,6 +73,7 @@ class BrokerMetrics {
   std::unique_ptr<ApiSlot[]> slots_;
   std::atomic<int64_t> active_connections_{0};
   std::atomic<uint64_t> connections_total_{0};
+  std::atomic<uint64_t> authentication_failures_{0};
   AtomicHistogram pk_lookup_latency_;
 };
 

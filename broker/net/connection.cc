@@ -1,16 +1,29 @@
 #include "broker/net/connection.h"
 
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <spdlog/spdlog.h>
 #include <sys/sendfile.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 
+#include "broker/net/asio_ssl.h"
 #include "broker/net/dispatcher.h"
 
 namespace strata::broker {
 
 namespace asio = boost::asio;
+
+struct Connection::Tls {
+  Tls(asio::ip::tcp::socket& socket, std::shared_ptr<asio::ssl::context> ctx)
+      : context(std::move(ctx)), stream(socket, *context) {}
+  std::shared_ptr<asio::ssl::context> context;  // the one the handshake used
+  asio::ssl::stream<asio::ip::tcp::socket&> stream;
+};
 
 void Responder::send(ResponseFrame frame) const {
   conn_->complete(seq_, Connection::SlotState::ready, std::move(frame), {});
@@ -51,10 +64,12 @@ void Connection::add_queued(int64_t delta) {
 }
 
 Connection::Connection(asio::ip::tcp::socket socket, Dispatcher& dispatcher,
-                       std::shared_ptr<const ConnectionLimits> limits)
+                       std::shared_ptr<const ConnectionLimits> limits,
+                       std::shared_ptr<const ListenerSecurity> security)
     : id_(next_connection_id.fetch_add(1, std::memory_order_relaxed)),
       socket_(std::move(socket)),
       strand_(asio::make_strand(socket_.get_executor())),
+      security_(std::move(security)),
       dispatcher_(dispatcher),
       limits_(std::move(limits)),
       last_activity_(steady_now_ns()),
@@ -65,6 +80,12 @@ Connection::Connection(asio::ip::tcp::socket socket, Dispatcher& dispatcher,
   address_ = ec ? "?" : ep.address().to_string();
   peer_ = ec ? "?" : address_ + ":" + std::to_string(ep.port());
   session_.host = address_;
+  if (security_) {
+    session_.listener = security_->name;
+    session_.protocol = security_->protocol;
+    if (uses_sasl(session_.protocol)) session_.sasl = Session::Sasl::handshake;
+    if (security_->tls) tls_ = std::make_unique<Tls>(socket_, security_->tls->get());
+  }
   socket_.set_option(asio::ip::tcp::no_delay(true), ec);
   socket_.native_non_blocking(true, ec);  // sendfile must not block an I/O thread
 }
@@ -73,7 +94,98 @@ Connection::~Connection() = default;
 
 void Connection::start() {
   dispatcher_.connection_opened();  // metrics; close() reports the other end
-  asio::dispatch(strand_, [self = shared_from_this()] { self->read_size(); });
+  asio::dispatch(strand_, [self = shared_from_this()] {
+    if (self->tls_) {
+      self->tls_handshake();
+    } else {
+      self->read_size();
+    }
+  });
+}
+
+namespace {
+// The RFC 2253 subject of the peer's certificate ("" when it sent none).
+std::string peer_subject(SSL* ssl) {
+  X509* cert = SSL_get1_peer_certificate(ssl);
+  if (!cert) return {};
+  std::string out;
+  BIO* bio = BIO_new(BIO_s_mem());
+  if (bio && X509_NAME_print_ex(bio, X509_get_subject_name(cert), 0,
+                                XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB) >= 0) {
+    char* data = nullptr;
+    long n = BIO_get_mem_data(bio, &data);
+    if (n > 0) out.assign(data, static_cast<size_t>(n));
+  }
+  BIO_free(bio);
+  X509_free(cert);
+  return out;
+}
+}  // namespace
+
+// The handshake must finish within socket.request.read.timeout.ms, like a started frame: a
+// client that connects and sends nothing (or a plaintext client on a TLS port waiting for an
+// answer) does not hold the connection open until the idle reaper.
+void Connection::tls_handshake() {
+  reading_ = true;
+  if (limits_->request_read_timeout_ms > 0) {
+    frame_timer_.expires_after(std::chrono::milliseconds(limits_->request_read_timeout_ms));
+    frame_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+      if (ec || self->closed_) return;
+      spdlog::info("closing {}: no TLS handshake within socket.request.read.timeout.ms={}",
+                   self->peer_, self->limits_->request_read_timeout_ms);
+      self->close("TLS handshake timeout");
+    });
+  }
+  tls_->stream.async_handshake(
+      asio::ssl::stream_base::server,
+      asio::bind_executor(strand_, [self = shared_from_this()](boost::system::error_code ec) {
+        self->reading_ = false;
+        self->frame_timer_.cancel();
+        if (self->closed_) return;
+        if (ec) {
+          // A plaintext client on a TLS port lands here too ("wrong version number").
+          spdlog::info("closing {}: TLS handshake failed on listener {}: {}", self->peer_,
+                       self->session_.listener, ec.message());
+          self->close("TLS handshake failed");
+          return;
+        }
+        const std::string subject = peer_subject(self->tls_->stream.native_handle());
+        if (!subject.empty() && self->security_->principal_of_subject &&
+            !uses_sasl(self->session_.protocol)) {
+          auto principal = self->security_->principal_of_subject(subject);
+          if (!principal.ok()) {
+            spdlog::warn("closing {}: client certificate {} refused: {}", self->peer_, subject,
+                         principal.status().message());
+            self->close("client certificate refused");
+            return;
+          }
+          self->session_.principal = *principal;
+        }
+        self->touch();
+        self->read_size();
+      }));
+}
+
+template <typename Buffers, typename Handler>
+void Connection::read_exact(const Buffers& buffers, Handler&& handler) {
+  if (tls_) {
+    asio::async_read(tls_->stream, buffers,
+                     asio::bind_executor(strand_, std::forward<Handler>(handler)));
+  } else {
+    asio::async_read(socket_, buffers,
+                     asio::bind_executor(strand_, std::forward<Handler>(handler)));
+  }
+}
+
+template <typename Buffers, typename Handler>
+void Connection::write_all(const Buffers& buffers, Handler&& handler) {
+  if (tls_) {
+    asio::async_write(tls_->stream, buffers,
+                      asio::bind_executor(strand_, std::forward<Handler>(handler)));
+  } else {
+    asio::async_write(socket_, buffers,
+                      asio::bind_executor(strand_, std::forward<Handler>(handler)));
+  }
 }
 
 void Connection::drain() {
@@ -91,29 +203,36 @@ void Connection::read_size() {
     return;
   }
   reading_ = true;
-  asio::async_read(
-      socket_, asio::buffer(size_buf_, 4),
-      asio::bind_executor(
-          strand_, [self = shared_from_this()](boost::system::error_code ec, size_t) {
-            self->reading_ = false;
-            if (ec) {
-              self->close(ec == asio::error::eof ? "" : ec.message());
-              return;
-            }
-            self->touch();
-            uint32_t size = (uint32_t(self->size_buf_[0]) << 24) |
-                            (uint32_t(self->size_buf_[1]) << 16) |
-                            (uint32_t(self->size_buf_[2]) << 8) | uint32_t(self->size_buf_[3]);
-            int32_t ssize = static_cast<int32_t>(size);
-            if (ssize < 8 || ssize > self->limits_->max_request_bytes) {
-              // Kafka closes the connection on a size it will not read (InvalidReceive).
-              spdlog::warn("closing {}: request size {} outside [8, socket.request.max.bytes={}]",
-                           self->peer_, ssize, self->limits_->max_request_bytes);
-              self->close("bad frame size");
-              return;
-            }
-            self->read_body(size);
-          }));
+  read_exact(asio::buffer(size_buf_, 4), [self = shared_from_this()](boost::system::error_code ec,
+                                                                     size_t) {
+    self->reading_ = false;
+    if (ec) {
+      self->close(ec == asio::error::eof ? "" : ec.message());
+      return;
+    }
+    self->touch();
+    uint32_t size = (uint32_t(self->size_buf_[0]) << 24) | (uint32_t(self->size_buf_[1]) << 16) |
+                    (uint32_t(self->size_buf_[2]) << 8) | uint32_t(self->size_buf_[3]);
+    int32_t ssize = static_cast<int32_t>(size);
+    // Before authentication a frame is at most sasl.server.max.receive.size (Kafka's rule); a
+    // bare SASL token has no Kafka header, so it may be shorter than one.
+    const Session& s = self->session_;
+    const int32_t max = s.authenticated() ? self->limits_->max_request_bytes
+                                          : std::min(self->limits_->max_request_bytes,
+                                                     self->limits_->max_unauthenticated_bytes);
+    const int32_t min = s.sasl == Session::Sasl::raw_token ? 1 : 8;
+    if (ssize < min || ssize > max) {
+      // Kafka closes the connection on a size it will not read (InvalidReceive). A TLS client
+      // on a plaintext port reads as ~369 MB here (its ClientHello's first bytes).
+      spdlog::warn("closing {}: request size {} outside [{}, {}] ({})", self->peer_, ssize, min,
+                   max,
+                   s.authenticated() ? "socket.request.max.bytes"
+                                     : "sasl.server.max.receive.size before authentication");
+      self->close("bad frame size");
+      return;
+    }
+    self->read_body(size);
+  });
 }
 
 // The body's bytes come from the broker-wide request pool (queued.max.request.bytes): while it is
@@ -152,18 +271,17 @@ void Connection::start_body(uint32_t size) {
       self->close("request frame read timeout");
     });
   }
-  asio::async_read(socket_, asio::buffer(frame->bytes),
-                   asio::bind_executor(strand_, [self = shared_from_this(), frame](
-                                                    boost::system::error_code ec, size_t) {
-                     self->reading_ = false;
-                     self->frame_timer_.cancel();
-                     if (ec) {
-                       self->close(ec == asio::error::eof ? "truncated frame" : ec.message());
-                       return;
-                     }
-                     self->touch();
-                     self->on_frame(frame);
-                   }));
+  read_exact(asio::buffer(frame->bytes),
+             [self = shared_from_this(), frame](boost::system::error_code ec, size_t) {
+               self->reading_ = false;
+               self->frame_timer_.cancel();
+               if (ec) {
+                 self->close(ec == asio::error::eof ? "truncated frame" : ec.message());
+                 return;
+               }
+               self->touch();
+               self->on_frame(frame);
+             });
 }
 
 void Connection::close_if_idle(std::chrono::steady_clock::time_point now) {
@@ -191,10 +309,16 @@ void Connection::on_frame(std::shared_ptr<RequestFrame> frame) {
     return;
   }
   const auto& b = frame->bytes;
-  frame->api_key = static_cast<int16_t>((b[0] << 8) | b[1]);
-  frame->api_version = static_cast<int16_t>((b[2] << 8) | b[3]);
-  frame->correlation_id = static_cast<int32_t>((uint32_t(b[4]) << 24) | (uint32_t(b[5]) << 16) |
-                                               (uint32_t(b[6]) << 8) | b[7]);
+  if (session_.sasl == Session::Sasl::raw_token) {
+    // After SaslHandshake v0 the client sends bare SASL tokens; the dispatcher answers them.
+    frame->raw_sasl_token = true;
+    frame->api_key = 36;  // counted as SaslAuthenticate
+  } else {
+    frame->api_key = static_cast<int16_t>((b[0] << 8) | b[1]);
+    frame->api_version = static_cast<int16_t>((b[2] << 8) | b[3]);
+    frame->correlation_id = static_cast<int32_t>((uint32_t(b[4]) << 24) | (uint32_t(b[5]) << 16) |
+                                                 (uint32_t(b[6]) << 8) | b[7]);
+  }
   uint64_t seq = next_seq_++;
   Slot slot;
   slot.seq = seq;
@@ -240,12 +364,17 @@ void Connection::pump() {
       }
       break;  // write what precedes it first
     }
+    const bool last = s.state == SlotState::ready && s.frame.close_after;
     if (s.state == SlotState::ready) {
       writing_bytes_ += frame_bytes(s.frame);
       writing_frames_.push_back(std::move(s.frame));
     }
     pending_mute_ms_ = std::max(pending_mute_ms_, s.throttle_ms);
     slots_.pop_front();
+    if (last) {
+      close_after_write_ = true;
+      break;
+    }
   }
   if (writing_frames_.empty()) {
     mute_for(pending_mute_ms_);  // skipped slots only (acks=0): mute at once
@@ -275,6 +404,10 @@ void Connection::pump() {
 void Connection::write_next() {
   if (closed_) return;
   if (piece_index_ >= pieces_.size()) {
+    if (close_after_write_) {
+      close("closed after its last response");
+      return;
+    }
     writing_ = false;
     touch();
     mute_for(pending_mute_ms_);  // the throttled responses are out: now the client waits
@@ -291,6 +424,26 @@ void Connection::write_next() {
     write_file(p.fd, p.file_offset, static_cast<uint32_t>(p.len));
     return;
   }
+  if (tls_) {  // one TLS write of the consecutive memory pieces, copied together
+    tls_buffer_.clear();
+    size_t end = piece_index_;
+    while (end < pieces_.size() && pieces_[end].fd < 0 &&
+           (tls_buffer_.empty() || tls_buffer_.size() + pieces_[end].len <= kTlsChunk)) {
+      tls_buffer_.insert(tls_buffer_.end(), pieces_[end].data,
+                         pieces_[end].data + pieces_[end].len);
+      ++end;
+    }
+    write_all(asio::buffer(tls_buffer_),
+              [self = shared_from_this(), end](boost::system::error_code ec, size_t) {
+                if (ec) {
+                  self->close(ec.message());
+                  return;
+                }
+                self->piece_index_ = end;
+                self->write_next();
+              });
+    return;
+  }
   // Gather consecutive memory pieces into one writev.
   std::vector<asio::const_buffer> bufs;
   size_t end = piece_index_;
@@ -298,20 +451,22 @@ void Connection::write_next() {
     if (pieces_[end].len) bufs.emplace_back(pieces_[end].data, pieces_[end].len);
     ++end;
   }
-  asio::async_write(socket_, bufs,
-                    asio::bind_executor(strand_, [self = shared_from_this(), end](
-                                                     boost::system::error_code ec, size_t) {
-                      if (ec) {
-                        self->close(ec.message());
-                        return;
-                      }
-                      self->piece_index_ = end;
-                      self->write_next();
-                    }));
+  write_all(bufs, [self = shared_from_this(), end](boost::system::error_code ec, size_t) {
+    if (ec) {
+      self->close(ec.message());
+      return;
+    }
+    self->piece_index_ = end;
+    self->write_next();
+  });
 }
 
 // Log bytes go from the page cache to the socket without passing through user space.
 void Connection::write_file(int fd, uint64_t offset, uint32_t remaining) {
+  if (tls_) {
+    write_file_copy(fd, offset, remaining);
+    return;
+  }
   while (remaining > 0) {
     off_t off = static_cast<off_t>(offset);
     ssize_t n = ::sendfile(socket_.native_handle(), fd, &off, remaining);
@@ -339,6 +494,36 @@ void Connection::write_file(int fd, uint64_t offset, uint32_t remaining) {
   }
   ++piece_index_;
   write_next();
+}
+
+// TLS encrypts in user space, so file ranges are read (from the page cache, usually) into a
+// buffer and written through the TLS stream, a chunk at a time.
+void Connection::write_file_copy(int fd, uint64_t offset, uint32_t remaining) {
+  if (remaining == 0) {
+    ++piece_index_;
+    write_next();
+    return;
+  }
+  const size_t want = std::min<size_t>(remaining, kTlsChunk);
+  tls_buffer_.resize(want);
+  ssize_t n;
+  do {
+    n = ::pread(fd, tls_buffer_.data(), want, static_cast<off_t>(offset));
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) {
+    close(n == 0 ? "log file shrank during send" : std::string("pread: ") + strerror(errno));
+    return;
+  }
+  const auto got = static_cast<uint32_t>(n);
+  write_all(asio::buffer(tls_buffer_.data(), got),
+            [self = shared_from_this(), fd, offset, remaining, got](boost::system::error_code ec,
+                                                                    size_t) {
+              if (ec) {
+                self->close(ec.message());
+                return;
+              }
+              self->write_file_copy(fd, offset + got, remaining - got);
+            });
 }
 
 void Connection::maybe_resume_reading() {

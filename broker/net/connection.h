@@ -14,6 +14,7 @@
 #include "broker/net/asio.h"
 #include "broker/net/frame.h"
 #include "broker/net/limits.h"
+#include "broker/net/listener_security.h"
 #include "broker/net/session.h"
 
 namespace strata::broker {
@@ -45,8 +46,10 @@ class Responder {
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
+  // `security` null: a PLAINTEXT listener.
   Connection(boost::asio::ip::tcp::socket socket, Dispatcher& dispatcher,
-             std::shared_ptr<const ConnectionLimits> limits);
+             std::shared_ptr<const ConnectionLimits> limits,
+             std::shared_ptr<const ListenerSecurity> security = nullptr);
   ~Connection();
   void start();
   // Stop reading new requests; close once every accepted request has been answered.
@@ -83,6 +86,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::chrono::steady_clock::time_point received{};  // when the frame was complete
   };
 
+  void tls_handshake();
   void read_size();
   void read_body(uint32_t size);
   void start_body(uint32_t size);  // once the request pool granted the bytes
@@ -91,6 +95,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void pump();
   void write_next();
   void write_file(int fd, uint64_t offset, uint32_t remaining);
+  void write_file_copy(int fd, uint64_t offset, uint32_t remaining);  // TLS: no sendfile
+  // The socket or, on a TLS listener, the TLS stream over it.
+  template <typename Buffers, typename Handler>
+  void read_exact(const Buffers& buffers, Handler&& handler);
+  template <typename Buffers, typename Handler>
+  void write_all(const Buffers& buffers, Handler&& handler);
   void close(const std::string& reason);
   void maybe_resume_reading();
   bool response_queue_full() const {
@@ -109,6 +119,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const uint64_t id_;
   boost::asio::ip::tcp::socket socket_;
   boost::asio::strand<boost::asio::any_io_executor> strand_;
+  const std::shared_ptr<const ListenerSecurity> security_;
+  struct Tls;                 // the TLS stream over socket_ and its context (connection.cc)
+  std::unique_ptr<Tls> tls_;  // TLS listeners only
+  // TLS writes: memory pieces are gathered into one buffer (a TLS record per small piece would
+  // cost a record header and a syscall each) and file ranges are read into it (no sendfile).
+  static constexpr size_t kTlsChunk = 256 * 1024;
+  std::vector<uint8_t> tls_buffer_;
+  bool close_after_write_ = false;  // a frame with close_after is being written
   Dispatcher& dispatcher_;
   const std::shared_ptr<const ConnectionLimits> limits_;
   std::string peer_;

@@ -48,6 +48,8 @@ struct RequestFrame {
   int16_t api_key = 0;
   int16_t api_version = 0;
   int32_t correlation_id = 0;
+  // A bare SASL token (after SaslHandshake v0): no Kafka header, api_key etc. are not set.
+  bool raw_sasl_token = false;
   std::shared_ptr<RequestMemoryPool> pool;  // null: not pooled
   int64_t pooled_bytes = 0;
 };
@@ -59,6 +61,8 @@ struct ResponseFrame {
   // Client-quota throttle (KIP-219): once this response is written, the connection reads no
   // further request for this long.
   int64_t throttle_ms = 0;
+  // Close the connection once this response is written (a failed authentication).
+  bool close_after = false;
 };
 
 }  // namespace strata::broker

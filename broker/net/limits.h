@@ -43,7 +43,10 @@ struct ConnectionLimits {
   int64_t idle_ms = 600000;                      // connections.max.idle.ms; < 0: never
   int64_t request_read_timeout_ms = 30000;       // socket.request.read.timeout.ms
   int64_t max_queued_response_bytes = 16777216;  // connection.max.queued.response.bytes
-  std::shared_ptr<RequestMemoryPool> pool =      // queued.max.request.bytes
+  // sasl.server.max.receive.size: the largest frame of a connection that has not authenticated
+  // yet (a stranger cannot make the broker allocate a 100 MiB request buffer).
+  int32_t max_unauthenticated_bytes = 524288;
+  std::shared_ptr<RequestMemoryPool> pool =  // queued.max.request.bytes
       std::make_shared<RequestMemoryPool>(-1);
 };
 

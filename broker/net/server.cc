@@ -16,8 +16,10 @@ Server::Server(asio::io_context& io, Dispatcher& dispatcher, Options options)
       limits_(std::make_shared<const ConnectionLimits>(options_.limits)),
       idle_timer_(io) {}
 
-Status Server::listen(const std::vector<Listener>& listeners) {
-  for (const auto& l : listeners) {
+Status Server::listen(const std::vector<Listener>& listeners,
+                      std::vector<std::shared_ptr<const ListenerSecurity>> security) {
+  for (size_t li = 0; li < listeners.size(); ++li) {
+    const Listener& l = listeners[li];
     boost::system::error_code ec;
     asio::ip::tcp::resolver resolver(io_);
     auto results =
@@ -40,6 +42,7 @@ Status Server::listen(const std::vector<Listener>& listeners) {
     b.port = acc->local_endpoint().port();
     bound_.push_back(b);
     acceptors_.push_back(std::move(acc));
+    security_.push_back(li < security.size() ? security[li] : nullptr);
   }
   return Status::Ok();
 }
@@ -94,7 +97,8 @@ void Server::accept(size_t i) {
       return;
     } else {
       accept_backoff_ms_ = 0;
-      auto conn = std::make_shared<Connection>(std::move(socket), dispatcher_, limits_);
+      auto conn =
+          std::make_shared<Connection>(std::move(socket), dispatcher_, limits_, security_[i]);
       if (!admit(conn->peer_address())) {
         ++refused_;
         const auto now = std::chrono::steady_clock::now();

@@ -12,6 +12,7 @@
 #include "broker/config/config.h"
 #include "broker/net/asio.h"
 #include "broker/net/connection.h"
+#include "broker/net/listener_security.h"
 #include "protocol/base/result.h"
 
 namespace strata::broker {
@@ -26,7 +27,9 @@ class Server {
     int32_t max_connections_per_ip = INT32_MAX;  // max.connections.per.ip
   };
   Server(boost::asio::io_context& io, Dispatcher& dispatcher, Options options);
-  Status listen(const std::vector<Listener>& listeners);
+  // security[i] belongs to listeners[i] (missing or null: PLAINTEXT).
+  Status listen(const std::vector<Listener>& listeners,
+                std::vector<std::shared_ptr<const ListenerSecurity>> security = {});
   // The listeners with the ports actually bound.
   std::vector<Listener> bound() const { return bound_; }
   void start();
@@ -51,6 +54,7 @@ class Server {
   std::chrono::steady_clock::time_point last_refusal_log_{};
   std::vector<std::unique_ptr<boost::asio::ip::tcp::acceptor>> acceptors_;
   std::vector<Listener> bound_;
+  std::vector<std::shared_ptr<const ListenerSecurity>> security_;  // per acceptor
   std::mutex mu_;
   std::vector<std::weak_ptr<Connection>> connections_;
   // Accept failures (io thread; one accept per acceptor is outstanding at a time).

@@ -8,16 +8,9 @@
 #include <memory>
 #include <string>
 
+#include "broker/config/config.h"
+
 namespace strata::broker {
-
-enum class SecurityProtocol : uint8_t { plaintext, ssl, sasl_plaintext, sasl_ssl };
-
-inline bool uses_tls(SecurityProtocol p) {
-  return p == SecurityProtocol::ssl || p == SecurityProtocol::sasl_ssl;
-}
-inline bool uses_sasl(SecurityProtocol p) {
-  return p == SecurityProtocol::sasl_plaintext || p == SecurityProtocol::sasl_ssl;
-}
 
 inline constexpr const char* kAnonymousPrincipal = "User:ANONYMOUS";
 
@@ -42,8 +35,9 @@ struct Session {
     authenticated,  // done; principal is set
   };
   Sasl sasl = Sasl::not_used;
-  std::string mechanism;                  // the one SaslHandshake chose
+  std::string mechanism;                   // the one SaslHandshake chose
   std::unique_ptr<SaslExchange> exchange;  // the mechanism's state between tokens
+  bool sasl_reauthenticating = false;      // a KIP-368 re-authentication is under way
   // Steady-clock ms after which the session must re-authenticate (KIP-368); 0 = never.
   int64_t session_expires_ms = 0;
 

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "protocol/client/tls_session.h"
 #include "protocol/ext/api_keys.h"
 #include "protocol/messages/api_versions.h"
 
@@ -21,25 +22,7 @@ namespace {
 
 constexpr int32_t kMaxResponseBytes = 256 << 20;
 
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-// Waits until `fd` is ready for `events` or the deadline passes. 1 ready, 0 timeout, -1 error.
-int wait_fd(int fd, short events, int64_t deadline_ms) {
-  for (;;) {
-    const int64_t left = deadline_ms - now_ms();
-    if (left <= 0) return 0;
-    pollfd p{fd, events, 0};
-    const int rc = ::poll(&p, 1, static_cast<int>(left > 1000000 ? 1000000 : left));
-    if (rc > 0) return 1;
-    if (rc == 0) continue;
-    if (errno == EINTR) continue;
-    return -1;
-  }
-}
+int64_t now_ms() { return steady_now_ms(); }
 
 }  // namespace
 
@@ -87,6 +70,7 @@ Connection::Connection(int fd, std::string host, int port, ConnectionOptions opt
 Connection::~Connection() { close(); }
 
 void Connection::close() {
+  tls_.reset();
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
 }
@@ -136,8 +120,17 @@ Result<std::unique_ptr<Connection>> Connection::open(const std::string& host, in
   ::freeaddrinfo(res);
   if (fd < 0) return connection_status("cannot connect to " + where + ": " + last_error);
   std::unique_ptr<Connection> c(new Connection(fd, host, port, opts));
+  if (opts.security.tls()) {
+    auto tls = TlsSession::handshake(fd, host, opts.security, deadline);
+    if (!tls.ok()) return connection_status(where + ": " + tls.status().message());
+    c->tls_ = std::move(*tls);
+  }
   Status st = c->negotiate();
   if (!st.ok()) return st;
+  if (opts.security.sasl()) {
+    st = c->authenticate();
+    if (!st.ok()) return st;
+  }
   return c;
 }
 
@@ -264,6 +257,13 @@ Status Connection::call_ext(int16_t api_key, const google::protobuf::MessageLite
 }
 
 Status Connection::send_all(const uint8_t* data, size_t n, int64_t deadline_ms) {
+  if (tls_) {
+    Status st = tls_->write_all(fd_, data, n, deadline_ms);
+    if (st.ok()) return st;
+    close();
+    return connection_status("send to " + host_ + ":" + std::to_string(port_) + ": " +
+                             st.message());
+  }
   size_t done = 0;
   while (done < n) {
     const ssize_t k = ::send(fd_, data + done, n - done, MSG_NOSIGNAL);
@@ -286,6 +286,13 @@ Status Connection::send_all(const uint8_t* data, size_t n, int64_t deadline_ms) 
 }
 
 Status Connection::recv_all(uint8_t* data, size_t n, int64_t deadline_ms) {
+  if (tls_) {
+    Status st = tls_->read_all(fd_, data, n, deadline_ms);
+    if (st.ok()) return st;
+    close();
+    return connection_status("request to " + host_ + ":" + std::to_string(port_) + ": " +
+                             st.message());
+  }
   size_t done = 0;
   while (done < n) {
     const ssize_t k = ::recv(fd_, data + done, n - done, 0);

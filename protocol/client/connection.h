@@ -39,11 +39,32 @@ struct Reply {
   int16_t version = 0;
 };
 
+// How to reach a secured listener, with Kafka's client vocabulary (security.protocol,
+// sasl.mechanism, ...): TLS verifies the broker's certificate against `ca_file` (or the system's
+// CAs) and its host name or IP against the certificate's SAN; SASL runs SaslHandshake v1 +
+// SaslAuthenticate with PLAIN or SCRAM right after ApiVersions.
+struct ClientSecurity {
+  std::string protocol = "PLAINTEXT";    // PLAINTEXT | SSL | SASL_PLAINTEXT | SASL_SSL
+  std::string ca_file;                   // PEM CA certificates; empty = the system's
+  std::string cert_file;                 // PEM client certificate (mTLS), with key_file
+  std::string key_file;                  // PEM private key (may hold the chain too)
+  bool verify_hostname = true;           // ssl.endpoint.identification.algorithm=https
+  std::string sasl_mechanism = "PLAIN";  // PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512
+  std::string username;
+  std::string password;
+
+  bool tls() const { return protocol == "SSL" || protocol == "SASL_SSL"; }
+  bool sasl() const { return protocol == "SASL_PLAINTEXT" || protocol == "SASL_SSL"; }
+};
+
 struct ConnectionOptions {
   std::string client_id = "strata-client";
   int connect_timeout_ms = 5000;
   int request_timeout_ms = 30000;
+  ClientSecurity security;
 };
+
+class TlsSession;  // client_security.cc
 
 class Connection {
  public:
@@ -103,6 +124,7 @@ class Connection {
  private:
   Connection(int fd, std::string host, int port, ConnectionOptions opts);
   Status negotiate();
+  Status authenticate();  // SASL, after negotiate()
   // Writes the size placeholder and request header; returns the correlation id.
   int32_t begin_frame(protocol::Writer& w, int16_t api_key, int16_t version,
                       int16_t header_version);
@@ -115,6 +137,7 @@ class Connection {
   Status recv_all(uint8_t* data, size_t n, int64_t deadline_ms);
 
   int fd_ = -1;
+  std::unique_ptr<TlsSession> tls_;  // SSL / SASL_SSL
   std::string host_;
   int port_ = 0;
   ConnectionOptions opts_;

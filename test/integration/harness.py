@@ -18,7 +18,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BROKER = os.environ.get("STRATA_BROKER", os.path.join(ROOT, "build", "broker", "strata-broker"))
-LISTEN_RE = re.compile(r"listening on PLAINTEXT://([0-9.]+):(\d+)")
+LISTEN_RE = re.compile(r"(?<!metrics )listening on (\w+)://([0-9.]+):(\d+)")
 
 
 def _die_with_parent():
@@ -39,6 +39,8 @@ class BrokerProcess:
         self.overrides = dict(overrides or {})
         self.proc = None
         self.port = None
+        self.ports = {}  # listener name -> bound port
+        self._port_name = None
         self.log_lines = []
         self._port_seen = threading.Event()
 
@@ -55,6 +57,8 @@ class BrokerProcess:
             args += ["--override", "%s=%s" % (k, v)]
         self._port_seen.clear()
         self.port = None
+        self._port_name = None
+        self.ports = {}
         self._close_pipe()
         nofile = self.nofile
 
@@ -69,6 +73,12 @@ class BrokerProcess:
         if not self._port_seen.wait(timeout):
             self.kill()
             raise RuntimeError("broker did not start:\n" + "\n".join(self.log_lines[-50:]))
+        # Every listener's line (they are logged one after another).
+        listeners = self.overrides.get("listeners", "PLAINTEXT://127.0.0.1:0")
+        expected = len([x for x in listeners.split(",") if x.strip()])
+        deadline = time.time() + timeout
+        while len(self.ports) < expected and time.time() < deadline:
+            time.sleep(0.01)
         return self
 
     def _pump(self, proc):
@@ -78,8 +88,12 @@ class BrokerProcess:
             if os.environ.get("STRATA_IT_VERBOSE"):
                 print("[broker] " + line, flush=True)
             m = LISTEN_RE.search(line)
-            if m and self.port is None:
-                self.port = int(m.group(2))
+            if m:
+                name, port = m.group(1), int(m.group(3))
+                self.ports[name] = port
+                # `port`: the PLAINTEXT listener (what most tests use), else the first one.
+                if self.port is None or (name == "PLAINTEXT" and self._port_name != name):
+                    self.port, self._port_name = port, name
                 self._port_seen.set()
 
     def _close_pipe(self):

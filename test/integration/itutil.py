@@ -158,12 +158,13 @@ def ck_consume(bootstrap, topic, partitions, expected, timeout=60, **extra):
 # ---------------------------------------------------------------- kafka-python helpers
 
 
-def kp_consume(bootstrap, topic, partitions, expected, timeout=60):
-    """kafka-python consumer without a group: assign + seek_to_beginning."""
+def kp_consume(bootstrap, topic, partitions, expected, timeout=60, **extra):
+    """kafka-python consumer without a group: assign + seek_to_beginning. `extra`: more
+    KafkaConsumer settings (security_protocol, sasl_mechanism, ...)."""
     from kafka import KafkaConsumer, TopicPartition
     c = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
                       auto_offset_reset="earliest", request_timeout_ms=30000,
-                      api_version_auto_timeout_ms=10000)
+                      api_version_auto_timeout_ms=10000, **extra)
     try:
         tps = [TopicPartition(topic, p) for p in partitions]
         c.assign(tps)

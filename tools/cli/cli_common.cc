@@ -17,6 +17,7 @@ client::Client& Cli::client() {
     o.client_id = "strata-cli";
     o.request_timeout_ms = timeout_ms;
     o.connect_timeout_ms = std::min(timeout_ms, 5000);
+    o.security = security;
     client_ = std::make_unique<client::Client>(o);
   }
   return *client_;

@@ -33,7 +33,9 @@ struct Cli {
   std::string bootstrap = "127.0.0.1:9092";
   std::string output = "text";  // text | json
   int timeout_ms = 30000;
-  std::function<int()> action;  // set by the chosen subcommand
+  std::string command_config;       // --command-config: client properties (TLS, SASL)
+  std::function<int()> action;      // set by the chosen subcommand
+  client::ClientSecurity security;  // from --command-config, read before the action runs
 
   bool json_out() const { return output == "json"; }
   // The client, created on first use from the global options.

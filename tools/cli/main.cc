@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "tools/cli/cli_common.h"
+#include "tools/client/client_config.h"
 
 int main(int argc, char** argv) {
   using namespace strata::cli;
@@ -18,6 +19,9 @@ int main(int argc, char** argv) {
   app.add_option("--output,-o", cli.output, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+  app.add_option("--command-config", cli.command_config,
+                 "Client properties file (security.protocol, sasl.mechanism, sasl.jaas.config, "
+                 "ssl.truststore.location, ...), as Kafka's tools take it");
   app.add_option("--timeout-ms", cli.timeout_ms, "Request timeout in milliseconds")
       ->check(CLI::Range(1, 3600000))
       ->capture_default_str();
@@ -38,6 +42,13 @@ int main(int argc, char** argv) {
   }
   if (auto hp = strata::client::parse_host_port(cli.bootstrap); !hp.ok()) {
     return usage_error(cli, hp.status().message());
+  }
+  if (!cli.command_config.empty()) {
+    auto props = strata::client::read_properties(cli.command_config);
+    if (!props.ok()) return usage_error(cli, props.status().message());
+    auto sec = strata::client::client_security(*props);
+    if (!sec.ok()) return usage_error(cli, sec.status().message());
+    cli.security = *sec;
   }
   if (!cli.action) {
     std::fprintf(stderr, "strata: usage: missing subcommand (see --help)\n");

@@ -69,7 +69,8 @@ Result<Connection*> Client::bootstrap_connection() {
   if (bootstrap_ && !bootstrap_->broken()) return bootstrap_.get();
   auto hp = parse_host_port(opts_.bootstrap);
   if (!hp.ok()) return hp.status();
-  ConnectionOptions co{opts_.client_id, opts_.connect_timeout_ms, opts_.request_timeout_ms};
+  ConnectionOptions co{opts_.client_id, opts_.connect_timeout_ms, opts_.request_timeout_ms,
+                       opts_.security};
   auto c = Connection::open(hp->first, hp->second, co);
   if (!c.ok()) return c.status();
   bootstrap_ = std::move(c.value());
@@ -82,7 +83,8 @@ Result<Connection*> Client::open_or_reuse(int32_t node_id, const std::string& ho
       it->second->port() == port) {
     return it->second.get();
   }
-  ConnectionOptions co{opts_.client_id, opts_.connect_timeout_ms, opts_.request_timeout_ms};
+  ConnectionOptions co{opts_.client_id, opts_.connect_timeout_ms, opts_.request_timeout_ms,
+                       opts_.security};
   auto c = Connection::open(host, port, co);
   if (!c.ok()) return c.status();
   Connection* raw = c->get();

@@ -29,6 +29,7 @@ struct ClientOptions {
   std::string client_id = "strata-client";
   int connect_timeout_ms = 5000;
   int request_timeout_ms = 30000;
+  ClientSecurity security;  // every connection's (tools/client/client_config.h)
 };
 
 class Client {

@@ -24,7 +24,7 @@ TEST(Records, LayoutKeysParseBack) {
 }
 
 TEST(Records, RoundTrip) {
-  BrokerRecord b{2, "10.0.0.2", 9092, "rack-a", true};
+  BrokerRecord b{2, "10.0.0.2", 9092, "rack-a", true, {}};
   EXPECT_EQ(*decode_broker(encode(b)), b);
   ControllerRecord c{2, 41};
   EXPECT_EQ(*decode_controller(encode(c)), c);
@@ -37,6 +37,24 @@ TEST(Records, RoundTrip) {
   PartitionState moving{2, 7, {2, 3}, 12, {4}, {3}};
   EXPECT_EQ(*decode_partition(encode(moving)), moving);
   EXPECT_EQ(*decode_counter(encode_counter("next", 5000), "next"), 5000);
+}
+
+TEST(Records, BrokerEndpointsPerListener) {
+  BrokerRecord b{3,     "10.0.0.3",
+                 9092,  "",
+                 false, {{"PLAINTEXT", "10.0.0.3:9092"}, {"SASL_SSL", "broker3.example:9094"}}};
+  auto back = decode_broker(encode(b));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, b);
+  EXPECT_EQ(endpoint_for(b, "SASL_SSL"), std::make_pair(std::string("broker3.example"), 9094));
+  EXPECT_EQ(endpoint_for(b, "PLAINTEXT"), std::make_pair(std::string("10.0.0.3"), 9092));
+  // A listener the broker did not register (or an older record): its host/port.
+  EXPECT_EQ(endpoint_for(b, "INTERNAL"), std::make_pair(std::string("10.0.0.3"), 9092));
+  BrokerRecord bad = b;
+  bad.endpoints["X"] = "no-port";
+  EXPECT_EQ(endpoint_for(bad, "X"), std::make_pair(std::string("10.0.0.3"), 9092));
+  EXPECT_EQ(decode_broker(R"({"id":1,"host":"h","port":1,"endpoints":[1]})").status().code(),
+            Errc::corruption);
 }
 
 TEST(Records, ToleratesNewFieldsRejectsWrongTypes) {

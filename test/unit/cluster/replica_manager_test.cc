@@ -80,7 +80,7 @@ struct Fixture {
     s->topics[name] = t;
     s->partitions[name][0] = VersionedPartition{state, *put};
     s->revision = *put;
-    for (int32_t b : {1, 2, 3}) s->brokers[b] = BrokerRecord{b, "127.0.0.1", 1, "", false};
+    for (int32_t b : {1, 2, 3}) s->brokers[b] = BrokerRecord{b, "127.0.0.1", 1, "", false, {}};
     snapshot = *s;
     return s;
   }
