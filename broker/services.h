@@ -36,6 +36,7 @@ class ClusterNode;
 namespace security {
 class Authorizer;
 class CredentialStore;
+class ScramStore;
 }  // namespace security
 
 struct Services {
@@ -64,6 +65,8 @@ struct Services {
   // is allowed). credentials: the SCRAM store SaslAuthenticate checks; null = no SCRAM users.
   const security::Authorizer* authorizer = nullptr;
   const security::CredentialStore* credentials = nullptr;
+  // The store behind `credentials`, for DescribeUserScramCredentials / AlterUserScramCredentials.
+  security::ScramStore* scram = nullptr;
 
   bool stopping() const { return stopping_.load(); }
 };
