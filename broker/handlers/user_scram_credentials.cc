@@ -6,8 +6,6 @@
 // like the other admin APIs that write etcd.
 #include <spdlog/spdlog.h>
 
-#include <set>
-
 #include "broker/handlers/handlers.h"
 #include "broker/metrics/broker_metrics.h"
 #include "broker/security/scram_admin.h"
@@ -24,12 +22,6 @@ using protocol::ErrorCode;
 
 constexpr const char* kNotAuthorized = "Cluster authorization failed.";
 
-bool authorized(const RequestContext& ctx, security::AclOperation op) {
-  return ctx.svc.authorizer == nullptr ||
-         ctx.svc.authorizer->authorize(ctx.principal(), ctx.client_host(), op,
-                                       security::ResourceType::cluster, security::kClusterName);
-}
-
 std::string bytes_to_string(std::span<const uint8_t> b) {
   return std::string(reinterpret_cast<const char*>(b.data()), b.size());
 }
@@ -40,7 +32,9 @@ void describe_user_scram_credentials(RequestContext& ctx, protocol::Reader& body
   req.decode(body, ctx.version);
   protocol::DescribeUserScramCredentialsResponse resp;
   resp.error_message = std::nullopt;
-  if (!authorized(ctx, security::AclOperation::describe) || !ctx.svc.scram) {
+  if (!security::scram_api_allowed(ctx.svc.authorizer, ctx.principal(), ctx.client_host(),
+                                   security::AclOperation::describe) ||
+      !ctx.svc.scram) {
     // Kafka's getErrorResponse: the error at the top and once per user named.
     resp.error_code =
         ctx.svc.scram ? ErrorCode::cluster_authorization_failed : ErrorCode::unknown_server_error;
@@ -77,25 +71,22 @@ void alter_user_scram_credentials(RequestContext& ctx, protocol::Reader& body) {
   protocol::AlterUserScramCredentialsRequest req;
   req.decode(body, ctx.version);
   protocol::AlterUserScramCredentialsResponse resp;
+  std::vector<security::ScramDeletionIn> deletions;
+  for (const auto& d : req.deletions) deletions.push_back({d.name, d.mechanism});
+  std::vector<security::ScramUpsertionIn> upsertions;
+  for (const auto& u : req.upsertions) {
+    upsertions.push_back({u.name, u.mechanism, u.iterations, bytes_to_string(u.salt),
+                          bytes_to_string(u.salted_password)});
+  }
   std::vector<security::ScramUserResult> results;
-  if (!authorized(ctx, security::AclOperation::alter) || !ctx.svc.scram) {
-    // Kafka's getErrorResponse: every user named, once, sorted.
-    std::set<std::string> users;
-    for (const auto& d : req.deletions) users.insert(d.name);
-    for (const auto& u : req.upsertions) users.insert(u.name);
-    const ErrorCode e =
-        ctx.svc.scram ? ErrorCode::cluster_authorization_failed : ErrorCode::unknown_server_error;
-    for (const auto& u : users) {
-      results.push_back({u, e, ctx.svc.scram ? kNotAuthorized : "no credential store"});
-    }
+  if (!ctx.svc.scram) {
+    results = security::alter_refused(deletions, upsertions, ErrorCode::unknown_server_error,
+                                      "no credential store");
+  } else if (!security::scram_api_allowed(ctx.svc.authorizer, ctx.principal(), ctx.client_host(),
+                                          security::AclOperation::alter)) {
+    results = security::alter_refused(deletions, upsertions,
+                                      ErrorCode::cluster_authorization_failed, kNotAuthorized);
   } else {
-    std::vector<security::ScramDeletionIn> deletions;
-    for (const auto& d : req.deletions) deletions.push_back({d.name, d.mechanism});
-    std::vector<security::ScramUpsertionIn> upsertions;
-    for (const auto& u : req.upsertions) {
-      upsertions.push_back({u.name, u.mechanism, u.iterations, bytes_to_string(u.salt),
-                            bytes_to_string(u.salted_password)});
-    }
     results = security::alter_scram_credentials(*ctx.svc.scram, deletions, upsertions);
   }
   for (auto& r : results) {

@@ -45,6 +45,23 @@ int8_t scram_type_of(ScramMechanism m) {
   return m == ScramMechanism::sha256 ? kScramSha256Type : kScramSha512Type;
 }
 
+bool scram_api_allowed(const Authorizer* authorizer, const std::string& principal,
+                       const std::string& host, AclOperation op) {
+  return authorizer == nullptr ||
+         authorizer->authorize(principal, host, op, ResourceType::cluster, kClusterName);
+}
+
+std::vector<ScramUserResult> alter_refused(const std::vector<ScramDeletionIn>& deletions,
+                                           const std::vector<ScramUpsertionIn>& upsertions,
+                                           ErrorCode error, const std::string& message) {
+  std::set<std::string> users;
+  for (const auto& d : deletions) users.insert(d.name);
+  for (const auto& u : upsertions) users.insert(u.name);
+  std::vector<ScramUserResult> out;
+  for (const auto& u : users) out.push_back(ScramUserResult{u, error, message});
+  return out;
+}
+
 std::vector<ScramUserResult> alter_scram_credentials(
     ScramStore& store, const std::vector<ScramDeletionIn>& deletions,
     const std::vector<ScramUpsertionIn>& upsertions) {

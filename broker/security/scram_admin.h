@@ -51,6 +51,16 @@ struct ScramUpsertionIn {
   std::string salted_password;
 };
 
+// Kafka's authorization of the two APIs: DESCRIBE (describe) or ALTER (alter) on the CLUSTER
+// resource `kafka-cluster`; everything is allowed while no authorizer is configured (null).
+bool scram_api_allowed(const Authorizer* authorizer, const std::string& principal,
+                       const std::string& host, AclOperation op);
+// Kafka's answer to a refused AlterUserScramCredentials (its getErrorResponse): every user named,
+// once, sorted by name, each with `error` and `message`.
+std::vector<ScramUserResult> alter_refused(const std::vector<ScramDeletionIn>& deletions,
+                                           const std::vector<ScramUpsertionIn>& upsertions,
+                                           protocol::ErrorCode error, const std::string& message);
+
 // One result per user named, successes first (in request order), then failures.
 std::vector<ScramUserResult> alter_scram_credentials(
     ScramStore& store, const std::vector<ScramDeletionIn>& deletions,

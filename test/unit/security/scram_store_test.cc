@@ -230,6 +230,36 @@ TEST(ScramAdmin, DescribeFollowsKafkasRules) {
   EXPECT_FALSE(some[2].user.message.has_value());
 }
 
+// What the handlers ask of the authorizer (Kafka's KafkaApis / ControllerApis checks), and Kafka's
+// shape of a refused alteration.
+TEST(ScramAdmin, AuthorizationAsKafkaChecksIt) {
+  struct Recording : Authorizer {
+    bool authorize(const std::string& principal, const std::string& host, AclOperation op,
+                   ResourceType type, const std::string& name) const override {
+      calls.push_back(principal + "|" + host + "|" + std::to_string(static_cast<int>(op)) + "|" +
+                      std::to_string(static_cast<int>(type)) + "|" + name);
+      return allow;
+    }
+    bool allow = false;
+    mutable std::vector<std::string> calls;
+  } authz;
+  EXPECT_TRUE(scram_api_allowed(nullptr, "User:anyone", "10.0.0.1", AclOperation::alter));
+  EXPECT_FALSE(scram_api_allowed(&authz, "User:bob", "10.0.0.2", AclOperation::alter));
+  authz.allow = true;
+  EXPECT_TRUE(scram_api_allowed(&authz, "User:admin", "10.0.0.3", AclOperation::describe));
+  EXPECT_EQ(authz.calls, (std::vector<std::string>{"User:bob|10.0.0.2|7|4|kafka-cluster",
+                                                   "User:admin|10.0.0.3|8|4|kafka-cluster"}));
+  auto refused = alter_refused({{"zed", k256}, {"amy", k512}}, {upsert("zed", k512, "x")},
+                               ErrorCode::cluster_authorization_failed, "denied");
+  ASSERT_EQ(refused.size(), 2u);
+  EXPECT_EQ(refused[0].user, "amy");
+  EXPECT_EQ(refused[1].user, "zed");
+  for (const auto& r : refused) {
+    EXPECT_EQ(r.error, ErrorCode::cluster_authorization_failed);
+    EXPECT_EQ(r.message, "denied");
+  }
+}
+
 TEST(ScramClusterStore, ChangesReachEveryBrokerThroughTheWatch) {
   cluster::FakeCoordination co;
   auto a = ScramStore::open_cluster(co, "/strata-test");
