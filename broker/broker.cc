@@ -20,6 +20,8 @@
 #include "broker/quota/client_quotas.h"
 #include "broker/security/sasl_authenticator.h"
 #include "broker/security/tls_context.h"
+#include "broker/security/scram_admin.h"
+#include "broker/security/scram_store.h"
 #include "broker/services.h"
 #include "broker/topics/log_tasks.h"
 #include "broker/txn/producer_ids.h"
@@ -219,6 +221,17 @@ Status Broker::start() {
                           int64_t{config_.quota_window_size_seconds} * 1000});
   }
 
+  {  // SCRAM credentials: <first log dir>/scram-credentials, or etcd in a cluster
+    auto store = cluster_ ? security::ScramStore::open_cluster(cluster_->coordination(),
+                                                               cluster_->layout().prefix())
+                          : security::ScramStore::open_file(env_, config_.log_dirs.front());
+    if (!store.ok()) return store.status();
+    scram_ = std::move(store.value());
+    auto bootstrap = security::parse_bootstrap_users(config_.sasl_scram_bootstrap_users);
+    if (!bootstrap.ok()) return bootstrap.status();
+    STRATA_RETURN_IF_ERROR(security::apply_bootstrap_users(*scram_, *bootstrap));
+  }
+
   services_ =
       std::make_unique<Services>(Services{config_,
                                           *dynamic_,
@@ -238,6 +251,8 @@ Status Broker::start() {
                                           {},
                                           cluster_.get()});
   services_->offsets_topic = group_journal_.get();
+  services_->credentials = scram_.get();
+  services_->scram = scram_.get();
   {
     auto sasl = security::SaslAuthenticator::create(config_, services_->credentials);
     if (!sasl.ok()) return sasl.status();
@@ -339,6 +354,7 @@ void Broker::run() {
   run_io_thread();
   for (auto& t : threads) t.join();
   if (shutdown_thread_.joinable()) shutdown_thread_.join();
+  if (scram_) scram_->stop();      // its watch, before etcd goes
   if (cluster_) cluster_->stop();  // fetchers stop writing, the lease goes: before logs close
   metrics_exporter_.reset();       // no scrape may read the services closed below
   if (group_journal_) group_journal_->stop();  // no partition load runs past this

@@ -52,6 +52,9 @@ struct Services;     // what handlers use (broker/services.h)
 namespace cluster {  // cluster mode (broker/cluster/cluster_node.h)
 class ClusterNode;
 }  // namespace cluster
+namespace security {  // SCRAM credentials (broker/security/scram_store.h)
+class ScramStore;
+}  // namespace security
 
 class Broker {
  public:
@@ -125,6 +128,7 @@ class Broker {
   std::atomic<bool> shutdown_requested_{false};
   int shutdown_polls_ = 0;
   std::unique_ptr<cluster::ClusterNode> cluster_;  // cluster mode only
+  std::unique_ptr<security::ScramStore> scram_;    // after cluster_ (its etcd): destroyed first
   std::thread shutdown_thread_;                    // cluster mode: the leadership hand-off
   std::unique_ptr<metrics::MetricsExporter> metrics_exporter_;  // last = destroyed first
 };

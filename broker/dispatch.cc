@@ -54,6 +54,9 @@ const std::vector<HandlerDef>& handler_table() {
         // Client quotas
         def<p::DescribeClientQuotasRequest>(handlers::describe_client_quotas),
         def<p::AlterClientQuotasRequest>(handlers::alter_client_quotas),
+        // SCRAM credentials
+        def<p::DescribeUserScramCredentialsRequest>(handlers::describe_user_scram_credentials),
+        def<p::AlterUserScramCredentialsRequest>(handlers::alter_user_scram_credentials),
         // Consumer groups
         def<p::JoinGroupRequest>(handlers::join_group),
         def<p::SyncGroupRequest>(handlers::sync_group),

@@ -38,6 +38,7 @@ namespace security {
 class Authorizer;
 class CredentialStore;
 class SaslAuthenticator;
+class ScramStore;
 }  // namespace security
 
 struct Services {
@@ -78,6 +79,8 @@ struct Services {
   const security::CredentialStore* credentials = nullptr;
   // SASL listeners' mechanisms and exchanges; null when no listener uses SASL.
   const security::SaslAuthenticator* sasl = nullptr;
+  // The store behind `credentials`, for DescribeUserScramCredentials / AlterUserScramCredentials.
+  security::ScramStore* scram = nullptr;
 
   bool stopping() const { return stopping_.load(); }
 };

@@ -8,7 +8,8 @@
 
 #include "broker/cluster/etcd_client.h"  // coordination.etcd.endpoints syntax
 #include "broker/config/security_config.h"
-#include "broker/metrics/exporter.h"  // metrics.listener syntax
+#include "broker/metrics/exporter.h"      // metrics.listener syntax
+#include "broker/security/scram_admin.h"  // sasl.scram.bootstrap.users syntax
 
 namespace strata::broker {
 namespace {
@@ -225,6 +226,18 @@ KeyTable<BrokerConfig> build_table() {
   t.integer("coordination.lease.ttl.seconds", &C::coordination_lease_ttl_seconds, "6", 2, kI32Max,
             "TTL of the etcd lease holding this broker's registration: a broker silent this long "
             "is out of the cluster.");
+  // SCRAM credentials (docs/security.md)
+  t.string(
+      "sasl.scram.bootstrap.users", &C::sasl_scram_bootstrap_users, "",
+      "SCRAM users created at start when they have no credential of that mechanism yet, ';'-"
+      "separated, as kafka-storage --add-scram: SCRAM-SHA-512=[name=admin,password=secret]; "
+      "empty = none.",
+      kConfigSensitive,
+      [](const std::string& v) -> std::string {
+        auto users = security::parse_bootstrap_users(v);
+        return users.ok() ? "" : users.status().message();
+      },
+      ConfigType::password);
   t.string("broker.rack", &C::broker_rack, "",
            "Rack of this broker; replica placement spreads each partition over racks; empty = "
            "none.");

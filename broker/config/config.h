@@ -71,6 +71,7 @@ struct BrokerConfig {
   // Cluster mode (docs/cluster.md); no endpoints = a single node. Kafka's names and defaults.
   std::vector<std::string> coordination_etcd_endpoints;  // "host:port" or "http://host:port"
   std::string coordination_etcd_prefix;
+  std::string sasl_scram_bootstrap_users;  // security/scram_admin.h: parse_bootstrap_users
   int64_t coordination_lease_ttl_seconds{};
   std::string broker_rack;  // "" = none
   int32_t min_insync_replicas{};

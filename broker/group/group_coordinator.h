@@ -15,6 +15,7 @@
 // waiting, in order.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -232,7 +233,8 @@ class GroupCoordinator {
   // none when this broker serves the group now, else NOT_COORDINATOR /
   // COORDINATOR_LOAD_IN_PROGRESS.
   protocol::ErrorCode owner_error(const std::string& group_id) const;
-  // The journal's partition count now (1 without a journal).
+  // The journal's partition count now (1 without a journal), cached once the journal says it is
+  // fixed (every request maps its group with it).
   int32_t partitions() const;
   // Loads partition `p` for ownership `token` (the journal's worker, or the caller).
   Status load_partition(int32_t p, uint64_t token);
@@ -249,6 +251,7 @@ class GroupCoordinator {
     bool wanted = false;  // this broker leads the partition (a failed load is retried)
     uint64_t token = 0;   // bumped on every change: stale loads and completions are ignored
   };
+  mutable std::atomic<int32_t> partitions_cache_{0};  // 0 = not fixed yet
   mutable std::mutex mu_;
   std::map<int32_t, Ownership> owned_;  // by journal partition; absent = not owned
   int64_t next_local_offset_ = 0;       // orders completions without a journal

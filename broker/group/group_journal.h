@@ -31,6 +31,9 @@ class GroupJournal {
 
   virtual ~GroupJournal() = default;
   virtual int32_t partitions() const = 0;
+  // True once partitions() can no longer change: the topic exists (its partition count is fixed,
+  // CreatePartitions of it is refused), so the coordinator caches the count from then on.
+  virtual bool partitions_fixed() const = 0;
   // Appends `records` as one batch to `partition`, batches of one partition in call order, and
   // calls `done` once the batch is durable (in every in-sync replica; fsynced on a single node)
   // or failed. `done` never runs inside append() (the caller may hold its lock), on any thread.

@@ -18,7 +18,13 @@ int32_t GroupCoordinator::partition_for(const std::string& group_id) const {
 }
 
 int32_t GroupCoordinator::partitions() const {
-  return journal_ ? std::max(journal_->partitions(), 1) : 1;
+  if (!journal_) return 1;
+  if (const int32_t n = partitions_cache_.load(std::memory_order_acquire); n > 0) return n;
+  // Asked before the count: once the topic exists the count read next is the topic's own.
+  const bool fixed = journal_->partitions_fixed();
+  const int32_t n = std::max(journal_->partitions(), 1);
+  if (fixed) partitions_cache_.store(n, std::memory_order_release);
+  return n;
 }
 
 ErrorCode GroupCoordinator::owner_error(const std::string& group_id) const {

@@ -22,6 +22,21 @@ using protocol::ErrorCode;
 std::span<const uint8_t> bytes_of(const std::string& s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
+
+// One record batch holding `records` in order (a nullopt value is a tombstone), for the group
+// writes and for the import of an old store alike.
+std::vector<uint8_t> build_batch(std::span<const JournalRecord> records, int64_t now) {
+  protocol::RecordBatchBuilder builder;
+  for (const auto& r : records) {
+    std::optional<std::span<const uint8_t>> value;
+    if (r.value) value = bytes_of(*r.value);
+    builder.add(now, bytes_of(r.key), value);
+  }
+  return builder.build();
+}
+
+// An import's batches stay around this size (a group with many offsets is split).
+constexpr size_t kImportBatchBytes = size_t{1} << 20;
 }  // namespace
 
 // One appended batch waiting for the high watermark to pass it in the term it was appended in;
@@ -145,6 +160,11 @@ int32_t LogGroupJournal::partitions() const {
   return options_.partitions;
 }
 
+bool LogGroupJournal::partitions_fixed() const {
+  if (cluster_) return cluster_->snapshot()->topics.count(kOffsetsTopic) > 0;
+  return topics_.find(kOffsetsTopic) != nullptr;
+}
+
 std::map<std::string, std::string> LogGroupJournal::topic_configs() const {
   std::map<std::string, std::string> c{
       {"cleanup.policy", "compact"},
@@ -154,8 +174,19 @@ std::map<std::string, std::string> LogGroupJournal::topic_configs() const {
   return c;
 }
 
-ErrorCode LogGroupJournal::ensure_cluster_topic() {
+ErrorCode LogGroupJournal::request_cluster_topic() {
   if (!cluster_) return ErrorCode::none;
+  if (cluster_->snapshot()->topics.count(kOffsetsTopic)) return ErrorCode::none;
+  if (!creating_.exchange(true)) {
+    run_async([this] {
+      create_cluster_topic();
+      creating_ = false;
+    });
+  }
+  return ErrorCode::coordinator_not_available;
+}
+
+ErrorCode LogGroupJournal::create_cluster_topic() {
   if (cluster_->snapshot()->topics.count(kOffsetsTopic)) return ErrorCode::none;
   cluster::NewTopic nt;
   nt.name = kOffsetsTopic;
@@ -212,13 +243,7 @@ void LogGroupJournal::append(int32_t partition, std::vector<JournalRecord> recor
     epoch = log->latest_epoch();
   }
   const int64_t now = now_ms();
-  protocol::RecordBatchBuilder builder;
-  for (const auto& r : records) {
-    std::optional<std::span<const uint8_t>> value;
-    if (r.value) value = bytes_of(*r.value);
-    builder.add(now, bytes_of(r.key), value);
-  }
-  std::vector<uint8_t> batch = builder.build();
+  std::vector<uint8_t> batch = build_batch(records, now);
   if (static_cast<int64_t>(batch.size()) > topic->config.max_message_bytes) {
     return fail(ErrorCode::invalid_commit_offset_size);
   }
@@ -240,28 +265,31 @@ Status LogGroupJournal::import_records(const std::vector<JournalRecord>& records
   if (records.empty()) return Status::Ok();
   auto topic = local_topic(true);
   if (!topic) return Status(Errc::io_error, std::string("cannot create ") + kOffsetsTopic);
-  std::map<int32_t, protocol::RecordBatchBuilder> by_partition;
-  const int64_t now = now_ms();
-  auto flush = [&](int32_t p, protocol::RecordBatchBuilder& builder) -> Status {
-    if (builder.record_count() == 0) return Status::Ok();
-    storage::PartitionLog* log = topic->partition(p);
-    if (!log) return Status(Errc::not_found, "no partition " + std::to_string(p));
-    std::vector<uint8_t> batch = builder.build();
-    builder.clear_records();
-    auto info = log->append(batch, now);
-    return info.ok() ? Status::Ok() : info.status();
-  };
+  std::map<int32_t, std::vector<JournalRecord>> by_partition;
   for (const auto& r : records) {
     auto group = records::group_of(r.key);
     if (!group) continue;
-    std::optional<std::span<const uint8_t>> value;
-    if (r.value) value = bytes_of(*r.value);
     const int32_t p = partition_for_group(*group, static_cast<int32_t>(topic->partitions.size()));
-    auto& builder = by_partition[p];
-    builder.add(now, bytes_of(r.key), value);
-    if (builder.records_size() >= (1u << 20)) STRATA_RETURN_IF_ERROR(flush(p, builder));
+    by_partition[p].push_back(r);
   }
-  for (auto& [p, builder] : by_partition) STRATA_RETURN_IF_ERROR(flush(p, builder));
+  const int64_t now = now_ms();
+  for (const auto& [p, recs] : by_partition) {
+    storage::PartitionLog* log = topic->partition(p);
+    if (!log) return Status(Errc::not_found, "no partition " + std::to_string(p));
+    std::span<const JournalRecord> rest(recs);
+    while (!rest.empty()) {
+      size_t n = 0;
+      size_t bytes = 0;
+      while (n < rest.size() && (n == 0 || bytes < kImportBatchBytes)) {
+        bytes += rest[n].key.size() + (rest[n].value ? rest[n].value->size() : 0);
+        ++n;
+      }
+      std::vector<uint8_t> batch = build_batch(rest.first(n), now);
+      auto info = log->append(batch, now);
+      if (!info.ok()) return info.status();
+      rest = rest.subspan(n);
+    }
+  }
   return Status::Ok();
 }
 

@@ -13,6 +13,7 @@
 // Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -54,6 +55,7 @@ class LogGroupJournal : public GroupJournal {
   // The topic's partition count once it exists (a changed offsets.topic.num.partitions must not
   // move groups away from their records), else offsets.topic.num.partitions.
   int32_t partitions() const override;
+  bool partitions_fixed() const override;
   void append(int32_t partition, std::vector<JournalRecord> records, AppendDone done) override;
   Status replay(int32_t partition, const std::function<Status(const JournalRecord&)>& fn) override;
   void run_async(std::function<void()> fn) override;
@@ -62,10 +64,11 @@ class LogGroupJournal : public GroupJournal {
 
   // The topic's own configs (compacted; fsync per write on a single node).
   std::map<std::string, std::string> topic_configs() const;
-  // Cluster mode: creates the topic in etcd when it does not exist yet (FindCoordinator does, as
-  // Kafka's does). none, or coordinator_not_available (too few live brokers for the replication
-  // factor, etcd unreachable).
-  protocol::ErrorCode ensure_cluster_topic();
+  // Cluster mode: none when the topic exists (or on a single node). Else starts its creation in
+  // etcd on the worker — at most one at a time; FindCoordinator and Metadata ask, as Kafka's do —
+  // and answers coordinator_not_available at once: the I/O thread never waits for etcd and the
+  // view (clients retry, as with Kafka's answer while the topic is being created).
+  protocol::ErrorCode request_cluster_topic();
   // Single node, before serving: appends `records` to the partitions of their groups (one batch
   // per partition, fsynced). Records of no group are skipped.
   Status import_records(const std::vector<JournalRecord>& records);
@@ -75,6 +78,9 @@ class LogGroupJournal : public GroupJournal {
  private:
   class Wait;
   void worker();
+  // Creates the topic in etcd and waits for the view to have it (up to 5 s). None, or
+  // coordinator_not_available (too few live brokers for the replication factor, etcd unreachable).
+  protocol::ErrorCode create_cluster_topic();
 
   const OffsetsTopicOptions options_;
   TopicRegistry& topics_;
@@ -82,6 +88,7 @@ class LogGroupJournal : public GroupJournal {
   boost::asio::io_context& io_;
   cluster::ClusterNode* const cluster_;
   std::mutex create_mu_;
+  std::atomic<bool> creating_{false};  // a create_cluster_topic() is queued or running
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -23,8 +23,9 @@ constexpr int8_t kGroupKey = 0;
 constexpr int8_t kTransactionKey = 1;
 constexpr const char* kNoTransactions = "Transactions are not supported by this broker";
 // The coordinator of one group: this broker on a single node; in cluster mode the leader of the
-// group's __consumer_offsets partition (the topic is created on first use, as Kafka does), or
-// COORDINATOR_NOT_AVAILABLE while it has none.
+// group's __consumer_offsets partition, or COORDINATOR_NOT_AVAILABLE while it has none. The topic
+// is created on first use, as Kafka does: the first answers are COORDINATOR_NOT_AVAILABLE while
+// the creation runs off the I/O thread (Kafka answers so while it is being created).
 struct Coordinator {
   protocol::ErrorCode error = protocol::ErrorCode::none;
   int32_t node_id = -1;
@@ -42,7 +43,7 @@ Coordinator group_coordinator(RequestContext& ctx, const std::string& group) {
     return c;
   }
   c.error = protocol::ErrorCode::coordinator_not_available;
-  if (ctx.svc.offsets_topic && ctx.svc.offsets_topic->ensure_cluster_topic() != ErrorCode::none) {
+  if (ctx.svc.offsets_topic && ctx.svc.offsets_topic->request_cluster_topic() != ErrorCode::none) {
     return c;
   }
   auto s = ctx.svc.cluster->snapshot();

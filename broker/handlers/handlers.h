@@ -28,6 +28,9 @@ void list_partition_reassignments(RequestContext& ctx, protocol::Reader& body);
 // client quotas
 void describe_client_quotas(RequestContext& ctx, protocol::Reader& body);
 void alter_client_quotas(RequestContext& ctx, protocol::Reader& body);
+// SCRAM credentials (user_scram_credentials.cc)
+void describe_user_scram_credentials(RequestContext& ctx, protocol::Reader& body);
+void alter_user_scram_credentials(RequestContext& ctx, protocol::Reader& body);
 // Consumer groups
 void join_group(RequestContext& ctx, protocol::Reader& body);
 void sync_group(RequestContext& ctx, protocol::Reader& body);

@@ -114,11 +114,10 @@ void metadata_cluster(RequestContext& ctx, const protocol::MetadataRequest& req)
     out.error_code = ErrorCode::unknown_topic_or_partition;
     if (!may_create) continue;
     if (is_internal_topic(name)) {  // created as the group coordinator needs it, as Kafka does
-      if (svc.offsets_topic && svc.offsets_topic->ensure_cluster_topic() == ErrorCode::none) {
-        auto now = cluster.snapshot();
-        if (auto c = now->topics.find(name); c != now->topics.end()) {
-          fill_cluster_topic(*now, c->second, out);
-        }
+      // Off the I/O thread; meanwhile LEADER_NOT_AVAILABLE, Kafka's answer while it creates one.
+      if (svc.offsets_topic) {
+        svc.offsets_topic->request_cluster_topic();
+        out.error_code = ErrorCode::leader_not_available;
       }
       continue;
     }

@@ -144,19 +144,37 @@ Result<ScramCredential> make_scram_credential(ScramMechanism m, std::string_view
     return Status(Errc::invalid_argument, "SCRAM iterations must be at least 4096");
   }
   if (salt.empty()) {
-    salt.resize(32);
-    if (RAND_bytes(reinterpret_cast<unsigned char*>(salt.data()), 32) != 1) {
-      return Status(Errc::io_error, "no random salt");
-    }
+    auto fresh = scram_random_salt();
+    if (!fresh.ok()) return fresh.status();
+    salt = std::move(*fresh);
   }
   auto salted = salted_password(m, password, salt, iterations);
   if (!salted.ok()) return salted.status();
+  return scram_credential_from_salted(m, *salted, std::move(salt), iterations);
+}
+
+Result<std::string> scram_salted_password(ScramMechanism m, std::string_view password,
+                                          std::string_view salt, int32_t iterations) {
+  if (iterations < 1) return Status(Errc::invalid_argument, "SCRAM iterations must be positive");
+  return salted_password(m, password, salt, iterations);
+}
+
+ScramCredential scram_credential_from_salted(ScramMechanism m, std::string_view salted_password,
+                                             std::string salt, int32_t iterations) {
   ScramCredential c;
   c.salt = std::move(salt);
   c.iterations = iterations;
-  c.stored_key = hash(m, hmac(m, *salted, "Client Key"));
-  c.server_key = hmac(m, *salted, "Server Key");
+  c.stored_key = hash(m, hmac(m, salted_password, "Client Key"));
+  c.server_key = hmac(m, salted_password, "Server Key");
   return c;
+}
+
+Result<std::string> scram_random_salt() {
+  std::string salt(32, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(salt.data()), 32) != 1) {
+    return Status(Errc::io_error, "no random salt");
+  }
+  return salt;
 }
 
 ScramServer::ScramServer(ScramMechanism m, Lookup lookup, std::string nonce)

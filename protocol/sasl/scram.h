@@ -37,6 +37,17 @@ struct ScramCredential {
 // Derives a credential from a password (a random salt unless one is given).
 Result<ScramCredential> make_scram_credential(ScramMechanism m, std::string_view password,
                                               int32_t iterations, std::string salt = {});
+// SaltedPassword := Hi(password, salt, i), PBKDF2 with the mechanism's HMAC (RFC 5802): what a
+// client sends in AlterUserScramCredentials, so the password never leaves it.
+Result<std::string> scram_salted_password(ScramMechanism m, std::string_view password,
+                                          std::string_view salt, int32_t iterations);
+// The credential a broker keeps for a salted password: StoredKey := H(HMAC(salted, "Client Key")),
+// ServerKey := HMAC(salted, "Server Key") (Kafka's ScramFormatter, as its controller derives them
+// from an AlterUserScramCredentials upsertion).
+ScramCredential scram_credential_from_salted(ScramMechanism m, std::string_view salted_password,
+                                             std::string salt, int32_t iterations);
+// 32 random bytes (a fresh salt).
+Result<std::string> scram_random_salt();
 
 // The broker's side of one exchange.
 class ScramServer {

@@ -2,7 +2,8 @@
 // arbitrary bytes. The first byte picks the parser; the rest is the file or value:
 //   producer-state snapshot, consumer-group record, meta.properties, server.properties,
 //   leader-epoch-checkpoint, a topic metadata file, dynamic broker configs, cluster records in
-//   etcd, and etcd's gateway JSON (answers and the watch stream split at a chosen byte).
+//   etcd, the SCRAM credentials file / etcd value and sasl.scram.bootstrap.users, and etcd's
+//   gateway JSON (answers and the watch stream split at a chosen byte).
 // Each must refuse what it cannot read — never crash, trip a sanitizer or allocate without bound.
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +18,8 @@
 #include "broker/config/dynamic_config.h"
 #include "broker/group/group.h"
 #include "broker/group/group_records.h"
+#include "broker/security/scram_admin.h"
+#include "broker/security/scram_store.h"
 #include "storage/env.h"
 #include "storage/leader_epoch_cache.h"
 #include "storage/meta_properties.h"
@@ -53,7 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
   const std::string text(bytes);
   storage::Env* env = storage::default_env();
-  switch (data[0] % 9) {
+  switch (data[0] % 10) {
     case 0: {
       storage::ProducerStateTable table;
       (void)table.decode_snapshot(bytes);
@@ -107,6 +110,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)broker::cluster::decode_partition(text);
       (void)broker::cluster::decode_counter(text, "next");
       break;
+    case 8: {
+      const std::string dir = scratch() + "/scram";
+      fresh_dir(dir);
+      write_file(dir + "/scram-credentials", bytes);
+      (void)broker::security::ScramStore::open_file(env, dir);
+      (void)broker::security::parse_scram_credential(text);
+      (void)broker::security::parse_bootstrap_users(text);
+      break;
+    }
     default: {
       namespace ej = broker::cluster::etcd_json;
       ej::json j = ej::json::parse(text, nullptr, false);

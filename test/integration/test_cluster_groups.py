@@ -179,6 +179,40 @@ class ClusterGroupsTest(ClusterClientCase):
             "__consumer_offsets", lambda md: True, "metadata"), "__consumer_offsets")),
             OFFSETS_PARTITIONS)
 
+    def test_offsets_topic_created_off_the_io_thread(self):
+        """On a fresh cluster the first FindCoordinator starts the creation of __consumer_offsets
+        on a worker and is answered COORDINATOR_NOT_AVAILABLE at once (Kafka's answer while the
+        topic is being created), Metadata for the topic LEADER_NOT_AVAILABLE — both within a
+        second although etcd is stalled (SIGSTOP), so the creation cannot finish meanwhile and an
+        I/O thread waiting for it would hang. Once etcd runs again a retrying client finds the
+        coordinator. Its own etcd and single broker: the shared cluster's topic exists already."""
+        etcd = self.track(cluster_harness.Etcd().start())
+        fresh = self.track(cluster_harness.Cluster(1, etcd_endpoints=etcd.endpoint, extra_props={
+            "offsets.topic.num.partitions": "2", "offsets.topic.replication.factor": "1"}))
+        fresh.start().wait_ready()
+        port = fresh.ports[1]
+        with itutil.RawConn(port, timeout=10) as c:
+            etcd.pause()
+            try:
+                t0 = time.time()
+                first = find_coordinator(port, "fresh-group")
+                md = itutil.metadata_v1(c, ["__consumer_offsets"])
+                again = find_coordinator(port, "fresh-group")
+                elapsed = time.time() - t0
+            finally:
+                etcd.resume()
+        self.assertEqual(first[0], 15, "COORDINATOR_NOT_AVAILABLE while the topic is created")
+        self.assertEqual(md["__consumer_offsets"][0], 5, "LEADER_NOT_AVAILABLE")
+        self.assertEqual(again[0], 15)
+        self.assertLess(elapsed, 1.0, "answered without waiting for etcd")
+        deadline = time.time() + DEADLINE
+        while find_coordinator(port, "fresh-group") != (0, 1):
+            self.assertLess(time.time(), deadline, "FindCoordinator never found broker 1")
+            time.sleep(0.1)
+        with itutil.RawConn(port) as c:
+            md = itutil.metadata_v1(c, ["__consumer_offsets"])
+        self.assertEqual(md["__consumer_offsets"], (0, [0, 1]))
+
     # ------------------------------------------------------------------ clients
 
     def test_librdkafka_group_survives_coordinator_kill(self):

@@ -41,7 +41,10 @@ class ReassignTest(ClusterClientCase):
     @classmethod
     def setUpClass(cls):
         cls.etcd = Etcd().start()
-        cls.shared_cluster = Cluster(N, cls.etcd.endpoint)
+        # Tiny segments and frequent retention passes: retention moves a PK log's start in
+        # seconds (test_reassign_pk_table_whose_log_start_moved_by_retention).
+        cls.shared_cluster = Cluster(N, cls.etcd.endpoint, {
+            "log.segment.bytes.min": "1024", "log.retention.check.interval.ms": "300"})
         cls.shared_cluster.start().wait_ready()
 
     @classmethod
@@ -186,20 +189,98 @@ class ReassignTest(ClusterClientCase):
                             for line in self.cluster.broker(2).log_lines),
                         "broker 2 restored its state from the leader's checkpoint")
         hw = describe(1)["high_watermark"]
-        keys = sorted(model)
+        self.check_moved_state(topic, model, hw)
 
-        def rows(node, *extra):
-            r = subprocess.run([CLI, "-b", self.cluster.address(node), "-o", "json", "table",
-                                "get", topic] + keys + list(extra),
-                               capture_output=True, text=True, timeout=60)
-            return ({row["key"]: row["value"] for row in json.loads(r.stdout)["rows"]}
-                    if r.returncode == 0 else r.stderr)
-        self.wait_for(lambda: rows(2, "--follower-read", "--min-offset", str(hw)) == model,
+    def test_reassign_pk_table_whose_log_start_moved_by_retention(self):
+        """The same move, but the log start is moved by retention alone: a PK table with the
+        default cleanup.policy (delete), tiny segments and a small retention.bytes, under a
+        continuous librdkafka upsert stream. Retention deletes segments up to the newest
+        checkpoint + 1 (docs/pk-tables.md, "Retention vs state"); the partition then gets a new
+        replica on broker 2 while the stream goes on, which must copy the checkpoint. Broker 1 is
+        killed and broker 2 serves every key with the newest value that was acknowledged."""
+        import threading
+        from confluent_kafka import Producer
+        topic = unique_topic("pkretmove")
+        self.create_assigned(topic, [[1]], {
+            "table.type": "primary-key", "table.kv.snapshot.interval.ms": "300",
+            "segment.bytes": "8192", "retention.bytes": "16384"})
+        acked, failed = [], []  # (offset, key, value) of every acknowledged upsert
+        stop = threading.Event()
+
+        def on_delivery(err, m):
+            if err:
+                failed.append(err)
+            else:
+                acked.append((m.offset(), m.key().decode(), m.value().decode()))
+
+        def load():
+            p = Producer({"bootstrap.servers": self.cluster.bootstrap(), "acks": "all",
+                          "enable.idempotence": True, "linger.ms": 5,
+                          "message.timeout.ms": 60000})
+            i = 0
+            while not stop.is_set():
+                for _ in range(20):  # ~400 upserts/s of 300 keys
+                    p.produce(topic, key="k%03d" % (i % 300), value="v%06d-%s" % (i, "x" * 24),
+                              partition=0, on_delivery=on_delivery)
+                    i += 1
+                p.poll(0.05)
+            if p.flush(DEADLINE) != 0:
+                failed.append("flush left messages undelivered")
+        loader = threading.Thread(target=load)
+        loader.start()
+        try:
+            def log_start():  # DescribeTable's changelog_gap_below is the log start
+                return self.cli_on(1, "table", "describe", topic)["partitions"][0][
+                    "changelog_gap_below"]
+            self.wait_for(lambda: log_start() > 0, "retention to move the log start")
+            start_before = log_start()
+            copies = self.copied_checkpoints(2, topic)
+            out = self.cli("cluster", "reassign", "--topic", topic, "--partition", "0",
+                           "--replicas", "1,2", "--throttle", "20000000")
+            self.assertEqual(out["status"], "started")
+            self.wait_for(lambda: not self.reassignments(topic), "the reassignment to finish",
+                          timeout=DEADLINE * 2)
+            self.wait_metadata(topic, lambda md: 0 in self.partitions(md, topic) and sorted(
+                self.partitions(md, topic)[0].isrs) == [1, 2], "ISR [1, 2]")
+            time.sleep(0.5)  # the stream goes on past the move for a moment
+        finally:
+            stop.set()
+            loader.join(DEADLINE * 2)
+        self.assertFalse(loader.is_alive())
+        self.assertEqual(failed, [])
+        self.assertGreater(self.copied_checkpoints(2, topic), copies,
+                           "broker 2 restored its state from the leader's checkpoint")
+        model = {}
+        for _, k, v in sorted(acked):
+            model[k] = v
+        self.assertEqual(len(model), 300)
+        hw = max(o for o, _, _ in acked) + 1
+        self.assertGreater(start_before, 0)
+        self.check_moved_state(topic, model, hw)
+
+    def copied_checkpoints(self, node, topic):
+        return sum(1 for line in self.cluster.broker(node).log_lines
+                   if "copied state checkpoint" in line and " of %s-0:" % topic in line)
+
+    def table_rows(self, node, topic, keys, *extra):
+        r = subprocess.run([CLI, "-b", self.cluster.address(node), "-o", "json", "table", "get",
+                            topic] + keys + list(extra), capture_output=True, text=True,
+                           timeout=60)
+        return ({row["key"]: row["value"] for row in json.loads(r.stdout)["rows"]}
+                if r.returncode == 0 else r.stderr)
+
+    def check_moved_state(self, topic, model, hw):
+        """Broker 2 (the new replica) holds `model` key by key, first as a follower read at the
+        leader's high watermark `hw`, then as the leader once broker 1 is killed."""
+        keys = sorted(model)
+        self.wait_for(lambda: self.table_rows(2, topic, keys, "--follower-read", "--min-offset",
+                                              str(hw)) == model,
                       "the new replica's rows equal the leader's, key by key")
         self.cluster.kill(1)
         self.wait_metadata(topic, lambda md: 0 in self.partitions(md, topic) and
                            self.partitions(md, topic)[0].leader == 2, "broker 2 leads")
-        self.wait_for(lambda: rows(2) == model, "every key from the new leader")
+        self.wait_for(lambda: self.table_rows(2, topic, keys) == model,
+                      "every key from the new leader")
 
     def cli_on(self, node, *args):
         p = subprocess.run([CLI, "--bootstrap-server", self.cluster.address(node), "--output",

@@ -107,6 +107,7 @@ void register_group(CLI::App& app, Cli& cli);
 void register_config(CLI::App& app, Cli& cli);
 void register_cluster(CLI::App& app, Cli& cli);  // cmd_cluster.cc
 void register_quota(CLI::App& app, Cli& cli);
+void register_user(CLI::App& app, Cli& cli);
 void register_records(CLI::App& app, Cli& cli);
 
 }  // namespace strata::cli

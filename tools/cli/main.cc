@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   register_config(app, cli);
   register_cluster(app, cli);
   register_quota(app, cli);
+  register_user(app, cli);
   register_records(app, cli);
 
   try {

@@ -66,6 +66,13 @@ class Client {
                                                          bool strict = false);
   Status alter_client_quotas(const std::vector<QuotaEntityPart>& entity,
                              const std::vector<QuotaOp>& ops, bool validate_only = false);
+  // SCRAM credentials (client_scram.cc). describe: `users` empty = every user; a user the broker
+  // names with an error (RESOURCE_NOT_FOUND...) fails the call with that error.
+  Result<std::vector<ScramUser>> describe_scram_users(const std::vector<std::string>& users);
+  // One AlterUserScramCredentials request: its per-user answers (a request-level failure, e.g.
+  // no connection, as the Status).
+  Result<std::vector<ScramAlterResult>> alter_scram_credentials(
+      const std::vector<ScramDelete>& deletions, const std::vector<ScramUpsert>& upsertions);
   // AlterPartitionReassignments for one partition (`replicas` nullopt = cancel); its Kafka error
   // as the Status.
   Status reassign_partition(const std::string& topic, int32_t partition,

@@ -118,6 +118,35 @@ struct QuotaOp {
   std::optional<double> value;  // nullopt = remove
 };
 
+// ---- SCRAM credentials (DescribeUserScramCredentials / AlterUserScramCredentials)
+enum class ScramMechanismType : int8_t { sha256 = 1, sha512 = 2 };  // Kafka's type bytes
+struct ScramCredentialInfo {
+  int8_t mechanism = 0;  // 1 = SCRAM-SHA-256, 2 = SCRAM-SHA-512 (others as the broker said)
+  int32_t iterations = 0;
+};
+struct ScramUser {
+  std::string user;
+  std::vector<ScramCredentialInfo> credentials;
+};
+// One user's change: an upsertion carries the salt and PBKDF2 output (never the password).
+struct ScramUpsert {
+  std::string user;
+  int8_t mechanism = 2;
+  int32_t iterations = 8192;
+  std::string salt;
+  std::string salted_password;
+};
+struct ScramDelete {
+  std::string user;
+  int8_t mechanism = 2;
+};
+// A user's answer to an alteration (error 0 = done).
+struct ScramAlterResult {
+  std::string user;
+  int16_t error = 0;  // Kafka's error code
+  std::string message;
+};
+
 // ---- records
 struct RecordHeader {
   std::string key;

@@ -16,7 +16,13 @@ class FakeJournal : public GroupJournal {
  public:
   explicit FakeJournal(int32_t partitions) : logs_(static_cast<size_t>(partitions)) {}
 
-  int32_t partitions() const override { return static_cast<int32_t>(logs_.size()); }
+  int32_t partitions() const override {
+    ++partitions_asked;
+    return static_cast<int32_t>(logs_.size());
+  }
+  bool partitions_fixed() const override { return fixed; }
+  // Another partition count (an offsets topic not created yet follows the broker's setting).
+  void resize(int32_t partitions) { logs_.resize(static_cast<size_t>(partitions)); }
   void append(int32_t partition, std::vector<JournalRecord> records, AppendDone done) override {
     ++appends;
     if (fail_appends_with != protocol::ErrorCode::none) {
@@ -59,6 +65,8 @@ class FakeJournal : public GroupJournal {
   const std::vector<JournalRecord>& log(int32_t p) const { return logs_[static_cast<size_t>(p)]; }
 
   protocol::ErrorCode fail_appends_with = protocol::ErrorCode::none;
+  bool fixed = true;
+  mutable int partitions_asked = 0;
   int appends = 0;
   int replays = 0;
 

@@ -160,6 +160,27 @@ TEST_F(JournalTest, LeaderSyncWaitsForItsRecordAndFailsWithTheJournal) {
   EXPECT_EQ(c_->state_of(group_), GroupState::preparing_rebalance);
 }
 
+// Before the offsets topic exists its partition count may still change (it follows the broker's
+// setting until then), so the coordinator asks the journal each time; once the journal says the
+// count is fixed the coordinator keeps it and stops asking.
+TEST(GroupPartitionCount, CachedOnceTheJournalSaysItIsFixed) {
+  FakeJournal j(4);
+  j.fixed = false;
+  FakeTimers timers;
+  GroupCoordinator c(CoordinatorConfig{}, timers, &j);
+  std::string g = "g";
+  while (partition_for_group(g, 4) == partition_for_group(g, 8)) g += "x";
+  EXPECT_EQ(c.partition_for(g), partition_for_group(g, 4));
+  j.resize(8);
+  EXPECT_EQ(c.partition_for(g), partition_for_group(g, 8)) << "not fixed yet: follows the journal";
+  j.fixed = true;
+  EXPECT_EQ(c.partition_for(g), partition_for_group(g, 8));
+  const int asked = j.partitions_asked;
+  j.resize(16);  // cannot happen to a created topic: shows that the count is not asked again
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(c.partition_for(g), partition_for_group(g, 8));
+  EXPECT_EQ(j.partitions_asked, asked);
+}
+
 TEST_F(JournalTest, OwnershipDecidesWhoAnswers) {
   auto [a, gen] = stable_single();
   commit(group_, gen, a, {cp("t1", 0, 11)});
