@@ -48,6 +48,9 @@ struct Services;     // what handlers use (broker/services.h)
 namespace cluster {  // cluster mode (broker/cluster/cluster_node.h)
 class ClusterNode;
 }  // namespace cluster
+namespace security {  // ACLs (broker/security/acl_authorizer.h)
+class Authorizer;
+}  // namespace security
 
 class Broker {
  public:
@@ -120,7 +123,9 @@ class Broker {
   std::atomic<bool> shutdown_requested_{false};
   int shutdown_polls_ = 0;
   std::unique_ptr<cluster::ClusterNode> cluster_;  // cluster mode only
-  std::thread shutdown_thread_;                    // cluster mode: the leadership hand-off
+  // ACLs (null = authorizer.class.name empty); after cluster_: its etcd watch goes first.
+  std::unique_ptr<security::Authorizer> authorizer_;
+  std::thread shutdown_thread_;  // cluster mode: the leadership hand-off
   std::unique_ptr<metrics::MetricsExporter> metrics_exporter_;  // last = destroyed first
 };
 

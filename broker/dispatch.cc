@@ -65,6 +65,10 @@ const std::vector<HandlerDef>& handler_table() {
         def<p::ListGroupsRequest>(handlers::list_groups),
         def<p::DeleteGroupsRequest>(handlers::delete_groups),
         def<p::OffsetDeleteRequest>(handlers::offset_delete),
+        // ACL administration
+        def<p::DescribeAclsRequest>(handlers::describe_acls),
+        def<p::CreateAclsRequest>(handlers::create_acls),
+        def<p::DeleteAclsRequest>(handlers::delete_acls),
         // Idempotent producer
         def<p::InitProducerIdRequest>(handlers::init_producer_id),
         // Extension APIs of primary-key tables (Protobuf bodies, protocol/ext/*.proto)

@@ -62,7 +62,7 @@ struct Services {
   group::LogGroupJournal* offsets_topic = nullptr;
   // broker/security/security_services.h. authorizer: null = no authorizer configured (everything
   // is allowed). credentials: the SCRAM store SaslAuthenticate checks; null = no SCRAM users.
-  const security::Authorizer* authorizer = nullptr;
+  security::Authorizer* authorizer = nullptr;
   const security::CredentialStore* credentials = nullptr;
 
   bool stopping() const { return stopping_.load(); }

@@ -39,6 +39,10 @@ void describe_groups(RequestContext& ctx, protocol::Reader& body);
 void list_groups(RequestContext& ctx, protocol::Reader& body);
 void delete_groups(RequestContext& ctx, protocol::Reader& body);
 void offset_delete(RequestContext& ctx, protocol::Reader& body);
+// ACL administration (broker/handlers/acls.cc)
+void describe_acls(RequestContext& ctx, protocol::Reader& body);
+void create_acls(RequestContext& ctx, protocol::Reader& body);
+void delete_acls(RequestContext& ctx, protocol::Reader& body);
 // Idempotent producer
 void init_producer_id(RequestContext& ctx, protocol::Reader& body);
 
