@@ -2,7 +2,7 @@
 authorizer.class.name set:
 
 - administration through kafka-python's KafkaAdminClient (create_acls / describe_acls /
-  delete_acls) and KafkaJS's admin (createAcls / describeAcls / deleteAcls);
+  delete_acls), KafkaJS's admin (createAcls / describeAcls / deleteAcls) and `strata acl`;
 - a matrix, for every principal in PRINCIPALS (User:ANONYMOUS today; SASL users are added there),
   of each API with and without the permission Kafka's broker checks: data or the right error
   code, and nothing leaking through Metadata, ListGroups or the extension APIs;
@@ -10,8 +10,8 @@ authorizer.class.name set:
   without an authorizer, the denial counter.
 
 Who is who: every connection is User:ANONYMOUS until SASL lands, so the two roles are told apart
-by host, as Kafka's ACLs allow: the administrator's ACLs name host 127.0.0.1 (kafka-python and
-KafkaJS connect from there), the probed principal connects from 127.0.0.2 (a source
+by host, as Kafka's ACLs allow: the administrator's ACLs name host 127.0.0.1 (kafka-python,
+KafkaJS and the CLI connect from there), the probed principal connects from 127.0.0.2 (a source
 address on the loopback) and only ever gets the ACLs a case grants it.
 """
 import collections
@@ -44,6 +44,7 @@ from kafka.protocol.commit import GroupCoordinatorRequest, OffsetCommitRequest, 
 from kafka.protocol.group import HeartbeatRequest, JoinGroupRequest
 from kafka.protocol.offset import OffsetRequest
 
+CLI = os.environ.get("STRATA_CLI") or os.path.join(harness.ROOT, "build", "tools", "cli", "strata")
 JS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "js")
 
 NONE = 0
@@ -577,6 +578,50 @@ class AclAdministrationTest(AclTestBase):
         self.assertEqual(r["deleted"], [{"errorCode": 0, "matching": 2},
                                         {"errorCode": 0, "matching": 1}])
         self.assertEqual(r["after"], 0)
+
+    def cli(self, *args, check=True):
+        p = subprocess.run([CLI, "-b", self.broker.bootstrap] + list(args), capture_output=True,
+                           text=True, timeout=60)
+        if check:
+            self.assertEqual(p.returncode, 0, "strata %s: %s%s" % (args, p.stdout, p.stderr))
+        return p
+
+    def test_cli_add_list_remove(self):
+        topic = unique_topic("acl-cli")
+        p = self.cli("-o", "json", "acl", "add", "--allow-principal", "User:cli",
+                     "--operation", "Read", "--operation", "describe-configs", "--topic", topic,
+                     "--group", "cli-group", "--allow-host", "10.1.1.1", check=False)
+        self.assertEqual(p.returncode, 2, "DESCRIBE_CONFIGS is not a group operation")
+        self.assertIn("not valid on a GROUP", p.stderr)
+        added = json.loads(self.cli("-o", "json", "acl", "add", "--allow-principal", "User:cli",
+                                    "--operation", "Read", "--operation", "describe-configs",
+                                    "--topic", topic, "--allow-host", "10.1.1.1").stdout)
+        self.assertEqual(len(added), 2, "Read and DescribeConfigs on the topic")
+        self.cli("acl", "add", "--allow-principal", "User:cli", "--allow-host", "10.1.1.1",
+                 "--operation", "Read", "--group", "cli-group")
+        p = self.cli("acl", "add", "--allow-principal", "User:cli", "--operation", "Write",
+                     "--group", "cli-group", check=False)
+        self.assertEqual(p.returncode, 2, "WRITE is not a group operation (kafka-acls refuses)")
+        self.cli("acl", "add", "--deny-principal", "User:cli", "--operation", "Write", "--topic",
+                 topic[:7], "--resource-pattern-type", "prefixed")
+        listed = json.loads(self.cli("-o", "json", "acl", "list", "--principal", "User:cli").stdout)
+        self.assertEqual(len(listed), 4)
+        matched = json.loads(self.cli("-o", "json", "acl", "list", "--topic", topic,
+                                      "--resource-pattern-type", "match").stdout)
+        self.assertIn({"principal": "User:cli", "host": "*", "permission": "DENY",
+                       "operation": "WRITE", "resource_type": "TOPIC",
+                       "resource_name": topic[:7], "pattern_type": "PREFIXED"}, matched)
+        text = self.cli("acl", "list", "--topic", topic).stdout
+        self.assertIn("DESCRIBE_CONFIGS", text)
+        removed = json.loads(self.cli("-o", "json", "acl", "remove", "--topic", topic).stdout)
+        self.assertEqual(len(removed), 2, "no principal: every ACL of the literal resource")
+        removed = json.loads(self.cli("-o", "json", "acl", "remove", "--allow-principal",
+                                      "User:cli", "--allow-host", "10.1.1.1", "--operation",
+                                      "Read", "--group", "cli-group").stdout)
+        self.assertEqual(len(removed), 1)
+        self.cli("acl", "remove", "--topic", topic[:7], "--resource-pattern-type", "prefixed")
+        listed = json.loads(self.cli("-o", "json", "acl", "list", "--principal", "User:cli").stdout)
+        self.assertEqual(listed, [])
 
     def test_acls_survive_a_restart(self):
         topic = unique_topic("acl-restart")
