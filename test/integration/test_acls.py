@@ -15,18 +15,19 @@ KafkaJS and the CLI connect from there), the probed principal connects from 127.
 address on the loopback) and only ever gets the ACLs a case grants it.
 """
 import collections
-import io
 import json
 import os
-import socket
-import struct
 import subprocess
 import time
 import unittest
 
 import harness
 import itutil
-from itutil import BrokerTestCase, RawConn, array32, build_batch, str16, unique_topic, uvarint
+from itutil import BrokerTestCase, RawConn, build_batch, unique_topic
+from acl_frames import (SourceConn, acl_creations, alter_client_quotas, delete_records,
+                        describe_client_quotas, elect_leaders, incremental_alter_configs,
+                        init_producer_id, kp_call, list_reassignments, offset_delete,
+                        offset_for_leader_epoch, replica_fetch)
 from test_metrics import Scrape
 from test_pk_tables import describe_table, lookup, one, pb_int, pb_len, pb_parse, prefix_lookup
 from test_pk_reads import read_changelog, scan
@@ -41,7 +42,8 @@ from kafka.protocol.admin import (AlterConfigsRequest, CreateAclsRequest, Create
                                   DescribeAclsRequest, DescribeConfigsRequest,
                                   DescribeGroupsRequest, ListGroupsRequest)
 from kafka.protocol.commit import GroupCoordinatorRequest, OffsetCommitRequest, OffsetFetchRequest
-from kafka.protocol.group import HeartbeatRequest, JoinGroupRequest
+from kafka.protocol.group import (HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
+                                  SyncGroupRequest)
 from kafka.protocol.offset import OffsetRequest
 
 CLI = os.environ.get("STRATA_CLI") or os.path.join(harness.ROOT, "build", "tools", "cli", "strata")
@@ -58,6 +60,7 @@ INVALID_REQUEST = 42
 TXN_AUTH = 53
 SECURITY_DISABLED = 54
 GROUP_ID_NOT_FOUND = 69
+ELECTION_NOT_NEEDED = 84
 
 ADMIN_HOST = "127.0.0.1"
 Principal = collections.namedtuple("Principal", "name host")
@@ -68,59 +71,6 @@ PRINCIPALS = [Principal("User:ANONYMOUS", "127.0.0.2")]
 ADMIN_OVERRIDES = {"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
                    "super.users": "User:admin", "group.initial.rebalance.delay.ms": "0",
                    "auto.create.topics.enable": "true"}
-
-
-class SourceConn(RawConn):
-    """A raw connection from a chosen loopback source address (the probed principal's host)."""
-
-    def __init__(self, port, source, timeout=10):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout,
-                                             source_address=(source, 0))
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.corr = 0
-
-
-def kp_call(conn, req):
-    """Sends a kafka-python protocol request over a raw connection; returns its decoded response."""
-    r = conn.request(req.API_KEY, req.API_VERSION, req.encode())
-    return req.RESPONSE_TYPE.decode(io.BytesIO(r.data[r.pos:]))
-
-
-# ---------------------------------------------------------------- raw frames kafka-python lacks
-
-def init_producer_id(conn, transactional_id=None):
-    r = conn.request(22, 0, str16(transactional_id) + struct.pack(">i", 60000))
-    r.i32()
-    return r.i16()
-
-
-def delete_records(conn, topic, partition, offset):
-    body = array32([str16(topic) + array32([struct.pack(">iq", partition, offset)])])
-    r = conn.request(21, 0, body + struct.pack(">i", 10000))
-    r.i32()
-    for _ in range(r.i32()):
-        r.str16()
-        for _ in range(r.i32()):
-            r.i32(), r.i64()
-            return r.i16()
-
-
-def describe_client_quotas(conn):
-    r = conn.request(48, 0, array32([]) + b"\x00")
-    r.i32()
-    return r.i16()
-
-
-def list_reassignments(conn):
-    r = conn.request(46, 0, struct.pack(">i", 10000) + uvarint(0) + uvarint(0), flexible=True)
-    r.i32()
-    return r.i16()
-
-
-def acl_creations(conn, creations):
-    """CreateAcls v1 from a probe connection: the per-creation error codes."""
-    resp = kp_call(conn, CreateAclsRequest[1](creations))
-    return [c[0] for c in resp.creation_responses]
 
 
 # ---------------------------------------------------------------- administration
@@ -325,6 +275,42 @@ def probe_describe_acls(tc, c, n):
     return kp_call(c, DescribeAclsRequest[1](1, None, 1, None, None, 1, 1)).error_code
 
 
+def probe_sync_group(tc, c, n):  # allowed: the group's own verdict on a stranger
+    err = kp_call(c, SyncGroupRequest[0](n["g"], 1, "nobody", [])).error_code
+    return NONE if err in (UNKNOWN_MEMBER_ID, GROUP_ID_NOT_FOUND) else err
+
+
+def probe_leave_group(tc, c, n):
+    err = kp_call(c, LeaveGroupRequest[0](n["g"], "nobody")).error_code
+    return NONE if err in (UNKNOWN_MEMBER_ID, GROUP_ID_NOT_FOUND) else err
+
+
+def probe_offset_delete(tc, c, n):
+    err = offset_delete(c, n["g"], n["t"])
+    return NONE if err == GROUP_ID_NOT_FOUND else err
+
+
+def probe_offset_for_leader_epoch(tc, c, n):
+    return offset_for_leader_epoch(c, n["t"])
+
+
+def probe_replica_fetch(tc, c, n):
+    return replica_fetch(c, n["t"])
+
+
+def probe_alter_quotas(tc, c, n):
+    return alter_client_quotas(c)
+
+
+def probe_elect_leaders(tc, c, n):  # allowed: a single node has nothing to elect
+    err = elect_leaders(c, n["t"])
+    return NONE if err == ELECTION_NOT_NEEDED else err
+
+
+def probe_incremental_alter_configs(tc, c, n):
+    return incremental_alter_configs(c, n["t"])
+
+
 MATRIX = [
     ("Produce", [("WRITE", "topic", "{t}")], probe_produce, NONE, TOPIC_AUTH),
     ("Fetch", [("READ", "topic", "{t}")], probe_fetch, NONE, TOPIC_AUTH),
@@ -351,6 +337,22 @@ MATRIX = [
      probe_describe_configs_topic, NONE, TOPIC_AUTH),
     ("JoinGroup", [("READ", "group", "{g}")], probe_join_group, NONE, GROUP_AUTH),
     ("Heartbeat", [("READ", "group", "{g}")], probe_heartbeat, NONE, GROUP_AUTH),
+    ("SyncGroup", [("READ", "group", "{g}")], probe_sync_group, NONE, GROUP_AUTH),
+    ("LeaveGroup", [("READ", "group", "{g}")], probe_leave_group, NONE, GROUP_AUTH),
+    ("OffsetDelete", [("DELETE", "group", "{g}"), ("READ", "topic", "{t}")], probe_offset_delete,
+     NONE, GROUP_AUTH),
+    ("OffsetForLeaderEpoch(consumer)", [("DESCRIBE", "topic", "{t}")],
+     probe_offset_for_leader_epoch, NONE, TOPIC_AUTH),
+    ("OffsetForLeaderEpoch(replica)", [("CLUSTER_ACTION", "cluster", "")],
+     probe_offset_for_leader_epoch, NONE, TOPIC_AUTH),
+    ("Fetch(replica)", [("CLUSTER_ACTION", "cluster", "")], probe_replica_fetch, NONE, TOPIC_AUTH),
+    ("Fetch(replica) with READ only", [("READ", "topic", "{t}")], probe_replica_fetch, TOPIC_AUTH,
+     TOPIC_AUTH),
+    ("AlterClientQuotas", [("ALTER_CONFIGS", "cluster", "")], probe_alter_quotas, NONE,
+     CLUSTER_AUTH),
+    ("ElectLeaders", [("ALTER", "cluster", "")], probe_elect_leaders, NONE, CLUSTER_AUTH),
+    ("IncrementalAlterConfigs(topic)", [("ALTER_CONFIGS", "topic", "{t}")],
+     probe_incremental_alter_configs, NONE, TOPIC_AUTH),
     ("OffsetCommit", [("READ", "group", "{g}"), ("READ", "topic", "{t}")], probe_offset_commit,
      NONE, GROUP_AUTH),
     ("OffsetCommit without the topic", [("READ", "group", "{g}")], probe_offset_commit,

@@ -12,7 +12,8 @@ import harness
 from cluster_clients import ClusterClientCase, admin
 from cluster_harness import Cluster, Etcd
 from itutil import RawConn, metadata_v1, unique_topic
-from test_acls import NONE, TOPIC_AUTH, acl_creations, kp_call
+from acl_frames import acl_creations, kp_call
+from test_acls import NONE, TOPIC_AUTH
 from confluent_kafka.admin import NewTopic
 from kafka.protocol.admin import DeleteAclsRequest, DescribeAclsRequest
 
