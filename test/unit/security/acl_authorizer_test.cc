@@ -1,11 +1,13 @@
 // The durable ACL authorizers (broker/security/acl_authorizer.h): a single node's file survives a
 // reopen byte for byte, rejects a corrupt line; a cluster's etcd-backed stores (on the in-memory
-// coordination) agree across brokers, and follow removals. Also the
-// text form of bindings, KIP-679's authorize_any, and the audit's rate limit (authorize.h).
+// coordination) agree across brokers, follow removals, and re-read everything when etcd compacted
+// the history a watch needed. Also the text form of bindings, KIP-679's authorize_any, and the
+// audit's rate limit (authorize.h).
 #include "broker/security/acl_authorizer.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -178,6 +180,66 @@ TEST(ClusterAclAuthorizer, BrokersAgreeThroughEtcd) {
   ASSERT_TRUE((*other)->create({b}).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_TRUE((*one)->acls({}).empty());
+}
+
+// A Coordination whose first watch() finds its start revision compacted away (two bindings were
+// written meanwhile), as a watch resuming after a long etcd outage would.
+class CompactBeforeFirstWatch : public cluster::Coordination {
+ public:
+  CompactBeforeFirstWatch(cluster::FakeCoordination& fake, std::vector<std::string> keys)
+      : fake_(fake), keys_(std::move(keys)) {}
+  Result<cluster::RangeResult> range(const std::string& k, const std::string& e) override {
+    return fake_.range(k, e);
+  }
+  Result<int64_t> put(const std::string& k, const std::string& v, int64_t lease) override {
+    return fake_.put(k, v, lease);
+  }
+  Result<int64_t> delete_range(const std::string& k, const std::string& e) override {
+    return fake_.delete_range(k, e);
+  }
+  Result<cluster::TxnResult> txn(const std::vector<cluster::Compare>& c,
+                                 const std::vector<cluster::TxnOp>& s,
+                                 const std::vector<cluster::TxnOp>& f) override {
+    return fake_.txn(c, s, f);
+  }
+  Result<int64_t> grant_lease(int64_t ttl) override { return fake_.grant_lease(ttl); }
+  Status keep_alive(int64_t lease) override { return fake_.keep_alive(lease); }
+  Status revoke_lease(int64_t lease) override { return fake_.revoke_lease(lease); }
+  Result<std::unique_ptr<cluster::Watch>> watch(const std::string& k, const std::string& e,
+                                                int64_t start, WatchFn fn) override {
+    if (watches_++ == 0) {
+      int64_t rev = 0;
+      for (const auto& key : keys_) rev = *fake_.put(key, "{}");
+      EXPECT_TRUE(fake_.compact(rev).ok());
+    }
+    return fake_.watch(k, e, start, std::move(fn));
+  }
+  int watches() const { return watches_; }
+
+ private:
+  cluster::FakeCoordination& fake_;
+  const std::vector<std::string> keys_;
+  std::atomic<int> watches_{0};
+};
+
+TEST(ClusterAclAuthorizer, ReReadsWhenTheWatchedHistoryWasCompacted) {
+  cluster::FakeCoordination etcd;
+  const auto a = binding("a", PatternType::literal, "User:a", AclOperation::read);
+  const auto b = binding("b", PatternType::prefixed, "User:b", AclOperation::write);
+  CompactBeforeFirstWatch coordination(etcd,
+                                       {"/strata/acls/" + ClusterAclAuthorizer::encode_key(a),
+                                        "/strata/acls/" + ClusterAclAuthorizer::encode_key(b)});
+  auto authorizer = ClusterAclAuthorizer::open(coordination, "/strata", {});
+  ASSERT_TRUE(authorizer.ok());
+  EXPECT_TRUE(eventually([&] { return (*authorizer)->acls({}).size() == 2; }))
+      << "the compaction ended the first watch: everything is read again";
+  EXPECT_GE(coordination.watches(), 2);
+  EXPECT_TRUE((*authorizer)->authorize("User:b", "h", AclOperation::write, T, "bx"));
+  // And it keeps following: a change after the re-read arrives through the new watch.
+  auto writer = ClusterAclAuthorizer::open(etcd, "/strata", {});
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE((*writer)->remove({}).ok());
+  EXPECT_TRUE(eventually([&] { return (*authorizer)->acls({}).empty(); }));
 }
 
 }  // namespace
