@@ -18,10 +18,11 @@
 #include "broker/pk/pk_tables.h"
 #include "broker/pk/scan_sessions.h"
 #include "broker/quota/client_quotas.h"
+#include "broker/security/acl_authorizer.h"
 #include "broker/security/sasl_authenticator.h"
-#include "broker/security/tls_context.h"
 #include "broker/security/scram_admin.h"
 #include "broker/security/scram_store.h"
+#include "broker/security/tls_context.h"
 #include "broker/services.h"
 #include "broker/topics/log_tasks.h"
 #include "broker/txn/producer_ids.h"
@@ -231,6 +232,22 @@ Status Broker::start() {
     if (!bootstrap.ok()) return bootstrap.status();
     STRATA_RETURN_IF_ERROR(security::apply_bootstrap_users(*scram_, *bootstrap));
   }
+  if (!config_.authorizer_class_name.empty()) {  // ACLs: a file here, etcd in a cluster
+    security::AuthorizerConfig ac{config_.super_users, config_.allow_everyone_if_no_acl_found};
+    if (cluster_) {
+      auto a = security::ClusterAclAuthorizer::open(cluster_->coordination(),
+                                                    config_.coordination_etcd_prefix, ac);
+      if (!a.ok()) return a.status();
+      authorizer_ = std::move(a.value());
+    } else {
+      auto a = security::FileAclAuthorizer::open(env_, config_.log_dirs.front(), ac);
+      if (!a.ok()) return a.status();
+      authorizer_ = std::move(a.value());
+    }
+    spdlog::info("authorizer {}: {} ACLs, {} super users, allow.everyone.if.no.acl.found={}",
+                 config_.authorizer_class_name, authorizer_->acls(security::AclFilter{}).size(),
+                 config_.super_users.size(), config_.allow_everyone_if_no_acl_found);
+  }
 
   services_ =
       std::make_unique<Services>(Services{config_,
@@ -259,6 +276,7 @@ Status Broker::start() {
     sasl_ = std::move(sasl.value());
     services_->sasl = sasl_.get();
   }
+  services_->authorizer = authorizer_.get();
   dispatcher_ = std::make_unique<RequestDispatcher>(*services_);
   Server::Options so;
   so.limits.max_request_bytes = config_.socket_request_max_bytes;
@@ -354,7 +372,9 @@ void Broker::run() {
   run_io_thread();
   for (auto& t : threads) t.join();
   if (shutdown_thread_.joinable()) shutdown_thread_.join();
-  if (scram_) scram_->stop();      // its watch, before etcd goes
+  if (scram_) scram_->stop();       // its watch, before etcd goes
+  services_->authorizer = nullptr;  // nothing serves any more; its etcd watch ends before etcd's
+  authorizer_.reset();
   if (cluster_) cluster_->stop();  // fetchers stop writing, the lease goes: before logs close
   metrics_exporter_.reset();       // no scrape may read the services closed below
   if (group_journal_) group_journal_->stop();  // no partition load runs past this

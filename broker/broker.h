@@ -52,8 +52,10 @@ struct Services;     // what handlers use (broker/services.h)
 namespace cluster {  // cluster mode (broker/cluster/cluster_node.h)
 class ClusterNode;
 }  // namespace cluster
-namespace security {  // SCRAM credentials (broker/security/scram_store.h)
+namespace security {  // SCRAM credentials and ACLs (broker/security/scram_store.h,
+                      // acl_authorizer.h)
 class ScramStore;
+class Authorizer;
 }  // namespace security
 
 class Broker {
@@ -129,7 +131,9 @@ class Broker {
   int shutdown_polls_ = 0;
   std::unique_ptr<cluster::ClusterNode> cluster_;  // cluster mode only
   std::unique_ptr<security::ScramStore> scram_;    // after cluster_ (its etcd): destroyed first
-  std::thread shutdown_thread_;                    // cluster mode: the leadership hand-off
+  // ACLs (null = authorizer.class.name empty); after cluster_: its etcd watch goes first.
+  std::unique_ptr<security::Authorizer> authorizer_;
+  std::thread shutdown_thread_;  // cluster mode: the leadership hand-off
   std::unique_ptr<metrics::MetricsExporter> metrics_exporter_;  // last = destroyed first
 };
 

@@ -71,6 +71,10 @@ const std::vector<HandlerDef>& handler_table() {
         // SASL
         def<p::SaslHandshakeRequest>(handlers::sasl_handshake),
         def<p::SaslAuthenticateRequest>(handlers::sasl_authenticate),
+        // ACL administration
+        def<p::DescribeAclsRequest>(handlers::describe_acls),
+        def<p::CreateAclsRequest>(handlers::create_acls),
+        def<p::DeleteAclsRequest>(handlers::delete_acls),
         // Idempotent producer
         def<p::InitProducerIdRequest>(handlers::init_producer_id),
         // Extension APIs of primary-key tables (Protobuf bodies, protocol/ext/*.proto)

@@ -75,7 +75,7 @@ struct Services {
   group::LogGroupJournal* offsets_topic = nullptr;
   // broker/security/security_services.h. authorizer: null = no authorizer configured (everything
   // is allowed). credentials: the SCRAM store SaslAuthenticate checks; null = no SCRAM users.
-  const security::Authorizer* authorizer = nullptr;
+  security::Authorizer* authorizer = nullptr;
   const security::CredentialStore* credentials = nullptr;
   // SASL listeners' mechanisms and exchanges; null when no listener uses SASL.
   const security::SaslAuthenticator* sasl = nullptr;

@@ -94,6 +94,41 @@ std::string check_etcd_prefix(const std::string& v) {
   return "";
 }
 
+// authorizer.class.name: Strata has one authorizer; Kafka's class names name it too, so a Kafka
+// server.properties works unchanged. Anything else would silently not be the plug-in asked for.
+std::string check_authorizer_class(const std::string& v) {
+  if (v.empty() || v == "strata" || v == "kafka.security.authorizer.AclAuthorizer" ||
+      v == "org.apache.kafka.metadata.authorizer.StandardAuthorizer" ||
+      v == "kafka.security.auth.SimpleAclAuthorizer") {
+    return "";
+  }
+  return "'" + v +
+         "' is not an authorizer Strata has: use strata, "
+         "kafka.security.authorizer.AclAuthorizer or "
+         "org.apache.kafka.metadata.authorizer.StandardAuthorizer (all the same ACL authorizer), "
+         "or leave it empty for none";
+}
+
+// super.users: Kafka's syntax, principals separated by ';' (a principal may hold ',').
+Status set_super_users(const std::string& v, C* c) {
+  std::set<std::string> users;
+  std::stringstream ss(v);
+  std::string item;
+  while (std::getline(ss, item, ';')) {
+    item = trim(item);
+    if (item.empty()) continue;
+    const size_t colon = item.find(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == item.size()) {
+      return Status(
+          Errc::invalid_argument,
+          "config super.users: '" + item + "' is not a principal (Type:name, e.g. User:admin)");
+    }
+    users.insert(item);
+  }
+  if (c) c->super_users = std::move(users);
+  return Status::Ok();
+}
+
 // Checks across keys, after each key parsed on its own (Kafka's KafkaConfig requires the same).
 Status check_key_combinations(const BrokerConfig& c) {
   if (c.log_segment_bytes < c.log_segment_bytes_min) {
@@ -373,6 +408,19 @@ KeyTable<BrokerConfig> build_table() {
   t.integer("pk.checkpoint.retained", &C::pk_checkpoint_retained, "2", 1, 100,
             "RocksDB checkpoints kept per primary-key partition (the newest bounds log "
             "retention).");
+  // Authorization; docs/security.md
+  t.string("authorizer.class.name", &C::authorizer_class_name, "",
+           "Empty = no authorization (every request allowed, the ACL APIs answer "
+           "SECURITY_DISABLED); any other value enables Strata's ACL authorizer (Kafka's "
+           "AclAuthorizer / StandardAuthorizer class names are accepted).",
+           kNone, check_authorizer_class);
+  t.custom(
+      "super.users", ConfigType::list, "",
+      "Principals allowed everything whatever the ACLs say, ';'-separated (User:admin;User:b).",
+      kNone, set_super_users);
+  t.boolean("allow.everyone.if.no.acl.found", &C::allow_everyone_if_no_acl_found, "false",
+            "With an authorizer: allow a request on a resource no ACL matches at all (default: "
+            "deny).");
   t.integer("test.fault.pk.compact.before.checkpoint", &C::test_fault_pk_compact_before_checkpoint,
             "0", int64_t{0}, int64_t{1},
             "TEST ONLY (needs --enable-test-faults): 1 = fully compact a primary-key partition's "

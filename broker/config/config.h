@@ -131,6 +131,11 @@ struct BrokerConfig {
   std::string metrics_listener;
   // Checkpoints of primary-key state
   int32_t pk_checkpoint_retained{};
+  // Authorization (docs/security.md): "" = no authorizer (everything allowed); otherwise Strata's
+  // ACL authorizer (Kafka's class names accepted as synonyms).
+  std::string authorizer_class_name;
+  std::set<std::string> super_users;  // principals, "User:name"
+  bool allow_everyone_if_no_acl_found{};
   // Test-only fault injection (keys under "test."; refused unless --enable-test-faults).
   int64_t test_fault_drop_produce_response_every_n{};
   int64_t test_fault_pk_compact_before_checkpoint{};

@@ -9,6 +9,7 @@
 #include "broker/handlers/handlers.h"
 #include "broker/metrics/broker_metrics.h"
 #include "broker/quota/client_quotas.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "protocol/wire/errors.h"
 
@@ -26,7 +27,10 @@ void alter_client_quotas(RequestContext& ctx, protocol::Reader& body) {
       a.ops.emplace_back(op.key, op.remove ? std::nullopt : std::optional<double>(op.value));
     }
   }
-  auto results = ctx.svc.quotas.alter(alterations, req.validate_only);
+  // Kafka: ALTER_CONFIGS on the cluster, else every entry is refused.
+  const bool allowed = authorize_cluster(ctx, AclOperation::alter_configs);
+  auto results = allowed ? ctx.svc.quotas.alter(alterations, req.validate_only)
+                         : std::vector<Status>(alterations.size());
   protocol::AlterClientQuotasResponse resp;
   for (size_t i = 0; i < req.entries.size(); ++i) {
     auto& out = resp.entries.emplace_back();
@@ -36,6 +40,12 @@ void alter_client_quotas(RequestContext& ctx, protocol::Reader& body) {
       e.entity_name = part.entity_name;
     }
     const Status& st = results[i];
+    if (!allowed) {
+      out.error_code = ErrorCode::cluster_authorization_failed;
+      out.error_message = "Cluster authorization failed.";
+      ctx.svc.metrics.request_error(ctx.api_key, out.error_code);
+      continue;
+    }
     if (st.ok()) {
       out.error_message = std::nullopt;
       if (!req.validate_only) {

@@ -6,6 +6,7 @@
 
 #include "broker/handlers/config_admin.h"
 #include "broker/handlers/handlers.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "protocol/wire/errors.h"
 
@@ -22,8 +23,10 @@ void alter_configs(RequestContext& ctx, protocol::Reader& body) {
     out.resource_name = res.resource_name;
     out.error_message = std::nullopt;
     ConfigMap wanted;
-    std::optional<ResourceError> bad;
+    std::optional<ResourceError> bad =
+        check_config_access(ctx, res.resource_type, res.resource_name, AclOperation::alter_configs);
     for (const auto& c : res.configs) {
+      if (bad) break;
       if (!c.value) {
         bad = ResourceError{ErrorCode::invalid_config, "Null value not supported for: " + c.name};
         break;

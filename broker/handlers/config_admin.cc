@@ -8,6 +8,7 @@
 
 #include "broker/cluster/cluster_node.h"
 #include "broker/config/dynamic_config.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
@@ -39,6 +40,20 @@ std::mutex& alter_mu() {  // read-modify-write of override maps, and broker-defa
 }
 
 }  // namespace
+
+std::optional<ResourceError> check_config_access(const RequestContext& ctx, int8_t resource_type,
+                                                 const std::string& name,
+                                                 security::AclOperation op) {
+  if (resource_type == kResourceTopic && !authorize_topic(ctx, op, name)) {
+    return error(ErrorCode::topic_authorization_failed, "Topic authorization failed.");
+  }
+  constexpr int8_t kResourceBrokerLogger = 8;
+  if ((resource_type == kResourceBroker || resource_type == kResourceBrokerLogger) &&
+      !authorize_cluster(ctx, op)) {
+    return error(ErrorCode::cluster_authorization_failed, "Cluster authorization failed.");
+  }
+  return std::nullopt;
+}
 
 std::optional<ResourceError> check_broker_name(const Services& svc, const std::string& name,
                                                bool& cluster_default) {

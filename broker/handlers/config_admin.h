@@ -10,12 +10,14 @@
 #include <string>
 
 #include "broker/config/dynamic_config.h"
+#include "broker/security/acl.h"
 #include "protocol/base/result.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker {
+struct RequestContext;
 struct Services;
-}
+}  // namespace strata::broker
 
 namespace strata::broker::handlers {
 
@@ -28,6 +30,13 @@ struct ResourceError {
 };
 
 // BROKER resource name → cluster_default (true for ""), or an INVALID_REQUEST error.
+// Kafka's check of one config resource: `op` (DESCRIBE_CONFIGS / ALTER_CONFIGS) on the topic
+// (TOPIC_AUTHORIZATION_FAILED) or, for a broker, on the cluster (CLUSTER_AUTHORIZATION_FAILED);
+// nullopt = allowed (other resource types fail later as unsupported).
+std::optional<ResourceError> check_config_access(const RequestContext& ctx, int8_t resource_type,
+                                                 const std::string& name,
+                                                 security::AclOperation op);
+
 std::optional<ResourceError> check_broker_name(const Services& svc, const std::string& name,
                                                bool& cluster_default);
 

@@ -11,6 +11,7 @@
 
 #include "broker/cluster/cluster_node.h"
 #include "broker/handlers/handlers.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "pkindex/table_config.h"
@@ -97,6 +98,10 @@ void create_partitions(RequestContext& ctx, protocol::Reader& body) {
     };
     if (times[t.name] > 1) {
       fail(ErrorCode::invalid_request, "Duplicate topic in request.");
+      continue;
+    }
+    if (!authorize_topic(ctx, AclOperation::alter, t.name)) {
+      fail(ErrorCode::topic_authorization_failed, "The topic authorization is failed.");
       continue;
     }
     if (is_internal_topic(t.name)) {  // a group's partition is its id's hash modulo the count

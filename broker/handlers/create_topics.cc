@@ -8,6 +8,7 @@
 #include "broker/cluster/cluster_node.h"
 #include "broker/config/dynamic_config.h"
 #include "broker/handlers/handlers.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
@@ -31,8 +32,13 @@ ErrorCode create_error(const Status& st) {
   }
 }
 // The same effective values and sources DescribeConfigs reports (dynamic layers included).
+// Kafka: without DESCRIBE_CONFIGS on the topic they are withheld (topic_config_error_code).
 void echo_configs(RequestContext& ctx, const std::map<std::string, std::string>& configs,
                   protocol::CreateTopicsResponse::TopicResult& out) {
+  if (!authorize_topic(ctx, AclOperation::describe_configs, out.name)) {
+    out.topic_config_error_code = ErrorCode::topic_authorization_failed;
+    return;
+  }
   out.configs.emplace();
   for (const auto& e : ctx.svc.dynamic_config.describe_topic(configs, {})) {
     auto& c = out.configs->emplace_back();
@@ -119,6 +125,8 @@ void create_topics(RequestContext& ctx, protocol::Reader& body) {
   req.decode(body, ctx.version);
   auto& svc = ctx.svc;
   protocol::CreateTopicsResponse resp;
+  const bool may_create_cluster =
+      may(ctx, AclOperation::create, ResourceType::cluster, security::kClusterName);
 
   for (const auto& rt : req.topics) {
     auto& out = resp.topics.emplace_back();
@@ -129,6 +137,11 @@ void create_topics(RequestContext& ctx, protocol::Reader& body) {
       out.error_code = e;
       out.error_message = std::move(msg);
     };
+    // Kafka: CREATE on the cluster (a missing one is not audited) or on the topic.
+    if (!may_create_cluster && !authorize_topic(ctx, AclOperation::create, rt.name)) {
+      fail(ErrorCode::topic_authorization_failed, "Authorization failed.");
+      continue;
+    }
 
     if (!valid_topic_name(rt.name)) {
       fail(ErrorCode::invalid_topic_exception,

@@ -4,6 +4,7 @@
 
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 
 namespace strata::broker::handlers {
@@ -15,7 +16,9 @@ void delete_groups(RequestContext& ctx, protocol::Reader& body) {
   for (const auto& id : req.groups_names) {
     auto& r = resp.results.emplace_back();
     r.group_id = id;
-    r.error_code = ctx.svc.groups.delete_group(id);
+    r.error_code = authorize_group(ctx, AclOperation::del, id)
+                       ? ctx.svc.groups.delete_group(id)
+                       : protocol::ErrorCode::group_authorization_failed;
   }
   ctx.respond(resp);
 }

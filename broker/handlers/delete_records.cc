@@ -9,6 +9,7 @@
 
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/partition_loop.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
@@ -39,17 +40,18 @@ void delete_records(RequestContext& ctx, protocol::Reader& body) {
   protocol::DeleteRecordsResponse resp;
   protocol::DeleteRecordsResponse::PartitionResult blank;
   blank.low_watermark = -1;
-  answer_partitions(ctx.svc.topics, req.topics, resp.topics, blank,
-                    [&](const auto& rt, const auto& rp, auto& pout, storage::PartitionLog& log) {
-                      const int64_t offset =
-                          rp.offset == kHighWatermark ? log.high_watermark() : rp.offset;
-                      auto moved = log.delete_records_before(offset);
-                      if (!moved.ok()) {
-                        return delete_records_error(rt.name, rp.partition_index, moved.status());
-                      }
-                      pout.low_watermark = *moved;
-                      return ErrorCode::none;
-                    });
+  answer_partitions(
+      ctx.svc.topics, req.topics, resp.topics, blank,
+      [&](const std::string& t) { return authorize_topic(ctx, AclOperation::del, t); },
+      [&](const auto& rt, const auto& rp, auto& pout, storage::PartitionLog& log) {
+        const int64_t offset = rp.offset == kHighWatermark ? log.high_watermark() : rp.offset;
+        auto moved = log.delete_records_before(offset);
+        if (!moved.ok()) {
+          return delete_records_error(rt.name, rp.partition_index, moved.status());
+        }
+        pout.low_watermark = *moved;
+        return ErrorCode::none;
+      });
   ctx.respond(resp);
 }
 

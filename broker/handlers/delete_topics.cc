@@ -7,6 +7,7 @@
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
 #include "broker/pk/pk_tables.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
@@ -23,8 +24,20 @@ void refuse_internal(Out& out) {
   out.error_message = "Internal topics cannot be deleted";
 }
 
+// Kafka: DELETE on the topic, checked before its existence; a topic named by id keeps its name
+// hidden when refused.
 template <typename Out>
-void delete_one(RequestContext& ctx, std::shared_ptr<const TopicEntry> t, Out& out) {
+bool refused(RequestContext& ctx, const std::string& name, bool by_id, Out& out) {
+  if (authorize_topic(ctx, AclOperation::del, name)) return false;
+  out.error_code = ErrorCode::topic_authorization_failed;
+  if (by_id) out.name = std::nullopt;
+  return true;
+}
+
+template <typename Out>
+void delete_one(RequestContext& ctx, std::shared_ptr<const TopicEntry> t, Out& out,
+                bool by_id = false) {
+  if (out.name && refused(ctx, *out.name, by_id, out)) return;
   if (!t) {
     out.error_code = ErrorCode::unknown_topic_or_partition;
     return;
@@ -47,7 +60,8 @@ void delete_one(RequestContext& ctx, std::shared_ptr<const TopicEntry> t, Out& o
 }
 // Cluster mode: the topic goes from etcd; every broker deletes its local replica from the view.
 template <typename Out>
-void delete_in_cluster(RequestContext& ctx, const std::string& name, Out& out) {
+void delete_in_cluster(RequestContext& ctx, const std::string& name, Out& out, bool by_id = false) {
+  if (refused(ctx, name, by_id, out)) return;
   auto& cluster = *ctx.svc.cluster;
   auto s = cluster.snapshot();
   auto t = s->topics.find(name);
@@ -99,7 +113,7 @@ void delete_topics_cluster(RequestContext& ctx, const protocol::DeleteTopicsRequ
       continue;
     }
     out.name = *name;
-    delete_in_cluster(ctx, *name, out);
+    delete_in_cluster(ctx, *name, out, /*by_id=*/true);
   }
 }
 }  // namespace
@@ -135,7 +149,7 @@ void delete_topics(RequestContext& ctx, protocol::Reader& body) {
           continue;
         }
         out.name = t->name;
-        delete_one(ctx, t, out);
+        delete_one(ctx, t, out, /*by_id=*/true);
       }
     }
   }

@@ -6,6 +6,7 @@
 
 #include "broker/handlers/handlers.h"
 #include "broker/quota/client_quotas.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "protocol/wire/errors.h"
 
@@ -16,6 +17,13 @@ void describe_client_quotas(RequestContext& ctx, protocol::Reader& body) {
   protocol::DescribeClientQuotasRequest req;
   req.decode(body, ctx.version);
   protocol::DescribeClientQuotasResponse resp;
+  if (!authorize_cluster(ctx, AclOperation::describe_configs)) {
+    resp.error_code = ErrorCode::cluster_authorization_failed;
+    resp.error_message = "Cluster authorization failed.";
+    resp.entries = std::nullopt;
+    ctx.respond(resp);
+    return;
+  }
   std::vector<quota::FilterComponent> filter;
   for (const auto& c : req.components) {
     quota::FilterComponent f;

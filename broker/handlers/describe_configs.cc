@@ -7,6 +7,7 @@
 
 #include "broker/handlers/config_admin.h"
 #include "broker/handlers/handlers.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
@@ -27,6 +28,12 @@ void describe_configs(RequestContext& ctx, protocol::Reader& body) {
     const std::vector<std::string> keys =
         res.configuration_keys.value_or(std::vector<std::string>{});
     std::vector<ConfigEntryInfo> entries;
+    if (auto denied = check_config_access(ctx, res.resource_type, res.resource_name,
+                                          AclOperation::describe_configs)) {
+      out.error_code = denied->error_code;
+      out.error_message = denied->message;
+      continue;
+    }
     if (res.resource_type == kResourceTopic) {
       auto topic = ctx.svc.topics.find(res.resource_name);
       if (!topic) {

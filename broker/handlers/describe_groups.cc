@@ -5,6 +5,7 @@
 #include "broker/group/group_coordinator.h"
 #include "broker/group/handler_util.h"
 #include "broker/handlers/handlers.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 
 namespace strata::broker::handlers {
@@ -20,7 +21,14 @@ void describe_groups(RequestContext& ctx, protocol::Reader& body) {
   protocol::DescribeGroupsResponse resp;
   std::vector<group::GroupSummary> summaries;  // owns the bytes the response points into
   summaries.reserve(req.groups.size());
-  for (const auto& id : req.groups) summaries.push_back(ctx.svc.groups.describe(id));
+  for (const auto& id : req.groups) {
+    if (authorize_group(ctx, AclOperation::describe, id)) {
+      summaries.push_back(ctx.svc.groups.describe(id));
+    } else {  // nothing of the group is disclosed
+      auto& s = summaries.emplace_back();
+      s.error = protocol::ErrorCode::group_authorization_failed;
+    }
+  }
   for (size_t i = 0; i < req.groups.size(); ++i) {
     const auto& s = summaries[i];
     auto& g = resp.groups.emplace_back();

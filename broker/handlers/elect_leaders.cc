@@ -13,6 +13,7 @@
 
 #include "broker/cluster/cluster_node.h"
 #include "broker/handlers/handlers.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
@@ -58,6 +59,22 @@ void elect_leaders(RequestContext& ctx, protocol::Reader& body) {
   Response resp;
   if (req.election_type != 0 && req.election_type != 1) {
     resp.error_code = ErrorCode::invalid_request;
+    ctx.respond(resp);
+    return;
+  }
+  if (!authorize_cluster(ctx, AclOperation::alter)) {  // Kafka: every partition and the top
+    resp.error_code = ErrorCode::cluster_authorization_failed;
+    for (const auto& t : req.topic_partitions
+                             ? *req.topic_partitions
+                             : std::vector<protocol::ElectLeadersRequest::TopicPartitions>{}) {
+      auto& out = resp.replica_election_results.emplace_back();
+      out.topic = t.topic;
+      for (int32_t p : t.partitions) {
+        auto& pr = out.partition_result.emplace_back();
+        pr.partition_id = p;
+        pr.error_code = ErrorCode::cluster_authorization_failed;
+      }
+    }
     ctx.respond(resp);
     return;
   }

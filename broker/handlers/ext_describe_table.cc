@@ -7,6 +7,7 @@
 #include "broker/handlers/ext_common.h"
 #include "broker/handlers/handlers.h"
 #include "broker/pk/pk_tables.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "protocol/ext/describe_table.pb.h"
@@ -49,6 +50,10 @@ void ext_describe_table(RequestContext& ctx, protocol::Reader& body) {
   for (const auto& name : req.topics()) {
     auto* t = resp.add_tables();
     t->set_topic(name);
+    if (!authorize_topic(ctx, AclOperation::describe, name)) {
+      set_ext_error(*t, ErrorCode::topic_authorization_failed);
+      continue;
+    }
     auto topic = ctx.svc.topics.find(name);
     if (!topic && ctx.svc.cluster) {
       // No replica here: the table's facts come from the cluster view (its record's configs);

@@ -22,6 +22,7 @@
 #include "broker/handlers/handlers.h"
 #include "broker/metrics/broker_metrics.h"
 #include "broker/pk/pk_tables.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "protocol/ext/lookup.pb.h"
@@ -63,7 +64,9 @@ void ext_lookup(RequestContext& ctx, protocol::Reader& body) {
   for (const auto& t : req.topics()) {
     auto* tout = resp.add_topics();
     tout->set_topic(t.topic());
-    auto topic = ctx.svc.topics.find(t.topic());
+    // READ on the table's topic, before its existence is looked at.
+    const bool readable = authorize_topic(ctx, AclOperation::read, t.topic());
+    auto topic = readable ? ctx.svc.topics.find(t.topic()) : nullptr;
     for (const auto& p : t.partitions()) {
       auto* pout = tout->add_partitions();
       pout->set_partition(p.partition());
@@ -72,6 +75,10 @@ void ext_lookup(RequestContext& ctx, protocol::Reader& body) {
         pout->set_error_message(std::move(msg));
         ctx.svc.metrics.request_error(ctx.api_key, e);
       };
+      if (!readable) {
+        fail(ErrorCode::topic_authorization_failed, "Topic authorization failed.");
+        continue;
+      }
       auto target =
           resolve_pk_partition(ctx, topic.get(), t.topic(), p.partition(), req.follower_read());
       if (!target.state) {

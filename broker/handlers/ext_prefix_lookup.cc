@@ -11,6 +11,7 @@
 #include "broker/handlers/handlers.h"
 #include "broker/metrics/broker_metrics.h"
 #include "broker/pk/pk_tables.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "protocol/ext/prefix_lookup.pb.h"
@@ -57,6 +58,9 @@ void ext_prefix_lookup(RequestContext& ctx, protocol::Reader& body) {
   }
   if (req.max_bytes() < 0) return fail(ErrorCode::invalid_request, "max_bytes must be >= 0");
   const size_t budget = response_budget(req.max_bytes(), kDefaultMaxBytes, kMaxMaxBytes);
+  if (!authorize_topic(ctx, AclOperation::read, req.topic())) {
+    return fail(ErrorCode::topic_authorization_failed, "Topic authorization failed.");
+  }
   auto topic = ctx.svc.topics.find(req.topic());
   auto target = resolve_pk_partition(ctx, topic.get(), req.topic(), req.partition());
   if (!target.state) return fail(target.error, std::move(target.message));

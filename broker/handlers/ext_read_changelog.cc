@@ -17,6 +17,7 @@
 #include "broker/handlers/ext_common.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/long_poll.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "pkindex/changelog_decode.h"
@@ -240,6 +241,9 @@ void ext_read_changelog(RequestContext& ctx, protocol::Reader& body) {
   if (req.max_wait_ms() < 0 || req.max_wait_ms() > kMaxWaitMs) {
     return fail(ErrorCode::invalid_request,
                 "max_wait_ms must be within 0.." + std::to_string(kMaxWaitMs));
+  }
+  if (!authorize_topic(ctx, AclOperation::read, req.topic())) {
+    return fail(ErrorCode::topic_authorization_failed, "Topic authorization failed.");
   }
   auto topic = ctx.svc.topics.find(req.topic());
   if (topic && !pkindex::is_pk_table(topic->configs)) {

@@ -8,6 +8,7 @@
 #include "broker/handlers/ext_common.h"
 #include "broker/handlers/handlers.h"
 #include "broker/pk/pk_tables.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "pkindex/pk_checkpoint.h"
@@ -31,6 +32,9 @@ void ext_replica_checkpoint(RequestContext& ctx, protocol::Reader& body) {
     respond_ext(ctx, resp);
   };
   if (!parse_ext_body(body, req)) return fail(ErrorCode::invalid_request, "undecodable request");
+  if (!authorize_cluster(ctx, AclOperation::cluster_action)) {  // broker-to-broker only
+    return fail(ErrorCode::cluster_authorization_failed, "Cluster authorization failed.");
+  }
   auto topic = ctx.svc.topics.find(req.topic());
   auto target = resolve_pk_partition(ctx, topic.get(), req.topic(), req.partition());
   if (!target.state) return fail(target.error, std::move(target.message));

@@ -18,6 +18,7 @@
 #include "broker/handlers/handlers.h"
 #include "broker/pk/pk_tables.h"
 #include "broker/pk/scan_sessions.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "pkindex/pk_scan.h"
@@ -104,6 +105,9 @@ void ext_scan(RequestContext& ctx, protocol::Reader& body) {
     return fail(ErrorCode::invalid_request, "limit must be within 1.." + std::to_string(kMaxLimit));
   }
   if (req.max_bytes() < 0) return fail(ErrorCode::invalid_request, "max_bytes must be >= 0");
+  if (!authorize_topic(ctx, AclOperation::read, req.topic())) {
+    return fail(ErrorCode::topic_authorization_failed, "Topic authorization failed.");
+  }
   auto topic = ctx.svc.topics.find(req.topic());
   auto target = resolve_pk_partition(ctx, topic.get(), req.topic(), req.partition());
   if (!target.state) return fail(target.error, std::move(target.message));
@@ -128,6 +132,7 @@ void ext_scan(RequestContext& ctx, protocol::Reader& body) {
     // Bound to the opening connection: from any other one this is "not found" (see
     // scan_sessions.h).
     session = sessions.find(cursor->session, ctx.responder.connection_id(), now);
+    if (session && session->principal != ctx.principal()) session = nullptr;  // re-authenticated
     if (!session) {
       return fail(ErrorCode::fetch_session_id_not_found,
                   "the scan expired or is unknown: start again without a cursor");
@@ -146,6 +151,7 @@ void ext_scan(RequestContext& ctx, protocol::Reader& body) {
     if (!snap.ok()) return fail(ErrorCode::kafka_storage_error, snap.status().message());
     session = sessions.open(req.topic(), topic_id, req.partition(), state, std::move(*snap),
                             ctx.responder.connection_id(), now);
+    session->principal = ctx.principal();  // only this connection's strand reaches it
   }
   // Clamped so one page stays a bounded allocation whatever the client asks for.
   const size_t max_bytes = std::min<size_t>(

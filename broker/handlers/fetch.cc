@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <set>
 
 #include "broker/cluster/cluster_node.h"
 #include "broker/cluster/replica_fetch.h"
@@ -25,6 +26,7 @@
 #include "broker/handlers/long_poll.h"
 #include "broker/metrics/broker_metrics.h"
 #include "broker/quota/client_quotas.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
@@ -45,10 +47,12 @@ ErrorCode read_error(const protocol::FetchRequest::Topic& rt,
 
 class PendingFetch : public LongPoll<PendingFetch> {
  public:
-  PendingFetch(RequestContext ctx, protocol::FetchRequest req)
+  // `denied`: the topics the principal may not read (decided on the strand, before any attempt).
+  PendingFetch(RequestContext ctx, protocol::FetchRequest req, std::set<std::string> denied)
       : LongPoll(ctx.svc, req.max_wait_ms),
         ctx_(std::move(ctx)),
         req_(std::move(req)),
+        denied_(std::move(denied)),
         follower_(req_.replica_id >= 0),
         replication_(follower_ && ctx_.svc.cluster != nullptr) {}
 
@@ -113,7 +117,8 @@ class PendingFetch : public LongPoll<PendingFetch> {
     }
     const int64_t max_bytes = req_.max_bytes > 0 ? req_.max_bytes : INT32_MAX;
     for (const auto& rt : req_.topics) {
-      auto topic = ctx_.svc.topics.find(rt.topic);
+      const bool denied = denied_.count(rt.topic) > 0;
+      auto topic = denied ? nullptr : ctx_.svc.topics.find(rt.topic);
       counters_.push_back(topic ? topic->counters : nullptr);  // for count_sent()
       auto& tout = resp.responses.emplace_back();
       tout.topic = rt.topic;
@@ -128,8 +133,9 @@ class PendingFetch : public LongPoll<PendingFetch> {
         storage::PartitionLog* log = topic ? topic->partition(rp.partition) : nullptr;
         bool diverging = false;
         pout.error_code =
-            log ? read_partition(rt, rp, *log, max_bytes, pout, bytes, wait, diverging)
-                : ErrorCode::unknown_topic_or_partition;
+            denied ? ErrorCode::topic_authorization_failed
+            : log  ? read_partition(rt, rp, *log, max_bytes, pout, bytes, wait, diverging)
+                   : ErrorCode::unknown_topic_or_partition;
         if (pout.error_code != ErrorCode::none || diverging) error = true;
       }
     }
@@ -202,6 +208,7 @@ class PendingFetch : public LongPoll<PendingFetch> {
 
   RequestContext ctx_;
   protocol::FetchRequest req_;
+  const std::set<std::string> denied_;
   const bool follower_;     // replica_id >= 0: read up to the log end
   const bool replication_;  // a follower in cluster mode: tracked, not throttled
   bool reported_ = false;   // on_follower_fetch ran (first attempt)
@@ -222,7 +229,18 @@ void fetch(RequestContext& ctx, protocol::Reader& body) {
     req.max_bytes = static_cast<int32_t>(std::min<int64_t>(asked, cap));
     req.min_bytes = std::min(req.min_bytes, req.max_bytes);
   }
-  auto pending = std::make_shared<PendingFetch>(ctx, std::move(req));
+  // Kafka: a replica's fetch needs CLUSTER_ACTION on the cluster (else every partition is
+  // refused), a consumer's READ on each topic.
+  std::set<std::string> denied;
+  const bool follower_allowed =
+      req.replica_id < 0 || authorize_cluster(ctx, AclOperation::cluster_action);
+  for (const auto& t : req.topics) {
+    if (!follower_allowed || (req.replica_id < 0 && !denied.count(t.topic) &&
+                              !authorize_topic(ctx, AclOperation::read, t.topic))) {
+      denied.insert(t.topic);
+    }
+  }
+  auto pending = std::make_shared<PendingFetch>(ctx, std::move(req), std::move(denied));
   pending->run(false);
 }
 

@@ -12,6 +12,7 @@
 #include "broker/group/group_coordinator.h"
 #include "broker/group/log_group_journal.h"
 #include "broker/handlers/handlers.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "protocol/wire/errors.h"
 
@@ -69,7 +70,11 @@ void find_coordinator(RequestContext& ctx, protocol::Reader& body) {
                             ? ErrorCode::transactional_id_authorization_failed
                             : ErrorCode::unsupported_version;
   auto answer = [&](const std::string& key, auto& out) {
-    if (group) {
+    if (group && !authorize_group(ctx, AclOperation::describe, key)) {
+      out.error_code = ErrorCode::group_authorization_failed;
+      out.node_id = -1;
+      out.port = -1;
+    } else if (group) {
       Coordinator c = group_coordinator(ctx, key);
       out.error_code = c.error;
       out.node_id = c.node_id;

@@ -47,6 +47,10 @@ void offset_delete(RequestContext& ctx, protocol::Reader& body);
 void sasl_handshake(RequestContext& ctx, protocol::Reader& body);
 void sasl_authenticate(RequestContext& ctx, protocol::Reader& body);
 void sasl_raw_token(Services& svc, const RequestFrame& frame, const Responder& responder);
+// ACL administration (broker/handlers/acls.cc)
+void describe_acls(RequestContext& ctx, protocol::Reader& body);
+void create_acls(RequestContext& ctx, protocol::Reader& body);
+void delete_acls(RequestContext& ctx, protocol::Reader& body);
 // Idempotent producer
 void init_producer_id(RequestContext& ctx, protocol::Reader& body);
 

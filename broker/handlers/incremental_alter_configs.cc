@@ -8,6 +8,7 @@
 
 #include "broker/handlers/config_admin.h"
 #include "broker/handlers/handlers.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "protocol/wire/errors.h"
 
@@ -25,8 +26,10 @@ void incremental_alter_configs(RequestContext& ctx, protocol::Reader& body) {
     out.error_message = std::nullopt;
     std::vector<AlterItem> items;
     std::set<std::string> seen;
-    std::optional<ResourceError> bad;
+    std::optional<ResourceError> bad =
+        check_config_access(ctx, res.resource_type, res.resource_name, AclOperation::alter_configs);
     for (const auto& c : res.configs) {
+      if (bad) break;
       if (c.config_operation < 0 || c.config_operation > 3) {
         bad = ResourceError{
             ErrorCode::invalid_request,

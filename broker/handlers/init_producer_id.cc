@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "broker/handlers/handlers.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/txn/producer_ids.h"
 #include "protocol/wire/errors.h"
@@ -22,7 +23,17 @@ void init_producer_id(RequestContext& ctx, protocol::Reader& body) {
   protocol::InitProducerIdResponse resp;
   resp.producer_id = -1;
   resp.producer_epoch = -1;
-  if (req.transactional_id.has_value()) {
+  // Kafka: a transactional id needs WRITE on it; an idempotent producer IDEMPOTENT_WRITE on the
+  // cluster (not audited when missing) or WRITE on some topic (KIP-679).
+  if (req.transactional_id.has_value() && !req.transactional_id->empty() &&
+      !authorize(ctx, AclOperation::write, ResourceType::transactional_id, *req.transactional_id)) {
+    resp.error_code = ErrorCode::transactional_id_authorization_failed;
+  } else if (!req.transactional_id.has_value() &&
+             !may(ctx, AclOperation::idempotent_write, ResourceType::cluster,
+                  security::kClusterName) &&
+             !authorize_any(ctx, AclOperation::write, ResourceType::topic)) {
+    resp.error_code = ErrorCode::cluster_authorization_failed;
+  } else if (req.transactional_id.has_value()) {
     const bool empty = req.transactional_id->empty();
     resp.error_code = empty ? ErrorCode::invalid_request : ErrorCode::unsupported_version;
     spdlog::debug(

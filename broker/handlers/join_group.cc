@@ -5,6 +5,7 @@
 #include "broker/group/group_coordinator.h"
 #include "broker/group/handler_util.h"
 #include "broker/handlers/handlers.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 
 namespace strata::broker::handlers {
@@ -12,6 +13,14 @@ namespace strata::broker::handlers {
 void join_group(RequestContext& ctx, protocol::Reader& body) {
   protocol::JoinGroupRequest req;
   req.decode(body, ctx.version);
+  if (!authorize_group(ctx, AclOperation::read, req.group_id)) {
+    protocol::JoinGroupResponse resp;
+    resp.error_code = protocol::ErrorCode::group_authorization_failed;
+    resp.generation_id = -1;
+    if (ctx.version < 7) resp.protocol_name = "";
+    ctx.respond(resp);
+    return;
+  }
   group::JoinParams p;
   p.group_id = req.group_id;
   p.member_id = req.member_id;

@@ -3,6 +3,7 @@
 
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 
 namespace strata::broker::handlers {
@@ -10,6 +11,12 @@ namespace strata::broker::handlers {
 void leave_group(RequestContext& ctx, protocol::Reader& body) {
   protocol::LeaveGroupRequest req;
   req.decode(body, ctx.version);
+  if (!authorize_group(ctx, AclOperation::read, req.group_id)) {
+    protocol::LeaveGroupResponse resp;
+    resp.error_code = protocol::ErrorCode::group_authorization_failed;
+    ctx.respond(resp);
+    return;
+  }
   std::vector<group::LeaveRequestMember> members;
   if (ctx.version < 3) {
     members.push_back({req.member_id, std::nullopt});

@@ -7,6 +7,7 @@
 
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 
 namespace strata::broker::handlers {
@@ -28,7 +29,11 @@ void list_groups(RequestContext& ctx, protocol::Reader& body) {
   protocol::ListGroupsRequest req;
   req.decode(body, ctx.version);
   protocol::ListGroupsResponse resp;
+  // Kafka: DESCRIBE on the cluster lists every group; else only those the principal may
+  // DESCRIBE (the rest are left out silently).
+  const bool all = may(ctx, AclOperation::describe, ResourceType::cluster, security::kClusterName);
   for (auto& g : ctx.svc.groups.list()) {
+    if (!all && !may(ctx, AclOperation::describe, ResourceType::group, g.group_id)) continue;
     if (ctx.version >= 4 && !matches(req.states_filter, g.state)) continue;
     if (ctx.version >= 5 && !matches(req.types_filter, "classic")) continue;
     auto& out = resp.groups.emplace_back();

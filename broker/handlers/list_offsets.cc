@@ -9,6 +9,7 @@
 #include "broker/cluster/cluster_node.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/partition_loop.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
@@ -32,6 +33,7 @@ void list_offsets(RequestContext& ctx, protocol::Reader& body) {
   blank.leader_epoch = -1;
   answer_partitions(
       ctx.svc.topics, req.topics, resp.topics, blank,
+      [&](const std::string& topic) { return authorize_topic(ctx, AclOperation::describe, topic); },
       [&](const auto& rt, const auto& rp, auto& pout, storage::PartitionLog& log) {
         if (ctx.svc.cluster) {  // answered by the leader only
           const ErrorCode e = ctx.svc.cluster->leader_check(

@@ -9,6 +9,7 @@
 #include "broker/cluster/cluster_node.h"
 #include "broker/group/log_group_journal.h"
 #include "broker/handlers/handlers.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
@@ -19,6 +20,22 @@ namespace {
 
 using protocol::ErrorCode;
 constexpr int32_t kAuthorizedOpsOmitted = INT32_MIN;
+
+// Kafka: a listing of all topics silently leaves out those the principal may not DESCRIBE.
+bool listed(const RequestContext& ctx, const std::string& topic) {
+  return may(ctx, AclOperation::describe, ResourceType::topic, topic);
+}
+// Auto-creation needs CREATE on the cluster (not audited when missing) or on the topic.
+bool may_auto_create(const RequestContext& ctx, const std::string& topic) {
+  return may(ctx, AclOperation::create, ResourceType::cluster, security::kClusterName) ||
+         authorize_topic(ctx, AclOperation::create, topic);
+}
+// A named topic the principal may not DESCRIBE: refused without saying whether it exists.
+template <typename TopicOut>
+void refuse(TopicOut& out, const std::string& name) {
+  out.error_code = ErrorCode::topic_authorization_failed;
+  out.name = name;
+}
 
 template <typename TopicOut>
 void fill_topic(RequestContext& ctx, const TopicEntry& t, TopicOut& out) {
@@ -78,7 +95,9 @@ void metadata_cluster(RequestContext& ctx, const protocol::MetadataRequest& req)
   resp.cluster_authorized_operations = kAuthorizedOpsOmitted;
   const bool all = !req.topics.has_value() || (ctx.version == 0 && req.topics->empty());
   if (all) {
-    for (const auto& [name, t] : s->topics) fill_cluster_topic(*s, t, resp.topics.emplace_back());
+    for (const auto& [name, t] : s->topics) {
+      if (listed(ctx, name)) fill_cluster_topic(*s, t, resp.topics.emplace_back());
+    }
     ctx.respond(resp);
     return;
   }
@@ -97,11 +116,20 @@ void metadata_cluster(RequestContext& ctx, const protocol::MetadataRequest& req)
         out.topic_id = rt.topic_id;
         continue;
       }
+      if (!authorize_topic(ctx, AclOperation::describe, t->name)) {  // ids are not secret
+        out.error_code = ErrorCode::topic_authorization_failed;
+        out.topic_id = rt.topic_id;
+        continue;
+      }
       fill_cluster_topic(*s, *t, out);
       continue;
     }
     const std::string& name = *rt.name;
     out.name = name;
+    if (!authorize_topic(ctx, AclOperation::describe, name)) {
+      refuse(out, name);
+      continue;
+    }
     auto it = s->topics.find(name);
     if (it != s->topics.end()) {
       fill_cluster_topic(*s, it->second, out);
@@ -113,6 +141,10 @@ void metadata_cluster(RequestContext& ctx, const protocol::MetadataRequest& req)
     }
     out.error_code = ErrorCode::unknown_topic_or_partition;
     if (!may_create) continue;
+    if (!may_auto_create(ctx, name)) {
+      refuse(out, name);
+      continue;
+    }
     if (is_internal_topic(name)) {  // created as the group coordinator needs it, as Kafka does
       // Off the I/O thread; meanwhile LEADER_NOT_AVAILABLE, Kafka's answer while it creates one.
       if (svc.offsets_topic) {
@@ -163,7 +195,9 @@ void metadata(RequestContext& ctx, protocol::Reader& body) {
 
   const bool all = !req.topics.has_value() || (ctx.version == 0 && req.topics->empty());
   if (all) {
-    for (const auto& t : svc.topics.list()) fill_topic(ctx, *t, resp.topics.emplace_back());
+    for (const auto& t : svc.topics.list()) {
+      if (listed(ctx, t->name)) fill_topic(ctx, *t, resp.topics.emplace_back());
+    }
     ctx.respond(resp);
     return;
   }
@@ -181,12 +215,25 @@ void metadata(RequestContext& ctx, protocol::Reader& body) {
         out.topic_id = rt.topic_id;
         continue;
       }
+      if (!authorize_topic(ctx, AclOperation::describe, t->name)) {  // ids are not secret
+        out.error_code = ErrorCode::topic_authorization_failed;
+        out.topic_id = rt.topic_id;
+        continue;
+      }
     } else {
       const std::string& name = *rt.name;
+      if (!authorize_topic(ctx, AclOperation::describe, name)) {
+        refuse(out, name);
+        continue;
+      }
       t = svc.topics.find(name);
       if (!t && !valid_topic_name(name)) {
         out.error_code = ErrorCode::invalid_topic_exception;
         out.name = name;
+        continue;
+      }
+      if (!t && may_create && !may_auto_create(ctx, name)) {
+        refuse(out, name);
         continue;
       }
       if (!t && may_create && is_internal_topic(name) && svc.offsets_topic) {

@@ -6,6 +6,7 @@
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/partition_loop.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
@@ -15,9 +16,19 @@ namespace strata::broker::handlers {
 void offset_commit(RequestContext& ctx, protocol::Reader& body) {
   protocol::OffsetCommitRequest req;
   req.decode(body, ctx.version);
+  if (!authorize_group(ctx, AclOperation::read, req.group_id)) {  // Kafka: every partition
+    protocol::OffsetCommitResponse resp;
+    mirror_partitions(req.topics, resp.topics, protocol::OffsetCommitResponse::Partition{},
+                      [](const auto&, const auto&, auto& op) {
+                        op.error_code = protocol::ErrorCode::group_authorization_failed;
+                      });
+    ctx.respond(resp);
+    return;
+  }
   std::vector<group::CommitPartition> parts;
   for (const auto& t : req.topics) {
-    auto topic = ctx.svc.topics.find(t.name);
+    const bool readable = authorize_topic(ctx, AclOperation::read, t.name);
+    auto topic = readable ? ctx.svc.topics.find(t.name) : nullptr;
     for (const auto& p : t.partitions) {
       group::CommitPartition cp;
       cp.topic = t.name;
@@ -25,7 +36,9 @@ void offset_commit(RequestContext& ctx, protocol::Reader& body) {
       cp.offset = p.committed_offset;
       cp.leader_epoch = p.committed_leader_epoch;
       cp.metadata = p.committed_metadata;
-      if (!topic || !topic->partition(p.partition_index)) {
+      if (!readable) {
+        cp.error = protocol::ErrorCode::topic_authorization_failed;
+      } else if (!topic || !topic->partition(p.partition_index)) {
         cp.error = protocol::ErrorCode::unknown_topic_or_partition;
       }
       parts.push_back(std::move(cp));

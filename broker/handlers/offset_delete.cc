@@ -5,6 +5,7 @@
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/partition_loop.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
@@ -14,12 +15,21 @@ namespace strata::broker::handlers {
 void offset_delete(RequestContext& ctx, protocol::Reader& body) {
   protocol::OffsetDeleteRequest req;
   req.decode(body, ctx.version);
+  if (!authorize_group(ctx, AclOperation::del, req.group_id)) {
+    protocol::OffsetDeleteResponse resp;
+    resp.error_code = protocol::ErrorCode::group_authorization_failed;
+    ctx.respond(resp);
+    return;
+  }
   std::vector<group::TopicPartitionError> parts;
   for (const auto& t : req.topics) {
-    auto topic = ctx.svc.topics.find(t.name);
+    const bool readable = authorize_topic(ctx, AclOperation::read, t.name);
+    auto topic = readable ? ctx.svc.topics.find(t.name) : nullptr;
     for (const auto& p : t.partitions) {
       group::TopicPartitionError tp{t.name, p.partition_index, protocol::ErrorCode::none};
-      if (!topic || !topic->partition(p.partition_index)) {
+      if (!readable) {
+        tp.error = protocol::ErrorCode::topic_authorization_failed;
+      } else if (!topic || !topic->partition(p.partition_index)) {
         tp.error = protocol::ErrorCode::unknown_topic_or_partition;
       }
       parts.push_back(std::move(tp));

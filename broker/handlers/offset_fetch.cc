@@ -2,8 +2,11 @@
 // Partitions without a committed offset answer -1 with no error, as Kafka does.
 #include "protocol/messages/offset_fetch.h"
 
+#include <map>
+
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 
 namespace strata::broker::handlers {
@@ -27,6 +30,53 @@ void group_by_topic(const std::vector<group::FetchedPartition>& in, std::vector<
     fill(t->partitions.emplace_back(), fp);
   }
 }
+// Kafka: offsets of topics the principal may not DESCRIBE are not disclosed — a partition asked
+// for by name is answered TOPIC_AUTHORIZATION_FAILED with offset -1, a topic of an "every
+// offset" fetch is left out. `requested` null = every offset.
+void hide_unauthorized(const RequestContext& ctx, const Requested& requested,
+                       std::vector<group::FetchedPartition>& got) {
+  if (!authorizer_enabled(ctx)) return;
+  std::map<std::string, bool> allowed;
+  auto ok = [&](const std::string& topic) {
+    auto it = allowed.find(topic);
+    if (it != allowed.end()) return it->second;
+    const bool v = requested ? authorize_topic(ctx, AclOperation::describe, topic)
+                             : may(ctx, AclOperation::describe, ResourceType::topic, topic);
+    allowed.emplace(topic, v);
+    return v;
+  };
+  std::vector<group::FetchedPartition> kept;
+  for (auto& fp : got) {
+    if (ok(fp.topic)) {
+      kept.push_back(std::move(fp));
+    } else if (requested) {
+      fp.offset = -1;
+      fp.leader_epoch = -1;
+      fp.metadata = "";
+      fp.error = protocol::ErrorCode::topic_authorization_failed;
+      kept.push_back(std::move(fp));
+    }
+  }
+  got = std::move(kept);
+}
+
+// A group the principal may not DESCRIBE: v0-1 answer per requested partition, v2+ at the top.
+void refuse_group(const Requested& requested, std::vector<group::FetchedPartition>& got) {
+  got.clear();
+  if (!requested) return;
+  for (const auto& [topic, partitions] : *requested) {
+    for (int32_t p : partitions) {
+      group::FetchedPartition fp;
+      fp.topic = topic;
+      fp.partition = p;
+      fp.offset = -1;
+      fp.leader_epoch = -1;
+      fp.error = protocol::ErrorCode::group_authorization_failed;
+      got.push_back(std::move(fp));
+    }
+  }
+}
+
 }  // namespace
 
 void offset_fetch(RequestContext& ctx, protocol::Reader& body) {
@@ -41,7 +91,13 @@ void offset_fetch(RequestContext& ctx, protocol::Reader& body) {
       for (const auto& t : *req.topics) requested->emplace_back(t.name, t.partition_indexes);
     }
     std::vector<group::FetchedPartition> got;
-    const protocol::ErrorCode err = coord.fetch_offsets(req.group_id, requested, got);
+    protocol::ErrorCode err = protocol::ErrorCode::group_authorization_failed;
+    if (authorize_group(ctx, AclOperation::describe, req.group_id)) {
+      err = coord.fetch_offsets(req.group_id, requested, got);
+      hide_unauthorized(ctx, requested, got);
+    } else if (ctx.version < 2) {
+      refuse_group(requested, got);
+    }
     if (ctx.version >= 2) resp.error_code = err;
     group_by_topic(got, resp.topics, [&](auto& p, const group::FetchedPartition& fp) {
       p.partition_index = fp.partition;
@@ -60,7 +116,12 @@ void offset_fetch(RequestContext& ctx, protocol::Reader& body) {
       std::vector<group::FetchedPartition> got;
       auto& og = resp.groups.emplace_back();
       og.group_id = g.group_id;
+      if (!authorize_group(ctx, AclOperation::describe, g.group_id)) {
+        og.error_code = protocol::ErrorCode::group_authorization_failed;
+        continue;
+      }
       og.error_code = coord.fetch_offsets(g.group_id, requested, got);
+      hide_unauthorized(ctx, requested, got);
       group_by_topic(got, og.topics, [](auto& p, const group::FetchedPartition& fp) {
         p.partition_index = fp.partition;
         p.committed_offset = fp.offset;

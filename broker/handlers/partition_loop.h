@@ -63,25 +63,31 @@ void mirror_partitions(const ReqTopics& req_topics, RespTopics& resp_topics,
   }
 }
 
-// mirror_partitions for APIs that act on existing partition logs: a partition whose topic or log
-// does not exist is answered UNKNOWN_TOPIC_OR_PARTITION (the rest of its entry as in `blank`);
-// otherwise its error code is what
+// mirror_partitions for APIs that act on existing partition logs: a topic `allowed(name)` refuses
+// is answered TOPIC_AUTHORIZATION_FAILED for every partition without being looked up (its
+// existence is not disclosed); a partition whose topic or log does not exist is answered
+// UNKNOWN_TOPIC_OR_PARTITION (the rest of its entry as in `blank`); otherwise its error code is
+// what
 //   fill(request_topic, request_partition, response_partition, storage::PartitionLog&)
 // returns (ErrorCode::none on success).
-template <typename ReqTopics, typename RespTopics, typename RespPartition, typename Fill>
+template <typename ReqTopics, typename RespTopics, typename RespPartition, typename Allowed,
+          typename Fill>
 void answer_partitions(const TopicRegistry& topics, const ReqTopics& req_topics,
-                       RespTopics& resp_topics, const RespPartition& blank, Fill&& fill) {
+                       RespTopics& resp_topics, const RespPartition& blank, Allowed&& allowed,
+                       Fill&& fill) {
   using namespace partition_loop_detail;
   for (const auto& rt : req_topics) {
-    auto topic = topics.find(topic_name(rt));
+    const bool ok = allowed(topic_name(rt));
+    auto topic = ok ? topics.find(topic_name(rt)) : nullptr;
     auto& tout = resp_topics.emplace_back();
     topic_name(tout) = topic_name(rt);
     for (const auto& rp : partitions_of(rt)) {
       auto& pout = partitions_of(tout).emplace_back(blank);
       partition_id(pout) = partition_id(rp);
       storage::PartitionLog* log = topic ? topic->partition(partition_id(rp)) : nullptr;
-      pout.error_code =
-          log ? fill(rt, rp, pout, *log) : protocol::ErrorCode::unknown_topic_or_partition;
+      pout.error_code = !ok   ? protocol::ErrorCode::topic_authorization_failed
+                        : log ? fill(rt, rp, pout, *log)
+                              : protocol::ErrorCode::unknown_topic_or_partition;
     }
   }
 }

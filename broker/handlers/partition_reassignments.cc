@@ -16,6 +16,7 @@
 
 #include "broker/cluster/cluster_node.h"
 #include "broker/handlers/handlers.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "protocol/messages/alter_partition_reassignments.h"
@@ -54,6 +55,12 @@ void alter_partition_reassignments(RequestContext& ctx, protocol::Reader& body) 
   protocol::AlterPartitionReassignmentsRequest req;
   req.decode(body, ctx.version);
   protocol::AlterPartitionReassignmentsResponse resp;
+  if (!authorize_cluster(ctx, AclOperation::alter)) {
+    resp.error_code = ErrorCode::cluster_authorization_failed;
+    resp.error_message = "Cluster authorization failed.";
+    ctx.respond(resp);
+    return;
+  }
   for (const auto& t : req.topics) {
     auto& topic_out = resp.responses.emplace_back();
     topic_out.name = t.name;
@@ -83,6 +90,12 @@ void list_partition_reassignments(RequestContext& ctx, protocol::Reader& body) {
   protocol::ListPartitionReassignmentsRequest req;
   req.decode(body, ctx.version);
   protocol::ListPartitionReassignmentsResponse resp;
+  if (!authorize_cluster(ctx, AclOperation::describe)) {
+    resp.error_code = ErrorCode::cluster_authorization_failed;
+    resp.error_message = "Cluster authorization failed.";
+    ctx.respond(resp);
+    return;
+  }
   if (!ctx.svc.cluster) {
     ctx.respond(resp);
     return;

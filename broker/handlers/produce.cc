@@ -25,6 +25,7 @@
 #include "broker/metrics/broker_metrics.h"
 #include "broker/pk/pk_tables.h"
 #include "broker/quota/client_quotas.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/topics/batch_validation.h"
 #include "broker/topics/topic_registry.h"
@@ -244,10 +245,18 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
   bool any_error = false;
   cluster::ClusterNode* cluster = ctx.svc.cluster;
   std::vector<AwaitedAck> awaited;  // acks=all in cluster mode
+  // Kafka: a transactional producer needs WRITE on its transactional id (else every partition
+  // is refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
+  const bool txn_allowed =
+      !req.transactional_id || !acks_valid ||
+      authorize(ctx, AclOperation::write, ResourceType::transactional_id, *req.transactional_id);
   for (const auto& td : req.topic_data) {
     auto& tout = resp.responses.emplace_back();
     tout.name = td.name;
-    auto topic = acks_valid ? ctx.svc.topics.find(td.name) : nullptr;
+    // Kafka: WRITE on the topic, checked before its existence (no name probing).
+    const bool writable =
+        !acks_valid || (txn_allowed && authorize_topic(ctx, AclOperation::write, td.name));
+    auto topic = acks_valid && writable ? ctx.svc.topics.find(td.name) : nullptr;
     metrics::TopicCounters* counters = topic ? topic->counters.get() : nullptr;
     for (const auto& pd : td.partition_data) {
       auto& pout = tout.partition_responses.emplace_back();
@@ -263,6 +272,12 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
       };
       if (!acks_valid) {
         fail(ErrorCode::invalid_required_acks, "");
+        continue;
+      }
+      if (!writable) {
+        fail(txn_allowed ? ErrorCode::topic_authorization_failed
+                         : ErrorCode::transactional_id_authorization_failed,
+             "");
         continue;
       }
       storage::PartitionLog* log = topic ? topic->partition(pd.index) : nullptr;

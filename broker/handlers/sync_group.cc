@@ -4,6 +4,7 @@
 #include "broker/group/group_coordinator.h"
 #include "broker/group/handler_util.h"
 #include "broker/handlers/handlers.h"
+#include "broker/security/authorize.h"
 #include "broker/services.h"
 
 namespace strata::broker::handlers {
@@ -11,6 +12,12 @@ namespace strata::broker::handlers {
 void sync_group(RequestContext& ctx, protocol::Reader& body) {
   protocol::SyncGroupRequest req;
   req.decode(body, ctx.version);
+  if (!authorize_group(ctx, AclOperation::read, req.group_id)) {
+    protocol::SyncGroupResponse resp;
+    resp.error_code = protocol::ErrorCode::group_authorization_failed;
+    ctx.respond(resp);
+    return;
+  }
   group::SyncParams p;
   p.group_id = req.group_id;
   p.generation = req.generation_id;

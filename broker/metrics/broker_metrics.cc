@@ -71,6 +71,10 @@ void BrokerMetrics::request_error(int16_t api_key, protocol::ErrorCode error_cod
   s->errors[static_cast<size_t>(c - kMinCode)].fetch_add(n, std::memory_order_relaxed);
 }
 
+void BrokerMetrics::authorization_denied(int16_t api_key) {
+  if (ApiSlot* s = slot(api_key)) s->denials.fetch_add(1, std::memory_order_relaxed);
+}
+
 void BrokerMetrics::connection_opened() {
   active_connections_.fetch_add(1, std::memory_order_relaxed);
   connections_total_.fetch_add(1, std::memory_order_relaxed);
@@ -91,12 +95,18 @@ std::vector<prometheus::MetricFamily> BrokerMetrics::collect(
   auto latency = family("strata_request_duration_seconds",
                         "Time from a request frame's arrival to its response being ready, by API.",
                         MetricType::Histogram);
+  auto denials =
+      family("strata_authorization_denials_total",
+             "Checks the ACL authorizer refused (one request may count several), by API.",
+             MetricType::Counter);
   for (size_t i = 0; i < kSlots; ++i) {
     const ApiSlot& s = slots_[i];
     if (!s.served) continue;
     const std::string name = api_name(key_of(i));
     add_sample(requests, {{"api", name}},
                static_cast<double>(s.requests.load(std::memory_order_relaxed)));
+    add_sample(denials, {{"api", name}},
+               static_cast<double>(s.denials.load(std::memory_order_relaxed)));
     auto& h = latency.metric.emplace_back();
     h.label.push_back({"api", name});
     h.histogram = s.latency.snapshot();
@@ -114,6 +124,7 @@ std::vector<prometheus::MetricFamily> BrokerMetrics::collect(
   out.push_back(std::move(requests));
   out.push_back(std::move(errors));
   out.push_back(std::move(latency));
+  out.push_back(std::move(denials));
 
   auto active = family("strata_connections_active", "Open client connections.", MetricType::Gauge);
   add_sample(active, {}, static_cast<double>(active_connections_.load(std::memory_order_relaxed)));

@@ -41,6 +41,9 @@ class BrokerMetrics {
   // A Kafka error code (!= 0) answered for `api_key` (top-level or per partition).
   void request_error(int16_t api_key, protocol::ErrorCode error_code, uint64_t n = 1);
 
+  // A request's check refused by the authorizer (broker/security/authorize.h).
+  void authorization_denied(int16_t api_key);
+
   void connection_opened();
   void connection_closed();
   // A SASL authentication that failed (wrong password, unknown user, bad message).
@@ -62,6 +65,7 @@ class BrokerMetrics {
   struct ApiSlot {
     bool served = false;
     std::atomic<uint64_t> requests{0};
+    std::atomic<uint64_t> denials{0};  // authorization denials
     AtomicHistogram latency;
     std::array<std::atomic<uint64_t>, kMaxCode - kMinCode + 1> errors{};
   };

@@ -33,6 +33,7 @@ class ScanSessions {
   struct Session {
     SessionId id{};
     uint64_t connection = 0;  // Connection::id() of the opener: the only one that may continue
+    std::string principal;    // who opened it: a cursor is refused to anyone else (ext_scan.cc)
     std::string topic;        // name
     std::string topic_id;     // TopicEntry::id bytes
     int32_t partition = 0;

@@ -175,4 +175,67 @@ bool AclStore::authorize(const std::string& principal, const std::string& host, 
   return !any_acl && config_.allow_everyone_if_no_acl_found;
 }
 
+bool AclStore::authorize_any(const std::string& principal, const std::string& host, AclOperation op,
+                             ResourceType type) const {
+  // Kafka checks a name no ACL names first, so super users and allow.everyone pass as they would.
+  if (authorize(principal, host, op, type, "hardcode")) return true;
+  std::shared_lock lk(mu_);
+  auto t = by_type_.find(type);
+  if (t == by_type_.end()) return false;
+  std::set<std::string> deny_literal, deny_prefix, allow_literal, allow_prefix;
+  bool wildcard_allow = false;
+  auto visit = [&](const AclBinding& b) {
+    if (!principal_matches(b, principal, host)) return true;
+    if (b.operation != op && b.operation != AclOperation::all) return true;
+    const bool literal = b.pattern == PatternType::literal;
+    if (b.permission == AclPermission::deny) {
+      if (literal && b.resource_name == kWildcard) return false;  // denied everywhere
+      (literal ? deny_literal : deny_prefix).insert(b.resource_name);
+    } else if (literal && b.resource_name == kWildcard) {
+      wildcard_allow = true;
+    } else {
+      (literal ? allow_literal : allow_prefix).insert(b.resource_name);
+    }
+    return true;
+  };
+  for (const auto& [name, list] : t->second.literal) {
+    for (const auto& b : list) {
+      if (!visit(b)) return false;
+    }
+  }
+  for (const auto& [name, list] : t->second.prefixed) {
+    for (const auto& b : list) {
+      if (!visit(b)) return false;
+    }
+  }
+  if (wildcard_allow) return true;
+  auto dominated = [&](const std::string& name) {
+    for (size_t len = 1; len <= name.size(); ++len) {
+      if (deny_prefix.count(name.substr(0, len))) return true;
+    }
+    return false;
+  };
+  for (const auto& name : allow_literal) {
+    if (!deny_literal.count(name) && !dominated(name)) return true;
+  }
+  for (const auto& name : allow_prefix) {
+    if (!dominated(name)) return true;
+  }
+  return false;
+}
+
+void AclStore::reset(const std::vector<AclBinding>& bindings) {
+  std::unique_lock lk(mu_);
+  by_type_.clear();
+  size_ = 0;
+  for (const auto& b : bindings) {
+    PerType& t = by_type_[b.resource_type];
+    Bindings& list = b.pattern == PatternType::literal ? t.literal[b.resource_name]
+                                                       : t.prefixed[b.resource_name];
+    if (std::find(list.begin(), list.end(), b) != list.end()) continue;
+    list.push_back(b);
+    ++size_;
+  }
+}
+
 }  // namespace strata::broker::security

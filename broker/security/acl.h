@@ -99,6 +99,13 @@ class AclStore {
 
   bool authorize(const std::string& principal, const std::string& host, AclOperation op,
                  ResourceType type, const std::string& name) const;
+  // Kafka's authorizeByResourceType (KIP-679): whether `op` is allowed on at least one resource
+  // of `type` — a super user, allow.everyone with no ACL, an ALLOW (op or ALL; no implied
+  // operations) on some pattern that no DENY literal of the same name or DENY prefix of it covers.
+  bool authorize_any(const std::string& principal, const std::string& host, AclOperation op,
+                     ResourceType type) const;
+  // Replaces every binding at once (a reload: readers never see a partial set).
+  void reset(const std::vector<AclBinding>& bindings);
 
  private:
   using Bindings = std::vector<AclBinding>;

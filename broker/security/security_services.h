@@ -10,8 +10,10 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "broker/security/acl.h"
+#include "protocol/base/result.h"
 #include "protocol/sasl/scram.h"
 
 namespace strata::broker::security {
@@ -21,6 +23,16 @@ class Authorizer {
   virtual ~Authorizer() = default;
   virtual bool authorize(const std::string& principal, const std::string& host, AclOperation op,
                          ResourceType type, const std::string& name) const = 0;
+  // Whether `op` is allowed on some resource of `type` (Kafka's authorizeByResourceType, KIP-679:
+  // an idempotent InitProducerId with WRITE on any topic).
+  virtual bool authorize_any(const std::string& principal, const std::string& host, AclOperation op,
+                             ResourceType type) const = 0;
+
+  // ACL administration (DescribeAcls / CreateAcls / DeleteAcls), durable before they return;
+  // bindings are valid_binding() ones. create: all or nothing. remove: the bindings it removed.
+  virtual std::vector<AclBinding> acls(const AclFilter& filter) const = 0;
+  virtual Status create(const std::vector<AclBinding>& bindings) = 0;
+  virtual Result<std::vector<AclBinding>> remove(const AclFilter& filter) = 0;
 };
 
 class CredentialStore {

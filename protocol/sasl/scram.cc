@@ -234,7 +234,9 @@ Result<std::string> ScramServer::final(std::string_view client_final) {
     return fail("malformed client-final-message");
   }
   if (attrs[0].second != base64_encode(gs2_header_)) return fail("channel binding mismatch");
-  if (attrs[1].second != nonce_) return fail("nonce mismatch");
+  // Kafka checks that the client's nonce ends with the server-first-message's (not that it equals
+  // it): librdkafka sends its own nonce again in front of the combined one, and Kafka accepts it.
+  if (!std::string_view(attrs[1].second).ends_with(nonce_)) return fail("nonce mismatch");
   auto proof = base64_decode(client_final.substr(p + 3));
   if (!proof.ok()) return fail("malformed proof");
   const std::string auth_message =

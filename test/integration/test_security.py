@@ -49,6 +49,9 @@ class SecureBrokerCase(itutil.BrokerTestCase):
             "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
             "sasl.jaas.config": JAAS,
             "connection.failed.authentication.delay.ms": "50",
+            # carol has SCRAM credentials (and can use PLAIN with the same password).
+            "sasl.scram.bootstrap.users": "SCRAM-SHA-512=[name=carol,password=carol-secret];"
+                                          "SCRAM-SHA-256=[name=carol,password=carol-secret]",
         }, **cls.extra)
         super().setUpClass()
 
@@ -134,6 +137,35 @@ class ListenersTest(SecureBrokerCase):
             p.close()
             got = itutil.kp_consume(self.addr(listener), topic, [0], 20, **sec)
             self.assertEqual([m.value for m in got], [b"v%d" % i for i in range(20)], listener)
+
+    def test_scram_with_librdkafka_kafka_python_and_kafkajs(self):
+        self.ck_roundtrip("SASL_SSL", user="carol", password="carol-secret",
+                          mechanism="SCRAM-SHA-512")
+        self.ck_roundtrip("SASL_PLAINTEXT", user="carol", password="carol-secret",
+                          mechanism="SCRAM-SHA-256")
+        # PLAIN checked against carol's SCRAM credential (she is not in the JAAS config).
+        self.ck_roundtrip("SASL_SSL", user="carol", password="carol-secret", mechanism="PLAIN")
+        errors = self.ck_auth_error("SASL_SSL", user="carol", password="wrong",
+                                    mechanism="SCRAM-SHA-512")
+        self.assertTrue(any("uthentication" in e.str() for e in errors), [e.str() for e in errors])
+        # kafka-python: SaslHandshake v0, then SCRAM's four messages as bare tokens.
+        sec = dict(security_protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-256",
+                   sasl_plain_username="carol", sasl_plain_password="carol-secret")
+        topic = itutil.unique_topic("kp-scram")
+        prod = itutil.kp_producer(self.addr("SASL_PLAINTEXT"), **sec)
+        for i in range(10):
+            prod.send(topic, value=b"v%d" % i, partition=0).get(timeout=30)
+        prod.close()
+        got = itutil.kp_consume(self.addr("SASL_PLAINTEXT"), topic, [0], 10, **sec)
+        self.assertEqual([m.value for m in got], [b"v%d" % i for i in range(10)])
+        topic = itutil.unique_topic("kjs-scram")
+        opts = {"mechanism": "SCRAM-SHA-512", "username": "carol", "password": "carol-secret",
+                "ca": self.pki["ca"]}
+        env = dict(os.environ, NODE_PATH=os.path.join(JS_DIR, "node_modules"))
+        p = subprocess.run(["node", os.path.join(JS_DIR, "sasl_client.js"), self.addr("SASL_SSL"),
+                            topic, "10", json.dumps(opts)], cwd=JS_DIR, env=env,
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
 
     def test_kafkajs_sasl_ssl_plain(self):
         topic = itutil.unique_topic("kjs-sasl")
@@ -258,6 +290,53 @@ class ListenersTest(SecureBrokerCase):
             self.assertTrue(c.wait_closed(10))
         self.assertTrue(any("sasl.server.max.receive.size" in ln for ln in self.broker.log_lines))
         self.assert_still_serving()
+
+
+class PrincipalsInAclsTest(SecureBrokerCase):
+    """The authenticated principal is what ACLs see: alice (super user) grants bob, over SASL_SSL
+    with the CLI, and bob's produce goes from TOPIC_AUTHORIZATION_FAILED to accepted; an mTLS
+    client is its certificate's mapped subject."""
+    extra = {"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+             "super.users": "User:alice",
+             "listener.name.ssl.ssl.principal.mapping.rules": "RULE:^.*CN=([^,]+).*$/$1/L"}
+
+    def produce_as(self, listener, **kw):
+        from confluent_kafka import Producer
+        conf = dict({"bootstrap.servers": self.addr(listener), "acks": "all",
+                     "message.timeout.ms": 5000}, **self.ck_conf(listener, **kw))
+        p = Producer(conf)
+        out = []
+        p.produce(self.topic, b"x", partition=0, on_delivery=lambda e, m: out.append(e))
+        p.flush(15)
+        return out[0] if out else "no answer"
+
+    def test_grants_follow_the_authenticated_principal(self):
+        from confluent_kafka import KafkaError
+        self.topic = itutil.unique_topic("acl-principal")
+        jaas = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
+                'username="alice" password="alice-secret";')
+        admin = {"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN",
+                 "sasl.jaas.config": jaas, "ssl.truststore.location": self.pki["ca"]}
+        path = os.path.join(self.pki_root, "alice.properties")
+        with open(path, "w") as f:
+            f.write("".join("%s=%s\n" % kv for kv in admin.items()))
+
+        def cli(*args):
+            p = subprocess.run([CLI, "--command-config", path, "-b", self.addr("SASL_SSL"), *args],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        cli("topic", "create", self.topic)
+        err = self.produce_as("SASL_PLAINTEXT", user="bob", password="bob-secret")
+        self.assertIsNotNone(err)
+        self.assertEqual(err.code(), KafkaError.TOPIC_AUTHORIZATION_FAILED, err)
+        cli("acl", "add", "--allow-principal", "User:bob", "--operation", "Write",
+            "--topic", self.topic)
+        self.assertIsNone(self.produce_as("SASL_PLAINTEXT", user="bob", password="bob-secret"))
+        # mTLS: CN=alice maps to User:alice, a super user.
+        self.assertIsNone(self.produce_as("SSL", cert="alice"))
+        self.assertEqual(self.produce_as("SASL_SSL", user="carol", password="carol-secret",
+                                         mechanism="SCRAM-SHA-512").code(),
+                         KafkaError.TOPIC_AUTHORIZATION_FAILED)
 
 
 class ReauthenticationTest(SecureBrokerCase):

@@ -109,5 +109,6 @@ void register_cluster(CLI::App& app, Cli& cli);  // cmd_cluster.cc
 void register_quota(CLI::App& app, Cli& cli);
 void register_user(CLI::App& app, Cli& cli);
 void register_records(CLI::App& app, Cli& cli);
+void register_acl(CLI::App& app, Cli& cli);  // cmd_acl.cc
 
 }  // namespace strata::cli

@@ -73,6 +73,11 @@ class Client {
   // no connection, as the Status).
   Result<std::vector<ScramAlterResult>> alter_scram_credentials(
       const std::vector<ScramDelete>& deletions, const std::vector<ScramUpsert>& upsertions);
+  // ACL administration: the first failing creation's Kafka error as the Status; describe and
+  // delete return the bindings matched (delete: removed, over all filters).
+  Status create_acls(const std::vector<AclBinding>& bindings);
+  Result<std::vector<AclBinding>> describe_acls(const AclBindingFilter& filter);
+  Result<std::vector<AclBinding>> delete_acls(const std::vector<AclBindingFilter>& filters);
   // AlterPartitionReassignments for one partition (`replicas` nullopt = cancel); its Kafka error
   // as the Status.
   Status reassign_partition(const std::string& topic, int32_t partition,

@@ -147,6 +147,30 @@ struct ScramAlterResult {
   std::string message;
 };
 
+// ---- ACLs (DescribeAcls / CreateAcls / DeleteAcls); fields hold Kafka's wire codes
+// (resource type TOPIC 2, GROUP 3, CLUSTER 4, TRANSACTIONAL_ID 5; pattern ANY 1, MATCH 2,
+// LITERAL 3, PREFIXED 4; operation ANY 1, ALL 2, READ 3 ... IDEMPOTENT_WRITE 12; permission ANY 1,
+// DENY 2, ALLOW 3).
+struct AclBinding {
+  int8_t resource_type = 2;
+  std::string resource_name;
+  int8_t pattern_type = 3;
+  std::string principal;
+  std::string host = "*";
+  int8_t operation = 2;
+  int8_t permission = 3;
+};
+// 1 (ANY) / nullopt fields match everything.
+struct AclBindingFilter {
+  int8_t resource_type = 1;
+  std::optional<std::string> resource_name;
+  int8_t pattern_type = 1;
+  std::optional<std::string> principal;
+  std::optional<std::string> host;
+  int8_t operation = 1;
+  int8_t permission = 1;
+};
+
 // ---- records
 struct RecordHeader {
   std::string key;

@@ -240,6 +240,15 @@ TEST(ScramAdmin, AuthorizationAsKafkaChecksIt) {
                       std::to_string(static_cast<int>(type)) + "|" + name);
       return allow;
     }
+    bool authorize_any(const std::string&, const std::string&, AclOperation,
+                       ResourceType) const override {
+      return allow;
+    }
+    std::vector<AclBinding> acls(const AclFilter&) const override { return {}; }
+    Status create(const std::vector<AclBinding>&) override { return Status::Ok(); }
+    Result<std::vector<AclBinding>> remove(const AclFilter&) override {
+      return std::vector<AclBinding>{};
+    }
     bool allow = false;
     mutable std::vector<std::string> calls;
   } authz;

@@ -3,6 +3,9 @@
 #include "protocol/sasl/scram.h"
 
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/sha.h>
 
 #include <random>
 
@@ -72,6 +75,47 @@ Exchange run(ScramMechanism m, const std::string& user, const std::string& passw
   e.final = fin.status();
   if (fin.ok()) e.complete = server.complete() && client.verify(*fin).ok();
   return e;
+}
+
+// librdkafka (2.0.2 and later) puts its own nonce in front of the server-first-message's combined
+// nonce in its client-final-message; Kafka accepts a nonce that ends with the combined one, and so
+// must we. The proof here is computed over the message as librdkafka sends it (RFC 5802's
+// formulas with OpenSSL directly, independent of scram.cc).
+TEST(Scram, AcceptsLibrdkafkasRepeatedClientNonce) {
+  const std::string salt = "0123456789abcdef";
+  auto cred = make_scram_credential(ScramMechanism::sha256, "pw", 4096, salt);
+  ASSERT_TRUE(cred.ok());
+  for (const bool repeated : {true, false}) {
+    ScramServer server(
+        ScramMechanism::sha256,
+        [&](const std::string&) -> std::optional<ScramCredential> { return *cred; }, "SERVER");
+    const std::string cnonce = "abc=def";
+    auto sf = server.first("n,,n=u,r=" + cnonce);
+    ASSERT_TRUE(sf.ok());
+    const std::string combined = cnonce + "SERVER";
+    const std::string final_wo_proof = "c=biws,r=" + (repeated ? cnonce + combined : combined);
+    const std::string auth = "n=u,r=" + cnonce + "," + *sf + "," + final_wo_proof;
+    unsigned char salted[32], client_key[32], stored[32], sig[32], proof[32];
+    unsigned int n = 0;
+    PKCS5_PBKDF2_HMAC("pw", 2, reinterpret_cast<const unsigned char*>(salt.data()),
+                      static_cast<int>(salt.size()), 4096, EVP_sha256(), 32, salted);
+    HMAC(EVP_sha256(), salted, 32, reinterpret_cast<const unsigned char*>("Client Key"), 10,
+         client_key, &n);
+    SHA256(client_key, 32, stored);
+    HMAC(EVP_sha256(), stored, 32, reinterpret_cast<const unsigned char*>(auth.data()), auth.size(),
+         sig, &n);
+    for (int i = 0; i < 32; ++i) proof[i] = client_key[i] ^ sig[i];
+    auto fin = server.final(final_wo_proof +
+                            ",p=" + base64_encode(std::string(reinterpret_cast<char*>(proof), 32)));
+    EXPECT_TRUE(fin.ok()) << (repeated ? "repeated" : "plain") << " nonce";
+    EXPECT_TRUE(server.complete());
+  }
+  // A nonce that does not end with the combined one still fails.
+  ScramServer server(
+      ScramMechanism::sha256,
+      [&](const std::string&) -> std::optional<ScramCredential> { return *cred; }, "SERVER");
+  ASSERT_TRUE(server.first("n,,n=u,r=abc").ok());
+  EXPECT_FALSE(server.final("c=biws,r=abcSERVERx,p=AAAA").ok());
 }
 
 TEST(Scram, BothMechanismsRightAndWrongPasswords) {
