@@ -12,7 +12,7 @@ DEB_PACKAGES=(
   libgtest-dev libgmock-dev librdkafka-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev libssl-dev
   # cluster coordination (tests start their own etcd on loopback)
-  etcd-server
+  etcd-server etcd-client  # etcdctl: the harness self-test checks its etcd with it
   # real clients used by the integration tests
   kcat python3-kafka python3-confluent-kafka python3-lz4 python3-snappy python3-zstandard
   # reference servers of tools/bench.sh (lookup benchmark)

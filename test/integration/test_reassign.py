@@ -90,7 +90,14 @@ class ReassignTest(ClusterClientCase):
             return len(ps) == len(assignment) and all(
                 sorted(ps[i].isrs) == sorted(a) and ps[i].leader == a[0]
                 for i, a in enumerate(assignment))
-        return self.wait_metadata(topic, in_sync, "%s created as %s" % (topic, assignment))
+        md = self.wait_metadata(topic, in_sync, "%s created as %s" % (topic, assignment))
+        # Every running broker knows it before the CLI asks one of them (each answers from its
+        # own view of etcd, which may be a moment behind the broker Metadata came from).
+        for n in self.cluster.node_ids:
+            if self.cluster.alive(n):
+                self.wait_metadata(topic, lambda m: len(self.partitions(m, topic)) == len(assignment),
+                                   "broker %d knows %s" % (n, topic), via=self.cluster.address(n))
+        return md
 
     def produce(self, topic, values):
         from confluent_kafka import Producer
