@@ -69,7 +69,11 @@ class ClusterTest : public ::testing::Test {
       ASSERT_TRUE(nodes_[id]->start().ok());
     }
     ASSERT_TRUE(eventually([&] { return active_controllers() == 1; }));
-    ASSERT_TRUE(eventually([&] { return view()->brokers.size() == 3; }));
+    // Every broker's view, not only the first's: a test may create a topic through any of them,
+    // and placing 3 replicas needs 3 registered brokers in that view.
+    for (int32_t id = 1; id <= 3; ++id) {
+      ASSERT_TRUE(eventually([&] { return view(id)->brokers.size() == 3; }));
+    }
   }
   std::shared_ptr<const ClusterSnapshot> view(int32_t via = 0) {
     for (auto& [id, n] : nodes_) {
