@@ -101,6 +101,11 @@ class SecureBrokerCase(itutil.BrokerTestCase):
         p.flush(5)
         return errors
 
+    def assert_logged(self, text):
+        """The broker logged a line containing `text` (read by a thread: wait for it)."""
+        harness.wait_until(lambda: any(text in ln for ln in self.broker.log_lines), 10,
+                           what="broker log line %r" % text)
+
     def assert_still_serving(self):
         self.assertBrokerAlive()
         self.ck_roundtrip("PLAINTEXT", n=3)
@@ -120,8 +125,7 @@ class ListenersTest(SecureBrokerCase):
         for cert in (None, "mallory"):
             errors = self.ck_auth_error("SSL", cert=cert)
             self.assertTrue(errors, "a client with %s certificate connected" % (cert or "no"))
-        self.assertTrue(any("TLS handshake failed on listener SSL" in ln
-                            for ln in self.broker.log_lines))
+        self.assert_logged("TLS handshake failed on listener SSL")
         self.assert_still_serving()
 
     def test_kafka_python_sasl_plaintext_and_sasl_ssl(self):
@@ -230,7 +234,7 @@ class ListenersTest(SecureBrokerCase):
                                sasl_mechanism="PLAIN", sasl_plain_username="alice",
                                sasl_plain_password="nope", api_version_auto_timeout_ms=3000,
                                max_block_ms=3000)
-        self.assertTrue(any("authentication failed for" in ln for ln in self.broker.log_lines))
+        self.assert_logged("authentication failed for")
         self.assert_still_serving()
 
     def test_plaintext_on_tls_port_and_tls_on_plaintext_port(self):
@@ -288,7 +292,7 @@ class ListenersTest(SecureBrokerCase):
         with itutil.RawConn(self.broker.ports["SASL_PLAINTEXT"]) as c:
             c.send_raw(struct.pack(">i", 10 * 1024 * 1024) + b"\0" * 64)
             self.assertTrue(c.wait_closed(10))
-        self.assertTrue(any("sasl.server.max.receive.size" in ln for ln in self.broker.log_lines))
+        self.assert_logged("sasl.server.max.receive.size")
         self.assert_still_serving()
 
 
@@ -368,8 +372,7 @@ class ReauthenticationTest(SecureBrokerCase):
         msgs = itutil.ck_consume(self.addr("SASL_SSL"), topic, [0], i, timeout=30,
                                  **self.ck_conf("SASL_SSL", user="alice"))
         self.assertEqual([m.value() for m in msgs], [b"v%d" % k for k in range(i)])
-        self.assertTrue(any("expired (connections.max.reauth.ms)" in ln
-                            for ln in self.broker.log_lines), "no session expired")
+        self.assert_logged("expired (connections.max.reauth.ms)")
 
     def test_kafkajs_reauthenticates_in_band(self):
         topic = itutil.unique_topic("reauth-kjs")
