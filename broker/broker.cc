@@ -23,6 +23,7 @@
 #include "broker/security/scram_admin.h"
 #include "broker/security/scram_store.h"
 #include "broker/security/tls_context.h"
+#include "broker/security/tls_reload.h"
 #include "broker/services.h"
 #include "broker/topics/log_tasks.h"
 #include "broker/txn/producer_ids.h"
@@ -289,11 +290,15 @@ Status Broker::start() {
   so.max_connections_per_ip = config_.max_connections_per_ip;
   server_ = std::make_unique<Server>(io_, *dispatcher_, std::move(so));
   std::vector<std::shared_ptr<const ListenerSecurity>> security;
+  tls_reloader_ = std::make_unique<security::TlsReloader>();
   for (const auto& l : config_.listeners) {
-    auto s = security::listener_security(config_, l);
+    // The effective config: a key store set by AlterConfigs outlives a restart.
+    auto s = security::listener_security(*dynamic_->effective(), l);
     if (!s.ok()) return s.status();
+    if (s->tls) tls_reloader_->add(l.name, s->tls);
     security.push_back(std::make_shared<const ListenerSecurity>(std::move(*s)));
   }
+  services_->tls_reloader = tls_reloader_.get();
   STRATA_RETURN_IF_ERROR(server_->listen(config_.listeners, std::move(security)));
   bound_ = server_->bound();
   services_->advertised_listeners = advertised_listeners(config_, bound_);

@@ -56,6 +56,7 @@ namespace security {  // SCRAM credentials and ACLs (broker/security/scram_store
                       // acl_authorizer.h)
 class ScramStore;
 class Authorizer;
+class TlsReloader;
 }  // namespace security
 
 class Broker {
@@ -126,6 +127,7 @@ class Broker {
   std::vector<Listener> bound_;
   Listener advertised_;
   std::unique_ptr<security::SaslAuthenticator> sasl_;
+  std::unique_ptr<security::TlsReloader> tls_reloader_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> shutdown_requested_{false};
   int shutdown_polls_ = 0;

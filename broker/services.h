@@ -39,6 +39,7 @@ class Authorizer;
 class CredentialStore;
 class SaslAuthenticator;
 class ScramStore;
+class TlsReloader;
 }  // namespace security
 
 struct Services {
@@ -81,6 +82,8 @@ struct Services {
   const security::SaslAuthenticator* sasl = nullptr;
   // The store behind `credentials`, for DescribeUserScramCredentials / AlterUserScramCredentials.
   security::ScramStore* scram = nullptr;
+  // The TLS listeners' contexts, replaced when AlterConfigs changes their key or trust stores.
+  const security::TlsReloader* tls_reloader = nullptr;
 
   bool stopping() const { return stopping_.load(); }
 };

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "broker/config/security_config.h"
 #include "storage/file_util.h"
 
 namespace strata::broker {
@@ -36,6 +37,12 @@ bool wanted(const std::vector<std::string>& keys, const std::string& name) {
   return keys.empty() || std::find(keys.begin(), keys.end(), name) != keys.end();
 }
 
+// A broker key's table entry; a listener.name.<l>.<key> override takes its key's.
+const BrokerKeyDef* broker_def(std::string_view name) {
+  const BrokerKeyDef* k = find_broker_key(name);
+  return k ? k : listener_override_def(name);
+}
+
 }  // namespace
 
 ConfigType topic_key_type(std::string_view name) {
@@ -44,7 +51,7 @@ ConfigType topic_key_type(std::string_view name) {
 }
 
 ConfigType broker_key_type(std::string_view name) {
-  const BrokerKeyDef* k = find_broker_key(name);
+  const BrokerKeyDef* k = broker_def(name);
   return k ? k->type : ConfigType::unknown;
 }
 
@@ -176,16 +183,28 @@ ConfigMap DynamicConfig::overrides(bool cluster_default) const {
 }
 
 bool DynamicConfig::is_dynamic_key(std::string_view key) {
+  if (is_reloadable_listener_key(key)) return true;
   const BrokerKeyDef* k = find_broker_key(key);
   return k && !k->read_only();
 }
 
 Status DynamicConfig::validate(bool cluster_default, const ConfigMap& overrides) const {
+  return preview(cluster_default, overrides).status();
+}
+
+Result<std::shared_ptr<const BrokerConfig>> DynamicConfig::preview(
+    bool cluster_default, const ConfigMap& overrides) const {
   for (const auto& [k, v] : overrides) {
-    if (!find_broker_key(k))
-      return Status(Errc::invalid_argument, "Unknown broker config name: " + k);
+    if (!broker_def(k)) return Status(Errc::invalid_argument, "Unknown broker config name: " + k);
     if (!is_dynamic_key(k)) {
       return Status(Errc::invalid_argument, "Cannot update these configs dynamically: " + k);
+    }
+    if (cluster_default && is_listener_override(k)) {
+      // A listener's key and trust stores belong to one broker, as in Kafka.
+      return Status(Errc::invalid_argument,
+                    "Cannot update these configs at default cluster level, broker id must be "
+                    "specified: " +
+                        k);
     }
     if (v.find_first_of("\r\n") != std::string::npos) {
       return Status(Errc::invalid_argument,
@@ -199,8 +218,7 @@ Status DynamicConfig::validate(bool cluster_default, const ConfigMap& overrides)
     broker = broker_;
   }
   (cluster_default ? cluster : broker) = overrides;
-  auto eff = build(cluster, broker);
-  return eff.ok() ? Status::Ok() : eff.status();
+  return build(cluster, broker);
 }
 
 Result<std::shared_ptr<const BrokerConfig>> DynamicConfig::replace(bool cluster_default,
@@ -226,7 +244,7 @@ Result<std::shared_ptr<const BrokerConfig>> DynamicConfig::replace(bool cluster_
 
 std::vector<ConfigSynonymInfo> DynamicConfig::broker_layers(const std::string& key) const {
   std::vector<ConfigSynonymInfo> out;
-  const BrokerKeyDef* def = find_broker_key(key);
+  const BrokerKeyDef* def = broker_def(key);
   if (!def) return out;
   if (auto it = broker_.find(key); it != broker_.end()) {
     out.push_back({key, it->second, ConfigSource::dynamic_broker});
@@ -236,6 +254,12 @@ std::vector<ConfigSynonymInfo> DynamicConfig::broker_layers(const std::string& k
   }
   if (static_.explicit_keys.count(key)) {
     out.push_back({key, static_.values.at(key), ConfigSource::static_broker});
+  }
+  if (is_listener_override(key)) {
+    // Below a listener's own value come the broker-wide key's layers (Kafka's synonyms).
+    auto below = broker_layers(def->name);
+    out.insert(out.end(), below.begin(), below.end());
+    return out;
   }
   out.push_back({key, def->default_value, ConfigSource::default_config});
   return out;
@@ -256,6 +280,24 @@ std::vector<ConfigEntryInfo> DynamicConfig::describe_broker(
       layers = {{name, it->second, ConfigSource::dynamic_default_broker}};
     }
     out.push_back(describe_entry(k, std::move(layers)));
+  }
+  if (cluster_default) return out;
+  // Per-listener overrides that are set (they have no default of their own to list otherwise).
+  std::set<std::string> set_overrides;
+  for (const auto& [k, v] : broker_) {
+    if (is_listener_override(k)) set_overrides.insert(k);
+  }
+  for (const auto& k : static_.explicit_keys) {
+    if (is_listener_override(k)) set_overrides.insert(k);
+  }
+  for (const auto& name : set_overrides) {
+    const BrokerKeyDef* def = broker_def(name);
+    if (!def || !wanted(keys, name)) continue;
+    ConfigKeyInfo info = *def;
+    info.name = name;
+    info.flags = def->flags & ~kConfigReadOnly;
+    if (!is_reloadable_listener_key(name)) info.flags |= kConfigReadOnly;
+    out.push_back(describe_entry(info, broker_layers(name)));
   }
   return out;
 }

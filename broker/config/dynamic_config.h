@@ -101,6 +101,9 @@ class DynamicConfig {
   static bool is_dynamic_key(std::string_view key);
   // Checks a complete replacement override map for one layer (names, dynamic-ness, values).
   Status validate(bool cluster_default, const ConfigMap& overrides) const;
+  // The effective config the layer's new overrides would give (validated, nothing stored).
+  Result<std::shared_ptr<const BrokerConfig>> preview(bool cluster_default,
+                                                      const ConfigMap& overrides) const;
   // Validates, persists and installs the layer's new overrides; returns the new effective config.
   Result<std::shared_ptr<const BrokerConfig>> replace(bool cluster_default, ConfigMap overrides);
 

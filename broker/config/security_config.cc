@@ -103,6 +103,8 @@ const std::vector<std::string>& per_listener_keys() {
       "ssl.enabled.protocols",
       "ssl.cipher.suites",
       "ssl.principal.mapping.rules",
+      "ssl.allow.dn.changes",
+      "ssl.allow.san.changes",
       "sasl.enabled.mechanisms",
       "connections.max.reauth.ms",
   };
@@ -171,6 +173,11 @@ void add_security_keys(KeyTable<BrokerConfig>& t) {
            "Rules mapping a client certificate's subject (RFC 2253) to a user name: "
            "RULE:pattern/replacement/[LU] or DEFAULT (the whole subject), first match wins.",
            kNone, check_rules);
+  t.boolean("ssl.allow.dn.changes", kNoField, "false",
+            "Whether a certificate reload (AlterConfigs on listener.name.<l>.ssl.keystore.*) may "
+            "change the certificate's subject.");
+  t.boolean("ssl.allow.san.changes", kNoField, "false",
+            "Whether a certificate reload may change the certificate's subject alternative names.");
   // SASL
   t.list("sasl.enabled.mechanisms", &C::sasl_enabled_mechanisms, "SCRAM-SHA-256,SCRAM-SHA-512",
          supported_mechanisms(), "SASL mechanisms SASL listeners accept.");
@@ -197,15 +204,31 @@ void add_security_keys(KeyTable<BrokerConfig>& t) {
            "SASL mechanism brokers use between themselves on a SASL listener.");
 }
 
-Status check_listener_override(const std::string& key, const std::string& value) {
-  // listener.name.<listener>.<suffix>
-  const std::string rest = key.substr(std::string_view("listener.name.").size());
+namespace {
+// What Kafka reconfigures on a running listener: its key store and trust store.
+constexpr std::string_view kReloadable[] = {
+    "ssl.keystore.type",   "ssl.keystore.location",   "ssl.keystore.password",
+    "ssl.key.password",    "ssl.keystore.key",        "ssl.keystore.certificate.chain",
+    "ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.certificates",
+};
+
+// "listener.name.<l>.<suffix>" → (l, suffix); nullopt when `key` has another form.
+std::optional<std::pair<std::string, std::string>> split_override(std::string_view key) {
+  if (!is_listener_override(key)) return std::nullopt;
+  std::string_view rest = key.substr(std::string_view("listener.name.").size());
   auto dot = rest.find('.');
-  if (dot == std::string::npos || dot == 0) {
+  if (dot == std::string_view::npos || dot == 0) return std::nullopt;
+  return std::make_pair(std::string(rest.substr(0, dot)), std::string(rest.substr(dot + 1)));
+}
+}  // namespace
+
+Status check_listener_override(const std::string& key, const std::string& value) {
+  auto parts = split_override(key);
+  if (!parts) {
     return Status(Errc::invalid_argument,
                   "config " + key + ": expected listener.name.<listener>.<key>");
   }
-  const std::string suffix = rest.substr(dot + 1);
+  const std::string& suffix = parts->second;
   for (const auto& m : supported_mechanisms()) {
     if (suffix == lower(m) + ".sasl.jaas.config") {
       std::string why = check_jaas(value);
@@ -223,6 +246,29 @@ Status check_listener_override(const std::string& key, const std::string& value)
   Status st = def->check(value);
   if (!st.ok()) return Status(Errc::invalid_argument, key + ": " + st.message());
   return Status::Ok();
+}
+
+bool is_reloadable_listener_key(std::string_view key, std::string* listener) {
+  auto parts = split_override(key);
+  if (!parts) return false;
+  for (auto r : kReloadable) {
+    if (parts->second == r) {
+      if (listener) *listener = parts->first;
+      return true;
+    }
+  }
+  return false;
+}
+
+const BrokerKeyDef* listener_override_def(std::string_view key) {
+  auto parts = split_override(key);
+  if (!parts) return nullptr;
+  for (const auto& m : supported_mechanisms()) {
+    if (parts->second == lower(m) + ".sasl.jaas.config") return find_broker_key("sasl.jaas.config");
+  }
+  const auto& keys = per_listener_keys();
+  if (std::find(keys.begin(), keys.end(), parts->second) == keys.end()) return nullptr;
+  return find_broker_key(parts->second);
 }
 
 std::string listener_value(const BrokerConfig& c, const std::string& listener,

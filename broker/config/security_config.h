@@ -28,6 +28,14 @@ const char* security_protocol_name(SecurityProtocol p);
 Status check_listener_override(const std::string& key, const std::string& value);
 inline bool is_listener_override(std::string_view key) { return key.starts_with("listener.name."); }
 
+// Whether `key` is "listener.name.<listener>.<suffix>" with a suffix AlterConfigs may change
+// while the listener runs (its ssl.keystore.* / ssl.key.password / ssl.truststore.* keys, as
+// Kafka's dynamic listener SSL update); sets *listener to the name as written (lower case).
+bool is_reloadable_listener_key(std::string_view key, std::string* listener = nullptr);
+// The key-table entry of a per-listener override's suffix (type, doc, flags); null when `key` is
+// not a valid listener override name.
+const BrokerKeyDef* listener_override_def(std::string_view key);
+
 // The value of `key` for `listener`: its listener.name override when set, else the broker-wide
 // value ("" when neither exists).
 std::string listener_value(const BrokerConfig& c, const std::string& listener,

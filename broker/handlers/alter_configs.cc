@@ -37,12 +37,14 @@ void alter_configs(RequestContext& ctx, protocol::Reader& body) {
         break;
       }
     }
+    std::vector<std::string> names;
+    for (const auto& [k, v] : wanted) names.push_back(k);
     ResourceError result = bad ? *bad
                                : alter_config_resource(
                                      ctx.svc, res.resource_type, res.resource_name,
                                      [&wanted](const ConfigMap&, const auto&,
                                                bool) -> Result<ConfigMap> { return wanted; },
-                                     req.validate_only);
+                                     req.validate_only, names);
     out.error_code = result.error_code;
     out.error_message = result.message;
   }

@@ -9,6 +9,7 @@
 #include "broker/cluster/cluster_node.h"
 #include "broker/config/dynamic_config.h"
 #include "broker/security/authorize.h"
+#include "broker/security/tls_reload.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "protocol/wire/errors.h"
@@ -73,7 +74,8 @@ std::optional<ResourceError> check_broker_name(const Services& svc, const std::s
 }
 
 ResourceError alter_config_resource(Services& svc, int8_t resource_type, const std::string& name,
-                                    const OverrideEdit& edit, bool validate_only) {
+                                    const OverrideEdit& edit, bool validate_only,
+                                    const std::vector<std::string>& named_keys) {
   std::lock_guard lk(alter_mu());
   if (resource_type == kResourceTopic) {
     auto topic = svc.topics.find(name);
@@ -109,12 +111,20 @@ ResourceError alter_config_resource(Services& svc, int8_t resource_type, const s
         dyn.overrides(cluster_default),
         [&dyn](const std::string& k) { return dyn.value(k).value_or(""); }, false);
     if (!next.ok()) return map_status(next.status());
-    if (validate_only) {
-      Status st = dyn.validate(cluster_default, *next);
-      return st.ok() ? ResourceError{} : map_status(st);
+    auto preview = dyn.preview(cluster_default, *next);
+    if (!preview.ok()) return map_status(preview.status());
+    // TLS material is loaded and checked before the change is stored, so a bad key store never
+    // reaches the file a restart reads.
+    security::TlsReloader::Plan tls;
+    if (svc.tls_reloader) {
+      auto plan = svc.tls_reloader->prepare(*dyn.effective(), **preview, named_keys);
+      if (!plan.ok()) return map_status(plan.status());
+      tls = std::move(*plan);
     }
+    if (validate_only) return {};
     auto eff = dyn.replace(cluster_default, *next);
     if (!eff.ok()) return map_status(eff.status());
+    security::TlsReloader::commit(tls);
     svc.topics.set_broker_defaults(*eff);
     spdlog::info("altered dynamic broker configs ({})", cluster_default ? "cluster default" : name);
     return {};

@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "broker/config/dynamic_config.h"
 #include "broker/security/acl.h"
@@ -46,7 +47,10 @@ using OverrideEdit = std::function<Result<ConfigMap>(
     const ConfigMap& current, const std::function<std::string(const std::string&)>& effective,
     bool is_topic)>;
 
+// `named_keys`: the keys the request names (a broker listener's key or trust store named again
+// with its current value is reloaded: the files behind it may have changed, as in Kafka).
 ResourceError alter_config_resource(Services& svc, int8_t resource_type, const std::string& name,
-                                    const OverrideEdit& edit, bool validate_only);
+                                    const OverrideEdit& edit, bool validate_only,
+                                    const std::vector<std::string>& named_keys);
 
 }  // namespace strata::broker::handlers

@@ -53,7 +53,7 @@ void incremental_alter_configs(RequestContext& ctx, protocol::Reader& body) {
                     return apply_alter_items(
                         current, items, is_topic ? topic_key_type : broker_key_type, effective);
                   },
-                  req.validate_only);
+                  req.validate_only, std::vector<std::string>(seen.begin(), seen.end()));
     out.error_code = result.error_code;
     out.error_message = result.message;
   }

@@ -14,33 +14,49 @@ def _key(name, cwd):
          cwd=cwd)
 
 
+def server_pem(directory, name, subject="/CN=localhost", san="IP:127.0.0.1,DNS:localhost",
+               ca="ca"):
+    """A new server key + certificate signed by `<ca>.pem` / `<ca>.key` in `directory`, written
+    as `<name>.pem` (key then certificate); returns its path."""
+    with open(os.path.join(directory, name + ".cnf"), "w") as f:
+        f.write("subjectAltName=%s\n" % san)
+    _key(name + ".key", directory)
+    _run("req", "-new", "-key", name + ".key", "-out", name + ".csr", "-subj", subject,
+         cwd=directory)
+    _run("x509", "-req", "-in", name + ".csr", "-CA", ca + ".pem", "-CAkey", ca + ".key",
+         "-CAcreateserial", "-out", name + ".crt", "-days", "2", "-extfile", name + ".cnf",
+         cwd=directory)
+    path = os.path.join(directory, name + ".pem")
+    with open(path, "w") as out:
+        for part in (name + ".key", name + ".crt"):
+            with open(os.path.join(directory, part)) as f:
+                out.write(f.read())
+    return path
+
+
+def make_ca(directory, name, subject):
+    """A CA key and certificate `<name>.key` / `<name>.pem` in `directory`; returns the .pem."""
+    _key(name + ".key", directory)
+    _run("req", "-x509", "-new", "-key", name + ".key", "-out", name + ".pem", "-days", "2",
+         "-subj", subject, cwd=directory)
+    return os.path.join(directory, name + ".pem")
+
+
 def make_pki(directory, clients=("alice",)):
     """Writes ca.pem, server.pem (key + certificate) and <client>.key/.crt into `directory`.
     Returns a dict of their paths."""
     os.makedirs(directory, exist_ok=True)
-    _key("ca.key", directory)
-    _run("req", "-x509", "-new", "-key", "ca.key", "-out", "ca.pem", "-days", "2",
-         "-subj", "/CN=Strata Test CA", cwd=directory)
-    with open(os.path.join(directory, "san.cnf"), "w") as f:
-        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    make_ca(directory, "ca", "/CN=Strata Test CA")
 
-    def sign(name, subject, ext=None):
+    def sign(name, subject):
         _key(name + ".key", directory)
         _run("req", "-new", "-key", name + ".key", "-out", name + ".csr", "-subj", subject,
              cwd=directory)
-        args = ["x509", "-req", "-in", name + ".csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-                "-CAcreateserial", "-out", name + ".crt", "-days", "2"]
-        if ext:
-            args += ["-extfile", ext]
-        _run(*args, cwd=directory)
+        _run("x509", "-req", "-in", name + ".csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+             "-CAcreateserial", "-out", name + ".crt", "-days", "2", cwd=directory)
 
-    sign("server", "/CN=localhost", "san.cnf")
-    with open(os.path.join(directory, "server.pem"), "w") as out:
-        for part in ("server.key", "server.crt"):
-            with open(os.path.join(directory, part)) as f:
-                out.write(f.read())
     paths = {"ca": os.path.join(directory, "ca.pem"),
-             "server": os.path.join(directory, "server.pem")}
+             "server": server_pem(directory, "server")}
     for c in clients:
         sign(c, "/O=Strata/OU=eng/CN=" + c)
         paths[c + "_key"] = os.path.join(directory, c + ".key")

@@ -230,6 +230,51 @@ TEST(DynamicConfig, RejectsStaticOnlyKeysAndBadValuesWithoutWriting) {
   EXPECT_EQ((*dc)->effective()->log_retention_ms, 1000);
 }
 
+TEST(DynamicConfig, ListenerKeyAndTrustStoresArePerBrokerDynamicKeys) {
+  TempDir dir;
+  auto dc = DynamicConfig::load(
+      storage::default_env(),
+      static_config(dir, {"listeners=SSL://127.0.0.1:0", "ssl.keystore.location=/etc/a.pem",
+                          "listener.name.ssl.ssl.client.auth=none"}));
+  ASSERT_TRUE(dc.ok()) << dc.status().to_string();
+  const std::string loc = "listener.name.ssl.ssl.keystore.location";
+  EXPECT_TRUE(DynamicConfig::is_dynamic_key(loc));
+  EXPECT_TRUE(DynamicConfig::is_dynamic_key("listener.name.ssl.ssl.truststore.certificates"));
+  EXPECT_FALSE(DynamicConfig::is_dynamic_key("listener.name.ssl.ssl.client.auth"));
+  EXPECT_FALSE(DynamicConfig::is_dynamic_key("ssl.keystore.location"));  // listener prefix only
+  EXPECT_EQ(broker_key_type(loc), ConfigType::string);
+  // The cluster default cannot hold one broker's certificates.
+  auto r = (*dc)->replace(true, {{loc, "/etc/b.pem"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("broker id must be specified"), std::string::npos);
+  r = (*dc)->replace(false, {{"listener.name.ssl.ssl.client.auth", "required"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("dynamically"), std::string::npos);
+
+  r = (*dc)->replace(false, {{loc, "/etc/b.pem"}, {"listener.name.ssl.ssl.keystore.key", "k"}});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  auto all = (*dc)->describe_broker(false, {});
+  const auto& e = entry(all, loc);
+  EXPECT_EQ(e.value, "/etc/b.pem");
+  EXPECT_EQ(e.source, ConfigSource::dynamic_broker);
+  EXPECT_FALSE(e.read_only);
+  // Synonyms: the listener's own value, then the broker-wide key's layers.
+  ASSERT_EQ(e.synonyms.size(), 3u);
+  EXPECT_EQ(e.synonyms[1].name, "ssl.keystore.location");
+  EXPECT_EQ(e.synonyms[1].source, ConfigSource::static_broker);
+  EXPECT_EQ(e.synonyms[2].source, ConfigSource::default_config);
+  // A private key is never shown; a static per-listener key is listed read-only.
+  const auto& key = entry(all, "listener.name.ssl.ssl.keystore.key");
+  EXPECT_TRUE(key.sensitive);
+  EXPECT_FALSE(key.value.has_value());
+  EXPECT_TRUE(entry(all, "listener.name.ssl.ssl.client.auth").read_only);
+  // The preview is what replace() would give, with nothing stored.
+  auto p = (*dc)->preview(false, {{loc, "/etc/c.pem"}});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ((*p)->values.at(loc), "/etc/c.pem");
+  EXPECT_EQ((*dc)->effective()->values.at(loc), "/etc/b.pem");
+}
+
 TEST(AlterItems, SetDeleteAppendSubtract) {
   auto eff = [](const std::string&) { return std::string("delete"); };
   auto r = apply_alter_items({{"retention.ms", "1"}},
