@@ -7,7 +7,7 @@ import io
 import socket
 import struct
 
-from itutil import RawConn, array32, str16, uvarint
+from itutil import RawConn, array32, bytes32, str16, uvarint
 from kafka.protocol.admin import CreateAclsRequest
 
 
@@ -19,6 +19,17 @@ class SourceConn(RawConn):
                                              source_address=(source, 0))
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.corr = 0
+
+
+def sasl_plain(conn, user, password):
+    """Authenticates a raw connection to a SASL listener with PLAIN (SaslHandshake v1, then
+    SaslAuthenticate v0); returns the SaslAuthenticate error code."""
+    r = conn.request(17, 1, str16("PLAIN"))
+    err = r.i16()
+    if err:
+        return err
+    r = conn.request(36, 0, bytes32(b"\0" + user.encode() + b"\0" + password.encode()))
+    return r.i16()
 
 
 def kp_call(conn, req):
