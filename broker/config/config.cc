@@ -258,9 +258,9 @@ KeyTable<BrokerConfig> build_table() {
            "etcd key prefix holding this cluster's state; clusters sharing an etcd need distinct "
            "prefixes.",
            kNone, check_etcd_prefix);
-  t.integer("coordination.lease.ttl.seconds", &C::coordination_lease_ttl_seconds, "6", 2, kI32Max,
+  t.integer("coordination.lease.ttl.seconds", &C::coordination_lease_ttl_seconds, "4", 2, kI32Max,
             "TTL of the etcd lease holding this broker's registration: a broker silent this long "
-            "is out of the cluster.");
+            "is out of the cluster (failover takes about this long).");
   // SCRAM credentials (docs/security.md)
   t.string(
       "sasl.scram.bootstrap.users", &C::sasl_scram_bootstrap_users, "",

@@ -147,7 +147,7 @@ TEST(BrokerConfig, ClusterKeysHaveKafkasDefaults) {
   const BrokerConfig c;
   EXPECT_TRUE(c.coordination_etcd_endpoints.empty());  // a single node
   EXPECT_EQ(c.coordination_etcd_prefix, "/strata");
-  EXPECT_EQ(c.coordination_lease_ttl_seconds, 6);
+  EXPECT_EQ(c.coordination_lease_ttl_seconds, 4);  // failover within 5 s (docs/benchmarks.md)
   EXPECT_EQ(c.broker_rack, "");
   EXPECT_EQ(c.default_replication_factor, 1);
   EXPECT_EQ(c.min_insync_replicas, 1);
