@@ -424,6 +424,9 @@ TEST(ReplicaFetcher, RemoveWhileFetchingLeavesTheLogAlone) {
       recs[1].partition = 1;
       recs[0].value = recs[1].value = std::string(50, 'p');
       if (c.produce("r", recs).ok()) ++produced;
+      // Paced: the follower logs roll every 2 KiB, so an unpaced producer on a loaded machine
+      // leaves the follower thousands of segments behind and the catch-up below times out.
+      std::this_thread::sleep_for(2ms);
     }
   });
   ASSERT_TRUE(eventually([&] { return local0->log_end_offset() > 20; }));
@@ -435,7 +438,8 @@ TEST(ReplicaFetcher, RemoveWhileFetchingLeavesTheLogAlone) {
   ASSERT_TRUE(eventually([&] { return produced.load() >= after_remove + 100; }));
   stop = true;
   producer.join();
-  ASSERT_TRUE(eventually([&] { return caught_up(*local1, lead1); }));
+  ASSERT_TRUE(eventually([&] { return caught_up(*local1, lead1); }, 30s))
+      << "follower at " << local1->log_end_offset() << ", leader at " << lead1.log_end_offset();
   EXPECT_EQ(all_bytes(*local1), all_bytes(lead1));
   EXPECT_EQ(local0->log_end_offset(), 0);
   EXPECT_EQ(local0->latest_epoch(), -1);
