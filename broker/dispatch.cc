@@ -164,13 +164,19 @@ void RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder 
   }
   try {
     p::Reader r(frame->bytes.data(), frame->bytes.size());
-    RequestContext ctx{svc_, frame, {}, frame->api_key, frame->api_version, responder};
+    RequestContext ctx{svc_,
+                       frame,
+                       {},
+                       frame->api_key,
+                       frame->api_version,
+                       responder,
+                       std::string(quota::quota_user(responder.session().principal))};
     ctx.header.decode(r, p::request_header_version(frame->api_key, frame->api_version));
     // request_percentage counts the handler's own time (a long-poll's wait is not handler time);
     // it throttles the client's later responses.
     const auto started = std::chrono::steady_clock::now();
     it->fn(ctx, r);
-    svc_.quotas.record_request_time(ctx.header.client_id,
+    svc_.quotas.record_request_time(quota_client(ctx),
                                     std::chrono::duration_cast<std::chrono::nanoseconds>(
                                         std::chrono::steady_clock::now() - started)
                                         .count());
@@ -189,7 +195,13 @@ void RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder 
 }
 
 int64_t request_quota_throttle(const RequestContext& ctx) {
-  return ctx.svc.quotas.request_throttle(ctx.header.client_id);
+  return ctx.svc.quotas.request_throttle(quota_client(ctx));
+}
+
+quota::QuotaClient quota_client(const RequestContext& ctx) {
+  // a request without a client id counts as client id "" (no named client-id part matches it)
+  return {ctx.quota_user,
+          ctx.header.client_id ? std::string_view(*ctx.header.client_id) : std::string_view()};
 }
 
 // metrics hooks called by the network layer.

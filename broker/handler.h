@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "broker/net/connection.h"
 #include "broker/net/frame.h"
@@ -19,6 +20,9 @@
 namespace strata::broker {
 
 struct Services;
+namespace quota {
+struct QuotaClient;
+}
 
 struct RequestContext {
   Services& svc;
@@ -27,6 +31,9 @@ struct RequestContext {
   int16_t api_key;
   int16_t version;
   Responder responder;
+  // Kafka's quota user (the principal's name), taken at dispatch: a long-poll answers off the
+  // strand, where the Session must not be read.
+  std::string quota_user;
 
   // Who sent it (Session, on the connection's strand: read it before going asynchronous).
   const std::string& principal() const { return responder.session().principal; }
@@ -42,6 +49,9 @@ struct RequestContext {
 
 // The request_percentage throttle this request's client has earned (0 = none; dispatch.cc).
 int64_t request_quota_throttle(const RequestContext& ctx);
+// Whom the request's client quotas count against (its user and client id; dispatch.cc). Views
+// into ctx.
+quota::QuotaClient quota_client(const RequestContext& ctx);
 
 using HandlerFn = void (*)(RequestContext& ctx, protocol::Reader& body);
 

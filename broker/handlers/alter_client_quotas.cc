@@ -1,7 +1,7 @@
-// AlterClientQuotas (49), v0-1: sets / removes quota values per entity (client-id entities; a
-// null name is the default entity), validated as Kafka does (INVALID_REQUEST per entry with a
-// message), persisted atomically and applied to the next request of the affected clients;
-// validate_only checks without changing anything. See broker/quota/quota_store.h.
+// AlterClientQuotas (49), v0-1: sets / removes quota values per entity (user, client-id or
+// user+client-id; a null name is the default entity), validated as Kafka does (INVALID_REQUEST
+// per entry with a message), persisted atomically and applied to the next request of the
+// affected clients; validate_only checks without changing anything. See broker/quota/quota_store.h.
 #include "protocol/messages/alter_client_quotas.h"
 
 #include <spdlog/spdlog.h>

@@ -72,7 +72,7 @@ class PendingFetch : public LongPoll<PendingFetch> {
     }
     // consumer_byte_rate counts the response's bytes; over the quota the answer is empty and its
     // bytes are taken back out of the rate, as Kafka does (the client retries after the throttle).
-    const auto& client = ctx_.header.client_id;
+    const quota::QuotaClient client = quota_client(ctx_);
     const auto size = static_cast<int64_t>(resp.size(ctx_.version));
     if (int64_t t = ctx_.svc.quotas.record_fetch(client, size); t > 0) {
       ctx_.svc.quotas.unrecord_fetch(client, size);
@@ -223,7 +223,7 @@ void fetch(RequestContext& ctx, protocol::Reader& body) {
   protocol::FetchRequest req;
   req.decode(body, ctx.version);
   const bool replication = req.replica_id >= 0 && ctx.svc.cluster != nullptr;
-  if (int64_t cap = replication ? 0 : ctx.svc.quotas.fetch_window_bytes(ctx.header.client_id);
+  if (int64_t cap = replication ? 0 : ctx.svc.quotas.fetch_window_bytes(quota_client(ctx));
       cap > 0) {
     const int64_t asked = req.max_bytes > 0 ? req.max_bytes : INT32_MAX;
     req.max_bytes = static_cast<int32_t>(std::min<int64_t>(asked, cap));

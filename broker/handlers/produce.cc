@@ -377,7 +377,7 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
   // producer_byte_rate counts the request's bytes (KIP-13); respond() adds request_percentage.
   resp.throttle_time_ms = static_cast<int32_t>(
       std::min<int64_t>(ctx.svc.quotas.record_produce(
-                            ctx.header.client_id, static_cast<int64_t>(ctx.frame->bytes.size())),
+                            quota_client(ctx), static_cast<int64_t>(ctx.frame->bytes.size())),
                         INT32_MAX));
   if (req.acks == 0) {
     if (any_error) {

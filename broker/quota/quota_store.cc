@@ -100,13 +100,49 @@ std::string format_value(double v) {
 
 std::string entity_to_string(const QuotaEntity& e) {
   std::string out;
-  for (const auto& [type, name] : e) {
+  auto add = [&](const EntityPart& p) {
     if (!out.empty()) out += ',';
-    out += type;
+    out += p.first;
     out += '=';
-    out += name ? *name : "<default>";
+    out += p.second ? *p.second : "<default>";
+  };
+  // the user first, as Kafka names these entities (user, then client id)
+  for (const auto& p : e) {
+    if (p.first == kUserType) add(p);
+  }
+  for (const auto& p : e) {
+    if (p.first != kUserType) add(p);
   }
   return out;
+}
+
+QuotaEntity level_entity(QuotaLevel level, std::string_view user, std::string_view client_id) {
+  using L = QuotaLevel;
+  const std::optional<std::string> u(std::in_place, user), c(std::in_place, client_id);
+  const std::optional<std::string> none;
+  auto both = [](std::optional<std::string> cl, std::optional<std::string> us) {
+    return QuotaEntity{{std::string(kClientIdType), std::move(cl)},
+                       {std::string(kUserType), std::move(us)}};
+  };
+  switch (level) {
+    case L::user_client:
+      return both(c, u);
+    case L::user_default_client:
+      return both(none, u);
+    case L::user:
+      return {{std::string(kUserType), u}};
+    case L::default_user_client:
+      return both(c, none);
+    case L::default_user_default_client:
+      return both(none, none);
+    case L::default_user:
+      return {{std::string(kUserType), none}};
+    case L::client:
+      return {{std::string(kClientIdType), c}};
+    case L::default_client:
+      break;
+  }
+  return {{std::string(kClientIdType), none}};
 }
 
 Result<std::unique_ptr<QuotaStore>> QuotaStore::open(storage::Env* env, const std::string& dir) {
@@ -133,6 +169,7 @@ Result<std::unique_ptr<QuotaStore>> QuotaStore::open(storage::Env* env, const st
     }
     store->quotas_[*entity][key] = v;
   }
+  store->index_levels();
   return store;
 }
 
@@ -147,11 +184,10 @@ Status QuotaStore::validate(const QuotaAlteration& a) {
     if (!known_type(type)) {
       return Status(Errc::invalid_argument, "Unhandled client quota entity type: " + type);
     }
-    if (type != kClientIdType) {
-      // Kafka accepts these; without authentication they could never apply to anyone here.
+    if (type == kIpType) {
+      // Kafka's ip entities carry connection_creation_rate only: no such quota here.
       return Status(Errc::invalid_argument,
-                    "Quota entity type " + type +
-                        " is not supported: this broker has no authentication (only client-id)");
+                    "Quota entity type ip is not supported (no connection rate quotas)");
     }
     if (name && name->empty())
       return Status(Errc::invalid_argument, "Empty " + type + " not supported");
@@ -219,7 +255,35 @@ std::vector<Status> QuotaStore::alter(const std::vector<QuotaAlteration>& altera
   }
   std::unique_lock lk(mu_);
   quotas_ = std::move(next);
+  index_levels();
   return out;
+}
+
+void QuotaStore::index_levels() {
+  levels_ = 0;
+  for (const auto& [entity, values] : quotas_) {
+    const EntityPart* user = nullptr;
+    const EntityPart* client = nullptr;
+    for (const auto& p : entity) {
+      if (p.first == kUserType) user = &p;
+      if (p.first == kClientIdType) client = &p;
+    }
+    if (entity.size() != (user ? 1u : 0u) + (client ? 1u : 0u)) continue;  // never validated
+    using L = QuotaLevel;
+    L level;
+    if (user && client) {
+      level = user->second
+                  ? (client->second ? L::user_client : L::user_default_client)
+                  : (client->second ? L::default_user_client : L::default_user_default_client);
+    } else if (user) {
+      level = user->second ? L::user : L::default_user;
+    } else if (client) {
+      level = client->second ? L::client : L::default_client;
+    } else {
+      continue;
+    }
+    levels_ |= 1u << static_cast<int>(level);
+  }
 }
 
 Status QuotaStore::persist(const std::map<QuotaEntity, QuotaValues>& all) const {
@@ -290,15 +354,16 @@ Result<std::vector<std::pair<QuotaEntity, QuotaValues>>> QuotaStore::describe(
   return out;
 }
 
-std::optional<double> QuotaStore::resolve(const std::string& client_id,
-                                          std::string_view key) const {
+std::optional<ResolvedQuota> QuotaStore::resolve(std::string_view user, std::string_view client_id,
+                                                 std::string_view key) const {
   std::shared_lock lk(mu_);
-  for (const QuotaEntity& e : {QuotaEntity{{std::string(kClientIdType), client_id}},
-                               QuotaEntity{{std::string(kClientIdType), std::nullopt}}}) {
-    auto it = quotas_.find(e);
+  for (int i = 0; i < kQuotaLevels; ++i) {
+    if ((levels_ & (1u << i)) == 0) continue;  // no entity of this shape at all
+    const auto level = static_cast<QuotaLevel>(i);
+    auto it = quotas_.find(level_entity(level, user, client_id));
     if (it == quotas_.end()) continue;
     auto v = it->second.find(std::string(key));
-    if (v != it->second.end()) return v->second;
+    if (v != it->second.end()) return ResolvedQuota{v->second, level};
   }
   return std::nullopt;
 }

@@ -1,4 +1,4 @@
-// `strata quota describe|alter`: client quotas by client id (DescribeClientQuotas /
+// `strata quota describe|alter`: client quotas by user, client id or both (DescribeClientQuotas /
 // AlterClientQuotas; the keys producer_byte_rate, consumer_byte_rate, request_percentage).
 #include <cmath>
 #include <cstdio>
@@ -11,6 +11,8 @@ namespace strata::cli {
 namespace {
 
 struct QuotaOpts {
+  std::optional<std::string> user;
+  bool user_default = false;
   std::optional<std::string> client_id;
   bool client_id_default = false;
   bool strict = false;
@@ -52,20 +54,33 @@ json value_json(double v) {
   return json(v);
 }
 
+// "user=alice,client-id=x": the user part first, as Kafka names these entities.
 std::string entity_text(const std::vector<client::QuotaEntityPart>& e) {
   std::string out;
-  for (const auto& p : e) {
-    if (!out.empty()) out += ',';
-    out += p.type + "=" + (p.name ? *p.name : "<default>");
+  for (bool user_pass : {true, false}) {
+    for (const auto& p : e) {
+      if ((p.type == "user") != user_pass) continue;
+      if (!out.empty()) out += ',';
+      out += p.type + "=" + (p.name ? *p.name : "<default>");
+    }
   }
   return out;
 }
 
-int do_describe(Cli& cli, QuotaOpts& o) {
+// At most one option of each pair; empty when fine, else the usage error.
+std::string check_pairs(const QuotaOpts& o) {
+  if (o.user && o.user_default) return "give at most one of --user NAME or --user-default";
   if (o.client_id && o.client_id_default) {
-    return usage_error(cli, "give at most one of --client-id NAME or --client-id-default");
+    return "give at most one of --client-id NAME or --client-id-default";
   }
+  return "";
+}
+
+int do_describe(Cli& cli, QuotaOpts& o) {
+  if (auto err = check_pairs(o); !err.empty()) return usage_error(cli, err);
   std::vector<client::QuotaFilter> filter;
+  if (o.user) filter.push_back({"user", client::QuotaMatch::exact, *o.user});
+  if (o.user_default) filter.push_back({"user", client::QuotaMatch::default_entity, std::nullopt});
   if (o.client_id) filter.push_back({"client-id", client::QuotaMatch::exact, *o.client_id});
   if (o.client_id_default) {
     filter.push_back({"client-id", client::QuotaMatch::default_entity, std::nullopt});
@@ -96,8 +111,13 @@ int do_describe(Cli& cli, QuotaOpts& o) {
 }
 
 int do_alter(Cli& cli, QuotaOpts& o) {
-  if (o.client_id.has_value() == o.client_id_default) {
-    return usage_error(cli, "give exactly one of --client-id NAME or --client-id-default");
+  if (auto err = check_pairs(o); !err.empty()) return usage_error(cli, err);
+  const bool has_user = o.user || o.user_default;
+  const bool has_client = o.client_id || o.client_id_default;
+  if (!has_user && !has_client) {
+    return usage_error(cli,
+                       "give an entity: --user NAME | --user-default and/or --client-id NAME | "
+                       "--client-id-default");
   }
   std::vector<client::QuotaOp> ops;
   json set = json::object(), deleted = json::array();
@@ -117,14 +137,16 @@ int do_alter(Cli& cli, QuotaOpts& o) {
     deleted.push_back(key);
   }
   if (ops.empty()) return usage_error(cli, "give --add KEY=VALUE[,...] and/or --delete KEY[,...]");
-  std::vector<client::QuotaEntityPart> entity{{"client-id", o.client_id}};
+  std::vector<client::QuotaEntityPart> entity;
+  if (has_user) entity.push_back({"user", o.user});
+  if (has_client) entity.push_back({"client-id", o.client_id});
   Status st = cli.client().alter_client_quotas(entity, ops, o.validate_only);
   if (!st.ok()) return fail(cli, st);
   if (cli.json_out()) {
-    print_json({{"entity", json::array({{{"type", "client-id"}, {"name", jbytes(o.client_id)}}})},
-                {"set", set},
-                {"deleted", deleted},
-                {"validate_only", o.validate_only}});
+    json ej = json::array();
+    for (const auto& p : entity) ej.push_back({{"type", p.type}, {"name", jbytes(p.name)}});
+    print_json(
+        {{"entity", ej}, {"set", set}, {"deleted", deleted}, {"validate_only", o.validate_only}});
   } else {
     std::cout << (o.validate_only ? "validated " : "altered ") << ops.size() << " quota(s) of "
               << entity_text(entity) << "\n";
@@ -133,7 +155,12 @@ int do_alter(Cli& cli, QuotaOpts& o) {
 }
 
 void add_entity_options(CLI::App* s, const std::shared_ptr<QuotaOpts>& o) {
-  s->add_option("--client-id", o->client_id, "The client id entity");
+  s->add_option("--user", o->user,
+                "The user entity (the principal's name: alice for User:alice; ANONYMOUS "
+                "unauthenticated)");
+  s->add_flag("--user-default", o->user_default,
+              "The default user entity (applies to every user without its own)");
+  s->add_option("--client-id", o->client_id, "The client id entity (with a user: user+client-id)");
   s->add_flag("--client-id-default", o->client_id_default,
               "The default client-id entity (applies to every client id without its own)");
 }
@@ -141,7 +168,7 @@ void add_entity_options(CLI::App* s, const std::shared_ptr<QuotaOpts>& o) {
 }  // namespace
 
 void register_quota(CLI::App& app, Cli& cli) {
-  auto* quota = app.add_subcommand("quota", "Client quotas (by client id)");
+  auto* quota = app.add_subcommand("quota", "Client quotas (by user, client id or both)");
   quota->require_subcommand(1);
   {
     auto o = std::make_shared<QuotaOpts>();

@@ -100,7 +100,7 @@ struct OngoingReassignment {
 
 // ---- client quotas (DescribeClientQuotas / AlterClientQuotas)
 struct QuotaEntityPart {
-  std::string type;                 // "client-id" (user / ip come with authentication)
+  std::string type;                 // "user" or "client-id" (Kafka's "ip": refused by Strata)
   std::optional<std::string> name;  // nullopt = the type's default entity
 };
 enum class QuotaMatch : int8_t { exact = 0, default_entity = 1, any = 2 };

@@ -117,6 +117,9 @@ TEST(WindowedRate, ObeyingClientConvergesToTheQuota) {
 
 // ---- ClientQuotas: enforcement with a fake clock ----
 
+// An unauthenticated client (Kafka's quota user ANONYMOUS) with this client id.
+QuotaClient anon(std::string_view client_id) { return {"ANONYMOUS", client_id}; }
+
 struct Fixture {
   storage::testing::TempDir dir;
   int64_t now = 1000000;
@@ -138,65 +141,65 @@ struct Fixture {
 
 TEST(ClientQuotas, NoQuotaNoThrottleAndNothingTracked) {
   Fixture f;
-  EXPECT_EQ(f.quotas->record_produce("a", 1 << 30), 0);
-  EXPECT_EQ(f.quotas->record_fetch("a", 1 << 30), 0);
-  f.quotas->record_request_time("a", 10'000'000'000);
-  EXPECT_EQ(f.quotas->request_throttle("a"), 0);
-  EXPECT_EQ(f.quotas->tracked_clients(), 0u);
+  EXPECT_EQ(f.quotas->record_produce(anon("a"), 1 << 30), 0);
+  EXPECT_EQ(f.quotas->record_fetch(anon("a"), 1 << 30), 0);
+  f.quotas->record_request_time(anon("a"), 10'000'000'000);
+  EXPECT_EQ(f.quotas->request_throttle(anon("a")), 0);
+  EXPECT_EQ(f.quotas->tracked_rates(), 0u);
 }
 
 TEST(ClientQuotas, ProducerByteRateThrottlesOnlyThatClient) {
   Fixture f;
   f.set("slow", "producer_byte_rate", 1000);
-  EXPECT_EQ(f.quotas->record_produce("slow", 5000), 0);      // 500 B/s over the 10 s minimum span
-  EXPECT_EQ(f.quotas->record_produce("slow", 10000), 5000);  // 15000 B: 15 s at 1000 B/s
-  EXPECT_EQ(f.quotas->record_produce("other", 1 << 30), 0);
-  EXPECT_EQ(f.quotas->record_produce(std::nullopt, 1 << 30), 0);
+  EXPECT_EQ(f.quotas->record_produce(anon("slow"), 5000), 0);  // 500 B/s over the 10 s minimum span
+  EXPECT_EQ(f.quotas->record_produce(anon("slow"), 10000), 5000);  // 15000 B: 15 s at 1000 B/s
+  EXPECT_EQ(f.quotas->record_produce(anon("other"), 1 << 30), 0);
+  EXPECT_EQ(f.quotas->record_produce(anon(""), 1 << 30), 0);
   // consumer_byte_rate is independent of producer_byte_rate
-  EXPECT_EQ(f.quotas->record_fetch("slow", 1 << 30), 0);
+  EXPECT_EQ(f.quotas->record_fetch(anon("slow"), 1 << 30), 0);
 }
 
 TEST(ClientQuotas, DefaultEntityAppliesPerClientAndExactWins) {
   Fixture f;
   f.set(std::nullopt, "producer_byte_rate", 1000);
   f.set("vip", "producer_byte_rate", 1e9);
-  EXPECT_GT(f.quotas->record_produce("a", 20000), 0);
-  EXPECT_GT(f.quotas->record_produce("b", 20000), 0);  // b has its own rate: also over, alone
-  EXPECT_EQ(f.quotas->record_produce("vip", 20000), 0);
-  // a null client id is the client id "" (Kafka), which the default covers
-  EXPECT_GT(f.quotas->record_produce(std::nullopt, 20000), 0);
+  EXPECT_GT(f.quotas->record_produce(anon("a"), 20000), 0);
+  EXPECT_GT(f.quotas->record_produce(anon("b"), 20000), 0);  // b has its own rate: also over, alone
+  EXPECT_EQ(f.quotas->record_produce(anon("vip"), 20000), 0);
+  // a request without a client id is client id "", which the default covers
+  EXPECT_GT(f.quotas->record_produce(anon(""), 20000), 0);
 }
 
 TEST(ClientQuotas, QuotaChangesApplyToTheNextRequest) {
   Fixture f;
   f.set("c", "producer_byte_rate", 1000);
-  EXPECT_GT(f.quotas->record_produce("c", 20000), 0);
+  EXPECT_GT(f.quotas->record_produce(anon("c"), 20000), 0);
   f.set("c", "producer_byte_rate", 1e6);
-  EXPECT_EQ(f.quotas->record_produce("c", 1), 0);
+  EXPECT_EQ(f.quotas->record_produce(anon("c"), 1), 0);
   f.set("c", "producer_byte_rate", 100);
-  EXPECT_GT(f.quotas->record_produce("c", 1), 0);  // the rate kept running
+  EXPECT_GT(f.quotas->record_produce(anon("c"), 1), 0);  // the rate kept running
   f.set("c", "producer_byte_rate", std::nullopt);
-  EXPECT_EQ(f.quotas->record_produce("c", 1 << 30), 0);
+  EXPECT_EQ(f.quotas->record_produce(anon("c"), 1 << 30), 0);
 }
 
 TEST(ClientQuotas, ThrottledFetchIsUnrecorded) {
   Fixture f;
   f.set("c", "consumer_byte_rate", 1000);
-  const int64_t t = f.quotas->record_fetch("c", 50000);
+  const int64_t t = f.quotas->record_fetch(anon("c"), 50000);
   EXPECT_GT(t, 0);
-  f.quotas->unrecord_fetch("c", 50000);
-  EXPECT_EQ(f.quotas->record_fetch("c", 5000), 0);  // only 5000 B counted now
+  f.quotas->unrecord_fetch(anon("c"), 50000);
+  EXPECT_EQ(f.quotas->record_fetch(anon("c"), 5000), 0);  // only 5000 B counted now
 }
 
 TEST(ClientQuotas, RequestPercentageIsBoundedByOneWindow) {
   Fixture f;
-  f.set("c", "request_percentage", 10);             // 10 % of one thread
-  f.quotas->record_request_time("c", 500'000'000);  // 0.5 s over a 10 s span = 5 %
-  EXPECT_EQ(f.quotas->request_throttle("c"), 0);
-  f.quotas->record_request_time("c", 5'000'000'000);  // 55 %: way over
-  EXPECT_EQ(f.quotas->request_throttle("c"), 1000);   // capped at quota.window.size.seconds
-  f.now += 60000;                                     // after a full span the client is forgotten
-  EXPECT_EQ(f.quotas->request_throttle("c"), 0);
+  f.set("c", "request_percentage", 10);                   // 10 % of one thread
+  f.quotas->record_request_time(anon("c"), 500'000'000);  // 0.5 s over a 10 s span = 5 %
+  EXPECT_EQ(f.quotas->request_throttle(anon("c")), 0);
+  f.quotas->record_request_time(anon("c"), 5'000'000'000);  // 55 %: way over
+  EXPECT_EQ(f.quotas->request_throttle(anon("c")), 1000);   // capped at quota.window.size.seconds
+  f.now += 60000;  // after a full span the client is forgotten
+  EXPECT_EQ(f.quotas->request_throttle(anon("c")), 0);
 }
 
 TEST(ClientQuotas, IdleClientsAreForgotten) {
@@ -205,12 +208,12 @@ TEST(ClientQuotas, IdleClientsAreForgotten) {
   for (int i = 0; i < 50; ++i) {
     std::string id("c");
     id.append(std::to_string(i));
-    f.quotas->record_produce(id, 10);
+    f.quotas->record_produce(anon(id), 10);
   }
-  EXPECT_EQ(f.quotas->tracked_clients(), 50u);
+  EXPECT_EQ(f.quotas->tracked_rates(), 50u);
   f.now += 12000;
-  f.quotas->record_produce("last", 10);
-  EXPECT_EQ(f.quotas->tracked_clients(), 1u);
+  f.quotas->record_produce(anon("last"), 10);
+  EXPECT_EQ(f.quotas->tracked_rates(), 1u);
 }
 
 }  // namespace

@@ -24,6 +24,13 @@ QuotaAlteration alt(QuotaEntity e, std::vector<std::pair<std::string, std::optio
 }
 QuotaEntity client(std::optional<std::string> name) { return {{"client-id", std::move(name)}}; }
 
+// The value that applies to an unauthenticated client (quota user ANONYMOUS) with this client id.
+std::optional<double> anon_value(const QuotaStore& s, const std::string& client_id,
+                                 std::string_view key) {
+  auto r = s.resolve("ANONYMOUS", client_id, key);
+  return r ? std::optional<double>(r->value) : std::nullopt;
+}
+
 Status one(QuotaStore& s, QuotaAlteration a, bool validate_only = false) {
   return s.alter({std::move(a)}, validate_only).at(0);
 }
@@ -46,14 +53,14 @@ TEST(QuotaStore, ValidationFollowsKafka) {
   invalid(alt(client(""), {{"producer_byte_rate", 1}}), "Empty client-id not supported");
   invalid(alt({{"client-id", "a"}, {"client-id", "b"}}, {{"producer_byte_rate", 1}}), "duplicate");
   invalid(alt({{"group", "a"}}, {{"producer_byte_rate", 1}}), "Unhandled client quota entity type");
-  invalid(alt({{"user", "alice"}}, {{"producer_byte_rate", 1}}), "no authentication");
+  invalid(alt({{"ip", "10.0.0.1"}}, {{"producer_byte_rate", 1}}), "ip is not supported");
   // the same entity twice in one request: the later one fails, the first applies
   auto both = s->alter({alt(client("a"), {{"producer_byte_rate", 10}}),
                         alt(client("a"), {{"producer_byte_rate", 20}})},
                        false);
   EXPECT_TRUE(both[0].ok());
   EXPECT_EQ(both[1].code(), Errc::invalid_argument);
-  EXPECT_EQ(s->resolve("a", kProducerByteRate), 10);
+  EXPECT_EQ(anon_value(*s, "a", kProducerByteRate), 10);
   // a fractional request_percentage is fine; a removal of an unset key is fine
   EXPECT_TRUE(one(*s, alt(client("a"), {{"request_percentage", 12.5}})).ok());
   EXPECT_TRUE(one(*s, alt(client("b"), {{"consumer_byte_rate", std::nullopt}})).ok());
@@ -63,7 +70,7 @@ TEST(QuotaStore, ValidateOnlyChangesNothing) {
   TempDir dir;
   auto s = open_store(dir);
   EXPECT_TRUE(one(*s, alt(client("a"), {{"producer_byte_rate", 100}}), true).ok());
-  EXPECT_FALSE(s->resolve("a", kProducerByteRate));
+  EXPECT_FALSE(s->resolve("ANONYMOUS", "a", kProducerByteRate));
   EXPECT_FALSE(s->any(kProducerByteRate));
   EXPECT_FALSE(storage::default_env()->file_exists(s->path()));
 }
@@ -81,9 +88,9 @@ TEST(QuotaStore, DurableAcrossReopenWithOddNames) {
     EXPECT_TRUE(one(*s, alt(client("gone"), {{"consumer_byte_rate", std::nullopt}})).ok());
   }
   auto s = open_store(dir);
-  EXPECT_EQ(s->resolve(odd, kProducerByteRate), 1048576);
-  EXPECT_EQ(s->resolve(odd, kRequestPercentage), 33.3);
-  EXPECT_EQ(s->resolve("anyone", kConsumerByteRate), 2000);  // the default entity
+  EXPECT_EQ(anon_value(*s, odd, kProducerByteRate), 1048576);
+  EXPECT_EQ(anon_value(*s, odd, kRequestPercentage), 33.3);
+  EXPECT_EQ(anon_value(*s, "anyone", kConsumerByteRate), 2000);  // the default entity
   auto all = s->describe({}, false);
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), 2u);  // "gone" has no values left: no entity
@@ -151,9 +158,9 @@ TEST(QuotaStore, ExactClientIdBeatsTheDefault) {
   auto s = open_store(dir);
   ASSERT_TRUE(one(*s, alt(client(std::nullopt), {{"producer_byte_rate", 100}})).ok());
   ASSERT_TRUE(one(*s, alt(client("x"), {{"producer_byte_rate", 5000}})).ok());
-  EXPECT_EQ(s->resolve("x", kProducerByteRate), 5000);
-  EXPECT_EQ(s->resolve("y", kProducerByteRate), 100);
-  EXPECT_EQ(s->resolve("x", kConsumerByteRate), std::nullopt);
+  EXPECT_EQ(anon_value(*s, "x", kProducerByteRate), 5000);
+  EXPECT_EQ(anon_value(*s, "y", kProducerByteRate), 100);
+  EXPECT_EQ(anon_value(*s, "x", kConsumerByteRate), std::nullopt);
 }
 
 }  // namespace
