@@ -6,12 +6,12 @@
 
 #include <charconv>
 #include <chrono>
-#include <cstdio>
 #include <sstream>
 #include <thread>
 
 #include "broker/cluster/coordination.h"
 #include "protocol/base/base64.h"
+#include "protocol/base/percent_escape.h"
 #include "storage/file_util.h"
 
 namespace strata::broker::security {
@@ -21,42 +21,14 @@ namespace {
 constexpr std::string_view kFileName = "scram-credentials";
 constexpr auto kWatchWait = std::chrono::seconds(5);  // for this broker's copy to see a write
 
+// A user name in a file line or a key segment: only these bytes as they are, every other (tab,
+// newline, '/', '%', space, non-ASCII...) percent-escaped.
 bool plain_byte(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
          c == '_' || c == '-' || c == '@';
 }
 
-// Percent-escapes every byte that could end a field or a key segment (tab, newline, '/', '%'...).
-std::string escape(std::string_view s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (plain_byte(c)) {
-      out += static_cast<char>(c);
-    } else {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", c);
-      out += buf;
-    }
-  }
-  return out;
-}
-
-std::optional<std::string> unescape(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '%') {
-      out += s[i];
-      continue;
-    }
-    unsigned v = 0;
-    if (i + 2 >= s.size()) return std::nullopt;
-    auto [p, ec] = std::from_chars(s.data() + i + 1, s.data() + i + 3, v, 16);
-    if (ec != std::errc() || p != s.data() + i + 3) return std::nullopt;
-    out += static_cast<char>(v);
-    i += 2;
-  }
-  return out;
-}
+std::string escape(std::string_view user) { return percent_escape(user, plain_byte); }
 
 std::optional<ScramMechanism> mechanism_of(std::string_view name) {
   return protocol::sasl::scram_mechanism(name);
@@ -167,7 +139,7 @@ class ScramStore::FileBackend : public Backend {
       std::optional<ScramMechanism> m;
       Result<ScramCredential> cred = Status(Errc::invalid_argument, "no credential");
       if (t2 != std::string::npos) {
-        user = unescape(std::string_view(line).substr(0, t1));
+        user = percent_unescape(std::string_view(line).substr(0, t1));
         m = mechanism_of(std::string_view(line).substr(t1 + 1, t2 - t1 - 1));
         cred = parse_scram_credential(std::string_view(line).substr(t2 + 1));
       }
@@ -289,7 +261,7 @@ class ScramStore::EtcdBackend : public Backend {
     std::optional<std::string> user;
     if (slash != std::string_view::npos) {
       m = mechanism_of(rest.substr(0, slash));
-      user = unescape(rest.substr(slash + 1));
+      user = percent_unescape(rest.substr(slash + 1));
     }
     if (!m || !user || user->empty()) {
       spdlog::error("SCRAM credentials: ignoring key {}", kv.key);
