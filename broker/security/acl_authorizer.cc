@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "broker/cluster/coordination.h"
 #include "broker/cluster/prefix_follower.h"
@@ -55,16 +54,10 @@ Result<std::unique_ptr<FileAclAuthorizer>> FileAclAuthorizer::open(storage::Env*
                                                                    AuthorizerConfig config) {
   std::unique_ptr<FileAclAuthorizer> a(
       new FileAclAuthorizer(env, storage::join_path(dir, kFileName), std::move(config)));
-  auto text = storage::read_file_to_string(env, a->path_);
-  if (!text.ok()) {
-    if (text.status().code() == Errc::not_found) return a;
-    return text.status();
-  }
+  auto lines = storage::read_line_file(env, a->path_);
+  if (!lines.ok()) return lines.status();
   std::vector<AclBinding> all;
-  std::istringstream lines(*text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.empty() || line[0] == '#') continue;
+  for (const auto& line : *lines) {
     auto b = decode_line(line);
     if (!b) return Status(Errc::corruption, a->path_ + ": malformed ACL line: " + line);
     all.push_back(std::move(*b));

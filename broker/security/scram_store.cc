@@ -6,7 +6,6 @@
 
 #include <charconv>
 #include <chrono>
-#include <sstream>
 
 #include "broker/cluster/coordination.h"
 #include "broker/cluster/prefix_follower.h"
@@ -124,15 +123,9 @@ class ScramStore::FileBackend : public Backend {
 
   Result<ScramCredentials> load() override {
     ScramCredentials all;
-    auto text = storage::read_file_to_string(env_, path_);
-    if (!text.ok()) {
-      if (text.status().code() == Errc::not_found) return all;
-      return text.status();
-    }
-    std::istringstream lines(*text);
-    std::string line;
-    while (std::getline(lines, line)) {
-      if (line.empty() || line[0] == '#') continue;
+    auto lines = storage::read_line_file(env_, path_);
+    if (!lines.ok()) return lines.status();
+    for (const auto& line : *lines) {
       const size_t t1 = line.find('\t');
       const size_t t2 = t1 == std::string::npos ? t1 : line.find('\t', t1 + 1);
       std::optional<std::string> user;
