@@ -1,6 +1,7 @@
 // Whole-file helpers (see file_util.h).
 #include "storage/file_util.h"
 
+#include <sstream>
 #include <vector>
 
 namespace strata::storage {
@@ -41,6 +42,21 @@ Result<std::string> read_file_to_string(Env* env, const std::string& path) {
   if (!n.ok()) return n.status();
   out.resize(*n);
   return out;
+}
+
+Result<std::vector<std::string>> read_line_file(Env* env, const std::string& path) {
+  std::vector<std::string> lines;
+  auto text = read_file_to_string(env, path);
+  if (!text.ok()) {
+    if (text.status().code() == Errc::not_found) return lines;
+    return text.status();
+  }
+  std::istringstream in(*text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] != '#') lines.push_back(std::move(line));
+  }
+  return lines;
 }
 
 }  // namespace strata::storage

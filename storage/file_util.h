@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "protocol/base/result.h"
 #include "storage/env.h"
@@ -18,6 +19,10 @@ Status write_file_atomically(Env* env, const std::string& path, std::string_view
 
 // Reads the whole file. Errc::not_found if it does not exist.
 Result<std::string> read_file_to_string(Env* env, const std::string& path);
+
+// The lines of a small text store rewritten whole with write_file_atomically (ACLs, SCRAM
+// credentials, client quotas): an absent file has none; empty lines and '#' comments are skipped.
+Result<std::vector<std::string>> read_line_file(Env* env, const std::string& path);
 
 // "a/b/c" -> "a/b" ("." when there is no slash).
 std::string parent_dir(const std::string& path);

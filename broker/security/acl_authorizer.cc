@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "broker/cluster/coordination.h"
+#include "broker/cluster/prefix_follower.h"
 #include "broker/security/acl_text.h"
 #include "storage/env.h"
 #include "storage/file_util.h"
@@ -54,16 +54,10 @@ Result<std::unique_ptr<FileAclAuthorizer>> FileAclAuthorizer::open(storage::Env*
                                                                    AuthorizerConfig config) {
   std::unique_ptr<FileAclAuthorizer> a(
       new FileAclAuthorizer(env, storage::join_path(dir, kFileName), std::move(config)));
-  auto text = storage::read_file_to_string(env, a->path_);
-  if (!text.ok()) {
-    if (text.status().code() == Errc::not_found) return a;
-    return text.status();
-  }
+  auto lines = storage::read_line_file(env, a->path_);
+  if (!lines.ok()) return lines.status();
   std::vector<AclBinding> all;
-  std::istringstream lines(*text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.empty() || line[0] == '#') continue;
+  for (const auto& line : *lines) {
     auto b = decode_line(line);
     if (!b) return Status(Errc::corruption, a->path_ + ": malformed ACL line: " + line);
     all.push_back(std::move(*b));
@@ -114,7 +108,29 @@ Result<std::vector<AclBinding>> FileAclAuthorizer::remove(const AclFilter& filte
 
 ClusterAclAuthorizer::ClusterAclAuthorizer(cluster::Coordination& coordination, std::string dir,
                                            AuthorizerConfig config)
-    : AclAuthorizer(std::move(config)), coordination_(coordination), dir_(std::move(dir)) {}
+    : AclAuthorizer(std::move(config)), coordination_(coordination), dir_(std::move(dir)) {
+  cluster::PrefixFollower::Handlers handlers;
+  handlers.reset = [this](const cluster::RangeResult& all) {
+    std::vector<AclBinding> bindings;
+    for (const auto& kv : all.kvs) {
+      if (auto b = decode_key(kv.key)) bindings.push_back(std::move(*b));
+    }
+    store_.reset(bindings);
+  };
+  handlers.apply = [this](const std::vector<cluster::WatchEvent>& events) {
+    for (const auto& e : events) {
+      auto b = decode_key(e.kv.key);
+      if (!b) continue;
+      if (e.type == cluster::WatchEvent::Type::put) {
+        store_.add({*b});
+      } else {
+        store_.remove(exact(*b));
+      }
+    }
+  };
+  follower_ =
+      std::make_unique<cluster::PrefixFollower>(coordination_, dir_, std::move(handlers), "ACLs");
+}
 
 ClusterAclAuthorizer::~ClusterAclAuthorizer() { stop(); }
 
@@ -126,92 +142,20 @@ Result<std::unique_ptr<ClusterAclAuthorizer>> ClusterAclAuthorizer::open(
   while (!p.empty() && p.back() == '/') p.pop_back();
   std::unique_ptr<ClusterAclAuthorizer> a(
       new ClusterAclAuthorizer(coordination, p + "/acls/", std::move(config)));
-  std::lock_guard lk(a->watch_mu_);
-  STRATA_RETURN_IF_ERROR(a->load_and_watch());
+  STRATA_RETURN_IF_ERROR(a->follower_->start());
   return a;
 }
 
-void ClusterAclAuthorizer::stop() {
-  std::unique_ptr<cluster::Watch> w;
-  {
-    std::lock_guard lk(watch_mu_);
-    stopped_ = true;
-    w = std::move(watch_);
-  }
-  if (w) w->cancel();
-  std::lock_guard guard(rewatch_mu_);
-  if (rewatch_.joinable()) rewatch_.join();
-}
+void ClusterAclAuthorizer::stop() { follower_->stop(); }
 
-Status ClusterAclAuthorizer::load_and_watch() {
-  auto all = coordination_.range(dir_, cluster::prefix_end(dir_));
-  if (!all.ok()) return all.status();
-  std::vector<AclBinding> bindings;
-  for (const auto& kv : all->kvs) {
-    auto b = decode_line(std::string_view(kv.key).substr(dir_.size()));
-    if (!b) {
-      spdlog::error("ACLs: ignoring undecodable etcd key {}", kv.key);
-      continue;
-    }
-    bindings.push_back(std::move(*b));
-  }
-  store_.reset(bindings);
-  {
-    std::lock_guard lk(rev_mu_);
-    applied_revision_ = std::max(applied_revision_, all->revision);
-  }
-  rev_cv_.notify_all();
-  auto w = coordination_.watch(dir_, cluster::prefix_end(dir_), all->revision + 1,
-                               [this](const cluster::WatchBatch& b) { on_batch(b); });
-  if (!w.ok()) return w.status();
-  watch_ = std::move(*w);
-  return Status::Ok();
-}
-
-void ClusterAclAuthorizer::on_batch(const cluster::WatchBatch& batch) {
-  if (batch.compact_revision > 0) {
-    // The history this watch needed is gone: re-read and watch again, off this (ending) thread.
-    spdlog::warn("ACLs: etcd history compacted at revision {}; re-reading", batch.compact_revision);
-    std::lock_guard guard(rewatch_mu_);
-    if (rewatch_.joinable()) rewatch_.join();
-    rewatch_ = std::thread([this] {
-      for (int attempt = 0;; ++attempt) {
-        {
-          std::lock_guard lk(watch_mu_);
-          if (stopped_) return;
-          std::unique_ptr<cluster::Watch> old = std::move(watch_);
-          if (old) old->cancel();
-          Status st = load_and_watch();
-          if (st.ok()) return;
-          spdlog::warn("ACLs: re-read failed ({}); retrying", st.to_string());
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(100 << std::min(attempt, 4)));
-      }
-    });
-    return;
-  }
-  for (const auto& e : batch.events) {
-    auto b = decode_line(std::string_view(e.kv.key).substr(std::min(dir_.size(), e.kv.key.size())));
-    if (!b) {
-      spdlog::error("ACLs: ignoring undecodable etcd key {}", e.kv.key);
-      continue;
-    }
-    if (e.type == cluster::WatchEvent::Type::put) {
-      store_.add({*b});
-    } else {
-      store_.remove(exact(*b));
-    }
-  }
-  {
-    std::lock_guard lk(rev_mu_);
-    applied_revision_ = std::max(applied_revision_, batch.revision);
-  }
-  rev_cv_.notify_all();
+std::optional<AclBinding> ClusterAclAuthorizer::decode_key(const std::string& key) const {
+  auto b = decode_line(follower_->relative(key));
+  if (!b) spdlog::error("ACLs: ignoring undecodable etcd key {}", key);
+  return b;
 }
 
 Status ClusterAclAuthorizer::wait_for(int64_t revision) {
-  std::unique_lock lk(rev_mu_);
-  if (!rev_cv_.wait_for(lk, kApplyTimeout, [&] { return applied_revision_ >= revision; })) {
+  if (!follower_->wait_for(revision, kApplyTimeout)) {
     return Status(Errc::unavailable, "ACL change written to etcd but not yet seen by this broker");
   }
   return Status::Ok();

@@ -5,17 +5,16 @@
 //    change, one acl_text line per binding; read back at start.
 //  - ClusterAclAuthorizer (cluster mode): one etcd key per binding under `{prefix}/acls/` (the
 //    key is the binding's acl_text line, the value its JSON), so every broker of the cluster
-//    authorizes alike. Each broker reads them at start and follows a watch (re-reading after a
-//    compaction, as MetadataView does); a change returns once this broker's store has it
+//    authorizes alike. Each broker follows them with a cluster::PrefixFollower (read at start,
+//    then a watch, re-read after a compaction); a change returns once this broker's store has it
 //    (read-your-writes for the request that follows).
 // Thread-safe: authorize()/acls() share the store's lock; changes are serialised.
 #pragma once
 
-#include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "broker/security/acl.h"
@@ -27,8 +26,7 @@ class Env;
 }
 namespace strata::broker::cluster {
 class Coordination;
-class Watch;
-struct WatchBatch;
+class PrefixFollower;
 }  // namespace strata::broker::cluster
 
 namespace strata::broker::security {
@@ -90,22 +88,15 @@ class ClusterAclAuthorizer : public AclAuthorizer {
  private:
   ClusterAclAuthorizer(cluster::Coordination& coordination, std::string dir,
                        AuthorizerConfig config);
-  Status load_and_watch();  // with watch_mu_ held
-  void on_batch(const cluster::WatchBatch& batch);
-  // Waits (bounded) until the watch applied etcd revision `revision`.
+  // The binding a key under dir_ names; nullopt (logged) when it does not decode.
+  std::optional<AclBinding> decode_key(const std::string& key) const;
+  // Waits (bounded) until this broker's store reflects etcd revision `revision`.
   Status wait_for(int64_t revision);
 
   cluster::Coordination& coordination_;
   const std::string dir_;  // "{prefix}/acls/"
   std::mutex write_mu_;
-  std::mutex rev_mu_;
-  std::condition_variable rev_cv_;
-  int64_t applied_revision_ = 0;
-  std::mutex watch_mu_;
-  std::unique_ptr<cluster::Watch> watch_;
-  bool stopped_ = false;
-  std::mutex rewatch_mu_;
-  std::thread rewatch_;
+  std::unique_ptr<cluster::PrefixFollower> follower_;  // last: stopped before the rest goes
 };
 
 }  // namespace strata::broker::security

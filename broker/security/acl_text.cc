@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
-#include <cstdlib>
 #include <utility>
 #include <vector>
+
+#include "protocol/base/percent_escape.h"
 
 namespace strata::broker::security {
 namespace {
@@ -62,39 +62,11 @@ std::optional<E> parse(const Named<E> (&table)[N], std::string_view s) {
   return std::nullopt;
 }
 
-std::string escape(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c < 0x21 || c == '%' || c == '/' || c >= 0x7f) {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
+// Names, principals and hosts: printable ASCII but for '%' and '/', so that a line is also one
+// flat etcd key segment (the tab separator is below 0x21).
+bool keep(unsigned char c) { return printable_except(c, "/"); }
 
-std::optional<std::string> unescape(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '%') {
-      out += s[i];
-      continue;
-    }
-    if (i + 2 >= s.size()) return std::nullopt;
-    const std::string hex(s.substr(i + 1, 2));
-    char* end = nullptr;
-    const long v = std::strtol(hex.c_str(), &end, 16);
-    if (hex.size() != 2 || end != hex.c_str() + 2 ||
-        !std::isxdigit(static_cast<unsigned char>(hex[0])))
-      return std::nullopt;
-    out += static_cast<char>(v);
-    i += 2;
-  }
-  return out;
-}
+std::string escape(const std::string& s) { return percent_escape(s, keep); }
 
 }  // namespace
 
@@ -132,9 +104,9 @@ std::optional<AclBinding> decode_line(std::string_view line) {
   if (f.size() != 7) return std::nullopt;
   auto type = parse_resource_type(f[0]);
   auto pattern = parse_pattern_type(f[1]);
-  auto name = unescape(f[2]);
-  auto principal = unescape(f[3]);
-  auto host = unescape(f[4]);
+  auto name = percent_unescape(f[2]);
+  auto principal = percent_unescape(f[3]);
+  auto host = percent_unescape(f[4]);
   auto op = parse_operation(f[5]);
   auto perm = parse_permission(f[6]);
   if (!type || !pattern || !name || !principal || !host || !op || !perm) return std::nullopt;

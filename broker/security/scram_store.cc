@@ -6,12 +6,11 @@
 
 #include <charconv>
 #include <chrono>
-#include <cstdio>
-#include <sstream>
-#include <thread>
 
 #include "broker/cluster/coordination.h"
+#include "broker/cluster/prefix_follower.h"
 #include "protocol/base/base64.h"
+#include "protocol/base/percent_escape.h"
 #include "storage/file_util.h"
 
 namespace strata::broker::security {
@@ -21,42 +20,14 @@ namespace {
 constexpr std::string_view kFileName = "scram-credentials";
 constexpr auto kWatchWait = std::chrono::seconds(5);  // for this broker's copy to see a write
 
+// A user name in a file line or a key segment: only these bytes as they are, every other (tab,
+// newline, '/', '%', space, non-ASCII...) percent-escaped.
 bool plain_byte(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
          c == '_' || c == '-' || c == '@';
 }
 
-// Percent-escapes every byte that could end a field or a key segment (tab, newline, '/', '%'...).
-std::string escape(std::string_view s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (plain_byte(c)) {
-      out += static_cast<char>(c);
-    } else {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", c);
-      out += buf;
-    }
-  }
-  return out;
-}
-
-std::optional<std::string> unescape(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '%') {
-      out += s[i];
-      continue;
-    }
-    unsigned v = 0;
-    if (i + 2 >= s.size()) return std::nullopt;
-    auto [p, ec] = std::from_chars(s.data() + i + 1, s.data() + i + 3, v, 16);
-    if (ec != std::errc() || p != s.data() + i + 3) return std::nullopt;
-    out += static_cast<char>(v);
-    i += 2;
-  }
-  return out;
-}
+std::string escape(std::string_view user) { return percent_escape(user, plain_byte); }
 
 std::optional<ScramMechanism> mechanism_of(std::string_view name) {
   return protocol::sasl::scram_mechanism(name);
@@ -152,22 +123,16 @@ class ScramStore::FileBackend : public Backend {
 
   Result<ScramCredentials> load() override {
     ScramCredentials all;
-    auto text = storage::read_file_to_string(env_, path_);
-    if (!text.ok()) {
-      if (text.status().code() == Errc::not_found) return all;
-      return text.status();
-    }
-    std::istringstream lines(*text);
-    std::string line;
-    while (std::getline(lines, line)) {
-      if (line.empty() || line[0] == '#') continue;
+    auto lines = storage::read_line_file(env_, path_);
+    if (!lines.ok()) return lines.status();
+    for (const auto& line : *lines) {
       const size_t t1 = line.find('\t');
       const size_t t2 = t1 == std::string::npos ? t1 : line.find('\t', t1 + 1);
       std::optional<std::string> user;
       std::optional<ScramMechanism> m;
       Result<ScramCredential> cred = Status(Errc::invalid_argument, "no credential");
       if (t2 != std::string::npos) {
-        user = unescape(std::string_view(line).substr(0, t1));
+        user = percent_unescape(std::string_view(line).substr(0, t1));
         m = mechanism_of(std::string_view(line).substr(t1 + 1, t2 - t1 - 1));
         cred = parse_scram_credential(std::string_view(line).substr(t2 + 1));
       }
@@ -215,16 +180,20 @@ class ScramStore::FileBackend : public Backend {
 class ScramStore::EtcdBackend : public Backend {
  public:
   EtcdBackend(ScramStore& store, cluster::Coordination& co, const std::string& prefix)
-      : store_(store), co_(co), dir_(prefix + "/scram/") {}
+      : store_(store),
+        co_(co),
+        dir_(prefix + "/scram/"),
+        follower_(co, dir_, handlers(), "SCRAM credentials") {}
   ~EtcdBackend() override { stop(); }
 
   std::string key(const std::string& user, ScramMechanism m) const {
     return dir_ + protocol::sasl::scram_mechanism_name(m) + "/" + escape(user);
   }
 
+  // Fills the store's copy and starts following; the copy is what the follower's reset wrote.
   Result<ScramCredentials> load() override {
-    std::lock_guard lk(watch_mu_);
-    return load_and_watch();
+    STRATA_RETURN_IF_ERROR(follower_.start());
+    return store_.all();
   }
 
   bool applies_locally() const override { return false; }
@@ -250,46 +219,38 @@ class ScramStore::EtcdBackend : public Backend {
     return r->succeeded;
   }
 
-  void stop() override {
-    std::unique_ptr<cluster::Watch> w;
-    {
-      std::lock_guard lk(watch_mu_);
-      stopped_ = true;
-      w = std::move(watch_);
-    }
-    if (w) w->cancel();
-    std::lock_guard guard(rewatch_mu_);
-    if (rewatch_.joinable()) rewatch_.join();
-  }
+  void stop() override { follower_.stop(); }
 
  private:
-  // With watch_mu_ held.
-  Result<ScramCredentials> load_and_watch() {
-    auto all = co_.range(dir_, cluster::prefix_end(dir_));
-    if (!all.ok()) return all.status();
-    ScramCredentials creds;
-    for (const auto& kv : all->kvs) {
-      if (auto parsed = decode(kv)) apply_change(creds, *parsed);
-    }
-    store_.replace_all(creds);
-    advance(all->revision);
-    auto w = co_.watch(dir_, cluster::prefix_end(dir_), all->revision + 1,
-                       [this](const cluster::WatchBatch& b) { on_batch(b); });
-    if (!w.ok()) return w.status();
-    watch_ = std::move(*w);
-    return creds;
+  cluster::PrefixFollower::Handlers handlers() {
+    cluster::PrefixFollower::Handlers h;
+    h.reset = [this](const cluster::RangeResult& all) {
+      ScramCredentials creds;
+      for (const auto& kv : all.kvs) {
+        if (auto parsed = decode(kv)) apply_change(creds, *parsed);
+      }
+      store_.replace_all(std::move(creds));
+    };
+    h.apply = [this](const std::vector<cluster::WatchEvent>& events) {
+      for (const auto& e : events) {
+        if (auto c = decode(e.kv, e.type == cluster::WatchEvent::Type::del)) {
+          store_.set(c->user, c->mechanism, c->credential);
+        }
+      }
+    };
+    return h;
   }
 
-  // A key and value under dir_ as a change (a deletion when `value` is empty); nullopt and a
-  // log line for a key or value that does not decode (never applied).
+  // A key and value under dir_ as a change (a deletion when `deleted`); nullopt and a log line
+  // for a key or value that does not decode (never applied).
   std::optional<ScramChange> decode(const cluster::KeyValue& kv, bool deleted = false) const {
-    std::string_view rest = std::string_view(kv.key).substr(dir_.size());
+    std::string_view rest = follower_.relative(kv.key);
     const size_t slash = rest.find('/');
     std::optional<ScramMechanism> m;
     std::optional<std::string> user;
     if (slash != std::string_view::npos) {
       m = mechanism_of(rest.substr(0, slash));
-      user = unescape(rest.substr(slash + 1));
+      user = percent_unescape(rest.substr(slash + 1));
     }
     if (!m || !user || user->empty()) {
       spdlog::error("SCRAM credentials: ignoring key {}", kv.key);
@@ -306,50 +267,8 @@ class ScramStore::EtcdBackend : public Backend {
     return c;
   }
 
-  void on_batch(const cluster::WatchBatch& batch) {
-    if (batch.compact_revision > 0) {
-      spdlog::warn("SCRAM credentials: etcd history compacted at revision {}; re-reading",
-                   batch.compact_revision);
-      std::lock_guard guard(rewatch_mu_);
-      if (rewatch_.joinable()) rewatch_.join();
-      rewatch_ = std::thread([this] {
-        for (int attempt = 0;; ++attempt) {
-          {
-            std::lock_guard lk(watch_mu_);
-            if (stopped_) return;
-            std::unique_ptr<cluster::Watch> old = std::move(watch_);
-            if (old) old->cancel();
-            auto st = load_and_watch();
-            if (st.ok()) return;
-            spdlog::warn("SCRAM credentials: re-read failed ({}); retrying",
-                         st.status().to_string());
-          }
-          std::this_thread::sleep_for(std::chrono::milliseconds(100 << std::min(attempt, 4)));
-        }
-      });
-      return;
-    }
-    int64_t rev = batch.revision;
-    for (const auto& e : batch.events) {
-      if (auto c = decode(e.kv, e.type == cluster::WatchEvent::Type::del)) {
-        store_.set(c->user, c->mechanism, c->credential);
-      }
-      rev = std::max(rev, e.kv.mod_revision);
-    }
-    advance(rev);
-  }
-
-  void advance(int64_t revision) {
-    {
-      std::lock_guard lk(rev_mu_);
-      applied_ = std::max(applied_, revision);
-    }
-    rev_cv_.notify_all();
-  }
-
   void wait_for(int64_t revision) {
-    std::unique_lock lk(rev_mu_);
-    if (!rev_cv_.wait_for(lk, kWatchWait, [&] { return applied_ >= revision; })) {
+    if (!follower_.wait_for(revision, kWatchWait)) {
       spdlog::warn("SCRAM credentials: this broker's copy has not seen revision {} yet", revision);
     }
   }
@@ -357,14 +276,7 @@ class ScramStore::EtcdBackend : public Backend {
   ScramStore& store_;
   cluster::Coordination& co_;
   const std::string dir_;
-  std::mutex watch_mu_;
-  std::unique_ptr<cluster::Watch> watch_;
-  bool stopped_ = false;
-  std::mutex rewatch_mu_;
-  std::thread rewatch_;
-  std::mutex rev_mu_;
-  std::condition_variable rev_cv_;
-  int64_t applied_ = 0;
+  cluster::PrefixFollower follower_;  // last: stopped before the rest goes
 };
 
 // ---------------------------------------------------------------- the store

@@ -6,8 +6,8 @@
 //    `<user, percent-escaped>\t<mechanism>\t<credential>`.
 //  - Cluster (ScramStore::open_cluster): one etcd key per credential,
 //    `<prefix>/scram/<mechanism>/<user, percent-escaped>`, so every broker sees every change. Each
-//    broker holds an in-memory copy, read at start and kept in step by a watch on
-//    `<prefix>/scram/` (re-read after a compaction, as the cluster view does); an alteration is one
+//    broker holds an in-memory copy of `<prefix>/scram/`, kept in step by a cluster::PrefixFollower
+//    (read at start, then a watch, re-read after a compaction); an alteration is one
 //    etcd transaction, and returns once this broker's copy has it (read-your-writes on the broker
 //    that answered).
 // `<credential>` is Kafka's own text form (ScramCredentialUtils):
@@ -16,7 +16,6 @@
 // on the file or etcd. Thread-safe.
 #pragma once
 
-#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -35,8 +34,6 @@ class Env;
 }
 namespace strata::broker::cluster {
 class Coordination;
-class Watch;
-struct WatchBatch;
 }  // namespace strata::broker::cluster
 
 namespace strata::broker::security {

@@ -41,6 +41,18 @@ TEST(PosixEnv, WriteThenReadThroughAnotherHandle) {
   ASSERT_TRUE((*w)->close().ok());
 }
 
+TEST(FileUtil, ReadLineFileSkipsCommentsAndBlankLines) {
+  TempDir tmp;
+  Env* env = default_env();
+  auto none = read_line_file(env, tmp.sub("absent"));
+  ASSERT_TRUE(none.ok()) << "an absent file has no lines";
+  EXPECT_TRUE(none->empty());
+  ASSERT_TRUE(write_file_atomically(env, tmp.sub("f"), "# header\na\tb\n\n#c\nd #e\nlast").ok());
+  auto lines = read_line_file(env, tmp.sub("f"));
+  ASSERT_TRUE(lines.ok());
+  EXPECT_EQ(*lines, (std::vector<std::string>{"a\tb", "d #e", "last"}));
+}
+
 TEST(PosixEnv, ReopenAppendsAtEnd) {
   TempDir tmp;
   Env* env = default_env();
