@@ -299,6 +299,14 @@ Status Broker::start() {
     security.push_back(std::make_shared<const ListenerSecurity>(std::move(*s)));
   }
   services_->tls_reloader = tls_reloader_.get();
+  // The metrics endpoint's TLS context too, so that a bad metrics.ssl.* key stops the start
+  // before any port is bound or the cluster is joined.
+  metrics::MetricsSecurity metrics_security;
+  if (!config_.metrics_listener.empty()) {
+    auto ms = metrics::metrics_security(config_);
+    if (!ms.ok()) return ms.status();
+    metrics_security = std::move(*ms);
+  }
   STRATA_RETURN_IF_ERROR(server_->listen(config_.listeners, std::move(security)));
   bound_ = server_->bound();
   services_->advertised_listeners = advertised_listeners(config_, bound_);
@@ -326,11 +334,16 @@ Status Broker::start() {
   if (!config_.metrics_listener.empty()) {  // Prometheus /metrics (docs/operations.md)
     auto addr = metrics::parse_metrics_listener(config_.metrics_listener);
     if (!addr.ok()) return addr.status();
-    auto exporter = metrics::MetricsExporter::start(*services_, *addr);
+    if (!metrics_security.tls && !metrics_security.basic_auth_user.empty()) {
+      spdlog::warn(
+          "metrics.basic.auth.user is set without metrics.ssl.enabled: scrapers send "
+          "the password in clear text");
+    }
+    auto exporter = metrics::MetricsExporter::start(*services_, *addr, std::move(metrics_security));
     if (!exporter.ok()) return exporter.status();
     metrics_exporter_ = std::move(exporter.value());
-    spdlog::info("metrics listening on http://{}:{}/metrics", metrics_exporter_->host(),
-                 metrics_exporter_->port());
+    spdlog::info("metrics listening on {}{}", metrics_exporter_->url(),
+                 config_.metrics_basic_auth_user.empty() ? "" : " (basic auth)");
   }
   for (const auto& b : bound_) {
     spdlog::info("listening on {}://{}:{} ({}; cluster {}, node {}, {} topics)", b.name, b.host,

@@ -404,6 +404,7 @@ KeyTable<BrokerConfig> build_table() {
              if (c) c->metrics_listener = v;
              return Status::Ok();
            });
+  add_metrics_security_keys(t);
   // Checkpoints of primary-key state; docs/pk-tables.md
   t.integer("pk.checkpoint.retained", &C::pk_checkpoint_retained, "2", 1, 100,
             "RocksDB checkpoints kept per primary-key partition (the newest bounds log "
@@ -532,6 +533,7 @@ Result<BrokerConfig> parse_config(const std::string& text,
   for (const auto& d : config_keys()) STRATA_RETURN_IF_ERROR(d.apply(kv[d.name], &c));
   STRATA_RETURN_IF_ERROR(resolve_listener_protocols(c));
   STRATA_RETURN_IF_ERROR(check_key_combinations(c));
+  STRATA_RETURN_IF_ERROR(check_metrics_security(c));
   c.values = std::move(kv);
   c.explicit_keys = std::move(explicit_keys);
   return c;

@@ -129,6 +129,9 @@ struct BrokerConfig {
   std::string sasl_mechanism_inter_broker_protocol;
   // host:port of the /metrics endpoint; empty = disabled.
   std::string metrics_listener;
+  bool metrics_ssl_enabled{};               // the TLS keys are read with make_prefixed_tls_context
+  std::string metrics_basic_auth_user;      // "" = no basic auth
+  std::string metrics_basic_auth_password;  // sensitive
   // Checkpoints of primary-key state
   int32_t pk_checkpoint_retained{};
   // Authorization (docs/security.md): "" = no authorizer (everything allowed); otherwise Strata's

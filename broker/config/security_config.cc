@@ -204,6 +204,55 @@ void add_security_keys(KeyTable<BrokerConfig>& t) {
            "SASL mechanism brokers use between themselves on a SASL listener.");
 }
 
+void add_metrics_security_keys(KeyTable<BrokerConfig>& t) {
+  constexpr uint8_t kNone = kConfigNoFlags;
+  constexpr auto kNoField = KeyTable<C>::kNoField;
+  // The PEM keys mean what the listener ssl.* keys of the same names mean
+  // (security/tls_context.h: make_prefixed_tls_context reads them).
+  t.boolean("metrics.ssl.enabled", &C::metrics_ssl_enabled, "false",
+            "Serve metrics.listener over HTTPS (TLS) with the metrics.ssl.* keys.");
+  t.string("metrics.ssl.keystore.location", kNoField, "",
+           "PEM file with the metrics endpoint's private key and certificate chain.");
+  t.password("metrics.ssl.keystore.key", kNoField, "",
+             "The metrics endpoint's private key as PEM text (instead of the location).");
+  t.string("metrics.ssl.keystore.certificate.chain", kNoField, "",
+           "The metrics endpoint's certificate chain as PEM text (with metrics.ssl.keystore.key).");
+  t.password("metrics.ssl.key.password", kNoField, "",
+             "Passphrase of the metrics endpoint's encrypted private key.");
+  t.string("metrics.ssl.truststore.location", kNoField, "",
+           "PEM file of the CAs scrapers' client certificates are verified against.");
+  t.string("metrics.ssl.truststore.certificates", kNoField, "",
+           "The CAs for scrapers' client certificates as PEM text (instead of the location).");
+  t.one_of("metrics.ssl.client.auth", kNoField, "none", {"none", "requested", "required"},
+           "Client certificates on the metrics endpoint: none, requested (verified when sent), "
+           "required.");
+  t.string("metrics.basic.auth.user", &C::metrics_basic_auth_user, "",
+           "User a scrape must send with HTTP basic auth; empty (with an empty password) = no "
+           "auth.",
+           kConfigSensitive);
+  t.password("metrics.basic.auth.password", &C::metrics_basic_auth_password, "",
+             "Password of metrics.basic.auth.user.", kNone);
+}
+
+Status check_metrics_security(const BrokerConfig& c) {
+  const bool user = !c.metrics_basic_auth_user.empty();
+  const bool password = !c.metrics_basic_auth_password.empty();
+  if (user != password) {
+    return Status(Errc::invalid_argument,
+                  std::string("config ") +
+                      (user ? "metrics.basic.auth.password: empty while metrics.basic.auth.user is "
+                              "set"
+                            : "metrics.basic.auth.user: empty while metrics.basic.auth.password "
+                              "is set") +
+                      " (set both for basic auth, or neither)");
+  }
+  if (c.metrics_basic_auth_user.find(':') != std::string::npos) {
+    return Status(Errc::invalid_argument,
+                  "config metrics.basic.auth.user: a basic-auth user cannot contain ':'");
+  }
+  return Status::Ok();
+}
+
 namespace {
 // What Kafka reconfigures on a running listener: its key store and trust store.
 constexpr std::string_view kReloadable[] = {

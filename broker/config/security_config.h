@@ -18,6 +18,10 @@
 namespace strata::broker {
 
 void add_security_keys(KeyTable<BrokerConfig>& t);
+// metrics.ssl.* (HTTPS on metrics.listener) and metrics.basic.auth.*; docs/security.md.
+void add_metrics_security_keys(KeyTable<BrokerConfig>& t);
+// Across the metrics keys: basic auth needs both user and password (or neither).
+Status check_metrics_security(const BrokerConfig& c);
 
 std::optional<SecurityProtocol> parse_security_protocol(std::string_view name);
 const char* security_protocol_name(SecurityProtocol p);

@@ -29,18 +29,18 @@ std::vector<std::string> split(const std::string& v) {
   return out;
 }
 
-Result<Ctx> fail(const std::string& listener, const std::string& why) {
-  return Result<Ctx>(Errc::invalid_argument, "listener " + listener + ": " + why);
-}
-
 int proto_version(const std::string& name) {
   return name == "TLSv1.3" ? TLS1_3_VERSION : TLS1_2_VERSION;
 }
 
 }  // namespace
 
-Result<Ctx> make_server_tls_context(const BrokerConfig& c, const std::string& listener) {
-  auto key = [&](const char* k) { return listener_value(c, listener, k); };
+Result<Ctx> make_server_tls_context(const TlsKeySource& keys) {
+  auto key = [&](const char* k) { return keys.value(k); };
+  auto name = [&](const char* k) { return keys.name ? keys.name(k) : std::string(k); };
+  auto fail = [&](const std::string& why) {
+    return Result<Ctx>(Errc::invalid_argument, keys.who + ": " + why);
+  };
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
   boost::system::error_code ec;
   ctx->set_options(ssl::context::default_workarounds | ssl::context::no_compression |
@@ -65,27 +65,27 @@ Result<Ctx> make_server_tls_context(const BrokerConfig& c, const std::string& li
   const std::string location = key("ssl.keystore.location");
   if (!key_pem.empty() || !chain_pem.empty()) {
     if (key_pem.empty() || chain_pem.empty()) {
-      return fail(listener, "ssl.keystore.key and ssl.keystore.certificate.chain go together");
+      return fail(name("ssl.keystore.key") + " and " + name("ssl.keystore.certificate.chain") +
+                  " go together");
     }
     ctx->use_certificate_chain(boost::asio::buffer(chain_pem), ec);
-    if (ec) return fail(listener, "ssl.keystore.certificate.chain: " + ec.message());
+    if (ec) return fail(name("ssl.keystore.certificate.chain") + ": " + ec.message());
     ctx->use_private_key(boost::asio::buffer(key_pem), ssl::context::pem, ec);
-    if (ec) return fail(listener, "ssl.keystore.key: " + ec.message());
+    if (ec) return fail(name("ssl.keystore.key") + ": " + ec.message());
   } else if (!location.empty()) {
     ctx->use_certificate_chain_file(location, ec);
-    if (ec) return fail(listener, "ssl.keystore.location " + location + ": " + ec.message());
+    if (ec) return fail(name("ssl.keystore.location") + " " + location + ": " + ec.message());
     ctx->use_private_key_file(location, ssl::context::pem, ec);
     if (ec) {
-      return fail(listener,
-                  "ssl.keystore.location " + location + ": no usable private key: " + ec.message());
+      return fail(name("ssl.keystore.location") + " " + location +
+                  ": no usable private key: " + ec.message());
     }
   } else {
-    return fail(listener,
-                "a TLS listener needs ssl.keystore.location (or ssl.keystore.key and "
-                "ssl.keystore.certificate.chain)");
+    return fail("TLS needs " + name("ssl.keystore.location") + " (or " + name("ssl.keystore.key") +
+                " and " + name("ssl.keystore.certificate.chain") + ")");
   }
   if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
-    return fail(listener, "the private key does not match the certificate");
+    return fail("the private key does not match the certificate");
   }
 
   const std::string trust_location = key("ssl.truststore.location");
@@ -94,17 +94,17 @@ Result<Ctx> make_server_tls_context(const BrokerConfig& c, const std::string& li
   if (!trust_location.empty()) {
     ctx->load_verify_file(trust_location, ec);
     if (ec) {
-      return fail(listener, "ssl.truststore.location " + trust_location + ": " + ec.message());
+      return fail(name("ssl.truststore.location") + " " + trust_location + ": " + ec.message());
     }
   }
   if (!trust_pem.empty()) {
     ctx->add_certificate_authority(boost::asio::buffer(trust_pem), ec);
-    if (ec) return fail(listener, "ssl.truststore.certificates: " + ec.message());
+    if (ec) return fail(name("ssl.truststore.certificates") + ": " + ec.message());
   }
   const std::string client_auth = key("ssl.client.auth");
   if (client_auth != "none" && !have_trust) {
-    return fail(listener, "ssl.client.auth=" + client_auth +
-                              " needs ssl.truststore.location or ssl.truststore.certificates");
+    return fail(name("ssl.client.auth") + "=" + client_auth + " needs " +
+                name("ssl.truststore.location") + " or " + name("ssl.truststore.certificates"));
   }
   if (client_auth == "required") {
     ctx->set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert);
@@ -129,16 +129,42 @@ Result<Ctx> make_server_tls_context(const BrokerConfig& c, const std::string& li
     } else if (openssl_name && std::string(openssl_name) != "(NONE)") {
       tls12 += (tls12.empty() ? "" : ":") + std::string(openssl_name);
     } else {
-      return fail(listener, "ssl.cipher.suites: unknown cipher suite " + s);
+      return fail(name("ssl.cipher.suites") + ": unknown cipher suite " + s);
     }
   }
   if (!tls12.empty() && SSL_CTX_set_cipher_list(ctx->native_handle(), tls12.c_str()) != 1) {
-    return fail(listener, "ssl.cipher.suites: OpenSSL accepts none of " + tls12);
+    return fail(name("ssl.cipher.suites") + ": OpenSSL accepts none of " + tls12);
   }
   if (!tls13.empty() && SSL_CTX_set_ciphersuites(ctx->native_handle(), tls13.c_str()) != 1) {
-    return fail(listener, "ssl.cipher.suites: OpenSSL accepts none of " + tls13);
+    return fail(name("ssl.cipher.suites") + ": OpenSSL accepts none of " + tls13);
   }
   return ctx;
+}
+
+Result<Ctx> make_server_tls_context(const BrokerConfig& c, const std::string& listener) {
+  return make_server_tls_context(TlsKeySource{
+      "listener " + listener,
+      [&c, &listener](const std::string& k) { return listener_value(c, listener, k); }, nullptr});
+}
+
+Result<Ctx> make_prefixed_tls_context(const BrokerConfig& c, const std::string& prefix,
+                                      const std::string& who) {
+  auto value = [&c, &prefix](const std::string& k) -> std::string {
+    auto it = c.values.find(prefix + k);
+    if (it != c.values.end()) return it->second;
+    // Versions and suites are a policy of the whole broker, not of one endpoint.
+    if (k == "ssl.enabled.protocols" || k == "ssl.cipher.suites") {
+      it = c.values.find(k);
+      if (it != c.values.end()) return it->second;
+    }
+    return "";
+  };
+  auto name = [&c, &prefix](const std::string& k) {
+    return c.values.count(prefix + k) || (k != "ssl.enabled.protocols" && k != "ssl.cipher.suites")
+               ? prefix + k
+               : k;
+  };
+  return make_server_tls_context(TlsKeySource{who, value, name});
 }
 
 Result<ListenerSecurity> listener_security(const BrokerConfig& c, const Listener& l) {

@@ -1,5 +1,5 @@
 """Clients that vanish mid-response must not take the broker down. With the metrics endpoint off
-(`metrics.listener=` — CivetWeb, when running, happens to ignore SIGPIPE for the whole process),
+(`metrics.listener=`, so that only the broker's own handling can be what keeps SIGPIPE away),
 raw connections ask for tens of MB — a Fetch of 8 partitions from offset 0 (answered with
 sendfile(2)), a PK table's ReadChangelog (16003) and Scan (16002) with large budgets — and close the
 socket right after sending or after reading a few bytes, half of them with SO_LINGER 0 (an RST).

@@ -105,6 +105,40 @@ TEST(SecurityConfig, PerListenerOverridesWinAndAreChecked) {
   EXPECT_FALSE(config({"ssl.keystore.type=JKS"}).ok());
 }
 
+TEST(SecurityConfig, MetricsEndpointKeys) {
+  auto c = config({"metrics.ssl.enabled=true", "metrics.ssl.client.auth=requested",
+                   "metrics.basic.auth.user=prom", "metrics.basic.auth.password=p:w"});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_TRUE(c->metrics_ssl_enabled);
+  EXPECT_EQ(c->metrics_basic_auth_user, "prom");
+  EXPECT_EQ(c->metrics_basic_auth_password, "p:w");
+  EXPECT_FALSE(config({}).value().metrics_ssl_enabled);
+
+  // Basic auth takes both or neither; a user cannot hold the ':' that ends it (RFC 7617).
+  auto only_user = config({"metrics.basic.auth.user=prom"});
+  ASSERT_FALSE(only_user.ok());
+  EXPECT_NE(only_user.status().message().find("config metrics.basic.auth.password"),
+            std::string::npos)
+      << only_user.status().message();
+  auto only_password = config({"metrics.basic.auth.password=secret"});
+  ASSERT_FALSE(only_password.ok());
+  EXPECT_NE(only_password.status().message().find("config metrics.basic.auth.user"),
+            std::string::npos);
+  EXPECT_EQ(only_password.status().message().find("secret"), std::string::npos);
+  EXPECT_FALSE(config({"metrics.basic.auth.user=a:b", "metrics.basic.auth.password=c"}).ok());
+  EXPECT_FALSE(config({"metrics.ssl.client.auth=always"}).ok());
+  EXPECT_FALSE(config({"metrics.ssl.enabled=yes"}).ok());
+
+  // Secrets are never described (DescribeConfigs returns no value for sensitive keys).
+  for (const char* k : {"metrics.basic.auth.user", "metrics.basic.auth.password",
+                        "metrics.ssl.keystore.key", "metrics.ssl.key.password"}) {
+    const BrokerKeyDef* d = find_broker_key(k);
+    ASSERT_NE(d, nullptr) << k;
+    EXPECT_TRUE(d->sensitive()) << k;
+  }
+  EXPECT_FALSE(find_broker_key("metrics.ssl.keystore.location")->sensitive());
+}
+
 class MapCredentials : public CredentialStore {
  public:
   std::optional<sasl::ScramCredential> scram(sasl::ScramMechanism m,
