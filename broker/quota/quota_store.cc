@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <set>
-#include <sstream>
 
+#include "protocol/base/percent_escape.h"
 #include "storage/file_util.h"
 
 namespace strata::broker::quota {
@@ -23,37 +23,12 @@ bool known_key(std::string_view key) { return is_byte_rate(key) || key == kReque
 
 bool known_type(std::string_view t) { return t == kClientIdType || t == kUserType || t == kIpType; }
 
+// Entity names: printable ASCII but for the entity separators (',' between parts, '=' inside one).
 std::string escape(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c < 0x21 || c == '%' || c == ',' || c == '=' || c >= 0x7f) {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
+  return percent_escape(s, [](unsigned char c) { return printable_except(c, ",="); });
 }
 
-std::optional<std::string> unescape(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '%') {
-      out += s[i];
-      continue;
-    }
-    if (i + 2 >= s.size()) return std::nullopt;
-    char* end = nullptr;
-    std::string hex(s.substr(i + 1, 2));
-    long v = std::strtol(hex.c_str(), &end, 16);
-    if (hex.size() != 2 || end != hex.c_str() + 2) return std::nullopt;
-    out += static_cast<char>(v);
-    i += 2;
-  }
-  return out;
-}
+std::optional<std::string> unescape(std::string_view s) { return percent_unescape(s); }
 
 std::string encode_entity(const QuotaEntity& e) {
   std::string out;
@@ -147,15 +122,9 @@ QuotaEntity level_entity(QuotaLevel level, std::string_view user, std::string_vi
 
 Result<std::unique_ptr<QuotaStore>> QuotaStore::open(storage::Env* env, const std::string& dir) {
   std::unique_ptr<QuotaStore> store(new QuotaStore(env, storage::join_path(dir, kFileName)));
-  auto text = storage::read_file_to_string(env, store->path_);
-  if (!text.ok()) {
-    if (text.status().code() == Errc::not_found) return store;
-    return text.status();
-  }
-  std::istringstream lines(*text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.empty() || line[0] == '#') continue;
+  auto lines = storage::read_line_file(env, store->path_);
+  if (!lines.ok()) return lines.status();
+  for (const auto& line : *lines) {
     auto t1 = line.find('\t');
     auto t2 = t1 == std::string::npos ? t1 : line.find('\t', t1 + 1);
     std::optional<QuotaEntity> entity;
