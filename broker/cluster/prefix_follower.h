@@ -7,7 +7,10 @@
 // a key answers only after its own copy has the write (read-your-writes).
 // The handlers run one at a time, never concurrently with each other (on the caller's thread in
 // start(), then on the watch's or the re-read thread), and never after stop() returns.
-// Used by the cluster ACL authorizer and the SCRAM credential store.
+// Used by the cluster ACL authorizer and the SCRAM credential store. MetadataView follows its
+// prefixes the same way but keeps its own loop for now: it can be restarted (start() after
+// stop()) and waits on its snapshot's revision under its own lock; moving it is a change to the
+// cluster's most critical path, to be made with its own tests.
 #pragma once
 
 #include <chrono>
