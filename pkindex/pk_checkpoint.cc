@@ -15,13 +15,14 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include "pkindex/pk_files.h"
 #include "pkindex/pk_scan.h"
 #include "pkindex/pk_state.h"
 #include "storage/partition_log.h"
 
 namespace strata::pkindex {
 
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;  // read-only listing; changes go through files::
 namespace rf = row_format;
 
 namespace checkpoint {
@@ -53,8 +54,8 @@ Result<std::vector<int64_t>> list(const std::string& partition_dir) {
   std::vector<int64_t> out;
   std::error_code ec;
   const std::string dir = dir_of(partition_dir);
-  if (!fs::exists(dir, ec)) return out;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
+  if (!stdfs::exists(dir, ec)) return out;
+  for (const auto& e : stdfs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
     if (name.size() != 20) continue;
     // 20 digits can exceed INT64_MAX (e.g. 99999999999999999999): such a name is not ours.
@@ -69,61 +70,50 @@ Result<std::vector<int64_t>> list(const std::string& partition_dir) {
   return out;
 }
 
-Status remove_leftovers(const std::string& partition_dir) {
-  std::error_code ec;
-  for (const char* d : {"/kv.restore", "/kv.old"}) fs::remove_all(partition_dir + d, ec);
-  const std::string dir = dir_of(partition_dir);
-  if (!fs::exists(dir, ec)) return Status::Ok();
-  std::vector<fs::path> tmp;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.path().filename().string().ends_with(kTmpSuffix)) tmp.push_back(e.path());
+Status remove_leftovers(rocksdb::FileSystem& fs, const std::string& partition_dir) {
+  for (const char* d : {"/kv.restore", "/kv.old"}) {
+    STRATA_RETURN_IF_ERROR(files::remove_all(fs, partition_dir + d));
   }
-  for (const auto& p : tmp) fs::remove_all(p, ec);
-  if (ec) return fs_error("remove leftovers in " + dir, ec);
+  const std::string dir = dir_of(partition_dir);
+  auto names = files::children(fs, dir);
+  if (!names.ok()) return names.status();
+  for (const auto& n : *names) {
+    if (n.ends_with(kTmpSuffix)) STRATA_RETURN_IF_ERROR(files::remove_all(fs, dir + "/" + n));
+  }
   return Status::Ok();
 }
 
 int64_t created_ms(const std::string& partition_dir, int64_t offset) {
   std::error_code ec;
-  auto t = fs::last_write_time(dir_of(partition_dir) + "/" + name_of(offset), ec);
+  auto t = stdfs::last_write_time(dir_of(partition_dir) + "/" + name_of(offset), ec);
   if (ec) return -1;
   auto sys = std::chrono::file_clock::to_sys(t);
   return std::chrono::duration_cast<std::chrono::milliseconds>(sys.time_since_epoch()).count();
 }
 
-Status restore(const std::string& partition_dir, int64_t offset) {
+Status restore(rocksdb::FileSystem& fs, const std::string& partition_dir, int64_t offset) {
   const std::string src = dir_of(partition_dir) + "/" + name_of(offset);
   const std::string tmp = partition_dir + "/kv.restore";
   const std::string kv = partition_dir + "/kv";
   const std::string old = partition_dir + "/kv.old";
-  std::error_code ec;
-  fs::remove_all(tmp, ec);
-  fs::create_directories(tmp, ec);
-  if (ec) return fs_error("create " + tmp, ec);
-  for (const auto& e : fs::directory_iterator(src, ec)) {
-    if (!e.is_regular_file()) continue;
-    const fs::path to = fs::path(tmp) / e.path().filename();
-    std::error_code lec;
-    if (e.path().extension() == ".sst") fs::create_hard_link(e.path(), to, lec);  // immutable
-    if (e.path().extension() != ".sst" || lec) {
-      fs::copy_file(e.path(), to, fs::copy_options::overwrite_existing, ec);
-      if (ec) return fs_error("copy " + e.path().string(), ec);
-    }
-    STRATA_RETURN_IF_ERROR(fsync_path(to.string()));
+  STRATA_RETURN_IF_ERROR(files::remove_all(fs, tmp));
+  STRATA_RETURN_IF_ERROR(files::create_dir(fs, tmp));
+  auto names = files::children(fs, src);
+  if (!names.ok()) return names.status();
+  for (const auto& n : *names) {
+    // SSTs are immutable: a hard link shares them; the rest (MANIFEST, CURRENT, OPTIONS) is copied.
+    STRATA_RETURN_IF_ERROR(files::copy_file(fs, src + "/" + n, tmp + "/" + n, n.ends_with(".sst")));
   }
-  if (ec) return fs_error("read " + src, ec);
-  STRATA_RETURN_IF_ERROR(fsync_path(tmp));
+  STRATA_RETURN_IF_ERROR(files::sync_dir(fs, tmp));
+  STRATA_RETURN_IF_ERROR(files::sync_dir(fs, partition_dir));  // kv.restore itself
   // kv -> kv.old, kv.restore -> kv: a crash in between leaves no kv (open starts empty and
   // recovers again from the checkpoint or the log); leftovers go at the next open.
-  fs::remove_all(old, ec);
-  if (fs::exists(kv)) fs::rename(kv, old, ec);
-  if (ec) return fs_error("rename " + kv, ec);
-  STRATA_RETURN_IF_ERROR(fsync_path(partition_dir));
-  fs::rename(tmp, kv, ec);
-  if (ec) return fs_error("rename " + tmp, ec);
-  STRATA_RETURN_IF_ERROR(fsync_path(partition_dir));
-  fs::remove_all(old, ec);
-  return Status::Ok();
+  STRATA_RETURN_IF_ERROR(files::remove_all(fs, old));
+  if (files::exists(fs, kv)) STRATA_RETURN_IF_ERROR(files::rename(fs, kv, old));
+  STRATA_RETURN_IF_ERROR(files::sync_dir(fs, partition_dir));
+  STRATA_RETURN_IF_ERROR(files::rename(fs, tmp, kv));
+  STRATA_RETURN_IF_ERROR(files::sync_dir(fs, partition_dir));
+  return files::remove_all(fs, old);
 }
 
 }  // namespace checkpoint
@@ -144,23 +134,24 @@ Result<int64_t> read_applied(rocksdb::DB* db, const std::string& where) {
 }  // namespace
 
 Status PkState::load_checkpoints() {
-  STRATA_RETURN_IF_ERROR(checkpoint::remove_leftovers(log_.dir()));
+  rocksdb::FileSystem& fs = env_->file_system();
+  STRATA_RETURN_IF_ERROR(checkpoint::remove_leftovers(fs, log_.dir()));
   auto offsets = checkpoint::list(log_.dir());
   if (!offsets.ok()) return offsets.status();
   // A checkpoint at or past the log end holds state the log lost (torn tail): never usable again,
   // and new writes would reuse its offsets with other contents.
   const int64_t end = log_end_for_state();
-  std::error_code ec;
   std::vector<int64_t> kept;
   for (int64_t o : *offsets) {
     if (o + 1 > end) {
-      fs::remove_all(checkpoint::dir_of(log_.dir()) + "/" + checkpoint::name_of(o), ec);
+      STRATA_RETURN_IF_ERROR(files::remove_all(
+          fs, checkpoint::dir_of(log_.dir()) + "/" + checkpoint::name_of(o)));
     } else {
       kept.push_back(o);
     }
   }
   if (kept.size() != offsets->size()) {
-    STRATA_RETURN_IF_ERROR(checkpoint::fsync_path(checkpoint::dir_of(log_.dir())));
+    STRATA_RETURN_IF_ERROR(files::sync_dir(fs, checkpoint::dir_of(log_.dir())));
   }
   CheckpointInfo newest;
   if (!kept.empty()) {
@@ -188,18 +179,17 @@ Status PkState::recover_ahead_of_log(PkEnvironment& env) {
   for (int64_t o : *offsets) {
     if (o + 1 <= end && o + 1 >= start) pick = o;  // ascending: the newest that qualifies
   }
+  rocksdb::FileSystem& fs = env.file_system();
   if (pick) {
-    STRATA_RETURN_IF_ERROR(checkpoint::restore(log_.dir(), *pick));
+    STRATA_RETURN_IF_ERROR(checkpoint::restore(fs, log_.dir(), *pick));
     restored_from_ = *pick;
   } else if (start == 0) {
     // Rebuild from the whole log: move kv aside (removed now, or at the next open).
-    std::error_code ec;
     const std::string old = log_.dir() + "/kv.old";
-    fs::remove_all(old, ec);
-    fs::rename(path_, old, ec);
-    if (ec) return Status(Errc::io_error, "rename " + path_ + ": " + ec.message());
-    STRATA_RETURN_IF_ERROR(checkpoint::fsync_path(log_.dir()));
-    fs::remove_all(old, ec);
+    STRATA_RETURN_IF_ERROR(files::remove_all(fs, old));
+    STRATA_RETURN_IF_ERROR(files::rename(fs, path_, old));
+    STRATA_RETURN_IF_ERROR(files::sync_dir(fs, log_.dir()));
+    STRATA_RETURN_IF_ERROR(files::remove_all(fs, old));
   } else {
     return Status(Errc::corruption, path_ + ": state at offset " + std::to_string(applied) +
                                         " does not match the log [" + std::to_string(start) + ", " +
@@ -227,29 +217,32 @@ Result<CheckpointInfo> PkState::create_checkpoint() {
   rocksdb::Status st = db_->Flush(rocksdb::FlushOptions());
   if (!st.ok()) return Status(Errc::io_error, "flush " + path_ + ": " + st.ToString());
 
+  rocksdb::FileSystem& fs = env_->file_system();
   const std::string dir = checkpoint::dir_of(log_.dir());
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return Status(Errc::io_error, "create " + dir + ": " + ec.message());
+  if (!files::exists(fs, dir)) {  // once per partition: make kv-checkpoints/ itself durable
+    STRATA_RETURN_IF_ERROR(files::create_dir(fs, dir));
+    STRATA_RETURN_IF_ERROR(files::sync_dir(fs, log_.dir()));
+  }
   const std::string tmp = dir + "/" + checkpoint::name_of(applied) + ".tmp";
-  fs::remove_all(tmp, ec);
+  STRATA_RETURN_IF_ERROR(files::remove_all(fs, tmp));
   rocksdb::Checkpoint* raw = nullptr;
   st = rocksdb::Checkpoint::Create(db_.get(), &raw);
   if (!st.ok()) return Status(Errc::io_error, st.ToString());
   std::unique_ptr<rocksdb::Checkpoint> cp(raw);
   st = cp->CreateCheckpoint(tmp, /*log_size_for_flush=*/0);
   if (!st.ok()) {
-    fs::remove_all(tmp, ec);
+    (void)files::remove_all(fs, tmp);
     return Status(Errc::io_error, "checkpoint " + tmp + ": " + st.ToString());
   }
   // Applies may have run meanwhile: the checkpoint's own applied offset is the truth.
   int64_t offset = -1;
   {
     rocksdb::Options ro;
+    ro.env = env_->rocksdb_env();
     rocksdb::DB* cdb = nullptr;
     st = rocksdb::DB::OpenForReadOnly(ro, tmp, &cdb);
     if (!st.ok()) {
-      fs::remove_all(tmp, ec);
+      (void)files::remove_all(fs, tmp);
       return Status(Errc::io_error, "read " + tmp + ": " + st.ToString());
     }
     std::unique_ptr<rocksdb::DB> guard(cdb);
@@ -259,14 +252,13 @@ Result<CheckpointInfo> PkState::create_checkpoint() {
     offset = *a;
   }
   const std::string final_dir = dir + "/" + checkpoint::name_of(offset);
-  if (offset < 0 || fs::exists(final_dir)) {
-    fs::remove_all(tmp, ec);
+  if (offset < 0 || files::exists(fs, final_dir)) {
+    (void)files::remove_all(fs, tmp);
     return newest;
   }
-  STRATA_RETURN_IF_ERROR(checkpoint::fsync_path(tmp));
-  fs::rename(tmp, final_dir, ec);
-  if (ec) return Status(Errc::io_error, "rename " + tmp + ": " + ec.message());
-  STRATA_RETURN_IF_ERROR(checkpoint::fsync_path(dir));
+  STRATA_RETURN_IF_ERROR(files::sync_dir(fs, tmp));
+  STRATA_RETURN_IF_ERROR(files::rename(fs, tmp, final_dir));
+  STRATA_RETURN_IF_ERROR(files::sync_dir(fs, dir));
   const CheckpointInfo made{offset, system_clock_ms()};
   {
     std::lock_guard lk(newest_mu_);
@@ -278,9 +270,9 @@ Result<CheckpointInfo> PkState::create_checkpoint() {
   if (all.ok()) {
     const size_t keep = static_cast<size_t>(std::max(1, options_.checkpoints_retained));
     for (size_t i = 0; i + keep < all->size(); ++i) {
-      fs::remove_all(dir + "/" + checkpoint::name_of((*all)[i]), ec);
+      (void)files::remove_all(fs, dir + "/" + checkpoint::name_of((*all)[i]));
     }
-    if (all->size() > keep) (void)checkpoint::fsync_path(dir);
+    if (all->size() > keep) (void)files::sync_dir(fs, dir);
   }
   return made;
 }

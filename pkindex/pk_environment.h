@@ -9,6 +9,8 @@
 
 namespace rocksdb {
 class Cache;
+class Env;
+class FileSystem;
 class Statistics;
 class WriteBufferManager;
 }  // namespace rocksdb
@@ -27,6 +29,11 @@ class PkEnvironment {
     // level-compacted DB of a few GiB (64 MiB SSTs) without reopening; max.broker.partitions
     // times this (plus the segment descriptors, docs/operations.md) is the broker's fd budget.
     int max_open_files_per_partition = 64;
+    // Every file operation of primary-key state goes through this file system: RocksDB's own
+    // (SSTs, MANIFEST, CURRENT) and the checkpoint/restore directory moves of pk_checkpoint.cc.
+    // Null = RocksDB's POSIX file system. Tests pass a fault-injecting wrapper to simulate power
+    // loss and disk errors under kv/ as storage's FaultInjectionEnv does for the log.
+    std::shared_ptr<rocksdb::FileSystem> file_system;
   };
   PkEnvironment();
   explicit PkEnvironment(Options options);
@@ -37,12 +44,18 @@ class PkEnvironment {
   const Options& options() const { return options_; }
   // Shared by every partition's DB (block-cache hits/misses for metrics); tickers only.
   const std::shared_ptr<rocksdb::Statistics>& statistics() const { return statistics_; }
+  // The file system above, and a RocksDB Env over it (RocksDB's default threads) for Options::env.
+  rocksdb::FileSystem& file_system() const { return *fs_; }
+  rocksdb::Env* rocksdb_env() const { return env_; }
 
  private:
   Options options_;
   std::shared_ptr<rocksdb::Cache> cache_;
   std::shared_ptr<rocksdb::WriteBufferManager> wbm_;
   std::shared_ptr<rocksdb::Statistics> statistics_;
+  std::shared_ptr<rocksdb::FileSystem> fs_;
+  std::unique_ptr<rocksdb::Env> owned_env_;  // set when file_system is not the default
+  rocksdb::Env* env_ = nullptr;
 };
 
 }  // namespace strata::pkindex

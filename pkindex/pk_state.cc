@@ -8,6 +8,7 @@
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
+#include "pkindex/pk_files.h"
 #include "pkindex/pk_scan.h"
 #include "pkindex/row_format.h"
 #include "protocol/pk/partitioner.h"
@@ -61,6 +62,7 @@ PkState::~PkState() { (void)close(); }
 Result<std::unique_ptr<PkState>> PkState::open(PkEnvironment& env, storage::PartitionLog& log,
                                                Options options) {
   std::unique_ptr<PkState> s(new PkState(log, std::move(options)));
+  s->env_ = &env;
   s->path_ = log.dir() + "/kv";
   s->listener_ = std::make_shared<FlushListener>(log, s->persisted_applied_);
   s->clock_ = s->options_.clock ? s->options_.clock : Clock(system_clock_ms);
@@ -92,6 +94,7 @@ Result<std::unique_ptr<PkState>> PkState::open(PkEnvironment& env, storage::Part
 
 Status PkState::open_db(PkEnvironment& env) {
   rocksdb::Options o;
+  o.env = env.rocksdb_env();  // every file of the state through the environment's FileSystem
   o.create_if_missing = true;
   o.write_buffer_manager = env.write_buffer_manager();
   o.statistics = env.statistics();  // block-cache hit ratio (shared by all partitions)
@@ -117,7 +120,8 @@ Status PkState::open_db(PkEnvironment& env) {
   rocksdb::Status st = rocksdb::DB::Open(o, path_, &raw);
   if (!st.ok()) return Status(Errc::io_error, "open " + path_ + ": " + st.ToString());
   db_.reset(raw);
-  return Status::Ok();
+  // RocksDB fsyncs kv/ for its files but never kv/'s own entry in the partition directory.
+  return files::sync_dir(env.file_system(), log_.dir());
 }
 
 std::shared_lock<std::shared_mutex> PkState::read_lock() const {

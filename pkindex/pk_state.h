@@ -282,6 +282,7 @@ class PkState {
                                               const Overlay::Batch& building);
 
   storage::PartitionLog& log_;
+  PkEnvironment* env_ = nullptr;  // set by open(); outlives this state
   Options options_;
   std::unique_ptr<Merger> merger_;
   std::string path_;

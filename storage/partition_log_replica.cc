@@ -190,6 +190,9 @@ Status PartitionLog::truncate_to(int64_t offset) {
   for (auto it = doomed.rbegin(); it != doomed.rend(); ++it) {
     STRATA_RETURN_IF_ERROR((*it)->remove_files());
   }
+  // The removals must be durable before the cut below: a power loss that kept the cut but undid
+  // an unlink would bring a later segment back after a shortened one (a hole in the log).
+  if (!doomed.empty()) STRATA_RETURN_IF_ERROR(env_->sync_dir(dir_));
   const int64_t base = segments_[si]->base_offset();
   if (cut_pos < segments_[si]->size()) {
     // Cut the .log at the batch boundary and rebuild both indexes from what is left, as

@@ -198,12 +198,24 @@ Status FaultInjectionEnv::rename_file(const std::string& from, const std::string
 
 Status FaultInjectionEnv::remove_file(const std::string& path) {
   STRATA_RETURN_IF_ERROR(check("remove_file", path));
-  STRATA_RETURN_IF_ERROR(base_->remove_file(path));
   std::lock_guard<std::mutex> lock(mu_);
-  synced_.erase(path);
-  std::erase_if(pending_, [&](const PendingOp& op) {
-    return op.kind == PendingOp::create && op.path == path;
+  // Until its directory is fsynced the removal may be undone by a power loss: keep what of the
+  // file was durable (all of an untracked file, the synced prefix of a tracked one).
+  PendingOp op{PendingOp::remove, path, "", std::nullopt, std::nullopt};
+  const bool created_unsynced = std::any_of(pending_.begin(), pending_.end(), [&](const auto& p) {
+    return p.kind == PendingOp::create && p.path == path;
   });
+  if (!created_unsynced) {
+    auto old = read_file_to_string(base_, path);
+    if (old.ok()) {
+      auto it = synced_.find(path);
+      if (it != synced_.end() && it->second < old->size()) old->resize(it->second);
+      op.replaced_content = std::move(*old);
+    }
+  }
+  STRATA_RETURN_IF_ERROR(base_->remove_file(path));
+  synced_.erase(path);
+  if (op.replaced_content) pending_.push_back(std::move(op));
   return Status::Ok();
 }
 
@@ -236,6 +248,16 @@ Status FaultInjectionEnv::drop_unsynced_data() {
     if (it->kind == PendingOp::create) {
       (void)base_->remove_file(it->path);
       synced_.erase(it->path);
+      continue;
+    }
+    if (it->kind == PendingOp::remove) {  // the file comes back with its durable content
+      if (!base_->is_directory(parent_dir(it->path))) continue;  // its directory is gone too
+      auto f = base_->new_writable_file(it->path, /*truncate=*/true);
+      if (!f.ok()) return f.status();
+      const auto& c = *it->replaced_content;
+      STRATA_RETURN_IF_ERROR((*f)->append({reinterpret_cast<const uint8_t*>(c.data()), c.size()}));
+      STRATA_RETURN_IF_ERROR((*f)->close());
+      synced_.erase(it->path);  // untracked again: all of it is durable
       continue;
     }
     // Undo a rename: the source name comes back, the target gets its old content (if any).

@@ -4,8 +4,11 @@
 // sync_dir of their directory.
 //
 //   drop_unsynced_data()  power loss: undoes un-synced renames (restoring a replaced file's old
-//                         content) and creations (deleting the file), then truncates every tracked
-//                         file to its last synced size. Removals are treated as durable at once.
+//                         content), creations (deleting the file) and file removals (the file
+//                         comes back with its synced content), then truncates every tracked file
+//                         to its last synced size. A whole directory removed with
+//                         remove_dir_recursive stays removed (a topic deletion; recovery of a
+//                         half-removed partition is the broker's, not this Env's, concern).
 //                         Files that existed before this Env touched them count as fully synced.
 //                         Destroy every object holding files from this Env before calling it.
 //   fail_after(n)         the next n mutating operations succeed, then every mutating operation
@@ -101,10 +104,10 @@ class FaultInjectionEnv final : public Env {
 
  private:
   struct PendingOp {
-    enum Kind { create, rename } kind;
-    std::string path;                             // created file, or rename target
+    enum Kind { create, rename, remove } kind;
+    std::string path;                             // created or removed file, or rename target
     std::string from;                             // rename source
-    std::optional<std::string> replaced_content;  // old content of the rename target
+    std::optional<std::string> replaced_content;  // old content of the rename target / removed
     std::optional<uint64_t> replaced_synced;
   };
 
