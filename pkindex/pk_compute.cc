@@ -30,6 +30,12 @@ WriteResult PkState::write(const WriteInput& input, int64_t now_ms, const Append
   WriteResult out;
   std::lock_guard wl(write_mu_);
   WritingScope writing(this);
+  if (failed_) {
+    if (Status st = heal_locked(); !st.ok()) {
+      out.status = std::move(st);
+      return out;
+    }
+  }
   Computed c = compute(input.batch, input.codec, now_ms, input.max_record_bytes);
   if (!c.status.ok()) {
     out.status = std::move(c.status);

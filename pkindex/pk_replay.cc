@@ -221,7 +221,7 @@ PkState::WritingScope::~WritingScope() { tl_writing = previous_; }
 Status PkState::apply_committed(int64_t hw) {
   if (tl_writing == this) return Status::Ok();  // inside write(): the writer calls again
   std::lock_guard wl(write_mu_);
-  if (failed_) return Status(Errc::io_error, "primary-key state is offline after an I/O error");
+  if (failed_) STRATA_RETURN_IF_ERROR(heal_locked());
   if (applied_offset() + 1 > log_.log_end_offset()) {
     return Status(Errc::corruption,
                   path_ + ": state at offset " + std::to_string(applied_offset()) +

@@ -8,6 +8,9 @@
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
+#include <algorithm>
+#include <chrono>
+
 #include "pkindex/pk_files.h"
 #include "pkindex/pk_scan.h"
 #include "pkindex/row_format.h"
@@ -208,6 +211,43 @@ Status PkState::write_applied(rocksdb::WriteBatch& wb, int64_t applied) {
   return Status::Ok();
 }
 
+// A failed apply (a full disk under kv/: RocksDB's flush failed and it stopped taking writes)
+// leaves the log ahead of the state. Once RocksDB can write again (Resume() retries the flush and
+// clears its background error) the state catches up exactly as open() does: the overlay is
+// dropped, the log is replayed from the applied offset to the high watermark, and what lies past
+// it is held again, as lead() holds it. Until then writes fail (KAFKA_STORAGE_ERROR at the broker)
+// and reads go on; a disk that stays full costs one Resume() per interval, not one per request.
+Status PkState::heal_locked() {
+  const Status offline(Errc::io_error, "primary-key state is offline after an I/O error");
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  if (last_heal_ms_ != 0 && now - last_heal_ms_ < kHealIntervalMs) return offline;
+  last_heal_ms_ = now;
+  auto lk = read_lock();
+  if (!lk) return Status(Errc::shutting_down, "primary-key state is closed");
+  if (rocksdb::Status st = db_->Resume(); !st.ok()) {
+    return Status(Errc::io_error, offline.message() + " (still: " + st.ToString() + ")");
+  }
+  lk.unlock();  // replay takes it per batch
+  overlay_.clear();
+  failed_ = false;
+  const int64_t hw = std::min(log_.high_watermark(), log_.log_end_offset());
+  Status st = replay_range_locked(hw);
+  if (st.ok() && (leading_ || !options_.replicated)) {
+    st = for_each_log_batch(std::max(hw, applied_offset() + 1), log_.log_end_offset(),
+                            [&](const protocol::RecordBatchView& batch) {
+                              return hold_changelog_locked(batch, batch.base_offset());
+                            });
+  }
+  if (!st.ok()) {
+    overlay_.clear();
+    failed_ = true;
+    return st;
+  }
+  return Status::Ok();
+}
+
 Status PkState::apply_front() {
   auto lk = read_lock();
   if (!lk) return Status(Errc::shutting_down, "primary-key state is closed");
@@ -228,7 +268,7 @@ Status PkState::apply_front() {
 
 Status PkState::apply_at(int64_t offset) {
   std::lock_guard wl(write_mu_);
-  if (failed_) return Status(Errc::io_error, "primary-key state is offline after an I/O error");
+  if (failed_) STRATA_RETURN_IF_ERROR(heal_locked());
   while (overlay_.ready(offset)) STRATA_RETURN_IF_ERROR(apply_front());
   return Status::Ok();
 }

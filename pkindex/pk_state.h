@@ -323,6 +323,11 @@ class PkState {
   std::atomic<int64_t> applied_offset_{-1};
   bool failed_ =
       false;  // an apply failed: the state no longer matches the log (guarded by write_mu_)
+  // Requires write_mu_, with failed_ set: brings the state back (RocksDB resumed, what it missed
+  // replayed from the log) or says why not; at most one attempt per kHealIntervalMs.
+  Status heal_locked();
+  static constexpr int64_t kHealIntervalMs = 1000;
+  int64_t last_heal_ms_ = 0;  // steady clock (guarded by write_mu_)
 };
 
 }  // namespace strata::pkindex
