@@ -144,8 +144,8 @@ Status PkState::load_checkpoints() {
   std::vector<int64_t> kept;
   for (int64_t o : *offsets) {
     if (o + 1 > end) {
-      STRATA_RETURN_IF_ERROR(files::remove_all(
-          fs, checkpoint::dir_of(log_.dir()) + "/" + checkpoint::name_of(o)));
+      STRATA_RETURN_IF_ERROR(
+          files::remove_all(fs, checkpoint::dir_of(log_.dir()) + "/" + checkpoint::name_of(o)));
     } else {
       kept.push_back(o);
     }

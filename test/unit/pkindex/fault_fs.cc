@@ -125,7 +125,9 @@ FaultInjectionFs::FaultInjectionFs(std::string trash_dir)
   stdfs::create_directories(trash_dir_, ec);
 }
 
-std::string FaultInjectionFs::trash_name() { return trash_dir_ + "/" + std::to_string(++trash_seq_); }
+std::string FaultInjectionFs::trash_name() {
+  return trash_dir_ + "/" + std::to_string(++trash_seq_);
+}
 
 void FaultInjectionFs::rekey(const std::string& from, const std::string& to) {
   std::map<std::string, uint64_t> moved;
@@ -195,8 +197,7 @@ void FaultInjectionFs::on_dir_synced(const std::string& dir_in) {
   for (auto it = pending_.begin(); it != pending_.end();) {
     if (parent(it->path) == dir) it->dir_synced = true;
     if (it->kind == Pending::rename && parent(it->from) == dir) it->from_dir_synced = true;
-    const bool durable =
-        it->dir_synced && (it->kind != Pending::rename || it->from_dir_synced);
+    const bool durable = it->dir_synced && (it->kind != Pending::rename || it->from_dir_synced);
     if (durable) {
       finish(*it);
       it = pending_.erase(it);
@@ -265,7 +266,8 @@ rocksdb::IOStatus FaultInjectionFs::NewWritableFile(const std::string& f_in,
     synced_[f] = 0;  // truncated or new: nothing of it is durable yet
     if (!existed) pending_.push_back({Pending::create, f, "", ""});
   }
-  r->reset(new FaultWritableFile(this, f, std::make_unique<SyncFaultFile>(this, f, std::move(base))));
+  r->reset(
+      new FaultWritableFile(this, f, std::make_unique<SyncFaultFile>(this, f, std::move(base))));
   return st;
 }
 
@@ -286,7 +288,8 @@ rocksdb::IOStatus FaultInjectionFs::ReopenWritableFile(const std::string& f_in,
     if (!existed) pending_.push_back({Pending::create, f, "", ""});
     if (!synced_.count(f)) synced_[f] = ec ? 0 : size;  // untracked: its content was durable
   }
-  r->reset(new FaultWritableFile(this, f, std::make_unique<SyncFaultFile>(this, f, std::move(base))));
+  r->reset(
+      new FaultWritableFile(this, f, std::make_unique<SyncFaultFile>(this, f, std::move(base))));
   return st;
 }
 
@@ -299,8 +302,7 @@ rocksdb::IOStatus FaultInjectionFs::ReuseWritableFile(const std::string& f, cons
   return NewWritableFile(f, o, r, dbg);
 }
 
-rocksdb::IOStatus FaultInjectionFs::NewRandomRWFile(const std::string&,
-                                                    const rocksdb::FileOptions&,
+rocksdb::IOStatus FaultInjectionFs::NewRandomRWFile(const std::string&, const rocksdb::FileOptions&,
                                                     std::unique_ptr<rocksdb::FSRandomRWFile>*,
                                                     rocksdb::IODebugContext*) {
   // Not used by PK state (no external SST ingestion, no file recycling); refusing keeps the model
@@ -319,7 +321,8 @@ rocksdb::IOStatus FaultInjectionFs::NewDirectory(const std::string& name,
   return st;
 }
 
-rocksdb::IOStatus FaultInjectionFs::DeleteFile(const std::string& f_in, const rocksdb::IOOptions& io,
+rocksdb::IOStatus FaultInjectionFs::DeleteFile(const std::string& f_in,
+                                               const rocksdb::IOOptions& io,
                                                rocksdb::IODebugContext* dbg) {
   const std::string f = normal(f_in);
   if (!stdfs::is_regular_file(f)) return target()->DeleteFile(f, io, dbg);  // its own error

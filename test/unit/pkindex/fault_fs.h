@@ -87,8 +87,7 @@ class FaultInjectionFs final : public rocksdb::FileSystemWrapper {
   rocksdb::IOStatus CreateDirIfMissing(const std::string& d, const rocksdb::IOOptions& io,
                                        rocksdb::IODebugContext* dbg) override;
   rocksdb::IOStatus RenameFile(const std::string& s, const std::string& t,
-                               const rocksdb::IOOptions& io,
-                               rocksdb::IODebugContext* dbg) override;
+                               const rocksdb::IOOptions& io, rocksdb::IODebugContext* dbg) override;
   rocksdb::IOStatus LinkFile(const std::string& s, const std::string& t,
                              const rocksdb::IOOptions& io, rocksdb::IODebugContext* dbg) override;
   rocksdb::IOStatus Truncate(const std::string& f, size_t size, const rocksdb::IOOptions& io,
@@ -102,9 +101,9 @@ class FaultInjectionFs final : public rocksdb::FileSystemWrapper {
  private:
   struct Pending {
     enum Kind { create, remove, rename } kind;
-    std::string path;   // created / removed path, or rename target
-    std::string from;   // rename source
-    std::string trash;  // where a removed entry, or the entry a rename replaced, waits
+    std::string path;              // created / removed path, or rename target
+    std::string from;              // rename source
+    std::string trash;             // where a removed entry, or the entry a rename replaced, waits
     bool dir_synced = false;       // the directory of `path`
     bool from_dir_synced = false;  // rename: the directory of `from`
   };
