@@ -56,10 +56,13 @@ class FaultWritableFile final : public rocksdb::FSWritableFileOwnerWrapper {
     if (auto st = fs_->take_fault(FsOp::write, path_); !st.ok()) return st;
     return target()->PositionedAppend(data, offset, o, v, dbg);
   }
+  // A sync that fails syncs nothing: the fault is taken before the real call.
   rocksdb::IOStatus Sync(const rocksdb::IOOptions& o, rocksdb::IODebugContext* dbg) override {
+    if (auto st = fs_->take_fault(FsOp::sync, path_); !st.ok()) return st;
     return synced(target()->Sync(o, dbg), o, dbg);
   }
   rocksdb::IOStatus Fsync(const rocksdb::IOOptions& o, rocksdb::IODebugContext* dbg) override {
+    if (auto st = fs_->take_fault(FsOp::sync, path_); !st.ok()) return st;
     return synced(target()->Fsync(o, dbg), o, dbg);
   }
   // sync_file_range(2) is no durability barrier: the model ignores it.
@@ -71,25 +74,6 @@ class FaultWritableFile final : public rocksdb::FSWritableFileOwnerWrapper {
     fs_->on_synced(path_, target()->GetFileSize(o, dbg));
     return st;
   }
-  FaultInjectionFs* fs_;
-  std::string path_;
-};
-
-// A file sync that fails must not sync: the fault is taken before the real call.
-class SyncFaultFile final : public rocksdb::FSWritableFileOwnerWrapper {
- public:
-  SyncFaultFile(FaultInjectionFs* fs, std::string path, std::unique_ptr<rocksdb::FSWritableFile> f)
-      : FSWritableFileOwnerWrapper(std::move(f)), fs_(fs), path_(std::move(path)) {}
-  rocksdb::IOStatus Sync(const rocksdb::IOOptions& o, rocksdb::IODebugContext* dbg) override {
-    if (auto st = fs_->take_fault(FsOp::sync, path_); !st.ok()) return st;
-    return target()->Sync(o, dbg);
-  }
-  rocksdb::IOStatus Fsync(const rocksdb::IOOptions& o, rocksdb::IODebugContext* dbg) override {
-    if (auto st = fs_->take_fault(FsOp::sync, path_); !st.ok()) return st;
-    return target()->Fsync(o, dbg);
-  }
-
- private:
   FaultInjectionFs* fs_;
   std::string path_;
 };
@@ -266,8 +250,7 @@ rocksdb::IOStatus FaultInjectionFs::NewWritableFile(const std::string& f_in,
     synced_[f] = 0;  // truncated or new: nothing of it is durable yet
     if (!existed) pending_.push_back({Pending::create, f, "", ""});
   }
-  r->reset(
-      new FaultWritableFile(this, f, std::make_unique<SyncFaultFile>(this, f, std::move(base))));
+  r->reset(new FaultWritableFile(this, f, std::move(base)));
   return st;
 }
 
@@ -288,8 +271,7 @@ rocksdb::IOStatus FaultInjectionFs::ReopenWritableFile(const std::string& f_in,
     if (!existed) pending_.push_back({Pending::create, f, "", ""});
     if (!synced_.count(f)) synced_[f] = ec ? 0 : size;  // untracked: its content was durable
   }
-  r->reset(
-      new FaultWritableFile(this, f, std::make_unique<SyncFaultFile>(this, f, std::move(base))));
+  r->reset(new FaultWritableFile(this, f, std::move(base)));
   return st;
 }
 
