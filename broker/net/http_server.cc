@@ -175,6 +175,18 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
   void start(uint64_t id) {
     id_ = id;
+    // The first operation starts on the session's own strand, as every later one does: started
+    // from the accept strand it raced close() (posted to this strand by stop()) on the socket.
+    asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->begin(); });
+  }
+
+  void close() override {
+    asio::post(stream_.get_executor(),
+               [self = this->shared_from_this()] { self->lowest().close(); });
+  }
+
+ private:
+  void begin() {
     if (impl_.stopping.load()) return;  // stop() may have looked at the sessions before add()
     if constexpr (kTls) {
       lowest().expires_after(ms(impl_.opt.request_timeout_ms));
@@ -186,12 +198,6 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     }
   }
 
-  void close() override {
-    asio::post(stream_.get_executor(),
-               [self = this->shared_from_this()] { self->lowest().close(); });
-  }
-
- private:
   beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
 
   void on_handshake(beast::error_code ec) {
