@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: install what is missing; release build (gcc) with unit and
-# integration tests; one clang build with AddressSanitizer+UndefinedBehaviorSanitizer that runs
-# the unit tests and the libFuzzer targets (30 s each).
+# integration tests; a clang build with AddressSanitizer+UndefinedBehaviorSanitizer that runs
+# the unit tests and the libFuzzer targets (30 s each); a clang build with ThreadSanitizer that
+# runs the unit tests (race_stress among them: produce/fetch/lookup/scan/changelog against topic
+# deletion, growth, config changes, retention, compaction and checkpoints). The sanitizer builds
+# compile only what they run (tools/unit_targets.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-2}
@@ -23,8 +26,12 @@ if [ ! -f build-san/build.ninja ]; then
   CC=clang CXX=clang++ meson setup build-san --buildtype=debugoptimized \
     -Db_sanitize=address,undefined -Db_lundef=false -Dfuzzing=true
 fi
-ninja -C build-san -j"$JOBS"
+mapfile -t SAN_TARGETS < <(/usr/bin/python3 tools/unit_targets.py build-san --fuzzers)
+ninja -C build-san -j"$JOBS" "${SAN_TARGETS[@]}"
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
-  meson test -C build-san --suite unit --num-processes "$JOBS" --print-errorlogs
+  meson test -C build-san --suite unit --no-rebuild --num-processes "$JOBS" --print-errorlogs
 FUZZ_SECONDS="$FUZZ_SECONDS" bash test/fuzz/run.sh build-san
+
+echo "== thread sanitizer build (clang, TSan): unit tests"
+JOBS="$JOBS" bash tools/tsan.sh
 echo "== all tests passed"

@@ -13,20 +13,8 @@ if [ ! -f build-tsan/build.ninja ]; then
   CC=clang CXX=clang++ meson setup build-tsan --buildtype=debugoptimized \
     -Db_sanitize=thread -Db_lundef=false
 fi
-# Only what the unit suite runs (its test programs, with the libraries they link): the tools,
-# integration helpers, fuzzers and the broker executable are not built here. No unit test runs
-# another program of ours (they start the broker in-process), so each test's own program is all.
-mapfile -t TARGETS < <(meson introspect build-tsan --tests | /usr/bin/python3 -c '
-import json, os, sys
-root = os.path.realpath("build-tsan")
-out = set()
-for t in json.load(sys.stdin):
-    if not any(s == "unit" or s.endswith(":unit") for s in t["suite"]):
-        continue
-    exe = os.path.realpath(t["cmd"][0])
-    if exe.startswith(root + "/"):
-        out.add(os.path.relpath(exe, root))
-print("\n".join(sorted(out)))')
+# Only what the unit suite runs (tools/unit_targets.py says why that is enough).
+mapfile -t TARGETS < <(/usr/bin/python3 tools/unit_targets.py build-tsan)
 ninja -C build-tsan -j"$JOBS" "${TARGETS[@]}"
 # symbolize_inline_frames=0: with inlined frames, llvm-symbolizer's answers for the long Asio
 # template names overflow the runtime's buffer and the frames of a report come out shifted.
