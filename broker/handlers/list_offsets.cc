@@ -1,5 +1,6 @@
-// ListOffsets (2), v1-7: earliest (-2) = log start, latest (-1) = high watermark (= last stable
-// offset: no transactions), max timestamp (-3, v7), else the first offset whose record timestamp
+// ListOffsets (2), v1-7: earliest (-2) = log start, latest (-1) = high watermark, or the last
+// stable offset for isolation_level 1 (read_committed, v2+; equal without open transactions), max
+// timestamp (-3, v7), else the first offset whose record timestamp
 // is >= the target, searching inside batches; none → offset -1 / timestamp -1. v4+ reports the
 // leader epoch of the returned offset and validates current_leader_epoch.
 #include "protocol/messages/list_offsets.h"
@@ -49,7 +50,8 @@ void list_offsets(RequestContext& ctx, protocol::Reader& body) {
           return log.epoch_for_offset(offset).value_or(epoch);
         };
         if (rp.timestamp == kLatest) {
-          pout.offset = log.high_watermark();
+          const bool committed = ctx.version >= 2 && req.isolation_level == 1;
+          pout.offset = committed ? log.last_stable_offset() : log.high_watermark();
           pout.leader_epoch = epoch;
         } else if (rp.timestamp == kEarliest) {
           pout.offset = log.log_start_offset();
