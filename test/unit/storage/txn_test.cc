@@ -380,5 +380,47 @@ TEST(TxnLso, EqualsTheHighWatermarkWithoutTransactions) {
   EXPECT_TRUE(log.aborted_transactions(0, 5).empty());
 }
 
+
+TEST(TxnReplica, FollowerTakesMarkersAndTruncationReopensTheTransaction) {
+  TempDir d;
+  auto leader_open = PartitionLog::open(default_env(), d.sub("leader"), LogConfig{}, 0);
+  ASSERT_TRUE(leader_open.ok());
+  auto& leader = **leader_open;
+  ASSERT_TRUE(append(leader, data_batch(1, 0, 0, true, 2)).ok());       // 0..1
+  ASSERT_TRUE(append(leader, data_batch(2, 0, 0, true, 1)).ok());       // 2
+  ASSERT_TRUE(leader.append_marker(1, 0, 3, /*commit=*/false, 1000).ok());  // 3
+  ASSERT_TRUE(append(leader, data_batch(3, 0, 0, true, 1)).ok());       // 4
+  const int64_t end = leader.log_end_offset();
+  auto read = leader.read(0, 1 << 20, true, end);
+  ASSERT_TRUE(read.ok());
+  const std::vector<uint8_t> bytes = testing::read_bytes(*read);
+
+  LogConfig replicated;
+  replicated.replicated = true;
+  const std::string dir = d.sub("follower");
+  auto opened = PartitionLog::open(default_env(), dir, replicated, 0);
+  ASSERT_TRUE(opened.ok());
+  std::unique_ptr<PartitionLog> follower = std::move(*opened);
+  ASSERT_TRUE(follower->append_as_follower(bytes, 1000).ok());
+  EXPECT_EQ(follower->aborted_transactions(0, end), leader.aborted_transactions(0, end));
+  EXPECT_EQ(follower->last_stable_offset(), 0);  // the high watermark is still the log start
+  EXPECT_EQ(follower->advance_high_watermark(end), end);
+  EXPECT_EQ(follower->last_stable_offset(), leader.last_stable_offset());
+  EXPECT_EQ(follower->last_stable_offset(), 2);
+
+  // The marker goes: producer 1's transaction is open again and its aborted entry is gone.
+  ASSERT_TRUE(follower->truncate_to(3).ok());
+  EXPECT_TRUE(follower->aborted_transactions(0, end).empty());
+  EXPECT_EQ(follower->producer_state(1)->txn_first_offset, 0);
+  EXPECT_EQ(follower->producer_state(2)->txn_first_offset, 2);
+  EXPECT_FALSE(follower->producer_state(3).has_value());
+  EXPECT_EQ(read_file_to_string(default_env(), segment_txn_index_path(dir, 0))->size(), 0u);
+  follower.reset();  // a crash
+  opened = PartitionLog::open(default_env(), dir, replicated, 0);
+  ASSERT_TRUE(opened.ok());
+  EXPECT_TRUE((*opened)->aborted_transactions(0, end).empty());
+  EXPECT_EQ((*opened)->producer_state(1)->txn_first_offset, 0);
+}
+
 }  // namespace
 }  // namespace strata::storage
