@@ -337,7 +337,7 @@ class PartitionLog {
   ProducerStateTable producers_;
   std::optional<int64_t> producer_snapshot_at_open_;
   int64_t producer_batches_replayed_ = 0;
-  Status rebuild_producer_state();                // at open, after load_segments
+  Status rebuild_producer_state();  // at open, after load_segments
   // INT64_MAX when no transaction is open; written under append_mu_.
   std::atomic<int64_t> first_unstable_offset_{INT64_MAX};
   mutable std::mutex txn_mu_;  // aborted_ (taken after append_mu_)

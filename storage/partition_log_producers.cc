@@ -32,7 +32,8 @@ std::optional<bool> marker_type(std::span<const uint8_t> batch) {
   int32_t offset_delta = 0;
   int32_t key_length = 0;
   int64_t timestamp_delta = 0;
-  if (!protocol::detail::read_varint(batch, pos, length) || pos + 1 > batch.size()) return std::nullopt;
+  if (!protocol::detail::read_varint(batch, pos, length) || pos + 1 > batch.size())
+    return std::nullopt;
   ++pos;  // record attributes
   if (!protocol::detail::read_varlong(batch, pos, timestamp_delta) ||
       !protocol::detail::read_varint(batch, pos, offset_delta) ||
@@ -219,8 +220,8 @@ void PartitionLog::publish_txn_state_locked() {
 }
 
 Result<PartitionLog::AppendInfo> PartitionLog::append_marker(int64_t producer_id, int16_t epoch,
-                                                             int32_t coordinator_epoch,
-                                                             bool commit, int64_t now_ms) {
+                                                             int32_t coordinator_epoch, bool commit,
+                                                             int64_t now_ms) {
   // Kafka's EndTransactionMarker: key = version 0 + type, value = version 0 + coordinator epoch.
   uint8_t key[4];
   protocol::detail::store_be<int16_t>(key, 0);

@@ -49,8 +49,8 @@ Status append_txn_index(Env* env, const std::string& path, const AbortedTxn& ent
   auto file = env->new_writable_file(path, /*truncate=*/false);
   if (!file.ok()) return file.status();
   const std::string bytes = encode_aborted_txns({entry});
-  STRATA_RETURN_IF_ERROR((*file)->append(
-      {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}));
+  STRATA_RETURN_IF_ERROR(
+      (*file)->append({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}));
   STRATA_RETURN_IF_ERROR((*file)->sync());
   return (*file)->close();
 }

@@ -239,14 +239,14 @@ TEST(TxnIndex, EntriesAreKafkasFixedLayoutAndLsoIsRecorded) {
   auto opened = PartitionLog::open(default_env(), d.path(), LogConfig{}, 0);
   ASSERT_TRUE(opened.ok());
   auto& log = **opened;
-  ASSERT_TRUE(append(log, data_batch(1, 0, 0, true, 2)).ok());   // 0..1
-  ASSERT_TRUE(append(log, data_batch(2, 0, 0, true, 1)).ok());   // 2
+  ASSERT_TRUE(append(log, data_batch(1, 0, 0, true, 2)).ok());  // 0..1
+  ASSERT_TRUE(append(log, data_batch(2, 0, 0, true, 1)).ok());  // 2
   EXPECT_EQ(log.last_stable_offset(), 0);
   EXPECT_EQ(log.high_watermark(), 3);
-  auto m = log.append_marker(1, 0, 5, /*commit=*/false, 1000);        // 3
+  auto m = log.append_marker(1, 0, 5, /*commit=*/false, 1000);  // 3
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->base_offset, 3);
-  EXPECT_EQ(log.last_stable_offset(), 2);  // producer 2 still open
+  EXPECT_EQ(log.last_stable_offset(), 2);                               // producer 2 still open
   ASSERT_TRUE(log.append_marker(2, 0, 5, /*commit=*/true, 1000).ok());  // 4
   EXPECT_EQ(log.last_stable_offset(), 5);
   const std::vector<AbortedTxn> want = {{1, 0, 3, 2}};
@@ -380,16 +380,15 @@ TEST(TxnLso, EqualsTheHighWatermarkWithoutTransactions) {
   EXPECT_TRUE(log.aborted_transactions(0, 5).empty());
 }
 
-
 TEST(TxnReplica, FollowerTakesMarkersAndTruncationReopensTheTransaction) {
   TempDir d;
   auto leader_open = PartitionLog::open(default_env(), d.sub("leader"), LogConfig{}, 0);
   ASSERT_TRUE(leader_open.ok());
   auto& leader = **leader_open;
-  ASSERT_TRUE(append(leader, data_batch(1, 0, 0, true, 2)).ok());       // 0..1
-  ASSERT_TRUE(append(leader, data_batch(2, 0, 0, true, 1)).ok());       // 2
+  ASSERT_TRUE(append(leader, data_batch(1, 0, 0, true, 2)).ok());           // 0..1
+  ASSERT_TRUE(append(leader, data_batch(2, 0, 0, true, 1)).ok());           // 2
   ASSERT_TRUE(leader.append_marker(1, 0, 3, /*commit=*/false, 1000).ok());  // 3
-  ASSERT_TRUE(append(leader, data_batch(3, 0, 0, true, 1)).ok());       // 4
+  ASSERT_TRUE(append(leader, data_batch(3, 0, 0, true, 1)).ok());           // 4
   const int64_t end = leader.log_end_offset();
   auto read = leader.read(0, 1 << 20, true, end);
   ASSERT_TRUE(read.ok());
