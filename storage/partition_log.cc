@@ -60,7 +60,8 @@ Result<PartitionLog::AppendInfo> PartitionLog::append(std::span<uint8_t> batch, 
     new_leo = *written;
     // Replicated mode: the high watermark comes from outside (advance_high_watermark).
     hw_advanced = !replicated_ && publish_high_watermark(new_leo);
-    if (producer.has_producer() && !view.is_control()) producers_.apply(producer, base);
+    // Producer and transaction state (a control batch ends its producer's transaction).
+    STRATA_RETURN_IF_ERROR(track_batch_locked(batch, base));
     out.base_offset = base;
     out.last_offset = last;
     out.leader_epoch = epoch;

@@ -22,10 +22,12 @@
 // files.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -41,6 +43,7 @@
 #include "storage/log_config.h"
 #include "storage/producer_state.h"
 #include "storage/segment.h"
+#include "storage/txn_index.h"
 
 namespace strata::storage {
 
@@ -197,6 +200,25 @@ class PartitionLog {
   std::optional<int64_t> producer_snapshot_at_open() const { return producer_snapshot_at_open_; }
   int64_t producer_batches_replayed_at_open() const { return producer_batches_replayed_; }
 
+  // --- Transactions (storage/partition_log_producers.cc; docs/transactions.md) ---
+  // Appends a COMMIT or ABORT marker for `producer_id` at `epoch`: one control batch in Kafka's
+  // format (control + transactional attributes; key version 0 + type 0 = ABORT / 1 = COMMIT,
+  // value version 0 + coordinator_epoch). An epoch below the producer's current one is refused
+  // with producer_check = stale_epoch (nothing written); otherwise the producer takes `epoch` and
+  // its open transaction (if any) ends. An ABORT records (producer, first offset, marker offset,
+  // LSO) in the active segment's .txnindex, fsynced before returning; a failed index write takes
+  // the log offline (the next open re-derives the entry from the log). Errors as append().
+  Result<AppendInfo> append_marker(int64_t producer_id, int16_t epoch, int32_t coordinator_epoch,
+                                   bool commit, int64_t now_ms);
+  // min(first offset of any open transaction, high watermark): read_committed consumers read
+  // below it. Equals the high watermark when no transaction is open.
+  int64_t last_stable_offset() const {
+    return std::min(first_unstable_offset_.load(std::memory_order_acquire), high_watermark());
+  }
+  // The aborted transactions a read_committed Fetch of [fetch_offset, upper_bound) must carry:
+  // every entry with last_offset >= fetch_offset and first_offset < upper_bound, in marker order.
+  std::vector<AbortedTxn> aborted_transactions(int64_t fetch_offset, int64_t upper_bound) const;
+
   // --- Admin hooks (contract in docs/retention.md) ---
   // The owner's bound: records at offsets < bound() may be removed (retention, cleaner,
   // DeleteRecords). Unset (plain topics) = INT64_MAX. May be set at any time (a PK state opens
@@ -253,7 +275,25 @@ class PartitionLog {
   Status writable_locked() const;
   // Replaces the table with the newest snapshot at or below `end` plus a header replay up to
   // `end`; returns the snapshot's offset. Append lock held.
+  // Also re-derives the aborted-transaction index from the same replay (entries with a marker at
+  // or after the snapshot), and rebuilds lost index files.
   Result<std::optional<int64_t>> load_producers_locked(int64_t end, int64_t* replayed);
+  // Replays the batch headers (and control records) in [from, end) into `table`; ABORT markers
+  // go to `aborted` (with the base of their segment). `replayed` counts producer data batches.
+  // State lock held shared.
+  Status replay_locked(int64_t from, int64_t end, ProducerStateTable& table,
+                       std::vector<std::pair<int64_t, AbortedTxn>>* aborted,
+                       int64_t* replayed) const;
+  // After a replay from `from`: every segment's index = its file's entries below `from` plus
+  // `replayed` (files missing below `from` are rebuilt by a replay from the log start), rewritten
+  // where that differs from the file. Append lock held.
+  Status rebuild_txn_index_locked(int64_t from, int64_t end,
+                                  const std::vector<std::pair<int64_t, AbortedTxn>>& replayed);
+  // Takes a data or control batch just written at `base` into the producer and transaction
+  // state; an ABORT gets its .txnindex entry. Append lock held.
+  Status track_batch_locked(std::span<const uint8_t> batch, int64_t base);
+  // Publishes the first open transaction offset for last_stable_offset(). Append lock held.
+  void publish_txn_state_locked();
   Status flush_locked();
   // The only writer of high_watermark_ after open. One node: HW = the durable end offset; a
   // replicated log would pass the minimum durable end over the in-sync replicas instead. Never
@@ -297,7 +337,12 @@ class PartitionLog {
   ProducerStateTable producers_;
   std::optional<int64_t> producer_snapshot_at_open_;
   int64_t producer_batches_replayed_ = 0;
-  Status rebuild_producer_state();                // at open, after load_segments
+  Status rebuild_producer_state();  // at open, after load_segments
+  // INT64_MAX when no transaction is open; written under append_mu_.
+  std::atomic<int64_t> first_unstable_offset_{INT64_MAX};
+  mutable std::mutex txn_mu_;  // aborted_ (taken after append_mu_)
+  // Segment base -> its aborted-transaction entries (what the .txnindex files hold).
+  mutable std::map<int64_t, std::vector<AbortedTxn>> aborted_;
   Status write_log_start_offset(int64_t offset);  // append_mu_ held
 };
 

@@ -98,11 +98,13 @@ Result<int64_t> PartitionLog::append_as_follower(std::span<const uint8_t> batche
         break;
       }
       new_leo = *written;
-      const ProducerBatch producer{view.producer_id(), view.producer_epoch(), view.base_sequence(),
-                                   view.last_offset_delta(), view.max_timestamp()};
       // As Kafka's replication origin: no duplicate or sequence checks, only the bookkeeping, so
       // this replica rejects retries of what it replicated once it leads.
-      if (producer.has_producer() && !view.is_control()) producers_.apply(producer, base);
+      Status tracked = track_batch_locked(part, base);  // producer and transaction state
+      if (!tracked.ok()) {
+        failure = tracked;
+        break;
+      }
     }
     // One node (a log opened without `replicated`): the HW follows the durable end as usual.
     if (!replicated_) hw_advanced = publish_high_watermark(durable_end_offset());
@@ -276,6 +278,11 @@ Status PartitionLog::reset_to(int64_t offset) {
       if (!st.ok() && st.code() != Errc::not_found) return st;
     }
     producers_.clear();
+    publish_txn_state_locked();
+    {
+      std::lock_guard<std::mutex> txn(txn_mu_);
+      aborted_.clear();
+    }
     {
       LeaderEpochCache next = epochs_;
       STRATA_RETURN_IF_ERROR(next.truncate_from_end(0));

@@ -13,7 +13,9 @@ namespace strata::storage {
 namespace {
 
 constexpr std::string_view kSnapshotSuffix = ".snapshot";
-constexpr std::string_view kSnapshotMagic = "SPS1";
+constexpr std::string_view kSnapshotMagic = "SPS2";
+// Before transactions: no txn_first_offset per producer. Still read (nothing was open then).
+constexpr std::string_view kSnapshotMagicV1 = "SPS1";
 constexpr size_t kSnapshotHeader = 4 + 4 + 8 + 4;  // magic, crc, offset, count
 constexpr size_t kEntryHeader = 8 + 2 + 8 + 1;
 constexpr size_t kBatchSize = 4 + 4 + 8 + 8 + 8;
@@ -114,7 +116,50 @@ ProducerCheckResult ProducerStateTable::check(const ProducerBatch& b) const {
   return r;
 }
 
-void ProducerStateTable::apply(const ProducerBatch& b, int64_t first_offset) {
+void ProducerStateTable::set_txn_first_offset(ProducerEntry& e, int64_t offset) {
+  if (e.txn_first_offset >= 0) open_txns_.erase({e.txn_first_offset, e.producer_id});
+  e.txn_first_offset = offset;
+  if (offset >= 0) open_txns_.insert({offset, e.producer_id});
+}
+
+std::optional<int64_t> ProducerStateTable::first_open_txn_offset() const {
+  if (open_txns_.empty()) return std::nullopt;
+  return open_txns_.begin()->first;
+}
+
+ProducerCheckResult ProducerStateTable::check_marker(int64_t producer_id, int16_t epoch) const {
+  ProducerCheckResult r;
+  const ProducerEntry* e = find(producer_id);
+  if (e != nullptr && epoch < e->epoch) {
+    r.kind = ProducerCheck::stale_epoch;
+    r.message = "marker for producer " + std::to_string(producer_id) + " epoch " +
+                std::to_string(epoch) + " is older than the current epoch " +
+                std::to_string(e->epoch);
+  }
+  return r;
+}
+
+CompletedTxn ProducerStateTable::apply_marker(int64_t producer_id, int16_t epoch, int64_t offset,
+                                              bool commit, int64_t timestamp) {
+  ProducerEntry& e = producers_[producer_id];
+  e.producer_id = producer_id;
+  if (e.epoch != epoch) {
+    e.clear_batches();
+    e.epoch = epoch;
+  }
+  e.last_timestamp = timestamp;
+  CompletedTxn t;
+  t.producer_id = producer_id;
+  t.first_offset = e.txn_first_offset >= 0 ? e.txn_first_offset : offset;
+  t.last_offset = offset;
+  t.aborted = !commit;
+  set_txn_first_offset(e, -1);
+  // The other open transactions (this one is already out of the set).
+  t.last_stable_offset = open_txns_.empty() ? offset + 1 : open_txns_.begin()->first;
+  return t;
+}
+
+void ProducerStateTable::apply(const ProducerBatch& b, int64_t first_offset, bool transactional) {
   if (!b.has_producer()) return;
   ProducerEntry& e = producers_[b.producer_id];
   e.producer_id = b.producer_id;
@@ -125,12 +170,14 @@ void ProducerStateTable::apply(const ProducerBatch& b, int64_t first_offset) {
   e.add(ProducerBatchMeta{b.first_seq, b.last_seq(), first_offset,
                           first_offset + b.last_offset_delta, b.max_timestamp});
   e.last_timestamp = b.max_timestamp;
+  if (transactional && e.txn_first_offset < 0) set_txn_first_offset(e, first_offset);
 }
 
 size_t ProducerStateTable::expire(int64_t now_ms, int64_t expiration_ms) {
   size_t n = 0;
   for (auto it = producers_.begin(); it != producers_.end();) {
-    if (now_ms - it->second.last_timestamp >= expiration_ms) {
+    // An open transaction holds the LSO back until its marker: never expire it (Kafka neither).
+    if (it->second.txn_first_offset < 0 && now_ms - it->second.last_timestamp >= expiration_ms) {
       it = producers_.erase(it);
       ++n;
     } else {
@@ -161,6 +208,7 @@ std::string ProducerStateTable::encode_snapshot(int64_t offset) const {
     put<int64_t>(out, e->producer_id);
     put<int16_t>(out, e->epoch);
     put<int64_t>(out, e->last_timestamp);
+    put<int64_t>(out, e->txn_first_offset);
     put<int8_t>(out, static_cast<int8_t>(e->count));
     for (int i = 0; i < e->count; ++i) {
       const ProducerBatchMeta& m = e->batch(i);
@@ -181,9 +229,12 @@ Result<int64_t> ProducerStateTable::decode_snapshot(std::string_view bytes) {
   auto bad = [](const std::string& why) {
     return Result<int64_t>(Errc::corruption, "producer snapshot: " + why);
   };
-  if (bytes.size() < kSnapshotHeader || bytes.substr(0, 4) != kSnapshotMagic) {
+  if (bytes.size() < kSnapshotHeader ||
+      (bytes.substr(0, 4) != kSnapshotMagic && bytes.substr(0, 4) != kSnapshotMagicV1)) {
     return bad("bad magic or too short");
   }
+  const bool v1 = bytes.substr(0, 4) == kSnapshotMagicV1;
+  const size_t entry_header = kEntryHeader + (v1 ? 0 : 8);
   const auto* begin = reinterpret_cast<const uint8_t*>(bytes.data());
   const uint8_t* end = begin + bytes.size();
   const uint8_t* p = begin + 4;
@@ -194,11 +245,12 @@ Result<int64_t> ProducerStateTable::decode_snapshot(std::string_view bytes) {
   if (count < 0) return bad("negative count");
   std::unordered_map<int64_t, ProducerEntry> producers;
   for (int32_t i = 0; i < count; ++i) {
-    if (static_cast<size_t>(end - p) < kEntryHeader) return bad("truncated entry");
+    if (static_cast<size_t>(end - p) < entry_header) return bad("truncated entry");
     ProducerEntry e;
     e.producer_id = get<int64_t>(p);
     e.epoch = get<int16_t>(p);
     e.last_timestamp = get<int64_t>(p);
+    if (!v1) e.txn_first_offset = get<int64_t>(p);
     const int8_t n = get<int8_t>(p);
     if (n < 0 || n > kProducerBatchesToRetain) return bad("bad batch count");
     if (static_cast<size_t>(end - p) < kBatchSize * static_cast<size_t>(n)) {
@@ -217,6 +269,10 @@ Result<int64_t> ProducerStateTable::decode_snapshot(std::string_view bytes) {
   }
   if (p != end) return bad("trailing bytes");
   producers_ = std::move(producers);
+  open_txns_.clear();
+  for (const auto& [id, e] : producers_) {
+    if (e.txn_first_offset >= 0) open_txns_.insert({e.txn_first_offset, id});
+  }
   return offset;
 }
 

@@ -12,7 +12,11 @@
 //   - an unknown producer id is accepted at any sequence (Kafka 2.5+: KIP-360; no
 //   UNKNOWN_PRODUCER_ID).
 // Entries expire when their last timestamp (the batch max timestamp, as in Kafka) is
-// producer.id.expiration.ms old.
+// producer.id.expiration.ms old, unless a transaction of theirs is open.
+//
+// Transactions (Kafka's currentTxnFirstOffset): a transactional batch opens a transaction at its
+// first offset if none is open; a control batch (COMMIT/ABORT marker) of the producer closes it.
+// The smallest open first offset bounds the last stable offset (PartitionLog).
 //
 // Persistence: `<20-digit offset>.snapshot` files in the partition directory (format below) hold
 // the table as it was after every batch below that offset. PartitionLog writes one at each segment
@@ -20,12 +24,13 @@
 // headers after it (rebuild()).
 //
 // Snapshot file format (all integers big-endian), written atomically (write_file_atomically):
-//   magic   "SPS1"      4 bytes
+//   magic   "SPS2"      4 bytes ("SPS1": the same without txn_first_offset; still read)
 //   crc     uint32      CRC-32C of everything after this field
 //   offset  int64       the snapshot's offset (also in the file name)
 //   count   int32       number of producers
 //   per producer:
-//     producer_id int64, epoch int16, last_timestamp int64, batch_count int8 (0..5), then per batch
+//     producer_id int64, epoch int16, last_timestamp int64, txn_first_offset int64 (-1: no open
+//     transaction; SPS2 only), batch_count int8 (0..5), then per batch
 //     (oldest first): first_seq int32, last_seq int32, first_offset int64, last_offset int64,
 //     timestamp int64
 // Unlike Kafka's snapshot (last batch only) all 5 retained batches are stored, so a retry of any of
@@ -39,6 +44,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -76,6 +82,8 @@ struct ProducerEntry {
   int64_t producer_id = -1;
   int16_t epoch = -1;
   int64_t last_timestamp = -1;
+  // First offset of the producer's open transaction; -1 when none is open.
+  int64_t txn_first_offset = -1;
   // Ring of the newest batches; batch(0) is the oldest retained.
   std::array<ProducerBatchMeta, kProducerBatchesToRetain> ring{};
   uint8_t head = 0;   // index of the oldest
@@ -97,6 +105,17 @@ enum class ProducerCheck : uint8_t {
   stale_epoch,   // epoch lower than the producer's current one
 };
 
+// A transaction ended by a marker (Kafka's CompletedTxn + the LSO recorded with an abort).
+struct CompletedTxn {
+  int64_t producer_id = -1;
+  int64_t first_offset = -1;  // the transaction's first offset (the marker's when none was open)
+  int64_t last_offset = -1;   // the marker's offset
+  bool aborted = false;
+  // Kafka's lastStableOffset(completedTxn): the smallest first offset of the OTHER open
+  // transactions, else last_offset + 1.
+  int64_t last_stable_offset = -1;
+};
+
 struct ProducerCheckResult {
   ProducerCheck kind = ProducerCheck::ok;
   int64_t dup_first_offset = -1;
@@ -113,14 +132,28 @@ class ProducerStateTable {
   ProducerCheckResult check(const ProducerBatch& b) const;
   // Records an appended batch at [first_offset, first_offset + last_offset_delta]. No validation
   // (also used when replaying the log at recovery, like Kafka's replication origin).
-  void apply(const ProducerBatch& b, int64_t first_offset);
+  // A batch with `transactional` set opens a transaction at first_offset if none is open.
+  void apply(const ProducerBatch& b, int64_t first_offset, bool transactional = false);
+  // A marker's epoch check: ok, or stale_epoch when `epoch` is below the producer's (Kafka's
+  // appendEndTxnMarker). An unknown producer is ok.
+  ProducerCheckResult check_marker(int64_t producer_id, int16_t epoch) const;
+  // Records a COMMIT/ABORT marker at `offset` (no validation): the producer takes `epoch` and its
+  // open transaction ends. Returns the completed transaction.
+  CompletedTxn apply_marker(int64_t producer_id, int16_t epoch, int64_t offset, bool commit,
+                            int64_t timestamp);
+  // The smallest first offset of an open transaction; nullopt when none is open.
+  std::optional<int64_t> first_open_txn_offset() const;
+  size_t open_txn_count() const { return open_txns_.size(); }
   // Removes producers whose last timestamp is at least `expiration_ms` before now. Returns how
   // many.
   size_t expire(int64_t now_ms, int64_t expiration_ms);
 
   const ProducerEntry* find(int64_t producer_id) const;
   size_t size() const { return producers_.size(); }
-  void clear() { producers_.clear(); }
+  void clear() {
+    producers_.clear();
+    open_txns_.clear();
+  }
 
   // Serialises the table as a snapshot taken at `offset` (format above).
   std::string encode_snapshot(int64_t offset) const;
@@ -129,7 +162,11 @@ class ProducerStateTable {
   Result<int64_t> decode_snapshot(std::string_view bytes);
 
  private:
+  void set_txn_first_offset(ProducerEntry& e, int64_t offset);
+
   std::unordered_map<int64_t, ProducerEntry> producers_;
+  // (txn_first_offset, producer_id) of every entry with an open transaction: the LSO is its first.
+  std::set<std::pair<int64_t, int64_t>> open_txns_;
 };
 
 // --- snapshot files in a partition directory ---

@@ -74,6 +74,11 @@ Result<std::shared_ptr<Segment>> Segment::create(Env* env, const std::string& di
                             config.max_index_bytes, /*load=*/false, base_offset);
   if (!ti.ok()) return ti.status();
   seg->time_index_ = std::move(*ti);
+  // Every segment has an aborted-transaction index (empty until an ABORT marker), so a missing
+  // one means it was lost and is rebuilt at open (PartitionLog).
+  auto txn = env->new_writable_file(segment_txn_index_path(dir, base_offset), /*truncate=*/true);
+  if (!txn.ok()) return txn.status();
+  STRATA_RETURN_IF_ERROR((*txn)->close());
   return seg;
 }
 
@@ -308,7 +313,7 @@ Status Segment::remove_files() {
   }
   for (const auto& p :
        {segment_log_path(dir_, base_offset_), segment_index_path(dir_, base_offset_),
-        segment_time_index_path(dir_, base_offset_)}) {
+        segment_time_index_path(dir_, base_offset_), segment_txn_index_path(dir_, base_offset_)}) {
     Status st = env_->remove_file(p);
     if (!st.ok() && st.code() != Errc::not_found) return st;
   }

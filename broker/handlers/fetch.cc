@@ -1,6 +1,8 @@
 // Fetch (1), v4-12. Whole batches from the log as file ranges (sent with sendfile), at least one
-// batch even if it exceeds max_bytes, never past the high watermark; last stable offset = high
-// watermark (no transactions). Long-polls: with fewer than min_bytes available the request waits —
+// batch even if it exceeds max_bytes, never past the high watermark — for isolation_level 1
+// (read_committed) never past the last stable offset, with the aborted transactions of the range
+// (storage/txn_index.h). last_stable_offset is the log's LSO (= the high watermark while no
+// transaction is open). Long-polls: with fewer than min_bytes available the request waits —
 // woken by an append to any partition it reads (PartitionWatchers) — until max_wait_ms.
 // No fetch sessions: session id 0 is always answered (legal; clients then send full fetches).
 //
@@ -148,8 +150,9 @@ class PendingFetch : public LongPoll<PendingFetch> {
                            int64_t max_bytes, protocol::FetchResponse::Partition& pout,
                            int64_t& bytes, WaitOn& wait, bool& diverging) {
     const int64_t hw = log.high_watermark();
+    const int64_t lso = log.last_stable_offset();
     pout.high_watermark = hw;
-    pout.last_stable_offset = hw;
+    pout.last_stable_offset = lso;
     pout.log_start_offset = log.log_start_offset();
     pout.aborted_transactions = std::vector<protocol::FetchResponse::AbortedTransaction>{};
     const int32_t asked_epoch = ctx_.version >= 9 ? rp.current_leader_epoch : -1;
@@ -178,8 +181,10 @@ class PendingFetch : public LongPoll<PendingFetch> {
       }
     }
     if (rp.fetch_offset > end) return ErrorCode::offset_out_of_range;
-    // Consumers read up to the high watermark; followers replicate everything written.
-    const int64_t bound = follower_ ? end : hw;
+    // Consumers read up to the high watermark (read_committed, v4+: the last stable offset);
+    // followers replicate everything written.
+    const bool committed = !follower_ && ctx_.version >= 4 && req_.isolation_level == 1;
+    const int64_t bound = follower_ ? end : committed ? lso : hw;
     if (follower_) {
       wait.add_log_end(&log, hw, end);
       if (replication_ && !reported_) {
@@ -203,6 +208,14 @@ class PendingFetch : public LongPoll<PendingFetch> {
       pout.records.parts.push_back(std::move(part));
     }
     bytes += read->total_bytes;
+    if (committed && read->total_bytes > 0) {
+      // The aborted transactions overlapping what a read_committed consumer may read from here
+      // (bounded by the LSO rather than the last fetched offset: an entry past the returned
+      // batches matches none of them, so the consumer ignores it).
+      for (const storage::AbortedTxn& a : log.aborted_transactions(rp.fetch_offset, lso)) {
+        pout.aborted_transactions->push_back({a.producer_id, a.first_offset});
+      }
+    }
     return ErrorCode::none;
   }
 

@@ -1,7 +1,9 @@
-// ListOffsets (2), v1-7: earliest (-2) = log start, latest (-1) = high watermark (= last stable
-// offset: no transactions), max timestamp (-3, v7), else the first offset whose record timestamp
-// is >= the target, searching inside batches; none → offset -1 / timestamp -1. v4+ reports the
-// leader epoch of the returned offset and validates current_leader_epoch.
+// ListOffsets (2), v1-7: earliest (-2) = log start, latest (-1) = high watermark, or the last
+// stable offset for isolation_level 1 (read_committed, v2+; equal without open transactions; a
+// timestamp lookup then answers none at or past it, as Kafka does), max timestamp (-3, v7), else
+// the first offset whose record timestamp is >= the target, searching inside batches; none →
+// offset -1 / timestamp -1. v4+ reports the leader epoch of the returned offset and validates
+// current_leader_epoch.
 #include "protocol/messages/list_offsets.h"
 
 #include <spdlog/spdlog.h>
@@ -48,8 +50,10 @@ void list_offsets(RequestContext& ctx, protocol::Reader& body) {
         auto epoch_of = [&](int64_t offset) {
           return log.epoch_for_offset(offset).value_or(epoch);
         };
+        // read_committed (v2+): nothing at or past the last stable offset is answered.
+        const bool committed = ctx.version >= 2 && req.isolation_level == 1;
         if (rp.timestamp == kLatest) {
-          pout.offset = log.high_watermark();
+          pout.offset = committed ? log.last_stable_offset() : log.high_watermark();
           pout.leader_epoch = epoch;
         } else if (rp.timestamp == kEarliest) {
           pout.offset = log.log_start_offset();
@@ -62,7 +66,7 @@ void list_offsets(RequestContext& ctx, protocol::Reader& body) {
                           found.status().to_string());
             return ErrorCode::kafka_storage_error;
           }
-          if (found->has_value()) {
+          if (found->has_value() && !(committed && (*found)->offset >= log.last_stable_offset())) {
             pout.offset = (*found)->offset;
             pout.timestamp = (*found)->timestamp;
             pout.leader_epoch = (*found)->leader_epoch;
