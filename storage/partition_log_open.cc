@@ -94,9 +94,9 @@ Status PartitionLog::load_segments(int64_t now_ms) {
       // Everything after a torn segment is unreachable: drop the later segments, as Kafka does,
       // and keep appending to the torn one.
       for (size_t j = i + 1; j < bases.size(); ++j) {
-        for (const auto& p : {segment_log_path(dir_, bases[j]), segment_index_path(dir_, bases[j]),
-                              segment_time_index_path(dir_, bases[j]),
-                              segment_txn_index_path(dir_, bases[j])}) {
+        for (const auto& p :
+             {segment_log_path(dir_, bases[j]), segment_index_path(dir_, bases[j]),
+              segment_time_index_path(dir_, bases[j]), segment_txn_index_path(dir_, bases[j])}) {
           Status st = env_->remove_file(p);
           if (!st.ok() && st.code() != Errc::not_found) return st;
         }
