@@ -2,7 +2,9 @@
 // (Kafka's LogSegment). Appends batches, maps offsets to file positions (index floor, then a
 // forward scan of batch headers), searches timestamps, and at open either trusts its indexes
 // (flushed segments) or recovers: validates every batch (length, magic, CRC-32C, increasing
-// offsets), truncates the torn tail after the last valid batch and rebuilds both indexes.
+// offsets), truncates the torn tail after the last valid batch and rebuilds both indexes. The
+// segment also creates and removes a `<base>.txnindex` (aborted transactions, storage/txn_index.h),
+// which PartitionLog writes, fsyncs per entry and rebuilds when it is missing.
 //
 // Owned by PartitionLog (shared_ptr so an in-flight read keeps the file alive after deletion).
 // Not internally synchronised. PartitionLog's contract: write() runs under the append lock only;
