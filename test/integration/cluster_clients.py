@@ -68,8 +68,20 @@ class ClusterClientCase(ClusterTestCase):
                         for p in ps.values()))
         return pred
 
+    def wait_controller_known(self):
+        """Every running broker answers Metadata with all running brokers and a controller among
+        them. librdkafka's CreateTopics asks its first answer for the controller and, when that
+        answer has none yet (a broker whose view is still filling), waits for one until it times
+        out ("waiting for controller"): seen on freshly started clusters under CPU load."""
+        alive = [n for n in self.cluster.node_ids if self.cluster.alive(n)]
+        for n in alive:
+            self.wait_metadata(None, lambda md: (set(md.brokers) == set(alive) and
+                                                 md.controller_id in md.brokers),
+                               "broker %d to know the controller" % n, via=self.cluster.address(n))
+
     def create_topic(self, topic, partitions=3, rf=3, config=None):
         from confluent_kafka.admin import NewTopic
+        self.wait_controller_known()
         a = admin(self.cluster.bootstrap())
         fs = a.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=rf,
                                        config=dict(config or {}))], request_timeout=DEADLINE)
