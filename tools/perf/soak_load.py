@@ -828,6 +828,9 @@ def main():
     g.add_argument("--duration", type=float, default=30, help="seconds of producing per phase")
     g.add_argument("--message-bytes", type=int, default=1000)
     g.add_argument("--partitions", type=int, default=4)
+    g.add_argument("--rounds", type=int, default=1,
+                   help="abuse + measured run + unloaded run, this many times on the same broker "
+                        "(RSS that keeps growing from round to round is a leak)")
     g.add_argument("--no-after", action="store_true",
                    help="skip the third, unloaded run after the abusers are gone")
     g = ap.add_argument_group("abusers")
@@ -936,7 +939,9 @@ def orchestrate(args):
         create_topic(bs, bomb_topic, 1)
         create_topic(bs, pk_topic, 1, {"table.type": "primary-key"})
         # every topic now: under load a CreateTopics may wait as long as any other request
-        wb_topics = {name: "soak-wb-%s-%s" % (name, tag) for name in ("baseline", "loaded", "after", "final")}
+        names = ["baseline", "final"] + [x + ("" if r == 1 else "-%d" % r) for r in
+                                          range(1, args.rounds + 1) for x in ("loaded", "after")]
+        wb_topics = {name: "soak-wb-%s-%s" % (name, tag) for name in names}
         for t in wb_topics.values():
             create_topic(bs, t, args.partitions)
         populate(bs, fetch_topic, args.populate_mib)
@@ -966,10 +971,6 @@ def orchestrate(args):
 
         base = phase("baseline")
 
-        # ---- abusers in place
-        mon.phase = prober.phase = "abuse-setup"
-        cpu_setup0 = proc_cpu_s(b.proc.pid)
-        t_setup = now()
         hcfg = dict(port=b.port, idle_api_versions=not args.no_idle_api_versions,
                     slowloris_size=args.slowloris_size, slowloris_interval=args.slowloris_interval,
                     slowloris_reconnect=not args.no_slowloris_reconnect,
@@ -981,45 +982,55 @@ def orchestrate(args):
         def split(n, k, i):
             return n // k + (1 if i < n % k else 0)
 
-        for i in range(n_holders):
-            cfg = dict(hcfg, idle=split(args.idle, n_holders, i),
-                       slowloris=split(args.slowloris, n_holders, i),
-                       never_read=split(args.never_read, n_holders, i),
-                       never_read_lookups=split(args.amplifiers_never_read, n_holders, i))
-            cfg["nofile"] = cfg["idle"] + cfg["slowloris"] + cfg["never_read"] + \
-                cfg["never_read_lookups"] + 256
-            children.append(Child("holder", cfg))
-        hammer = Child("hammer", dict(port=b.port, bomb_topic=bomb_topic, pk_topic=pk_topic,
-                                      bomb_codecs=[c for c in args.bomb_codecs.split(",") if c],
-                                      bomb_mib=args.bomb_mib, bomb_interval=args.bomb_interval,
-                                      amplifiers=args.amplifiers, amplifier_keys=args.amplifier_keys,
-                                      amplifier_interval=args.amplifier_interval))
-        children.append(hammer)
-        for ch in children:
-            if not ch.ready.wait(600) or ch.ready_msg is None:
-                raise RuntimeError("%s process did not get ready (exit %s)" % (ch.role, ch.proc.poll()))
-            print("abuser ready: %s" % json.dumps(ch.ready_msg), flush=True)
-        time.sleep(args.settle)
-        results["abuse_setup"] = dict(wall_s=round(now() - t_setup, 1),
-                                      broker_cpu_s=round(proc_cpu_s(b.proc.pid) - cpu_setup0, 1),
-                                      **mon.phase_stats("abuse-setup"))
-        child_cpu0 = {ch.proc.pid: ch.cpu_s() for ch in children}
-        loaded = phase("loaded")
-        results["abuser_cpu_s_during_loaded"] = {
-            "%s-%d" % (ch.role, ch.proc.pid): round((ch.cpu_s() or 0) - (child_cpu0[ch.proc.pid] or 0), 1)
-            for ch in children}
-        mon.phase = prober.phase = "abuse-stop"
-        held_s = now() - t_setup
-        stats = [ch.stop() for ch in children]
-        results["abusers_held_s"] = round(held_s, 1)
-        results["abusers"] = merge_stats([s for s in stats if s])
-        for ch, s in zip(children, stats):
-            if s is None:
-                failures.append("%s process gave no statistics (exit %s)" % (ch.role, ch.proc.returncode))
-        children = []
-        time.sleep(2)
-        if not args.no_after and b.alive():
-            phase("after")
+        results["rounds"] = []
+        for rnd in range(1, args.rounds + 1):
+            suffix = "" if rnd == 1 else "-%d" % rnd
+            # ---- abusers in place
+            mon.phase = prober.phase = "abuse-setup" + suffix
+            cpu_setup0 = proc_cpu_s(b.proc.pid)
+            t_setup = now()
+            for i in range(n_holders):
+                cfg = dict(hcfg, idle=split(args.idle, n_holders, i),
+                           slowloris=split(args.slowloris, n_holders, i),
+                           never_read=split(args.never_read, n_holders, i),
+                           never_read_lookups=split(args.amplifiers_never_read, n_holders, i))
+                cfg["nofile"] = cfg["idle"] + cfg["slowloris"] + cfg["never_read"] + \
+                    cfg["never_read_lookups"] + 256
+                children.append(Child("holder", cfg))
+            children.append(Child("hammer", dict(
+                port=b.port, bomb_topic=bomb_topic, pk_topic=pk_topic,
+                bomb_codecs=[c for c in args.bomb_codecs.split(",") if c], bomb_mib=args.bomb_mib,
+                bomb_interval=args.bomb_interval, amplifiers=args.amplifiers,
+                amplifier_keys=args.amplifier_keys, amplifier_interval=args.amplifier_interval)))
+            for ch in children:
+                if not ch.ready.wait(600) or ch.ready_msg is None:
+                    raise RuntimeError("%s process did not get ready (exit %s)" % (ch.role, ch.proc.poll()))
+                print("abuser ready: %s" % json.dumps(ch.ready_msg), flush=True)
+            time.sleep(args.settle)
+            rr = dict(round=rnd)
+            rr["abuse_setup"] = dict(wall_s=round(now() - t_setup, 1),
+                                     broker_cpu_s=round(proc_cpu_s(b.proc.pid) - cpu_setup0, 1),
+                                     **mon.phase_stats("abuse-setup" + suffix))
+            child_cpu0 = {ch.proc.pid: ch.cpu_s() for ch in children}
+            phase("loaded" + suffix)
+            rr["abuser_cpu_s_during_loaded"] = {
+                "%s-%d" % (ch.role, ch.proc.pid): round((ch.cpu_s() or 0) - (child_cpu0[ch.proc.pid] or 0), 1)
+                for ch in children}
+            mon.phase = prober.phase = "abuse-stop" + suffix
+            held_s = now() - t_setup
+            stats = [ch.stop() for ch in children]
+            rr["abusers_held_s"] = round(held_s, 1)
+            rr["abusers"] = merge_stats([s for s in stats if s])
+            for ch, st in zip(children, stats):
+                if st is None:
+                    failures.append("%s process gave no statistics (exit %s)" % (ch.role, ch.proc.returncode))
+            children = []
+            results["rounds"].append(rr)
+            time.sleep(2)
+            if not args.no_after and b.alive():
+                phase("after" + suffix)
+            if not b.alive():
+                break
         mon.phase = prober.phase = "final"
         results["bomb_topic_high_watermark"] = high_watermark(b.port, bomb_topic) if b.alive() else None
         results["final"] = final_health(b, wb_topics["final"])
@@ -1112,43 +1123,48 @@ def check(r, args):
     if r.get("rss_peak_mib") and r["rss_peak_mib"] > args.rss_bound_mib:
         f.append("peak RSS %.0f MiB > bound %.0f MiB" % (r["rss_peak_mib"], args.rss_bound_mib))
     ph = r["phases"]
-    if "baseline" in ph and "loaded" in ph:
-        for k in ("produce_mb_s", "consume_mb_s"):
-            base, load = ph["baseline"][k], ph["loaded"][k]
-            ratio = load / base if base else 0.0
-            r.setdefault("ratios", {})[k] = round(ratio, 3)
-            if ratio < args.min_ratio:
-                f.append("%s under load %.1f / baseline %.1f = %.2f < %.2f" % (
-                    k, load, base, ratio, args.min_ratio))
-        for name in ("baseline", "loaded"):
-            p = ph[name]
-            if p["produce_errors"] or p["undelivered"] or p["consumed"] != p["delivered"]:
-                f.append("%s: well-behaved client errors (produce errors %d, undelivered %d, "
-                         "consumed %d of %d)" % (name, p["produce_errors"], p["undelivered"],
-                                                 p["consumed"], p["delivered"]))
-    elif "loaded" not in ph:
+    loaded = [n for n in ph if n.startswith("loaded")]
+    if "baseline" not in ph or not loaded:
         f.append("no measured run under load")
-    ab = r.get("abusers", {})
-    bomb = ab.get("bomb")
-    if bomb and args.bomb_interval >= 0:
-        bad = {k: v for k, v in bomb["codes"].items() if int(k.split(":")[1]) not in BOMB_REFUSALS}
-        if bad:
-            f.append("bombs not refused with a Kafka error: %s" % bad)
-        if not bomb["sent"]:
-            f.append("no bomb was answered")
-        if r.get("bomb_topic_high_watermark"):
-            f.append("bomb topic high watermark %s: something was appended" % r["bomb_topic_high_watermark"])
-    amp = ab.get("amplifier")
-    if amp and args.amplifiers:
-        cap = LOOKUP_MAX_MAX_BYTES + args.row_bytes + MIB
-        if amp["max_response_bytes"] > cap:
-            f.append("a Lookup answer of %d bytes > cap %d" % (amp["max_response_bytes"], cap))
-        if not amp["requests"]:
-            f.append("no amplifying Lookup was answered")
-        if amp["errors"]:
-            f.append("amplifying Lookups got errors %s" % amp["errors"])
+    else:
+        for name in loaded:
+            for k in ("produce_mb_s", "consume_mb_s"):
+                base, load = ph["baseline"][k], ph[name][k]
+                ratio = load / base if base else 0.0
+                r.setdefault("ratios", {}).setdefault(name, {})[k] = round(ratio, 3)
+                if ratio < args.min_ratio:
+                    f.append("%s %s %.1f / baseline %.1f = %.2f < %.2f" % (
+                        name, k, load, base, ratio, args.min_ratio))
+    for name, p in ph.items():
+        # a message that timed out on the client may still have been appended: consumed can be
+        # more than delivered; fewer is a loss
+        if p["produce_errors"] or p["undelivered"] or p["consumed"] < p["delivered"]:
+            f.append("%s: well-behaved client errors (produce errors %d (%s), undelivered %d, "
+                     "consumed %d of %d delivered)" % (name, p["produce_errors"], p["first_error"],
+                                                       p["undelivered"], p["consumed"], p["delivered"]))
+    for rr in r.get("rounds", []):
+        ab = rr.get("abusers", {})
+        tag = "round %d: " % rr["round"] if len(r["rounds"]) > 1 else ""
+        bomb = ab.get("bomb")
+        if bomb and args.bomb_interval >= 0:
+            bad = {k: v for k, v in bomb["codes"].items() if int(k.split(":")[1]) not in BOMB_REFUSALS}
+            if bad:
+                f.append(tag + "bombs not refused with a Kafka error: %s" % bad)
+            if not bomb["sent"]:
+                f.append(tag + "no bomb was answered")
+        amp = ab.get("amplifier")
+        if amp and args.amplifiers:
+            cap = LOOKUP_MAX_MAX_BYTES + args.row_bytes + MIB
+            if amp["max_response_bytes"] > cap:
+                f.append(tag + "a Lookup answer of %d bytes > cap %d" % (amp["max_response_bytes"], cap))
+            if not amp["requests"]:
+                f.append(tag + "no amplifying Lookup was answered")
+            if amp["errors"]:
+                f.append(tag + "amplifying Lookups got errors %s" % amp["errors"])
+    if r.get("bomb_topic_high_watermark"):
+        f.append("bomb topic high watermark %s: something was appended" % r["bomb_topic_high_watermark"])
     fin = r.get("final", {})
-    if fin and not (fin.get("alive") and fin.get("metadata") and fin.get("round_trip")):
+    if not (fin.get("alive") and fin.get("metadata") and fin.get("round_trip")):
         f.append("final health check failed: %s" % fin)
     return f
 
@@ -1162,41 +1178,36 @@ def report(r, args):
         m["cores"], m["mem_total_mib"], m["loadavg_start"][0], r["loadavg_end"][0]))
     w("broker overrides: %s (everything else default)\n" % " ".join(
         "%s=%s" % kv for kv in r["overrides"].items()))
-    w("\n%-10s %9s %9s %8s %8s %8s %7s %7s %9s %9s\n" % (
-        "phase", "prod MB/s", "cons MB/s", "CPU s", "RSS max", "RSS avg", "conns", "load1",
-        "probe p50", "probe max"))
-    for name in ("baseline", "loaded", "after"):
-        p = ph.get(name)
-        if not p:
-            continue
+    w("\n%-10s %9s %9s %7s %7s %8s %8s %7s %6s %9s %9s\n" % (
+        "phase", "prod MB/s", "cons MB/s", "wall s", "CPU s", "RSS max", "RSS avg", "conns",
+        "load1", "probe p50", "probe max"))
+    for name, p in ph.items():
         pr = p.get("probe") or {}
-        w("%-10s %9.1f %9.1f %8s %8s %8s %7s %7.2f %9s %9s\n" % (
-            name, p["produce_mb_s"], p["consume_mb_s"], p["broker_cpu_s"], p.get("rss_max_mib"),
-            p.get("rss_mean_mib"), int(p.get("connections_max") or 0), p["loadavg"][0],
-            pr.get("p50_ms"), pr.get("max_ms")))
-    if r.get("ratios"):
-        w("ratio loaded/baseline: produce %.3f, consume %.3f (bound >= %.2f)\n" % (
-            r["ratios"]["produce_mb_s"], r["ratios"]["consume_mb_s"], args.min_ratio))
-    if ph.get("after") and ph.get("loaded"):
-        a, l = ph["after"], ph["loaded"]
-        w("(for the noise: loaded/after produce %.3f, consume %.3f; after/baseline produce %.3f, "
-          "consume %.3f)\n" % (l["produce_mb_s"] / (a["produce_mb_s"] or 1),
-                               l["consume_mb_s"] / (a["consume_mb_s"] or 1),
-                               a["produce_mb_s"] / (ph["baseline"]["produce_mb_s"] or 1),
-                               a["consume_mb_s"] / (ph["baseline"]["consume_mb_s"] or 1)))
-    if r.get("abuse_setup"):
-        s = r["abuse_setup"]
-        w("abusers set up in %s s: broker CPU %s s, RSS max %s MiB, connections %s\n" % (
-            s["wall_s"], s["broker_cpu_s"], s.get("rss_max_mib"), s.get("connections_max")))
+        w("%-10s %9.1f %9.1f %7s %7s %8s %8s %7s %6.2f %9s %9s\n" % (
+            name, p["produce_mb_s"], p["consume_mb_s"], p["wall_s"], p["broker_cpu_s"],
+            p.get("rss_max_mib"), p.get("rss_mean_mib"), int(p.get("connections_max") or 0),
+            p["loadavg"][0], pr.get("p50_ms"), pr.get("max_ms")))
+    w("(wall s: produce --duration s + flush + consume back; probe: ApiVersions + Metadata on a new "
+      "connection every 2 s, ms)\n")
+    for name, rt in (r.get("ratios") or {}).items():
+        w("ratio %s/baseline: produce %.3f, consume %.3f (bound >= %.2f)\n" % (
+            name, rt["produce_mb_s"], rt["consume_mb_s"], args.min_ratio))
+    for name in [n for n in ph if n.startswith("after")]:
+        a = ph[name]
+        w("(noise: %s/baseline produce %.3f, consume %.3f)\n" % (
+            name, a["produce_mb_s"] / (ph["baseline"]["produce_mb_s"] or 1),
+            a["consume_mb_s"] / (ph["baseline"]["consume_mb_s"] or 1)))
     w("broker peak RSS (VmHWM): %s MiB (bound %.0f MiB)\n" % (r.get("rss_peak_mib"), args.rss_bound_mib))
-    if r.get("abuser_cpu_s_during_loaded"):
-        w("abuser processes' CPU s during the loaded run: %s\n" % r["abuser_cpu_s_during_loaded"])
-    ab = r.get("abusers") or {}
-    for k in ("idle", "slowloris", "never_read", "never_read_lookups", "bomb", "amplifier"):
-        if k in ab:
-            w("  %-19s %s\n" % (k, json.dumps(ab[k], sort_keys=True)))
-    if "abusers_held_s" in r:
-        w("abusers held for %s s\n" % r["abusers_held_s"])
+    for rr in r.get("rounds", []):
+        s = rr["abuse_setup"]
+        w("round %d: abusers set up in %s s (broker CPU %s s, RSS max %s MiB, connections %s), "
+          "held %s s; abuser processes' CPU s during the measured run: %s\n" % (
+              rr["round"], s["wall_s"], s["broker_cpu_s"], s.get("rss_max_mib"),
+              s.get("connections_max"), rr["abusers_held_s"], rr["abuser_cpu_s_during_loaded"]))
+        ab = rr.get("abusers") or {}
+        for k in ("idle", "slowloris", "never_read", "never_read_lookups", "bomb", "amplifier"):
+            if k in ab:
+                w("  %-19s %s\n" % (k, json.dumps(ab[k], sort_keys=True)))
     w("bomb topic high watermark: %s\n" % r.get("bomb_topic_high_watermark"))
     w("broker log: %s\n" % json.dumps(r.get("broker_log_counts")))
     w("final: %s\n" % json.dumps(r.get("final")))
