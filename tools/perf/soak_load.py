@@ -867,6 +867,10 @@ def main():
                    help="Lookups each never-reading amplifier pipelines")
     g.add_argument("--row-bytes", type=int, default=1000000,
                    help="the large row's value (fits the default max.message.bytes)")
+    g.add_argument("--abuser-nice", type=int, default=0,
+                   help="nice value of the abuser processes: 19 keeps their own client-side CPU "
+                        "(Python parsing answers) from competing with the broker and the "
+                        "well-behaved client on a small machine, as abusers on other hosts would")
     g.add_argument("--settle", type=float, default=5.0,
                    help="seconds between the abusers being in place and the measured run")
     g = ap.add_argument_group("checks")
@@ -883,6 +887,8 @@ def main():
     if args.role:
         cfg = json.loads(args.cfg)
         raise_nofile(cfg.get("nofile", 1024))
+        if cfg.get("nice"):
+            os.nice(cfg["nice"])
         (Holder if args.role == "holder" else Hammer)(cfg).run()
         return 0
     return orchestrate(args)
@@ -977,7 +983,7 @@ def orchestrate(args):
                     never_read_requests=args.never_read_requests,
                     never_read_max_bytes=args.never_read_max_bytes, fetch_topic=fetch_topic,
                     lookup_pipeline=args.lookup_pipeline, pk_topic=pk_topic,
-                    amplifier_keys=args.amplifier_keys)
+                    amplifier_keys=args.amplifier_keys, nice=args.abuser_nice)
 
         def split(n, k, i):
             return n // k + (1 if i < n % k else 0)
@@ -1001,7 +1007,8 @@ def orchestrate(args):
                 port=b.port, bomb_topic=bomb_topic, pk_topic=pk_topic,
                 bomb_codecs=[c for c in args.bomb_codecs.split(",") if c], bomb_mib=args.bomb_mib,
                 bomb_interval=args.bomb_interval, amplifiers=args.amplifiers,
-                amplifier_keys=args.amplifier_keys, amplifier_interval=args.amplifier_interval)))
+                amplifier_keys=args.amplifier_keys, amplifier_interval=args.amplifier_interval,
+                nice=args.abuser_nice)))
             for ch in children:
                 if not ch.ready.wait(600) or ch.ready_msg is None:
                     raise RuntimeError("%s process did not get ready (exit %s)" % (ch.role, ch.proc.poll()))
