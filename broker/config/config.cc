@@ -242,6 +242,11 @@ KeyTable<BrokerConfig> build_table() {
             "16777216", int64_t{-1}, kI64Max,
             "Response bytes one connection may have ready but unwritten (a client not reading); "
             "past it nothing more is read from that connection until they drain (-1 = no bound).");
+  t.integer("queued.max.response.bytes", &C::queued_max_response_bytes, "268435456", int64_t{-1},
+            kI64Max,
+            "Response bytes all connections may hold in memory ready but unwritten; past it "
+            "Lookup, PrefixLookup, Scan and ReadChangelog answers shrink to one row or record "
+            "(the rest comes back as their continuation) (-1 = no bound).");
   t.integer("max.broker.partitions", &C::max_broker_partitions, "10000", 1, kI32Max,
             "Partitions this broker holds at most; CreateTopics/CreatePartitions past it get "
             "POLICY_VIOLATION.");

@@ -66,6 +66,7 @@ struct BrokerConfig {
   int64_t queued_max_request_bytes{};
   int64_t socket_request_read_timeout_ms{};
   int64_t connection_max_queued_response_bytes{};
+  int64_t queued_max_response_bytes{};
   int32_t max_broker_partitions{};
   int32_t open_files_reserved{};  // descriptors kept out of the partitions' budget
   // Cluster mode (docs/cluster.md); no endpoints = a single node. Kafka's names and defaults.

@@ -5,7 +5,10 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>
 
+#include <algorithm>
+
 #include "broker/cluster/cluster_node.h"
+#include "broker/net/connection.h"
 #include "broker/pk/pk_tables.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
@@ -99,6 +102,16 @@ PkPartition resolve_pk_partition(RequestContext& ctx, const TopicEntry* topic,
     out.state = std::move(*state);
   }
   return out;
+}
+
+size_t response_budget(const Services& svc, int64_t requested, size_t default_bytes, size_t cap) {
+  size_t want = requested > 0 ? static_cast<size_t>(requested) : default_bytes;
+  want = std::min(want, cap);
+  if (const int64_t bound = svc.config.queued_max_response_bytes; bound >= 0) {
+    const int64_t left = bound - Connection::total_queued_response_memory();
+    want = std::min(want, static_cast<size_t>(std::max<int64_t>(left, 1)));
+  }
+  return want;
 }
 
 }  // namespace strata::broker::handlers

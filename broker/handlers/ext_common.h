@@ -84,11 +84,10 @@ std::optional<size_t> count_wire_fields(std::span<const uint8_t> wire, std::span
                                         size_t stop_after);
 
 // A response byte budget from a request's max_bytes (already checked >= 0): 0 takes the
-// default; anything above `cap` is clamped to it, so one answer stays a bounded allocation.
-inline size_t response_budget(int32_t requested, size_t default_bytes, size_t cap) {
-  const size_t want = requested > 0 ? static_cast<size_t>(requested) : default_bytes;
-  return want < cap ? want : cap;
-}
+// default; anything above `cap` is clamped to it, so one answer stays a bounded allocation; and
+// to what is left of queued.max.response.bytes, at least 1 (an answer carries at least one row),
+// so clients that do not read their answers cannot make the broker hold more than that bound.
+size_t response_budget(const Services& svc, int64_t requested, size_t default_bytes, size_t cap);
 
 // Every extension response has a top-level error_code; a non-zero one is counted in the error
 // metrics, as RequestContext::respond does for the Kafka APIs.

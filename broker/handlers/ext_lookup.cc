@@ -59,7 +59,7 @@ void ext_lookup(RequestContext& ctx, protocol::Reader& body) {
       return refuse("at most " + std::to_string(kMaxKeys) + " keys per Lookup");
   }
   if (req.max_bytes() < 0) return refuse("max_bytes must be >= 0");
-  const size_t budget = response_budget(req.max_bytes(), kDefaultMaxBytes, kMaxMaxBytes);
+  const size_t budget = response_budget(ctx.svc, req.max_bytes(), kDefaultMaxBytes, kMaxMaxBytes);
   size_t served_bytes = 0;  // value bytes in the answer so far, all partitions
   for (const auto& t : req.topics()) {
     auto* tout = resp.add_topics();

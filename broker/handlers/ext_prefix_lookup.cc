@@ -57,7 +57,7 @@ void ext_prefix_lookup(RequestContext& ctx, protocol::Reader& body) {
     return fail(ErrorCode::invalid_request, "limit must be within 1.." + std::to_string(kMaxLimit));
   }
   if (req.max_bytes() < 0) return fail(ErrorCode::invalid_request, "max_bytes must be >= 0");
-  const size_t budget = response_budget(req.max_bytes(), kDefaultMaxBytes, kMaxMaxBytes);
+  const size_t budget = response_budget(ctx.svc, req.max_bytes(), kDefaultMaxBytes, kMaxMaxBytes);
   if (!authorize_topic(ctx, AclOperation::read, req.topic())) {
     return fail(ErrorCode::topic_authorization_failed, "Topic authorization failed.");
   }

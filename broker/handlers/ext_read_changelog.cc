@@ -163,6 +163,8 @@ class PendingChangelog : public LongPoll<PendingChangelog> {
   int32_t build(Resp& resp, WaitOn& wait, bool& answer_now) {
     int32_t total = 0;
     int64_t response_bytes = 0;
+    const auto response_cap =
+        static_cast<int64_t>(response_budget(ctx_.svc, 0, kMaxResponseBytes, kMaxResponseBytes));
     int64_t scan_budget = kMaxScanBytes;
     for (const auto& rp : req_.partitions()) {
       auto* out = resp.add_partitions();
@@ -201,10 +203,10 @@ class PendingChangelog : public LongPoll<PendingChangelog> {
         continue;
       }
       wait.add(log, hw);
-      if (response_bytes >= kMaxResponseBytes || scan_budget <= 0) continue;  // budget spent
+      if (response_bytes >= response_cap || scan_budget <= 0) continue;  // budget spent
       const int64_t max_bytes =
           std::min(rp.max_bytes() > 0 ? rp.max_bytes() : kDefaultMaxBytes,
-                   std::min(kMaxBytesPerPartition, kMaxResponseBytes - response_bytes));
+                   std::min(kMaxBytesPerPartition, response_cap - response_bytes));
       int64_t bytes = 0;
       auto n = read_changes(*log, rp.from_offset(), hw, rp.max_records(), max_bytes, bytes,
                             scan_budget, *out);

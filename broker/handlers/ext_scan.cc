@@ -154,8 +154,7 @@ void ext_scan(RequestContext& ctx, protocol::Reader& body) {
     session->principal = ctx.principal();  // only this connection's strand reaches it
   }
   // Clamped so one page stays a bounded allocation whatever the client asks for.
-  const size_t max_bytes = std::min<size_t>(
-      req.max_bytes() > 0 ? static_cast<size_t>(req.max_bytes()) : kDefaultMaxBytes, 16u << 20);
+  const size_t max_bytes = response_budget(ctx.svc, req.max_bytes(), kDefaultMaxBytes, 16u << 20);
   auto page = session->state->scan(*session->snapshot, after, static_cast<uint32_t>(req.limit()),
                                    max_bytes);
   if (!page.ok()) {

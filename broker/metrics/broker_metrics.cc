@@ -147,6 +147,12 @@ std::vector<prometheus::MetricFamily> BrokerMetrics::collect(
                        MetricType::Gauge);
   add_sample(queued, {}, static_cast<double>(Connection::total_queued_response_bytes()));
   out.push_back(std::move(queued));
+  auto memory = family("strata_connections_queued_response_memory_bytes",
+                       "Of those, the bytes held in memory (file ranges excluded); at "
+                       "queued.max.response.bytes, extension answers shrink to one row.",
+                       MetricType::Gauge);
+  add_sample(memory, {}, static_cast<double>(Connection::total_queued_response_memory()));
+  out.push_back(std::move(memory));
 
   struct TopicFamily {
     const char* name;

@@ -43,24 +43,37 @@ Session& Responder::session() const { return conn_->session(); }
 namespace {
 std::atomic<uint64_t> next_connection_id{1};  // 0 is never a connection's id
 std::atomic<int64_t> all_queued_response_bytes{0};
+std::atomic<int64_t> all_queued_response_memory{0};
 }  // namespace
 
 int64_t Connection::total_queued_response_bytes() {
   return all_queued_response_bytes.load(std::memory_order_relaxed);
 }
-
-// What a response holds until it is written: its own bytes and every spliced part (a file range
-// pins its segment's descriptor through the part's owner, so it counts by its length too).
-int64_t Connection::frame_bytes(const ResponseFrame& f) {
-  int64_t n = static_cast<int64_t>(f.bytes.size());
-  for (const auto& [at, part] : f.external) n += part.length;
-  return n;
+int64_t Connection::total_queued_response_memory() {
+  return all_queued_response_memory.load(std::memory_order_relaxed);
 }
 
-void Connection::add_queued(int64_t delta) {
-  if (delta == 0) return;
-  queued_response_bytes_.fetch_add(delta, std::memory_order_relaxed);
-  all_queued_response_bytes.fetch_add(delta, std::memory_order_relaxed);
+// What a response holds until it is written: its own bytes and every spliced part (a file range
+// pins its segment's descriptor through the part's owner, so it counts by its length too; only
+// memory parts count as memory).
+Connection::Queued Connection::frame_bytes(const ResponseFrame& f) {
+  Queued q{static_cast<int64_t>(f.bytes.size()), static_cast<int64_t>(f.bytes.size())};
+  for (const auto& [at, part] : f.external) {
+    q.bytes += part.length;
+    if (part.data) q.memory += part.length;
+  }
+  return q;
+}
+
+void Connection::add_queued(Queued delta) {
+  if (delta.bytes != 0) {
+    queued_response_bytes_.fetch_add(delta.bytes, std::memory_order_relaxed);
+    all_queued_response_bytes.fetch_add(delta.bytes, std::memory_order_relaxed);
+  }
+  if (delta.memory != 0) {
+    queued_response_memory_.fetch_add(delta.memory, std::memory_order_relaxed);
+    all_queued_response_memory.fetch_add(delta.memory, std::memory_order_relaxed);
+  }
 }
 
 Connection::Connection(asio::ip::tcp::socket socket, Dispatcher& dispatcher,
@@ -235,30 +248,17 @@ void Connection::read_size() {
   });
 }
 
-// The body's bytes come from the broker-wide request pool (queued.max.request.bytes): while it is
-// used up, this connection stops reading (the client's sends back up in TCP) and retries shortly,
-// instead of allocating. Once the size prefix is in, the whole frame must arrive within
+// The body's bytes come from the broker-wide request pool (queued.max.request.bytes) as they
+// arrive: each read takes what the socket has (at least kMinBodyRead) before reading it, and while
+// the pool is used up this connection stops reading (the client's sends back up in TCP) until the
+// pool wakes it, instead of allocating. A client that announces a large frame and trickles it
+// holds only what it sent. From the size prefix on, the whole frame must arrive within
 // socket.request.read.timeout.ms: a client trickling bytes cannot hold a buffer forever.
 void Connection::read_body(uint32_t size) {
   if (closed_) return;
-  if (!limits_->pool->try_reserve(size)) {
-    reading_ = true;  // a read is logically outstanding: nothing else may start one
-    frame_timer_.expires_after(std::chrono::milliseconds(5));
-    frame_timer_.async_wait([self = shared_from_this(), size](boost::system::error_code ec) {
-      self->reading_ = false;
-      if (ec || self->closed_) return;
-      self->read_body(size);
-    });
-    return;
-  }
-  start_body(size);
-}
-
-void Connection::start_body(uint32_t size) {
-  auto frame = std::make_shared<RequestFrame>();
-  frame->pool = limits_->pool;
-  frame->pooled_bytes = size;
-  frame->bytes.resize(size);
+  body_ = std::make_shared<RequestFrame>();
+  body_->pool = limits_->pool;
+  body_size_ = size;
   reading_ = true;
   if (limits_->request_read_timeout_ms > 0) {
     frame_timer_.expires_after(std::chrono::milliseconds(limits_->request_read_timeout_ms));
@@ -271,17 +271,72 @@ void Connection::start_body(uint32_t size) {
       self->close("request frame read timeout");
     });
   }
-  read_exact(asio::buffer(frame->bytes),
-             [self = shared_from_this(), frame](boost::system::error_code ec, size_t) {
-               self->reading_ = false;
-               self->frame_timer_.cancel();
-               if (ec) {
-                 self->close(ec == asio::error::eof ? "truncated frame" : ec.message());
-                 return;
-               }
-               self->touch();
-               self->on_frame(frame);
-             });
+  read_more_body();
+}
+
+void Connection::read_more_body() {
+  if (closed_) return;
+  const size_t have = body_->bytes.size();
+  if (have == body_size_) {
+    reading_ = false;
+    frame_timer_.cancel();
+    touch();
+    on_frame(std::move(body_));
+    return;
+  }
+  boost::system::error_code ec;
+  const size_t available = socket_.available(ec);  // TLS: the ciphertext, a fair estimate
+  const size_t want = std::min<size_t>(body_size_ - have, std::max(available, kMinBodyRead));
+  const auto bytes = static_cast<int64_t>(want);
+  std::weak_ptr<Connection> weak = weak_from_this();
+  auto on_grant = [weak, bytes, pool = limits_->pool] {
+    auto self = weak.lock();
+    if (!self) {
+      pool->release(bytes);
+      return;
+    }
+    asio::post(self->strand_, [self, bytes] {
+      if (self->closed_) {
+        self->limits_->pool->release(bytes);  // body_ is gone with what it held
+        return;
+      }
+      self->body_->pooled_bytes += bytes;
+      self->read_body_bytes(static_cast<size_t>(bytes));
+    });
+  };
+  if (!limits_->pool->reserve_or_wait(bytes, body_->pooled_bytes, std::move(on_grant))) return;
+  body_->pooled_bytes += bytes;
+  read_body_bytes(want);
+}
+
+// Reads up to `want` more body bytes (taken from the pool already), giving back what did not come.
+void Connection::read_body_bytes(size_t want) {
+  auto& b = body_->bytes;
+  const size_t have = b.size();
+  if (b.capacity() < have + want) {  // grows geometrically, never past the announced size
+    b.reserve(std::min<size_t>(body_size_, std::max(2 * b.capacity(), have + want)));
+  }
+  b.resize(have + want);
+  // The handler owns the frame too: its buffer must outlive a read that close() cancels.
+  auto on_read = [self = shared_from_this(), frame = body_, have, want](
+                     boost::system::error_code ec, size_t n) {
+    if (self->closed_) return;  // `frame` gives its bytes back as it goes
+    frame->bytes.resize(have + n);
+    const auto unused = static_cast<int64_t>(want - n);
+    frame->pooled_bytes -= unused;
+    self->limits_->pool->release(unused);
+    if (ec) {
+      self->close(ec == asio::error::eof ? "truncated frame" : ec.message());
+      return;
+    }
+    self->read_more_body();
+  };
+  auto buf = asio::buffer(b.data() + have, want);
+  if (tls_) {
+    tls_->stream.async_read_some(buf, asio::bind_executor(strand_, std::move(on_read)));
+  } else {
+    socket_.async_read_some(buf, asio::bind_executor(strand_, std::move(on_read)));
+  }
 }
 
 void Connection::close_if_idle(std::chrono::steady_clock::time_point now) {
@@ -293,7 +348,12 @@ void Connection::close_if_idle(std::chrono::steady_clock::time_point now) {
   };
   if (!is_idle()) return;
   asio::post(strand_, [self = shared_from_this(), is_idle] {
-    if (self->closed_ || !self->slots_.empty() || self->writing_ || self->held_frame_) return;
+    // A response being written does not keep the connection: a client that stopped reading it
+    // moves no bytes either (Kafka's rule). Requests still being handled (a long-poll) do.
+    if (self->closed_ || self->held_frame_) return;
+    for (const Slot& s : self->slots_) {
+      if (s.state == SlotState::pending) return;
+    }
     if (!is_idle()) return;
     spdlog::info("closing {}: idle for connections.max.idle.ms={}", self->peer_,
                  self->limits_->idle_ms);
@@ -366,7 +426,9 @@ void Connection::pump() {
     }
     const bool last = s.state == SlotState::ready && s.frame.close_after;
     if (s.state == SlotState::ready) {
-      writing_bytes_ += frame_bytes(s.frame);
+      const Queued q = frame_bytes(s.frame);
+      writing_bytes_.bytes += q.bytes;
+      writing_bytes_.memory += q.memory;
       writing_frames_.push_back(std::move(s.frame));
     }
     pending_mute_ms_ = std::max(pending_mute_ms_, s.throttle_ms);
@@ -413,8 +475,8 @@ void Connection::write_next() {
     mute_for(pending_mute_ms_);  // the throttled responses are out: now the client waits
     writing_frames_.clear();
     pieces_.clear();
-    add_queued(-writing_bytes_);
-    writing_bytes_ = 0;
+    add_queued({-writing_bytes_.bytes, -writing_bytes_.memory});
+    writing_bytes_ = {};
     pump();
     maybe_resume_reading();  // pump() resumes only when nothing more is queued
     return;
@@ -439,26 +501,51 @@ void Connection::write_next() {
                   self->close(ec.message());
                   return;
                 }
+                self->touch();
                 self->piece_index_ = end;
                 self->write_next();
               });
     return;
   }
-  // Gather consecutive memory pieces into one writev.
+  // Gather consecutive memory pieces into one writev; whatever part of them the socket takes is
+  // progress (the idle reaper closes a connection whose client stopped reading, not a slow one).
   std::vector<asio::const_buffer> bufs;
   size_t end = piece_index_;
   while (end < pieces_.size() && pieces_[end].fd < 0 && bufs.size() < 64) {
     if (pieces_[end].len) bufs.emplace_back(pieces_[end].data, pieces_[end].len);
     ++end;
   }
-  write_all(bufs, [self = shared_from_this(), end](boost::system::error_code ec, size_t) {
-    if (ec) {
-      self->close(ec.message());
-      return;
-    }
-    self->piece_index_ = end;
-    self->write_next();
-  });
+  if (bufs.empty()) {  // empty pieces only
+    piece_index_ = end;
+    write_next();
+    return;
+  }
+  socket_.async_write_some(
+      bufs, asio::bind_executor(
+                strand_, [self = shared_from_this()](boost::system::error_code ec, size_t n) {
+                  if (ec) {
+                    self->close(ec.message());
+                    return;
+                  }
+                  self->touch();
+                  self->consume_written(n);
+                  self->write_next();
+                }));
+}
+
+void Connection::consume_written(size_t n) {
+  while (n > 0 && piece_index_ < pieces_.size()) {
+    Piece& p = pieces_[piece_index_];
+    const size_t take = std::min(n, p.len);
+    p.data += take;
+    p.len -= take;
+    n -= take;
+    if (p.len == 0) ++piece_index_;
+  }
+  while (piece_index_ < pieces_.size() && pieces_[piece_index_].fd < 0 &&
+         pieces_[piece_index_].len == 0) {
+    ++piece_index_;
+  }
 }
 
 // Log bytes go from the page cache to the socket without passing through user space.
@@ -473,6 +560,7 @@ void Connection::write_file(int fd, uint64_t offset, uint32_t remaining) {
     if (n > 0) {
       offset += static_cast<uint64_t>(n);
       remaining -= static_cast<uint32_t>(n);
+      touch();
       continue;
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -522,6 +610,7 @@ void Connection::write_file_copy(int fd, uint64_t offset, uint32_t remaining) {
                 self->close(ec.message());
                 return;
               }
+              self->touch();
               self->write_file_copy(fd, offset + got, remaining - got);
             });
 }
@@ -568,6 +657,7 @@ void Connection::close(const std::string& reason) {
   frame_timer_.cancel();
   mute_timer_.cancel();
   held_frame_.reset();
+  body_.reset();  // gives its bytes back to the pool
   dispatcher_.connection_closed();
   if (!reason.empty()) spdlog::debug("connection {} closed: {}", peer_, reason);
   boost::system::error_code ec;
@@ -575,8 +665,9 @@ void Connection::close(const std::string& reason) {
   socket_.close(ec);
   slots_.clear();
   // Nothing queued will be written now; the frames themselves go with the last reference.
-  add_queued(-queued_response_bytes_.load(std::memory_order_relaxed));
-  writing_bytes_ = 0;
+  add_queued({-queued_response_bytes_.load(std::memory_order_relaxed),
+              -queued_response_memory_.load(std::memory_order_relaxed)});
+  writing_bytes_ = {};
 }
 
 }  // namespace strata::broker

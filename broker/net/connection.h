@@ -59,8 +59,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // identity per-connection state is bound to. Immutable; any thread.
   uint64_t id() const { return id_; }
   bool closed() const { return closed_; }
-  // Closes the connection when nothing is in flight and nothing was read or written for
-  // connections.max.idle.ms (Kafka's idle reaper). Any thread (posted to the strand).
+  // Closes the connection when no request is being handled and no byte was read or written for
+  // connections.max.idle.ms (Kafka's idle reaper): a client that stops reading a response is
+  // idle too. Any thread (posted to the strand).
   void close_if_idle(std::chrono::steady_clock::time_point now);
   const std::string& peer_address() const { return address_; }
   // Strand only (see Session).
@@ -72,6 +73,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
   // The same summed over every connection of the process.
   static int64_t total_queued_response_bytes();
+  // Of those, the bytes held in memory (file ranges excluded): what queued.max.response.bytes
+  // bounds.
+  static int64_t total_queued_response_memory();
 
  private:
   friend class Responder;
@@ -89,11 +93,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void tls_handshake();
   void read_size();
   void read_body(uint32_t size);
-  void start_body(uint32_t size);  // once the request pool granted the bytes
+  void read_more_body();
+  void read_body_bytes(size_t want);
   void on_frame(std::shared_ptr<RequestFrame> frame);
   void complete(uint64_t seq, SlotState state, ResponseFrame frame, std::string reason);
   void pump();
   void write_next();
+  void consume_written(size_t n);  // advances pieces_ past n written bytes
   void write_file(int fd, uint64_t offset, uint32_t remaining);
   void write_file_copy(int fd, uint64_t offset, uint32_t remaining);  // TLS: no sendfile
   // The socket or, on a TLS listener, the TLS stream over it.
@@ -108,8 +114,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
            queued_response_bytes_.load(std::memory_order_relaxed) >=
                limits_->max_queued_response_bytes;
   }
-  void add_queued(int64_t delta);
-  static int64_t frame_bytes(const ResponseFrame& f);
+  struct Queued {
+    int64_t bytes = 0;   // memory and file ranges
+    int64_t memory = 0;  // memory only
+  };
+  void add_queued(Queued delta);
+  static Queued frame_bytes(const ResponseFrame& f);
   bool muted() const { return std::chrono::steady_clock::now() < muted_until_; }
   void mute_for(int64_t ms);
   void arm_mute_timer();
@@ -141,8 +151,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
         .count();
   }
   void touch() { last_activity_.store(steady_now_ns(), std::memory_order_relaxed); }
-  boost::asio::steady_timer frame_timer_;  // socket.request.read.timeout.ms, and pool retries
+  boost::asio::steady_timer frame_timer_;  // socket.request.read.timeout.ms
   uint8_t size_buf_[4];
+  // The frame being read and its announced size: its bytes are taken from the pool as they come.
+  std::shared_ptr<RequestFrame> body_;
+  uint32_t body_size_ = 0;
+  static constexpr size_t kMinBodyRead = 4096;  // what a read waiting for bytes holds meanwhile
   std::deque<Slot> slots_;
   uint64_t next_seq_ = 0;
   bool reading_ = false;
@@ -168,9 +182,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     uint64_t file_offset = 0;
   };
   std::vector<ResponseFrame> writing_frames_;
-  int64_t writing_bytes_ = 0;  // frame_bytes() of writing_frames_
+  Queued writing_bytes_;  // frame_bytes() of writing_frames_
   // Ready slots' frames plus writing_frames_: written on the strand, read from any thread.
   std::atomic<int64_t> queued_response_bytes_{0};
+  std::atomic<int64_t> queued_response_memory_{0};
   std::vector<Piece> pieces_;
   size_t piece_index_ = 0;
 };

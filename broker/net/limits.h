@@ -10,32 +10,44 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
+#include <mutex>
 
 namespace strata::broker {
 
+// Request-body bytes are taken as they arrive, not when a frame's size is announced, so a client
+// that announces a large frame and trickles it (slowloris) holds only what it has sent. When the
+// pool is used up, a reader queues and is woken, in arrival order, once enough comes back.
 class RequestMemoryPool {
  public:
   explicit RequestMemoryPool(int64_t capacity) : capacity_(capacity) {}
-  // Takes `bytes` when they fit, or when nothing is taken (so one request larger than the pool is
-  // still served, alone). Unbounded when capacity < 0.
-  bool try_reserve(int64_t bytes) {
-    if (capacity_ < 0) return true;
-    int64_t used = used_.load(std::memory_order_relaxed);
-    for (;;) {
-      if (used != 0 && used + bytes > capacity_) return false;
-      if (used_.compare_exchange_weak(used, used + bytes, std::memory_order_acq_rel)) return true;
-    }
-  }
-  void release(int64_t bytes) {
-    if (capacity_ >= 0) used_.fetch_sub(bytes, std::memory_order_acq_rel);
-  }
+  // Takes `bytes` for a reader that already holds `held` of the pool, when they fit or when the
+  // reader holds everything taken (so one frame larger than the pool is still read, alone), and
+  // returns true. Otherwise returns false and calls `on_grant` later, from the thread that gave
+  // bytes back, once they have been taken for the reader (`on_grant` must only post work).
+  // Unbounded when capacity < 0.
+  bool reserve_or_wait(int64_t bytes, int64_t held, std::function<void()> on_grant);
+  void release(int64_t bytes);
   int64_t used() const { return used_.load(std::memory_order_relaxed); }
   int64_t capacity() const { return capacity_; }
+  size_t waiters() const;
 
  private:
+  struct Waiter {
+    int64_t bytes;
+    int64_t held;
+    std::function<void()> on_grant;
+  };
+  bool fits_locked(int64_t bytes, int64_t held) const {
+    const int64_t used = used_.load(std::memory_order_relaxed);
+    return used + bytes <= capacity_ || used == held;
+  }
   const int64_t capacity_;
-  std::atomic<int64_t> used_{0};
+  mutable std::mutex mu_;
+  std::atomic<int64_t> used_{0};  // written under mu_; read anywhere (metrics)
+  std::deque<Waiter> waiters_;
 };
 
 struct ConnectionLimits {

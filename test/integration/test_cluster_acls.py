@@ -45,8 +45,11 @@ class ClusterAclTest(ClusterClientCase):
                            what="topic visible on broker 2")
         self.assertEqual(acl_creations(self.conn(1), [DENY_ALL(topic)]), [NONE])
         self.assertEqual(self.metadata_error(1, topic), TOPIC_AUTH, "read-your-writes on broker 1")
-        harness.wait_until(lambda: self.metadata_error(2, topic) == TOPIC_AUTH, 10,
-                           what="broker 2 enforcing the ACL created through broker 1")
+        # Other brokers learn ACLs through their etcd watch: eventually, like Kafka's
+        # ZooKeeper/KRaft propagation, so every later check on them waits first.
+        for node in (2, 3):
+            harness.wait_until(lambda: self.metadata_error(node, topic) == TOPIC_AUTH, 10,
+                               what=f"broker {node} enforcing the ACL created through broker 1")
         resp = kp_call(self.conn(3), DescribeAclsRequest[1](2, topic, 3, None, None, 1, 1))
         self.assertEqual(resp.error_code, NONE)
         self.assertEqual([(r[1], len(r[3])) for r in resp.resources], [(topic, 1)])

@@ -1,8 +1,9 @@
 """Connection limits over raw sockets: max.connections.per.ip closes connections past the limit
 at accept; connections.max.idle.ms closes idle ones (but not one waiting in a long-poll);
-socket.request.read.timeout.ms closes a connection that sent a frame's size and then stalls
-(slowloris); queued.max.request.bytes pauses reading while the request pool is used up and
-resumes once it is given back; max.broker.partitions refuses CreateTopics/CreatePartitions past it;
+and one whose client stopped reading a response; socket.request.read.timeout.ms closes a
+connection that sent a frame's size and then stalls (slowloris), which holds only the bytes it
+sent of the request pool; queued.max.request.bytes pauses reading while the request pool is used
+up and resumes once it is given back; max.broker.partitions refuses CreateTopics/CreatePartitions past it;
 the broker raises its open-files soft limit to the hard limit at start, and refuses partitions
 whose estimated descriptors would pass that limit less open.files.reserved. Between cases the
 broker keeps serving new connections."""
@@ -113,13 +114,15 @@ class ConnectionLimits(itutil.BrokerTestCase):
             t0 = time.monotonic()
             self.assertEqual(itutil.api_versions(c, 0)[0], 0)
             self.assertLess(time.monotonic() - t0, 0.5)
-        # A frame of 2 MiB (larger than the 1 MiB pool, so it takes the whole pool) is started
-        # and stalls; a second connection's request waits until the first one is closed by the
-        # read timeout and its bytes go back to the pool, then it is answered.
+        # A frame of 2 MiB is started and 1.2 MiB of it sent (more than the 1 MiB pool: a frame
+        # larger than the pool is still read while it holds the pool alone), then it stalls; a
+        # second connection's request waits until the first one is closed by the read timeout
+        # and its bytes go back to the pool, then it is answered.
         holder = RawConn(self.broker.port)
         try:
-            holder.send_raw(struct.pack(">i", 2 << 20) + b"\x00\x12\x00\x00" + b"\x00" * 1000)
-            time.sleep(0.2)
+            holder.send_raw(struct.pack(">i", 2 << 20) + b"\x00\x12\x00\x00" +
+                            b"\x00" * (1200 << 10))
+            time.sleep(0.3)
             with RawConn(self.broker.port) as c:
                 t0 = time.monotonic()
                 self.assertEqual(itutil.api_versions(c, 0)[0], 0)
@@ -129,6 +132,72 @@ class ConnectionLimits(itutil.BrokerTestCase):
             self.assertTrue(closed_within(holder.sock, 5))
         finally:
             holder.close()
+        self.assertServing()
+
+    def test_slowloris_holds_only_the_bytes_it_sent(self):
+        # 4 connections (max.connections.per.ip is 6) announce 1 MiB frames (the whole pool
+        # each) and trickle 8 bytes: the pool is taken as bytes arrive, so they hold a few KiB
+        # of it at most and a well-behaved
+        # request is read at once; each of them is still closed by the read deadline, counted
+        # from its size prefix.
+        lorises = [RawConn(self.broker.port) for _ in range(4)]
+        try:
+            for c in lorises:
+                c.send_raw(struct.pack(">i", 1 << 20) + b"\x00\x12\x00\x00\x00\x00\x00\x01")
+            time.sleep(0.2)
+            with RawConn(self.broker.port) as c:
+                t0 = time.monotonic()
+                self.assertEqual(itutil.api_versions(c, 0)[0], 0)
+                self.assertLess(time.monotonic() - t0, READ_TIMEOUT_MS / 1000 / 2,
+                                "a trickling frame held the request pool")
+            t0 = time.monotonic()
+            for c in lorises:
+                self.assertTrue(closed_within(c.sock, READ_TIMEOUT_MS / 1000 + 5),
+                                "trickling frame kept past the read deadline")
+            self.assertLess(time.monotonic() - t0, IDLE_MS / 1000 + 1)
+        finally:
+            for c in lorises:
+                c.close()
+        self.assertServing()
+
+    def test_client_that_stops_reading_a_response_is_reaped_as_idle(self):
+        # Kafka's rule: a connection that moves no bytes for connections.max.idle.ms is idle,
+        # also when it is because its client stopped reading a response (which would otherwise
+        # pin that response forever).
+        topic = itutil.unique_topic("stall")
+        itutil.ck_create_topic(self.broker.bootstrap, topic, 1)
+        p = itutil.ck_producer(self.broker.bootstrap)
+        value = b"x" * 100000
+        itutil.ck_produce_all(p, [{"topic": topic, "partition": 0, "value": value}
+                                  for _ in range(120)])
+        del p  # its connections count against max.connections.per.ip
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect: small window
+        sock.connect(("127.0.0.1", self.broker.port))
+        try:
+            body = struct.pack(">iiiib", -1, 0, 1, 32 << 20, 0)
+            body += itutil.array32([itutil.str16(topic) + itutil.array32(
+                [struct.pack(">iqi", 0, 0, 32 << 20)])])
+            sock.sendall(itutil.request_frame(1, 4, 1, body))
+            time.sleep(IDLE_MS / 1000 + 2)  # reads nothing meanwhile
+            received, closed = 0, False
+            sock.settimeout(3)
+            try:
+                while True:
+                    chunk = sock.recv(1 << 20)
+                    if not chunk:
+                        closed = True
+                        break
+                    received += len(chunk)
+            except (ConnectionResetError, BrokenPipeError):
+                closed = True
+            except socket.timeout:
+                pass
+            self.assertTrue(closed, "connection kept open with a stalled response (%d bytes "
+                            "read)" % received)
+            self.assertLess(received, 120 * 100000, "the whole response was written")
+        finally:
+            sock.close()
         self.assertServing()
 
     def test_open_files_soft_limit_is_raised_to_the_hard_limit(self):

@@ -628,6 +628,52 @@ class PkReadsTest(BrokerTestCase):
         self.assertTrue(all(r["found"] and r["value"] == mid.decode() for r in rows))
         self.assertBrokerAlive()
 
+    def test_answers_shrink_while_unread_responses_reach_the_broker_bound(self):
+        """queued.max.response.bytes: while answers nobody reads hold that much memory, Lookup
+        (and PrefixLookup, Scan, ReadChangelog) answers shrink to one row, the rest marked for
+        the client to ask again; once the memory is given back they are whole again."""
+        from test_metrics import Scrape
+        import socket
+        b = itutil.harness.BrokerProcess(overrides={
+            "queued.max.response.bytes": str(4 * MIB), "metrics.listener": "127.0.0.1:0"}).start()
+        try:
+            topic = unique_topic("pkpress")
+            itutil.ck_create_topic(b.bootstrap, topic, P, {
+                "table.type": "primary-key", "max.message.bytes": str(4 * MIB)})
+            conn = RawConn(b.port, timeout=30)
+            self.addCleanup(conn.close)
+            key, big = b"big", os.urandom(MIB)
+            p = murmur2_partition(key, P)
+            err, _, _, msg = produce_v8(conn, topic, p, [(key, big, [])])
+            self.assertEqual(err, 0, msg)
+            self.assertEqual(sum(not r[2] for r in lookup_bounded(
+                conn, topic, {p: [key] * 4}, 8 * MIB)[2][p][1]), 4)
+            # A client with a tiny receive window asks for 8 rows and reads nothing.
+            hog = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            hog.connect(("127.0.0.1", b.port))
+            self.addCleanup(hog.close)
+            body = pb_len(1, pb_len(1, topic.encode()) +
+                          pb_len(2, pb_int(1, p) + b"".join(pb_len(2, key) for _ in range(8))))
+            hog.sendall(itutil.request_frame(API_LOOKUP, 0, 1, body + pb_int(2, 8 * MIB),
+                                             flexible=True))
+            itutil.harness.wait_until(
+                lambda: Scrape(b).get("strata_connections_queued_response_memory_bytes") >= 4 * MIB,
+                10, what="the unread answer held in memory")
+            top, msg, res, _ = lookup_bounded(conn, topic, {p: [key] * 4}, 8 * MIB)
+            self.assertEqual((top, res[p][0]), (0, 0), msg)
+            self.assertEqual(res[p][1], [(True, big, False)] + [(False, b"", True)] * 3)
+            hog.close()
+            itutil.harness.wait_until(
+                lambda: Scrape(b).get("strata_connections_queued_response_memory_bytes") == 0,
+                10, what="the unread answer given back")
+            top, msg, res, _ = lookup_bounded(conn, topic, {p: [key] * 4}, 8 * MIB)
+            self.assertEqual(res[p][1], [(True, big, False)] * 4)
+            self.assertTrue(b.alive())
+        finally:
+            b.stop()
+            b.cleanup()
+
     def test_lookup_of_100k_keys_is_bounded(self):
         topic = self.big_table("pk100k")
         conn = self.conn()
