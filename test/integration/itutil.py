@@ -427,10 +427,11 @@ def request_frame(api_key, version, corr, body, client_id="strata-it", flexible=
 
 
 class RawConn:
-    def __init__(self, port, timeout=10):
+    def __init__(self, port, timeout=10, client_id="strata-it"):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.corr = 0
+        self.client_id = client_id
 
     def close(self):
         try:
@@ -465,7 +466,8 @@ class RawConn:
         """Sends a request and returns (correlation_id, Reader positioned at the body)."""
         self.corr += 1
         corr = self.corr
-        self.send_raw(request_frame(api_key, version, corr, body, flexible=flexible))
+        self.send_raw(request_frame(api_key, version, corr, body, client_id=self.client_id,
+                                    flexible=flexible))
         data = self.recv_frame()
         r = Reader(data)
         got = r.i32()

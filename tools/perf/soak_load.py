@@ -442,7 +442,7 @@ class Hammer:
             version = 7 if codec == "zstd" else 3
             try:
                 if conn is None:
-                    conn = RawConn(self.cfg["port"], timeout=60)
+                    conn = RawConn(self.cfg["port"], timeout=60, client_id="soak-bomb")
                 t = now()
                 res = itutil.produce(conn, version, {self.cfg["bomb_topic"]: {0: batch}}, acks=1,
                                      timeout_ms=30000)
@@ -471,7 +471,7 @@ class Hammer:
         while not self.stop.is_set():
             try:
                 if conn is None:
-                    conn = RawConn(self.cfg["port"], timeout=120)
+                    conn = RawConn(self.cfg["port"], timeout=120, client_id="soak-amplifier")
                 t = now()
                 top, msg, res, size = lookup_bounded(conn, topic, {0: keys}, 2**31 - 1)
                 ms = (now() - t) * 1000
@@ -766,6 +766,21 @@ def well_behaved(bootstrap, topic, partitions, duration, msg_bytes, consume_time
     return out
 
 
+def set_quota(bootstrap, spec):
+    """ENTITY:KEY=VALUE[,...] -> `strata quota alter` (the CLI next to the broker binary)."""
+    entity, _, values = spec.partition(":")
+    args = []
+    for part in entity.split("+"):
+        name, _, value = part.partition("=")
+        if name not in ("client-id", "client-id-default", "user", "user-default"):
+            raise SystemExit("--quota: unknown entity %r" % part)
+        args += ["--" + name] + ([value] if value else [])
+    cli = os.environ.get("STRATA_CLI") or os.path.join(ROOT, "build", "tools", "cli", "strata")
+    subprocess.run([cli, "--bootstrap-server", bootstrap, "quota", "alter"] + args +
+                   ["--add", values], check=True, timeout=60)
+    print("quota: %s %s" % (entity, values), flush=True)
+
+
 def create_topic(bootstrap, name, partitions, config=None):
     itutil.ck_create_topic(bootstrap, name, partitions, config)
 
@@ -879,6 +894,12 @@ def main():
     g.add_argument("--rss-abort-mib", type=float, default=6144,
                    help="kill the broker past this RSS (protects the machine; counts as a failure)")
     g.add_argument("--json", help="write every figure to this file")
+    g.add_argument("--quota", action="append", default=[], metavar="ENTITY:KEY=VALUE[,...]",
+                   help="a client quota set once the broker is up, through `strata quota alter`; "
+                   "ENTITY is client-id=NAME, client-id-default, user=NAME or user-default "
+                   "(e.g. client-id-default:request_percentage=10; the abusers' client ids are "
+                   "soak-idle, soak-never-read, soak-never-read-lookup, "
+                   "soak-bomb and soak-amplifier; the well-behaved pair's soak-well-behaved)")
     g.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                    help="another broker setting (for reproductions: the soak's figures are "
                         "meant with the defaults)")
@@ -930,6 +951,8 @@ def orchestrate(args):
 
     b = harness.BrokerProcess(overrides=overrides, nofile=broker_nofile)
     b.start()
+    for q in args.quota:
+        set_quota(b.bootstrap, q)
     mon = Monitor(b, int(args.rss_abort_mib * 1024))
     mon.start()
     prober = Prober(b.port)
