@@ -427,6 +427,8 @@ def request_frame(api_key, version, corr, body, client_id="strata-it", flexible=
 
 
 class RawConn:
+    client_id = "strata-it"  # the header's client id (subclasses may set up their own socket)
+
     def __init__(self, port, timeout=10, client_id="strata-it"):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

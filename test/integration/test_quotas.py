@@ -28,18 +28,7 @@ class ClientConn(RawConn):
     """RawConn whose requests carry a chosen client id."""
 
     def __init__(self, port, client_id, timeout=20):
-        super().__init__(port, timeout)
-        self.client_id = client_id
-
-    def request(self, api_key, version, body, flexible=False, flexible_response=None):
-        self.corr += 1
-        self.send_raw(request_frame(api_key, version, self.corr, body, client_id=self.client_id,
-                                    flexible=flexible))
-        r = Reader(self.recv_frame())
-        assert r.i32() == self.corr
-        if flexible if flexible_response is None else flexible_response:
-            r.tagged()
-        return r
+        super().__init__(port, timeout, client_id=client_id)
 
 
 def alter(conn, version, entries, validate_only=False):
