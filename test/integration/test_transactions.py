@@ -231,6 +231,77 @@ class Transactions(itutil.BrokerTestCase):
             self.assertEqual(perr, E_INVALID_TXN_STATE)
         self.assertEqual(consume_all(self.broker.bootstrap, [(t, [0])], "read_uncommitted"), [])
 
+    def test_raw_offsets_require_stable_and_fencing_codes_per_version(self):
+        t = self.create("txoff", 1)
+        u = itutil
+        with u.RawConn(self.broker.port) as conn:
+            def init(tid):
+                r = conn.request(22, 1, u.str16(tid) + struct.pack(">i", 60000))
+                r.i32()
+                return r.i16(), r.i64(), r.i16()
+
+            def add_offsets(tid, pid, epoch, group):
+                r = conn.request(25, 0, u.str16(tid) + struct.pack(">qh", pid, epoch) +
+                                 u.str16(group))
+                r.i32()
+                return r.i16()
+
+            def txn_offset_commit(tid, group, pid, epoch, offset):
+                parts = u.array32([struct.pack(">iq", 0, offset) + u.str16(None)])
+                body = (u.str16(tid) + u.str16(group) + struct.pack(">qh", pid, epoch) +
+                        u.array32([u.str16(t) + parts]))
+                r = conn.request(28, 0, body)
+                r.i32()
+                return r.array(lambda: (r.str16(), r.array(lambda: (r.i32(), r.i16()))))
+
+            def offset_fetch_v7(group, require_stable):
+                body = (u.compact_str(group) +
+                        u.compact_array([u.compact_str(t) + u.compact_array(
+                            [struct.pack(">i", 0)]) + u.uvarint(0)]) +
+                        struct.pack(">b", 1 if require_stable else 0) + u.uvarint(0))
+                r = conn.request(9, 7, body, flexible=True)
+                r.i32()
+
+                def part():
+                    out = (r.i32(), r.i64(), r.i32(), r.compact_str(), r.i16())
+                    r.tagged()
+                    return out
+
+                def topic():
+                    name, ps = r.compact_str(), r.compact_array(part)
+                    r.tagged()
+                    return name, ps
+
+                topics = r.compact_array(topic)
+                return topics[0][1][0][1], topics[0][1][0][4]  # offset, error
+
+            def end_txn(tid, pid, epoch, commit, version=0):
+                r = conn.request(26, version, u.str16(tid) + struct.pack(">qhb", pid, epoch,
+                                                                        1 if commit else 0))
+                r.i32()
+                return r.i16()
+
+            tid, group = "raw-off-tid", u.unique_topic("raw-group")
+            err, pid, epoch = init(tid)
+            self.assertEqual(err, 0)
+            self.assertEqual(add_offsets(tid, pid, epoch, group), 0)
+            self.assertEqual(txn_offset_commit(tid, group, pid, epoch, 42), [(t, [(0, 0)])])
+            self.assertEqual(offset_fetch_v7(group, True), (-1, 88))  # UNSTABLE_OFFSET_COMMIT
+            self.assertEqual(offset_fetch_v7(group, False), (-1, 0))  # not committed yet
+            self.assertEqual(end_txn(tid, pid, epoch, True), 0)
+            self.assertEqual(offset_fetch_v7(group, True), (42, 0))
+            self.assertEqual(end_txn(tid, pid, epoch, True), 0)  # a retry is idempotent
+            self.assertEqual(end_txn(tid, pid, epoch, False), E_INVALID_TXN_STATE)
+            # A new instance fences the old epoch: INVALID_PRODUCER_EPOCH before EndTxn v2,
+            # PRODUCER_FENCED from v2; TxnOffsetCommit (v0-3) always INVALID_PRODUCER_EPOCH.
+            err, pid2, epoch2 = init(tid)
+            self.assertEqual((err, pid2, epoch2), (0, pid, epoch + 1))
+            self.assertEqual(end_txn(tid, pid, epoch, True, version=1), 47)
+            self.assertEqual(end_txn(tid, pid, epoch, True, version=2), 90)
+            self.assertEqual(txn_offset_commit(tid, group, pid, epoch, 7), [(t, [(0, 47)])])
+            self.assertEqual(add_offsets("nobody", pid, epoch, group), 49)  # unknown id
+        self.assertBrokerAlive()
+
 
 class TransactionsAcrossRestart(itutil.BrokerTestCase):
     def test_transaction_open_at_a_crash_is_aborted_at_start(self):
