@@ -231,6 +231,7 @@ class PendingAcks : public LongPoll<PendingAcks> {
   protocol::ProduceResponse resp_;
   std::vector<AwaitedAck> acks_;
 };
+
 // A transactional batch is appended only by the producer of its transactional id whose ongoing
 // transaction holds the partition (AddPartitionsToTxn), while the coordinator holds that
 // transaction (no marker can slip in between); the partition registers the open transaction.
