@@ -274,7 +274,8 @@ Status Broker::start() {
   if (!cluster_) {  // the transaction coordinator: in memory, single node only
     txn_effects_ = std::make_unique<txn::BrokerTxnEffects>(*topics_, *groups_, *producer_ids_);
     txns_ = std::make_unique<txn::TxnCoordinator>(
-        txn::TxnLimits{config_.transaction_max_timeout_ms}, *txn_effects_);
+        txn::TxnLimits{config_.transaction_max_timeout_ms}, *txn_effects_,
+        config_.transactional_id_expiration_ms);
     if (size_t n = txn::abort_orphaned_transactions(*topics_)) {
       spdlog::warn("aborted {} transaction(s) left open by the previous run", n);
     }

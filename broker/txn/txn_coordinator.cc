@@ -18,6 +18,16 @@ std::shared_ptr<TxnCoordinator::Entry> TxnCoordinator::entry(const std::string& 
   return e;
 }
 
+TxnCoordinator::Held TxnCoordinator::held(const std::string& txn_id, bool create) {
+  for (;;) {
+    Held h;
+    h.e = entry(txn_id, create);
+    if (!h.e) return h;
+    h.l = std::unique_lock(h.e->mu);
+    if (!h.e->removed) return h;  // else expired meanwhile: look it up again
+  }
+}
+
 void TxnCoordinator::release_pending(const std::string& group,
                                      const std::vector<TopicPartition>& tps) {
   std::lock_guard l(pending_mu_);
@@ -91,8 +101,8 @@ InitResult TxnCoordinator::init_producer_id(const std::string& txn_id, int32_t t
                                             int64_t expected_producer_id, int16_t expected_epoch,
                                             int64_t now_ms) {
   InitResult r;
-  auto e = entry(txn_id, true);
-  std::lock_guard l(e->mu);
+  auto [e, l] = held(txn_id, true);
+  e->last_used_ms = now_ms;
   const TxnMetadata& m = e->sm.metadata();
   if (expected_producer_id >= 0 || expected_epoch >= 0) {
     // A v3+ producer resuming: it must still be the id's producer.
@@ -130,9 +140,9 @@ TxnError TxnCoordinator::add_partitions(const std::string& txn_id, int64_t produ
                                         int16_t epoch,
                                         const std::vector<TopicPartition>& partitions,
                                         int64_t now_ms) {
-  auto e = entry(txn_id, false);
+  auto [e, l] = held(txn_id, false);
   if (!e) return TxnError::invalid_producer_id_mapping;
-  std::lock_guard l(e->mu);
+  e->last_used_ms = now_ms;
   const bool was_open = e->sm.metadata().state == TxnState::ongoing;
   TxnOutcome o = e->sm.add_partitions(producer_id, epoch, partitions, now_ms);
   if (o.error == TxnError::none && !was_open) {
@@ -144,9 +154,9 @@ TxnError TxnCoordinator::add_partitions(const std::string& txn_id, int64_t produ
 
 TxnError TxnCoordinator::add_offsets(const std::string& txn_id, int64_t producer_id, int16_t epoch,
                                      const std::string& group, int64_t now_ms) {
-  auto e = entry(txn_id, false);
+  auto [e, l] = held(txn_id, false);
   if (!e) return TxnError::invalid_producer_id_mapping;
-  std::lock_guard l(e->mu);
+  e->last_used_ms = now_ms;
   const bool was_open = e->sm.metadata().state == TxnState::ongoing;
   TxnOutcome o = e->sm.add_partitions(producer_id, epoch, {}, now_ms);
   if (o.error != TxnError::none) return o.error;
@@ -161,9 +171,8 @@ TxnError TxnCoordinator::add_offsets(const std::string& txn_id, int64_t producer
 TxnError TxnCoordinator::commit_offsets(const std::string& txn_id, const std::string& group,
                                         int64_t producer_id, int16_t epoch,
                                         std::vector<PendingOffset> offsets) {
-  auto e = entry(txn_id, false);
+  auto [e, l] = held(txn_id, false);
   if (!e) return TxnError::invalid_producer_id_mapping;
-  std::lock_guard l(e->mu);
   if (auto o = e->sm.check_producer(producer_id, epoch); o.error != TxnError::none) {
     return o.error;
   }
@@ -184,9 +193,8 @@ TxnError TxnCoordinator::commit_offsets(const std::string& txn_id, const std::st
 
 void TxnCoordinator::end_txn(const std::string& txn_id, int64_t producer_id, int16_t epoch,
                              bool commit, std::function<void(TxnError)> done) {
-  auto e = entry(txn_id, false);
+  auto [e, l] = held(txn_id, false);
   if (!e) return done(TxnError::invalid_producer_id_mapping);
-  std::unique_lock l(e->mu);
   TxnOutcome o = e->sm.end_txn(producer_id, epoch, commit);
   if (o.error != TxnError::none || !o.write_markers_commit) {
     l.unlock();
@@ -204,9 +212,8 @@ void TxnCoordinator::end_txn(const std::string& txn_id, int64_t producer_id, int
 TxnError TxnCoordinator::append_in_txn(const std::string& txn_id, int64_t producer_id,
                                        int16_t epoch, const TopicPartition& tp,
                                        const std::function<void()>& append) {
-  auto e = entry(txn_id, false);
+  auto [e, l] = held(txn_id, false);
   if (!e) return TxnError::invalid_producer_id_mapping;
-  std::lock_guard l(e->mu);
   if (auto o = e->sm.check_producer(producer_id, epoch); o.error != TxnError::none) {
     return o.error;
   }
@@ -232,13 +239,26 @@ size_t TxnCoordinator::sweep(int64_t now_ms) {
   size_t aborted = 0;
   for (auto& [id, e] : all) {
     std::lock_guard l(e->mu);
+    if (e->removed) continue;
     const TxnState s = e->sm.metadata().state;
     if (s == TxnState::prepare_commit || s == TxnState::prepare_abort) {
       complete(*e, nullptr);  // markers that failed earlier
       continue;
     }
     TxnOutcome o = e->sm.expire_if_timed_out(now_ms);
-    if (!o.write_markers_commit) continue;
+    if (!o.write_markers_commit) {
+      const bool idle =
+          s == TxnState::empty || s == TxnState::complete_commit || s == TxnState::complete_abort;
+      if (idle && id_expiration_ms_ > 0 && now_ms - e->last_used_ms > id_expiration_ms_) {
+        std::lock_guard ml(mu_);  // order: an entry's mutex, then mu_ (nobody holds mu_ long)
+        auto it = entries_.find(id);
+        if (it != entries_.end() && it->second == e) entries_.erase(it);
+        e->removed = true;
+        spdlog::info("transactional id '{}' expired (idle for {} ms)", id,
+                     now_ms - e->last_used_ms);
+      }
+      continue;
+    }
     ++aborted;
     spdlog::info(
         "transactional id '{}': transaction open longer than {} ms aborted, producer epoch "
@@ -250,9 +270,8 @@ size_t TxnCoordinator::sweep(int64_t now_ms) {
 }
 
 std::optional<TxnMetadata> TxnCoordinator::describe(const std::string& txn_id) {
-  auto e = entry(txn_id, false);
+  auto [e, l] = held(txn_id, false);
   if (!e) return std::nullopt;
-  std::lock_guard l(e->mu);
   return e->sm.metadata();
 }
 

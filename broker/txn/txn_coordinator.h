@@ -63,7 +63,10 @@ struct InitResult {
 
 class TxnCoordinator {
  public:
-  TxnCoordinator(TxnLimits limits, TxnEffects& effects) : limits_(limits), effects_(effects) {}
+  // `id_expiration_ms` (transactional.id.expiration.ms, 0 = never): a transactional id with no
+  // open transaction and no request for that long is forgotten by the sweep.
+  TxnCoordinator(TxnLimits limits, TxnEffects& effects, int64_t id_expiration_ms = 0)
+      : limits_(limits), effects_(effects), id_expiration_ms_(id_expiration_ms) {}
   ~TxnCoordinator() { stop(); }
 
   // InitProducerId with a transactional id. `expected_*` (v3+, -1 = none) must be the id's
@@ -93,8 +96,8 @@ class TxnCoordinator {
   // Whether an open or completing transaction holds an offset of `group` for this partition
   // (OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT then).
   bool has_pending_offset(const std::string& group, const std::string& topic, int32_t partition);
-  // Aborts every transaction past its timeout (epoch bump) and retries unfinished markers.
-  // Returns the number of transactions it aborted.
+  // Aborts every transaction past its timeout (epoch bump), retries unfinished markers and forgets
+  // expired transactional ids. Returns the number of transactions it aborted.
   size_t sweep(int64_t now_ms);
   std::optional<TxnMetadata> describe(const std::string& txn_id);
 
@@ -112,8 +115,16 @@ class TxnCoordinator {
     // group -> (topic, partition) -> offset, of the open transaction
     std::map<std::string, std::map<TopicPartition, PendingOffset>> offsets;
     std::set<TopicPartition> markers_done;  // of the completing transaction
+    int64_t last_used_ms = 0;               // InitProducerId, AddPartitions, AddOffsets
+    bool removed = false;                   // expired: no longer in entries_
   };
   std::shared_ptr<Entry> entry(const std::string& txn_id, bool create);
+  // The id's entry with its mutex held (null when absent and !create); never a removed one.
+  struct Held {
+    std::shared_ptr<Entry> e;
+    std::unique_lock<std::mutex> l;
+  };
+  Held held(const std::string& txn_id, bool create);
   // Writes the missing markers of a Prepare* state; once all are written completes it (and
   // commits or drops its offsets). `done` (may be null) runs when the commit's offsets are
   // durable. Returns false when some marker must be retried. Holds e.mu.
@@ -123,6 +134,7 @@ class TxnCoordinator {
 
   const TxnLimits limits_;
   TxnEffects& effects_;
+  const int64_t id_expiration_ms_;
   std::mutex mu_;  // entries_
   std::map<std::string, std::shared_ptr<Entry>> entries_;
   std::mutex pending_mu_;

@@ -138,6 +138,25 @@ TEST(TxnCoordinator, FailedMarkersAreRetriedBySweep) {
   EXPECT_TRUE(log[0].commit);
 }
 
+TEST(TxnCoordinator, IdleTransactionalIdsExpireOpenOnesDoNot) {
+  FakeEffects fx;
+  TxnCoordinator c(TxnLimits{60000}, fx, 1000);
+  InitResult a = c.init_producer_id("idle", 60000, -1, -1, 0);
+  InitResult b = c.init_producer_id("busy", 60000, -1, -1, 0);
+  ASSERT_EQ(c.add_partitions("busy", b.producer_id, 0, {{"x", 0}}, 500), TxnError::none);
+  c.sweep(900);
+  EXPECT_TRUE(c.describe("idle").has_value()) << "not idle long enough";
+  c.sweep(1501);
+  EXPECT_FALSE(c.describe("idle").has_value()) << "forgotten";
+  EXPECT_TRUE(c.describe("busy").has_value()) << "a transaction is open";
+  EXPECT_EQ(c.add_partitions("idle", a.producer_id, 0, {{"x", 0}}, 1600),
+            TxnError::invalid_producer_id_mapping);
+  InitResult again = c.init_producer_id("idle", 60000, -1, -1, 1700);
+  ASSERT_EQ(again.error, TxnError::none);
+  EXPECT_NE(again.producer_id, a.producer_id) << "a new producer id after expiry";
+  EXPECT_EQ(again.producer_epoch, 0);
+}
+
 // The model: what the transactional id's state and each transaction's fate should be.
 struct Model {
   bool exists = false;
