@@ -27,6 +27,8 @@
 #include "broker/services.h"
 #include "broker/topics/log_tasks.h"
 #include "broker/txn/producer_ids.h"
+#include "broker/txn/txn_coordinator.h"
+#include "broker/txn/txn_effects.h"
 #include "storage/env.h"
 #include "storage/log_manager.h"
 
@@ -269,6 +271,17 @@ Status Broker::start() {
                                           {},
                                           cluster_.get()});
   services_->offsets_topic = group_journal_.get();
+  if (!cluster_) {  // the transaction coordinator: in memory, single node only
+    txn_effects_ = std::make_unique<txn::BrokerTxnEffects>(*topics_, *groups_, *producer_ids_);
+    txns_ = std::make_unique<txn::TxnCoordinator>(
+        txn::TxnLimits{config_.transaction_max_timeout_ms}, *txn_effects_,
+        config_.transactional_id_expiration_ms);
+    if (size_t n = txn::abort_orphaned_transactions(*topics_)) {
+      spdlog::warn("aborted {} transaction(s) left open by the previous run", n);
+    }
+    txns_->start(config_.transaction_abort_timed_out_transaction_cleanup_interval_ms);
+    services_->txns = txns_.get();
+  }
   services_->credentials = scram_.get();
   services_->scram = scram_.get();
   {
@@ -396,6 +409,8 @@ void Broker::run() {
   if (cluster_) cluster_->stop();  // fetchers stop writing, the lease goes: before logs close
   metrics_exporter_.reset();       // no scrape may read the services closed below
   if (group_journal_) group_journal_->stop();  // no partition load runs past this
+  txns_.reset();  // its sweep thread stops; it commits offsets through groups_
+  txn_effects_.reset();
   groups_.reset();
   if (log_tasks_) log_tasks_->stop();           // before the logs close
   if (scan_sessions_) scan_sessions_->clear();  // release Scan snapshots

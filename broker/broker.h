@@ -52,6 +52,10 @@ struct Services;     // what handlers use (broker/services.h)
 namespace cluster {  // cluster mode (broker/cluster/cluster_node.h)
 class ClusterNode;
 }  // namespace cluster
+namespace txn {  // transactions (broker/txn/txn_coordinator.h)
+class TxnEffects;
+class TxnCoordinator;
+}  // namespace txn
 namespace security {  // SCRAM credentials and ACLs (broker/security/scram_store.h,
                       // acl_authorizer.h)
 class ScramStore;
@@ -112,8 +116,11 @@ class Broker {
   std::unique_ptr<group::LogGroupJournal> group_journal_;  // __consumer_offsets
   std::unique_ptr<group::GroupCoordinator> groups_;
   std::unique_ptr<ProducerIdManager> producer_ids_;  // Idempotent producer
-  std::unique_ptr<quota::ClientQuotas> quotas_;      // client quotas
-  std::unique_ptr<LogTasks> log_tasks_;              // retention + cleaner threads
+  // Transactions: single node only (null in cluster mode); reset before groups_ in run().
+  std::unique_ptr<txn::TxnEffects> txn_effects_;
+  std::unique_ptr<txn::TxnCoordinator> txns_;
+  std::unique_ptr<quota::ClientQuotas> quotas_;  // client quotas
+  std::unique_ptr<LogTasks> log_tasks_;          // retention + cleaner threads
   boost::asio::steady_timer producer_expiry_timer_;
   void schedule_producer_expiry();
   PartitionWatchers watchers_;

@@ -77,6 +77,11 @@ const std::vector<HandlerDef>& handler_table() {
         def<p::DeleteAclsRequest>(handlers::delete_acls),
         // Idempotent producer
         def<p::InitProducerIdRequest>(handlers::init_producer_id),
+        // Transactions
+        def<p::AddPartitionsToTxnRequest>(handlers::add_partitions_to_txn),
+        def<p::AddOffsetsToTxnRequest>(handlers::add_offsets_to_txn),
+        def<p::EndTxnRequest>(handlers::end_txn),
+        def<p::TxnOffsetCommitRequest>(handlers::txn_offset_commit),
         // Extension APIs of primary-key tables (Protobuf bodies, protocol/ext/*.proto)
         ext_def(protocol::ext::kLookup, handlers::ext_lookup),
         ext_def(protocol::ext::kPrefixLookup, handlers::ext_prefix_lookup),

@@ -34,6 +34,9 @@ class ClientQuotas;
 namespace cluster {
 class ClusterNode;
 }
+namespace txn {
+class TxnCoordinator;
+}
 namespace security {
 class Authorizer;
 class CredentialStore;
@@ -72,6 +75,9 @@ struct Services {
   // Cluster mode (broker/cluster/cluster_node.h): leadership, ISR and the cluster's view; null on
   // a single node, where this broker leads every partition.
   cluster::ClusterNode* cluster = nullptr;
+  // The transaction coordinator (broker/txn/txn_coordinator.h); null in cluster mode, where the
+  // transaction APIs answer COORDINATOR_NOT_AVAILABLE.
+  txn::TxnCoordinator* txns = nullptr;
   // The consumer-offsets topic behind `groups` (FindCoordinator creates it in cluster mode).
   group::LogGroupJournal* offsets_topic = nullptr;
   // broker/security/security_services.h. authorizer: null = no authorizer configured (everything

@@ -390,6 +390,17 @@ KeyTable<BrokerConfig> build_table() {
   t.integer("producer.id.expiration.check.interval.ms",
             &C::producer_id_expiration_check_interval_ms, "600000", int64_t{1}, kI64Max,
             "How often expired idempotent-producer state is looked for.");
+  // Transactions
+  t.integer("transaction.max.timeout.ms", &C::transaction_max_timeout_ms, "900000", 1, kI32Max,
+            "The longest transaction timeout a producer may ask for (InitProducerId asking for "
+            "more gets INVALID_TRANSACTION_TIMEOUT).");
+  t.integer("transaction.abort.timed.out.transaction.cleanup.interval.ms",
+            &C::transaction_abort_timed_out_transaction_cleanup_interval_ms, "10000", 1, kI32Max,
+            "How often transactions open longer than their timeout are looked for and aborted.");
+  t.integer("transactional.id.expiration.ms", &C::transactional_id_expiration_ms, "604800000",
+            int64_t{1}, kI64Max,
+            "A transactional id without an open transaction is forgotten after this long without "
+            "a request from its producer.");
   // Scan sessions
   t.integer("pk.scan.session.timeout.ms", &C::pk_scan_session_timeout_ms, "30000", int64_t{1},
             kI64Max,

@@ -106,6 +106,10 @@ struct BrokerConfig {
   // Idempotent producer
   int64_t producer_id_expiration_ms{};
   int64_t producer_id_expiration_check_interval_ms{};
+  // Transactions (Kafka's names and defaults)
+  int32_t transaction_max_timeout_ms{};
+  int32_t transaction_abort_timed_out_transaction_cleanup_interval_ms{};
+  int64_t transactional_id_expiration_ms{};
   // Retention and log cleaner; Kafka's names and defaults
   int64_t log_retention_check_interval_ms{};
   bool log_cleaner_enable{};

@@ -160,6 +160,10 @@ class GroupCoordinator {
   void commit(const std::string& group_id, int32_t generation, const std::string& member_id,
               const std::optional<std::string>& instance_id, int64_t retention_ms,
               std::vector<CommitPartition> parts, CommitCallback done);
+  // The offsets of a committed transaction (TxnOffsetCommit): written as a commit outside any
+  // generation — the transaction, not the group's membership, decided them.
+  void commit_transactional(const std::string& group_id, std::vector<CommitPartition> parts,
+                            CommitCallback done);
   // `requested` null = every committed offset of the group. Returns the group-level error.
   protocol::ErrorCode fetch_offsets(
       const std::string& group_id,
@@ -221,6 +225,9 @@ class GroupCoordinator {
                           uint64_t token);
   JoinResult current_join_result(const Group& g, const Member& m, bool include_members) const;
   std::vector<JoinMember> member_list(const Group& g) const;
+  // Writes the offsets of `parts` without error (mu_ held); `done` once durable or failed.
+  void write_offsets(const std::string& group_id, int64_t retention_ms,
+                     std::vector<CommitPartition> parts, CommitCallback done);
   // Writes the group's metadata record; `done` (optional) runs with the lock released once it is
   // durable or failed.
   void persist(const Group& g, std::function<void(protocol::ErrorCode)> done = nullptr);

@@ -43,6 +43,32 @@ void GroupCoordinator::commit(const std::string& group_id, int32_t generation,
     }
     arm_session(*g, it->second, it->second.session_timeout_ms);
   }
+  write_offsets(group_id, retention_ms, std::move(parts), std::move(done));
+}
+
+void GroupCoordinator::commit_transactional(const std::string& group_id,
+                                            std::vector<CommitPartition> parts,
+                                            CommitCallback done) {
+  Locked lk(*this);
+  ErrorCode e = group_id.empty() ? ErrorCode::invalid_group_id : owner_error(group_id);
+  if (e != ErrorCode::none) {
+    for (auto& p : parts) {
+      if (p.error == ErrorCode::none) p.error = e;
+    }
+    deferred_.push_back(
+        [done = std::move(done), parts = std::move(parts)]() mutable { done(std::move(parts)); });
+    return;
+  }
+  if (!find(group_id)) get_or_create(group_id);  // a group that only stores offsets
+  write_offsets(group_id, -1, std::move(parts), std::move(done));
+}
+
+void GroupCoordinator::write_offsets(const std::string& group_id, int64_t retention_ms,
+                                     std::vector<CommitPartition> parts, CommitCallback done) {
+  auto finish = [&]() {
+    deferred_.push_back(
+        [done = std::move(done), parts = std::move(parts)]() mutable { done(std::move(parts)); });
+  };
   const int64_t now = timers_.wall_ms();
   std::vector<std::pair<size_t, OffsetEntry>> batch;  // index into parts
   std::vector<JournalRecord> recs;
@@ -64,7 +90,7 @@ void GroupCoordinator::commit(const std::string& group_id, int32_t generation,
         {records::offset_key({group_id, p.topic, p.partition}), records::encode_offset(e)});
     batch.emplace_back(i, std::move(e));
   }
-  if (batch.empty()) return finish(std::nullopt);
+  if (batch.empty()) return finish();
   // Visible to OffsetFetch once durable, and only while this broker still owns the partition.
   const uint64_t token = owned_.at(partition_for(group_id)).token;  // owned: checked above
   write(group_id, std::move(recs),

@@ -1,11 +1,9 @@
 // FindCoordinator (10): a group's coordinator is this broker on a single node, the leader of the
-// group's __consumer_offsets partition on a cluster. Transactions do not exist yet, so a
-// transaction key gets an error with a message saying so. The code is
-// TRANSACTIONAL_ID_AUTHORIZATION_FAILED: librdkafka (checked
-// with 2.0.2) retries every other FindCoordinator error for a transaction key until the
-// init_transactions() timeout — UNSUPPORTED_VERSION included — and treats only this one (and
-// CLUSTER_AUTHORIZATION_FAILED) as fatal, failing at once with our message; a Java client is fatal
-// on either. Other key types keep UNSUPPORTED_VERSION.
+// group's __consumer_offsets partition on a cluster. A transactional id's coordinator is this
+// broker on a single node (broker/txn/txn_coordinator.h); a broker of a cluster has none yet and
+// answers COORDINATOR_NOT_AVAILABLE, as Kafka does while a coordinator cannot be found (clients
+// retry until their timeout). Kafka's ACLs: DESCRIBE on the group or on the transactional id.
+// Other key types get UNSUPPORTED_VERSION.
 #include "protocol/messages/find_coordinator.h"
 
 #include "broker/cluster/cluster_node.h"
@@ -22,7 +20,6 @@ namespace {
 using protocol::ErrorCode;
 constexpr int8_t kGroupKey = 0;
 constexpr int8_t kTransactionKey = 1;
-constexpr const char* kNoTransactions = "Transactions are not supported by this broker";
 // The coordinator of one group: this broker on a single node; in cluster mode the leader of the
 // group's __consumer_offsets partition, or COORDINATOR_NOT_AVAILABLE while it has none. The topic
 // is created on first use, as Kafka does: the first answers are COORDINATOR_NOT_AVAILABLE while
@@ -34,15 +31,18 @@ struct Coordinator {
   int32_t port = -1;
 };
 
-Coordinator group_coordinator(RequestContext& ctx, const std::string& group) {
+Coordinator self_coordinator(RequestContext& ctx) {
   Coordinator c;
-  if (!ctx.svc.cluster) {
-    c.node_id = ctx.svc.node_id;
-    const Listener& self = ctx.svc.advertised_for(ctx.responder.session().listener);
-    c.host = self.host;
-    c.port = self.port;
-    return c;
-  }
+  c.node_id = ctx.svc.node_id;
+  const Listener& self = ctx.svc.advertised_for(ctx.responder.session().listener);
+  c.host = self.host;
+  c.port = self.port;
+  return c;
+}
+
+Coordinator group_coordinator(RequestContext& ctx, const std::string& group) {
+  if (!ctx.svc.cluster) return self_coordinator(ctx);
+  Coordinator c;
   c.error = protocol::ErrorCode::coordinator_not_available;
   if (ctx.svc.offsets_topic && ctx.svc.offsets_topic->request_cluster_topic() != ErrorCode::none) {
     return c;
@@ -65,26 +65,26 @@ void find_coordinator(RequestContext& ctx, protocol::Reader& body) {
   req.decode(body, ctx.version);
   protocol::FindCoordinatorResponse resp;
   const bool group = req.key_type == kGroupKey;
-  const ErrorCode err = group ? ErrorCode::none
-                        : req.key_type == kTransactionKey
-                            ? ErrorCode::transactional_id_authorization_failed
-                            : ErrorCode::unsupported_version;
+  const bool txn = req.key_type == kTransactionKey;
   auto answer = [&](const std::string& key, auto& out) {
+    out.node_id = -1;
+    out.port = -1;
     if (group && !authorize_group(ctx, AclOperation::describe, key)) {
       out.error_code = ErrorCode::group_authorization_failed;
-      out.node_id = -1;
-      out.port = -1;
-    } else if (group) {
-      Coordinator c = group_coordinator(ctx, key);
+    } else if (txn &&
+               !authorize(ctx, AclOperation::describe, ResourceType::transactional_id, key)) {
+      out.error_code = ErrorCode::transactional_id_authorization_failed;
+    } else if (group || (txn && !ctx.svc.cluster)) {
+      Coordinator c = group ? group_coordinator(ctx, key) : self_coordinator(ctx);
       out.error_code = c.error;
       out.node_id = c.node_id;
       out.host = c.host;
       out.port = c.port;
+    } else if (txn) {
+      out.error_code = ErrorCode::coordinator_not_available;
+      out.error_message = "transactions are served by single-node brokers only";
     } else {
-      out.error_code = err;
-      out.error_message = kNoTransactions;
-      out.node_id = -1;
-      out.port = -1;
+      out.error_code = ErrorCode::unsupported_version;
     }
   };
   if (ctx.version < 4) {

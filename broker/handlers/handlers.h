@@ -53,6 +53,11 @@ void create_acls(RequestContext& ctx, protocol::Reader& body);
 void delete_acls(RequestContext& ctx, protocol::Reader& body);
 // Idempotent producer
 void init_producer_id(RequestContext& ctx, protocol::Reader& body);
+// Transactions (single node: broker/txn/txn_coordinator.h)
+void add_partitions_to_txn(RequestContext& ctx, protocol::Reader& body);
+void add_offsets_to_txn(RequestContext& ctx, protocol::Reader& body);
+void end_txn(RequestContext& ctx, protocol::Reader& body);
+void txn_offset_commit(RequestContext& ctx, protocol::Reader& body);
 
 // Extension APIs of primary-key tables (keys 16000-16099, Protobuf bodies).
 void ext_lookup(RequestContext& ctx, protocol::Reader& body);

@@ -1,17 +1,22 @@
-// InitProducerId (22), v0-5: idempotent producers only. Without a transactional id every call gets
-// a fresh producer id (ProducerIdManager: unique across restarts) with epoch 0, as a Java broker
-// does (a v3+ request carrying its current id/epoch also gets a fresh id: there is no epoch bump
-// without a transactional id). A transactional id gets UNSUPPORTED_VERSION (transactions are a
-// later stage; the response has no message field — FindCoordinator, which transactional clients
-// call first, carries the "not supported" message); an empty one gets INVALID_REQUEST, as in Kafka.
+// InitProducerId (22), v0-5. Without a transactional id every call gets a fresh producer id
+// (ProducerIdManager: unique across restarts) with epoch 0, as a Java broker does (a v3+ request
+// carrying its current id/epoch also gets a fresh id: there is no epoch bump without a
+// transactional id). With one, the transaction coordinator (broker/txn/txn_coordinator.h) bumps
+// the id's epoch, fencing older instances, and aborts a transaction left open by one of them
+// (CONCURRENT_TRANSACTIONS until its markers are written: the client retries). A v3+ request with
+// an id/epoch that is not the current one is fenced: PRODUCER_FENCED from v4 (Kafka's message
+// definition), INVALID_PRODUCER_EPOCH before. An empty transactional id gets INVALID_REQUEST, as in
+// Kafka; a broker of a cluster (no transaction coordinator) COORDINATOR_NOT_AVAILABLE.
 #include "protocol/messages/init_producer_id.h"
 
 #include <spdlog/spdlog.h>
 
 #include "broker/handlers/handlers.h"
+#include "broker/handlers/txn_common.h"
 #include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/txn/producer_ids.h"
+#include "broker/txn/txn_coordinator.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
@@ -33,13 +38,23 @@ void init_producer_id(RequestContext& ctx, protocol::Reader& body) {
                   security::kClusterName) &&
              !authorize_any(ctx, AclOperation::write, ResourceType::topic)) {
     resp.error_code = ErrorCode::cluster_authorization_failed;
+  } else if (req.transactional_id.has_value() && req.transactional_id->empty()) {
+    resp.error_code = ErrorCode::invalid_request;
+  } else if (req.transactional_id.has_value() && !ctx.svc.txns) {
+    resp.error_code = kNoTxnCoordinator;
   } else if (req.transactional_id.has_value()) {
-    const bool empty = req.transactional_id->empty();
-    resp.error_code = empty ? ErrorCode::invalid_request : ErrorCode::unsupported_version;
-    spdlog::debug(
-        "InitProducerId from {} with transactional id '{}': transactions are not "
-        "supported",
-        ctx.responder.peer(), *req.transactional_id);
+    txn::InitResult r =
+        ctx.svc.txns->init_producer_id(*req.transactional_id, req.transaction_timeout_ms,
+                                       req.producer_id, req.producer_epoch, now_ms());
+    if (r.no_producer_id) {
+      resp.error_code = ErrorCode::coordinator_not_available;
+    } else {
+      resp.error_code = txn_error_code(r.error, ctx.version, 4);
+      if (r.error == txn::TxnError::none) {
+        resp.producer_id = r.producer_id;
+        resp.producer_epoch = r.producer_epoch;
+      }
+    }
   } else {
     auto id = ctx.svc.producer_ids.next();
     if (!id.ok()) {

@@ -1,5 +1,6 @@
 // OffsetFetch (9) v1-9: one group (v1-7; null topics = all from v2) or several groups (v8+).
-// Partitions without a committed offset answer -1 with no error, as Kafka does.
+// Partitions without a committed offset answer -1 with no error, as Kafka does; with
+// require_stable (v7+) an offset pending in an open transaction answers UNSTABLE_OFFSET_COMMIT.
 #include "protocol/messages/offset_fetch.h"
 
 #include <map>
@@ -8,6 +9,7 @@
 #include "broker/handlers/handlers.h"
 #include "broker/security/authorize.h"
 #include "broker/services.h"
+#include "broker/txn/txn_coordinator.h"
 
 namespace strata::broker::handlers {
 
@@ -77,6 +79,22 @@ void refuse_group(const Requested& requested, std::vector<group::FetchedPartitio
   }
 }
 
+// require_stable (v7+): a partition whose offset sits in an open transaction (TxnOffsetCommit
+// before EndTxn) answers UNSTABLE_OFFSET_COMMIT — the client retries — instead of the older offset.
+void mark_unstable(const RequestContext& ctx, bool require_stable, const std::string& group,
+                   std::vector<group::FetchedPartition>& got) {
+  if (!require_stable || !ctx.svc.txns) return;
+  for (auto& fp : got) {
+    if (fp.error == protocol::ErrorCode::none &&
+        ctx.svc.txns->has_pending_offset(group, fp.topic, fp.partition)) {
+      fp.offset = -1;
+      fp.leader_epoch = -1;
+      fp.metadata = "";
+      fp.error = protocol::ErrorCode::unstable_offset_commit;
+    }
+  }
+}
+
 }  // namespace
 
 void offset_fetch(RequestContext& ctx, protocol::Reader& body) {
@@ -95,6 +113,7 @@ void offset_fetch(RequestContext& ctx, protocol::Reader& body) {
     if (authorize_group(ctx, AclOperation::describe, req.group_id)) {
       err = coord.fetch_offsets(req.group_id, requested, got);
       hide_unauthorized(ctx, requested, got);
+      mark_unstable(ctx, req.require_stable, req.group_id, got);
     } else if (ctx.version < 2) {
       refuse_group(requested, got);
     }
@@ -122,6 +141,7 @@ void offset_fetch(RequestContext& ctx, protocol::Reader& body) {
       }
       og.error_code = coord.fetch_offsets(g.group_id, requested, got);
       hide_unauthorized(ctx, requested, got);
+      mark_unstable(ctx, req.require_stable, g.group_id, got);
       group_by_topic(got, og.topics, [](auto& p, const group::FetchedPartition& fp) {
         p.partition_index = fp.partition;
         p.committed_offset = fp.offset;

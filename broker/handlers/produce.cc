@@ -17,11 +17,13 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <functional>
 #include <optional>
 
 #include "broker/cluster/cluster_node.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/long_poll.h"
+#include "broker/handlers/txn_common.h"
 #include "broker/metrics/broker_metrics.h"
 #include "broker/pk/pk_tables.h"
 #include "broker/quota/client_quotas.h"
@@ -29,6 +31,7 @@
 #include "broker/services.h"
 #include "broker/topics/batch_validation.h"
 #include "broker/topics/topic_registry.h"
+#include "broker/txn/txn_coordinator.h"
 #include "protocol/record/record_batch.h"
 #include "protocol/wire/errors.h"
 
@@ -228,6 +231,35 @@ class PendingAcks : public LongPoll<PendingAcks> {
   protocol::ProduceResponse resp_;
   std::vector<AwaitedAck> acks_;
 };
+
+// A transactional batch is appended only by the producer of its transactional id whose ongoing
+// transaction holds the partition (AddPartitionsToTxn), while the coordinator holds that
+// transaction (no marker can slip in between); the partition registers the open transaction.
+std::pair<ErrorCode, std::string> append_transactional(RequestContext& ctx,
+                                                       const std::optional<std::string>& txn_id,
+                                                       const TopicEntry& topic, int32_t partition,
+                                                       std::span<uint8_t> batch,
+                                                       const std::function<void()>& append) {
+  if (!txn_id || txn_id->empty()) {
+    return {ErrorCode::invalid_record,
+            "a transactional batch needs the request's transactional id"};
+  }
+  if (topic.pk_table) {
+    return {ErrorCode::invalid_record, "transactions on primary-key tables are not supported yet"};
+  }
+  if (!ctx.svc.txns) {
+    return {ErrorCode::invalid_txn_state, "this broker has no transaction coordinator"};
+  }
+  protocol::RecordBatchView view(batch);
+  const txn::TxnError e = ctx.svc.txns->append_in_txn(
+      *txn_id, view.producer_id(), view.producer_epoch(), {topic.name, partition}, append);
+  if (e == txn::TxnError::none) return {ErrorCode::none, ""};
+  return {txn_error_code(e, ctx.version, -1),
+          e == txn::TxnError::invalid_txn_state
+              ? "the partition is not in the producer's ongoing transaction"
+              : "not the transactional id's current producer"};
+}
+
 }  // namespace
 
 void produce(RequestContext& ctx, protocol::Reader& body) {
@@ -318,8 +350,22 @@ void produce(RequestContext& ctx, protocol::Reader& body) {
       }
       // The term the batch is appended in (a leader's log carries its epoch from become_leader).
       const int32_t leader_epoch = cluster ? log->latest_epoch() : -1;
-      PartitionAppend appended =
-          append_partition(ctx.svc, *topic, pd.index, *log, prepared.batch, now);
+      PartitionAppend appended;
+      auto append = [&] {
+        appended = append_partition(ctx.svc, *topic, pd.index, *log, prepared.batch, now);
+      };
+      if (protocol::RecordBatchView(prepared.batch).is_transactional()) {
+        auto [code, why] = append_transactional(ctx, req.transactional_id, *topic, pd.index,
+                                                prepared.batch, append);
+        if (code != ErrorCode::none) {
+          spdlog::debug("transactional produce to {}-{} from {} refused: {}", td.name, pd.index,
+                        ctx.responder.peer(), why);
+          fail(code, why);
+          continue;
+        }
+      } else {
+        append();
+      }
       const ErrorCode append_code = append_error(appended);
       if (!appended.status.ok()) {
         if (append_code == ErrorCode::kafka_storage_error) {

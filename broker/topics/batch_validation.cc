@@ -103,9 +103,6 @@ PreparedBatch prepare_batch(std::span<uint8_t> records, const TopicConfig& topic
   }
   if (view.is_control())
     return reject(ErrorCode::invalid_record, "clients may not send control batches");
-  if (view.is_transactional()) {
-    return reject(ErrorCode::invalid_record, "transactions are not supported by this broker");
-  }
   if (view.record_count() == 0) return reject(ErrorCode::invalid_record, "batch has no records");
   if (view.last_offset_delta() != view.record_count() - 1) {
     return reject(ErrorCode::invalid_record, "lastOffsetDelta does not match the record count");

@@ -84,9 +84,11 @@ class TxnStateMachine {
   TxnOutcome markers_written();
   // A transaction open longer than its timeout is aborted, fencing its producer (epoch + 1).
   TxnOutcome expire_if_timed_out(int64_t now_ms);
+  // Whether (producer_id, epoch) is this id's current producer (error none), an older instance
+  // (producer_fenced) or someone else (invalid_producer_id_mapping). Changes nothing.
+  TxnOutcome check_producer(int64_t producer_id, int16_t epoch) const;
 
  private:
-  TxnOutcome check_producer(int64_t producer_id, int16_t epoch) const;
   TxnOutcome begin_abort(bool bump_epoch);
 
   TxnLimits limits_;

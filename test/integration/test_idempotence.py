@@ -1,10 +1,9 @@
 """Idempotent producer (issue 3):
 - raw frames: InitProducerId hands out fresh ids with epoch 0 (unique across a restart), a
-  transactional id gets UNSUPPORTED_VERSION; a retried batch is answered with its original offset
+  transactional id gets an id too (transactions: test_transactions.py); a retried batch is answered with its original offset
   and not written twice; sequence gaps get OUT_OF_ORDER_SEQUENCE_NUMBER, a new epoch must start at
   sequence 0, a stale epoch gets INVALID_PRODUCER_EPOCH, a producer id without a sequence gets
   INVALID_RECORD;
-- confluent-kafka init_transactions() fails at once with the "not supported" message;
 - test.* fault keys are refused without --enable-test-faults;
 - librdkafka with enable.idempotence=true produces 1M messages while the broker drops every Nth
   produce response (test.fault.drop.produce.response.every.n) and is killed and restarted in the
@@ -69,14 +68,16 @@ class IdempotenceRawAndClients(itutil.BrokerTestCase):
         self.assertEqual(a[2], 0)
         self.assertEqual(b[0], 0)
         self.assertGreater(b[1], a[1])
-        self.assertEqual(txn, (E_UNSUPPORTED_VERSION, -1, -1))
+        self.assertEqual(txn[0], 0)
+        self.assertEqual(txn[2], 0)
         self.assertEqual(empty[0], 42)  # INVALID_REQUEST, as Kafka
-        # ApiVersions advertises InitProducerId 0-5 and no transaction APIs (24, 25, 26, 28).
+        # ApiVersions advertises InitProducerId 0-5 and the client versions of the transaction
+        # APIs (24, 25, 26, 28: 0-3).
         with itutil.RawConn(self.broker.port) as conn:
             _, apis = itutil.api_versions(conn)
         self.assertEqual(apis.get(API_INIT_PRODUCER_ID), (0, 5))
         for k in (24, 25, 26, 28):
-            self.assertNotIn(k, apis)
+            self.assertEqual(apis.get(k), (0, 3))
 
         self.broker.restart(clean=False)  # even a crash never reuses an id
         with itutil.RawConn(self.broker.port) as conn:
@@ -133,16 +134,6 @@ class IdempotenceRawAndClients(itutil.BrokerTestCase):
             self.assertEqual(res[(topic, 0)][0], E_OUT_OF_ORDER)
             res = itutil.produce(conn, 7, {topic: {0: idem_batch(pid, 0, 120, 1)}}, acks=-1)
             self.assertEqual(res[(topic, 0)], (0, 120))
-
-    def test_init_transactions_fails_promptly_with_not_supported(self):
-        from confluent_kafka import Producer, KafkaException
-        p = Producer({"bootstrap.servers": self.broker.bootstrap, "transactional.id": "strata-tx"})
-        t0 = time.time()
-        with self.assertRaises(KafkaException) as cm:
-            p.init_transactions(20)
-        took = time.time() - t0
-        self.assertLess(took, 5.0, "init_transactions took %.1fs: %s" % (took, cm.exception))
-        self.assertIn("not supported", str(cm.exception))
 
     def test_test_fault_keys_need_the_flag(self):
         d = self.broker.data_dir

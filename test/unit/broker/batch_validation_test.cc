@@ -119,7 +119,9 @@ TEST(BatchValidation, ProducerIdWithoutSequenceIsInvalidRecord) {
   EXPECT_EQ(prepare_batch(good, default_topic(), 9, 0).error, ErrorCode::none);
 }
 
-TEST(BatchValidation, ControlAndTransactionalBatchesAreRejected) {
+// Control batches come only from the coordinator; a transactional batch passes validation (Produce
+// then checks it against the producer's transaction).
+TEST(BatchValidation, ControlBatchesAreRejectedTransactionalOnesPass) {
   static const std::string k = "k";
   p::RecordBatchBuilder c;
   c.set_control(true);
@@ -130,7 +132,7 @@ TEST(BatchValidation, ControlAndTransactionalBatchesAreRejected) {
   t.set_transactional(true).set_producer(1, 0, 0);
   t.add(1, bytes(k), bytes(k));
   auto txn = t.build();
-  EXPECT_EQ(prepare_batch(txn, default_topic(), 9, 0).error, ErrorCode::invalid_record);
+  EXPECT_EQ(prepare_batch(txn, default_topic(), 9, 0).error, ErrorCode::none);
 }
 
 TEST(BatchValidation, RecompressesToTheTopicCodecKeepingRecords) {

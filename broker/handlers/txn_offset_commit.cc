@@ -1,0 +1,79 @@
+// TxnOffsetCommit (28) v0-3: consumed offsets stored in the producer's transaction (after
+// AddOffsetsToTxn for the group); OffsetFetch shows them only once the transaction commits, and
+// an abort drops them. The v3 group fields (generation, member, instance) are not checked against
+// the group's membership. A stale producer epoch is INVALID_PRODUCER_EPOCH on every version:
+// Kafka's definition of v0-3 never adds PRODUCER_FENCED.
+#include "protocol/messages/txn_offset_commit.h"
+
+#include "broker/handlers/handlers.h"
+#include "broker/handlers/partition_loop.h"
+#include "broker/handlers/txn_common.h"
+#include "broker/metrics/broker_metrics.h"
+#include "broker/security/authorize.h"
+#include "broker/services.h"
+#include "broker/topics/topic_registry.h"
+#include "broker/txn/txn_coordinator.h"
+
+namespace strata::broker::handlers {
+
+void txn_offset_commit(RequestContext& ctx, protocol::Reader& body) {
+  using protocol::ErrorCode;
+  protocol::TxnOffsetCommitRequest req;
+  req.decode(body, ctx.version);
+  protocol::TxnOffsetCommitResponse resp;
+  ErrorCode all = ErrorCode::none;
+  if (!authorize(ctx, AclOperation::write, ResourceType::transactional_id, req.transactional_id)) {
+    all = ErrorCode::transactional_id_authorization_failed;
+  } else if (!authorize_group(ctx, AclOperation::read, req.group_id)) {
+    all = ErrorCode::group_authorization_failed;
+  } else if (!ctx.svc.txns) {
+    all = kNoTxnCoordinator;
+  } else if (req.group_id.empty()) {
+    all = ErrorCode::invalid_group_id;
+  }
+  const int32_t max_metadata = ctx.svc.config.offset_metadata_max_bytes;
+  std::vector<txn::PendingOffset> offsets;
+  std::vector<ErrorCode> codes;
+  for (const auto& t : req.topics) {
+    const bool readable =
+        all == ErrorCode::none && authorize_topic(ctx, AclOperation::read, t.name);
+    auto topic = readable ? ctx.svc.topics.find(t.name) : nullptr;
+    for (const auto& p : t.partitions) {
+      ErrorCode c = all;
+      if (c == ErrorCode::none) {
+        if (!readable) {
+          c = ErrorCode::topic_authorization_failed;
+        } else if (!topic || !topic->partition(p.partition_index)) {
+          c = ErrorCode::unknown_topic_or_partition;
+        } else if (p.committed_metadata &&
+                   static_cast<int64_t>(p.committed_metadata->size()) > max_metadata) {
+          c = ErrorCode::offset_metadata_too_large;
+        } else {
+          offsets.push_back({t.name, p.partition_index, p.committed_offset,
+                             p.committed_leader_epoch, p.committed_metadata});
+        }
+      }
+      codes.push_back(c);
+    }
+  }
+  if (all == ErrorCode::none && !offsets.empty()) {
+    const txn::TxnError e = ctx.svc.txns->commit_offsets(
+        req.transactional_id, req.group_id, req.producer_id, req.producer_epoch, offsets);
+    if (e != txn::TxnError::none) {
+      for (auto& c : codes) {
+        if (c == ErrorCode::none) c = txn_error_code(e, ctx.version, -1);
+      }
+    }
+  }
+  size_t i = 0;
+  mirror_partitions(req.topics, resp.topics, protocol::TxnOffsetCommitResponse::Partition{},
+                    [&](const auto&, const auto&, auto& op) {
+                      op.error_code = codes[i++];
+                      if (op.error_code != ErrorCode::none) {
+                        ctx.svc.metrics.request_error(ctx.api_key, op.error_code);
+                      }
+                    });
+  ctx.respond(resp);
+}
+
+}  // namespace strata::broker::handlers

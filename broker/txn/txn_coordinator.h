@@ -1,0 +1,150 @@
+// TxnCoordinator: the transaction coordinator of a single node. It owns one TxnStateMachine
+// (txn_state.h) per transactional id and carries out what each transition asks for: COMMIT/ABORT
+// markers on every partition of the transaction, the transaction's consumer offsets made visible
+// at commit (dropped at abort), and aborts of transactions past their timeout.
+//
+// Requests for one transactional id are serialised by that id's mutex, which is also held while a
+// transactional batch is appended (append_in_txn): a marker can never be written between the check
+// that a partition belongs to the transaction and the append of the producer's batch, so no batch
+// lands after its transaction's marker and leaves the partition's LSO stuck.
+//
+// The state is in memory: a restart forgets every transactional id (docs/transactions.md says
+// what that means for transactions open at the time). Thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "broker/txn/txn_state.h"
+#include "protocol/base/result.h"
+
+namespace strata::broker::txn {
+
+// One consumer offset committed inside a transaction (TxnOffsetCommit).
+struct PendingOffset {
+  std::string topic;
+  int32_t partition = 0;
+  int64_t offset = 0;
+  int32_t leader_epoch = -1;
+  std::optional<std::string> metadata;
+};
+
+// What the coordinator needs of the rest of the broker (tests substitute their own).
+class TxnEffects {
+ public:
+  virtual ~TxnEffects() = default;
+  // Appends a COMMIT (or ABORT) marker of (producer_id, epoch) to one partition. True when the
+  // partition needs nothing more (written, refused as stale, or the partition is gone); false on
+  // a failure worth retrying (the sweep retries).
+  virtual bool write_marker(const TopicPartition& tp, int64_t producer_id, int16_t epoch,
+                            bool commit) = 0;
+  // Commits a committed transaction's offsets for `group`; `done` runs once they are durable
+  // (or failed), possibly on another thread.
+  virtual void commit_offsets(const std::string& group, std::vector<PendingOffset> offsets,
+                              std::function<void()> done) = 0;
+  virtual Result<int64_t> new_producer_id() = 0;
+};
+
+struct InitResult {
+  TxnError error = TxnError::none;
+  bool no_producer_id = false;  // a producer id could not be allocated
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+};
+
+class TxnCoordinator {
+ public:
+  // `id_expiration_ms` (transactional.id.expiration.ms, 0 = never): a transactional id with no
+  // open transaction and no request for that long is forgotten by the sweep.
+  TxnCoordinator(TxnLimits limits, TxnEffects& effects, int64_t id_expiration_ms = 0)
+      : limits_(limits), effects_(effects), id_expiration_ms_(id_expiration_ms) {}
+  ~TxnCoordinator() { stop(); }
+
+  // InitProducerId with a transactional id. `expected_*` (v3+, -1 = none) must be the id's
+  // current producer, else producer_fenced. An open transaction is aborted first (its markers are
+  // written now) and the answer is concurrent_transactions: the client retries.
+  InitResult init_producer_id(const std::string& txn_id, int32_t timeout_ms,
+                              int64_t expected_producer_id, int16_t expected_epoch, int64_t now_ms);
+  TxnError add_partitions(const std::string& txn_id, int64_t producer_id, int16_t epoch,
+                          const std::vector<TopicPartition>& partitions, int64_t now_ms);
+  // AddOffsetsToTxn: the group's offsets join the transaction (it starts if none is open).
+  TxnError add_offsets(const std::string& txn_id, int64_t producer_id, int16_t epoch,
+                       const std::string& group, int64_t now_ms);
+  // TxnOffsetCommit: the offsets wait in the transaction; none is visible before the commit.
+  // invalid_txn_state when no transaction with this group is open.
+  TxnError commit_offsets(const std::string& txn_id, const std::string& group, int64_t producer_id,
+                          int16_t epoch, std::vector<PendingOffset> offsets);
+  // EndTxn. `done` runs once the markers are written and, on commit, the offsets are durable
+  // (possibly on another thread); a marker write that fails leaves the transaction completing
+  // (the sweep retries it) and is answered none: the decision is taken.
+  void end_txn(const std::string& txn_id, int64_t producer_id, int16_t epoch, bool commit,
+               std::function<void(TxnError)> done);
+  // Runs `append` while the id's transaction is held, when (producer_id, epoch) is its producer
+  // and `tp` belongs to its ongoing transaction; otherwise returns the error (producer_fenced for
+  // an older epoch, invalid_txn_state or invalid_producer_id_mapping) without running it.
+  TxnError append_in_txn(const std::string& txn_id, int64_t producer_id, int16_t epoch,
+                         const TopicPartition& tp, const std::function<void()>& append);
+  // Whether an open or completing transaction holds an offset of `group` for this partition
+  // (OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT then).
+  bool has_pending_offset(const std::string& group, const std::string& topic, int32_t partition);
+  // Aborts every transaction past its timeout (epoch bump), retries unfinished markers and forgets
+  // expired transactional ids. Returns the number of transactions it aborted.
+  size_t sweep(int64_t now_ms);
+  std::optional<TxnMetadata> describe(const std::string& txn_id);
+
+  // A thread that calls sweep() every `interval_ms` (transaction.abort.timed.out.transaction.
+  // cleanup.interval.ms) until stop().
+  void start(int64_t interval_ms);
+  void stop();
+
+ private:
+  struct Entry {
+    std::mutex mu;
+    explicit Entry(TxnLimits l) : sm(l) {}
+    TxnStateMachine sm;
+    std::set<std::string> groups;  // added by AddOffsetsToTxn to the open transaction
+    // group -> (topic, partition) -> offset, of the open transaction
+    std::map<std::string, std::map<TopicPartition, PendingOffset>> offsets;
+    std::set<TopicPartition> markers_done;  // of the completing transaction
+    int64_t last_used_ms = 0;               // InitProducerId, AddPartitions, AddOffsets
+    bool removed = false;                   // expired: no longer in entries_
+  };
+  std::shared_ptr<Entry> entry(const std::string& txn_id, bool create);
+  // The id's entry with its mutex held (null when absent and !create); never a removed one.
+  struct Held {
+    std::shared_ptr<Entry> e;
+    std::unique_lock<std::mutex> l;
+  };
+  Held held(const std::string& txn_id, bool create);
+  // Writes the missing markers of a Prepare* state; once all are written completes it (and
+  // commits or drops its offsets). `done` (may be null) runs when the commit's offsets are
+  // durable. Returns false when some marker must be retried. Holds e.mu.
+  bool complete(Entry& e, std::function<void()> done);
+  void drop_offsets(Entry& e);
+  void release_pending(const std::string& group, const std::vector<TopicPartition>& tps);
+
+  const TxnLimits limits_;
+  TxnEffects& effects_;
+  const int64_t id_expiration_ms_;
+  std::mutex mu_;  // entries_
+  std::map<std::string, std::shared_ptr<Entry>> entries_;
+  std::mutex pending_mu_;
+  // group -> partition -> how many transactions hold an uncommitted offset for it
+  std::map<std::string, std::map<TopicPartition, int>> pending_;
+
+  std::mutex sweep_mu_;
+  std::condition_variable sweep_cv_;
+  bool stopping_ = false;
+  std::thread sweeper_;
+};
+
+}  // namespace strata::broker::txn

@@ -1,0 +1,107 @@
+#include "broker/txn/txn_effects.h"
+
+#include <spdlog/spdlog.h>
+
+#include "broker/group/group_coordinator.h"
+#include "broker/services.h"
+#include "broker/topics/topic_registry.h"
+#include "broker/txn/producer_ids.h"
+#include "protocol/record/batch_format.h"
+#include "protocol/record/byte_order.h"
+#include "protocol/wire/errors.h"
+
+namespace strata::broker::txn {
+
+bool BrokerTxnEffects::write_marker(const TopicPartition& tp, int64_t producer_id, int16_t epoch,
+                                    bool commit) {
+  auto topic = topics_.find(tp.first);
+  storage::PartitionLog* log = topic ? topic->partition(tp.second) : nullptr;
+  if (!log) {
+    // Deleted since it joined the transaction: nothing is left to end there.
+    spdlog::warn("{} marker of producer {} for {}-{}: the partition no longer exists",
+                 commit ? "COMMIT" : "ABORT", producer_id, tp.first, tp.second);
+    return true;
+  }
+  // Coordinator epoch 0: a single node's coordinator never moves.
+  auto r = log->append_marker(producer_id, epoch, 0, commit, now_ms());
+  if (!r.ok()) {
+    spdlog::error("{} marker of producer {} for {}-{} failed: {}", commit ? "COMMIT" : "ABORT",
+                  producer_id, tp.first, tp.second, r.status().to_string());
+    return r.status().code() == Errc::not_found;
+  }
+  if (r->producer_check == storage::ProducerCheck::stale_epoch) {
+    // A newer epoch already wrote there (this transaction was fenced): nothing to end.
+    spdlog::warn("{} marker of producer {} epoch {} for {}-{} refused: {}",
+                 commit ? "COMMIT" : "ABORT", producer_id, epoch, tp.first, tp.second,
+                 r->producer_message);
+  }
+  return true;
+}
+
+void BrokerTxnEffects::commit_offsets(const std::string& group, std::vector<PendingOffset> offsets,
+                                      std::function<void()> done) {
+  std::vector<group::CommitPartition> parts;
+  for (auto& o : offsets) {
+    auto& p = parts.emplace_back();
+    p.topic = std::move(o.topic);
+    p.partition = o.partition;
+    p.offset = o.offset;
+    p.leader_epoch = o.leader_epoch;
+    p.metadata = std::move(o.metadata);
+  }
+  groups_.commit_transactional(
+      group, std::move(parts),
+      [group, done = std::move(done)](std::vector<group::CommitPartition> result) {
+        for (const auto& p : result) {
+          if (p.error != protocol::ErrorCode::none) {
+            spdlog::error("committing the transactional offset of group {} for {}-{} failed: {}",
+                          group, p.topic, p.partition, protocol::error_name(p.error));
+          }
+        }
+        done();
+      });
+}
+
+Result<int64_t> BrokerTxnEffects::new_producer_id() { return producer_ids_.next(); }
+
+size_t abort_orphaned_transactions(TopicRegistry& topics) {
+  namespace bf = protocol::batch_format;
+  size_t aborted = 0;
+  for (const auto& topic : topics.list()) {
+    for (size_t p = 0; p < topic->partitions.size(); ++p) {
+      storage::PartitionLog* log = topic->partitions[p].get();
+      if (!log) continue;
+      // The LSO is the first offset of the oldest open transaction: its first batch names the
+      // producer. Each marker moves the LSO to the next one (bounded, should it not move).
+      for (int guard = 0; guard < 100000; ++guard) {
+        const int64_t lso = log->last_stable_offset();
+        if (lso >= log->high_watermark()) break;
+        auto r = log->read(lso, bf::kHeaderSize, true, log->log_end_offset());
+        uint8_t header[bf::kHeaderSize];
+        if (!r.ok() || r->ranges.empty() || r->ranges[0].size < bf::kHeaderSize ||
+            !r->ranges[0].file->read(r->ranges[0].position, bf::kHeaderSize, header).ok()) {
+          spdlog::error("{}-{}: cannot read the open transaction at offset {}", topic->name, p,
+                        lso);
+          break;
+        }
+        const auto pid = protocol::detail::load_be<int64_t>(header + bf::kProducerIdOffset);
+        auto epoch = protocol::detail::load_be<int16_t>(header + bf::kProducerEpochOffset);
+        if (auto st = log->producer_state(pid)) epoch = std::max(epoch, st->epoch);
+        auto m = log->append_marker(pid, epoch, 0, false, now_ms());
+        if (!m.ok() || log->last_stable_offset() <= lso) {
+          spdlog::error("{}-{}: aborting the orphaned transaction of producer {} failed{}",
+                        topic->name, p, pid, m.ok() ? "" : ": " + m.status().to_string());
+          break;
+        }
+        spdlog::warn(
+            "{}-{}: aborted the transaction of producer {} (epoch {}) open since offset {}: "
+            "its coordinator state did not survive the restart",
+            topic->name, p, pid, epoch, lso);
+        ++aborted;
+      }
+    }
+  }
+  return aborted;
+}
+
+}  // namespace strata::broker::txn

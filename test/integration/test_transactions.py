@@ -1,0 +1,338 @@
+"""Transactions on a single node (docs/transactions.md), with confluent-kafka (librdkafka)
+transactional producers and consumers:
+- commit and abort across several partitions of two topics: a read_committed consumer sees exactly
+  the committed records, a read_uncommitted one sees every record;
+- zombie fencing: a second producer with the same transactional.id aborts the first one's open
+  transaction and fences it (its commit fails, its records are never visible to read_committed);
+- send_offsets_to_transaction: the group's offsets are committed only when the transaction
+  commits (an aborted transaction leaves them unchanged);
+- a transaction open longer than its transaction.timeout.ms is aborted by the broker's sweep;
+- a transaction open when the broker is killed is aborted when it starts again (the coordinator's
+  state is in memory), so read_committed consumers are not blocked;
+- raw frames: ApiVersions advertises the transaction APIs 0-3, FindCoordinator key_type 1 names
+  this broker, InitProducerId above transaction.max.timeout.ms is INVALID_TRANSACTION_TIMEOUT, and
+  a transactional batch for a partition that is not in the producer's transaction is
+  INVALID_TXN_STATE (nothing written)."""
+import struct
+import time
+import unittest
+
+import itutil
+
+E_INVALID_TXN_STATE, E_INVALID_TRANSACTION_TIMEOUT = 48, 50
+
+
+def consume_all(bootstrap, topics_parts, isolation, timeout=30):
+    """Reads every listed partition from the beginning to its end (EOF: the LSO for
+    read_committed) and returns the values, sorted."""
+    from confluent_kafka import TopicPartition, OFFSET_BEGINNING, KafkaError
+    c = itutil.ck_consumer(bootstrap, isolation_level=isolation)
+    try:
+        tps = [TopicPartition(t, p, OFFSET_BEGINNING) for t, ps in topics_parts for p in ps]
+        c.assign(tps)
+        eof = set()
+        out = []
+        deadline = time.time() + timeout
+        while len(eof) < len(tps):
+            if time.time() > deadline:
+                raise AssertionError("EOF on %d of %d partitions within %ss" %
+                                     (len(eof), len(tps), timeout))
+            m = c.poll(0.5)
+            if m is None:
+                continue
+            if m.error():
+                if m.error().code() == KafkaError._PARTITION_EOF:
+                    eof.add((m.topic(), m.partition()))
+                    continue
+                raise AssertionError("consumer error: %s" % m.error())
+            eof.discard((m.topic(), m.partition()))
+            out.append(m.value().decode())
+        return sorted(out)
+    finally:
+        c.close()
+
+
+def txn_producer(bootstrap, txn_id, **extra):
+    from confluent_kafka import Producer
+    conf = {"bootstrap.servers": bootstrap, "transactional.id": txn_id, "linger.ms": 5}
+    conf.update({k.replace("_", "."): v for k, v in extra.items()})
+    return Producer(conf)
+
+
+def produce_values(p, targets, values):
+    """Produces each value to every (topic, partition) of targets, value suffixed with where."""
+    sent = []
+    for t, ps in targets:
+        for part in ps:
+            for v in values:
+                s = "%s@%s-%d" % (v, t, part)
+                p.produce(t, value=s.encode(), partition=part)
+                sent.append(s)
+    return sent
+
+
+class Transactions(itutil.BrokerTestCase):
+    overrides = {"transaction.abort.timed.out.transaction.cleanup.interval.ms": "200",
+                 "transaction.max.timeout.ms": "300000"}
+
+    def create(self, prefix, partitions):
+        t = itutil.unique_topic(prefix)
+        itutil.ck_create_topic(self.broker.bootstrap, t, partitions)
+        return t
+
+    def test_commit_and_abort_across_partitions_and_two_topics(self):
+        a, b = self.create("txa", 3), self.create("txb", 2)
+        targets = [(a, [0, 1, 2]), (b, [0, 1])]
+        p = txn_producer(self.broker.bootstrap, itutil.unique_topic("tid"))
+        p.init_transactions(30)
+        p.begin_transaction()
+        committed = produce_values(p, targets, ["c1-%d" % i for i in range(5)])
+        p.commit_transaction(30)
+        p.begin_transaction()
+        aborted = produce_values(p, targets, ["ab-%d" % i for i in range(5)])
+        p.flush(30)  # the records are in the logs before the abort
+        p.abort_transaction(30)
+        p.begin_transaction()
+        committed += produce_values(p, targets, ["c2-%d" % i for i in range(3)])
+        p.commit_transaction(30)
+        # Still open while we read: a read_committed reader stops at its first offset.
+        p.begin_transaction()
+        open_vals = produce_values(p, targets, ["open-%d" % i for i in range(2)])
+        p.flush(30)
+
+        rc = consume_all(self.broker.bootstrap, targets, "read_committed")
+        self.assertEqual(rc, sorted(committed))
+        ru = consume_all(self.broker.bootstrap, targets, "read_uncommitted")
+        self.assertEqual(ru, sorted(committed + aborted + open_vals))
+        p.commit_transaction(30)
+        rc = consume_all(self.broker.bootstrap, targets, "read_committed")
+        self.assertEqual(rc, sorted(committed + open_vals))
+        self.assertBrokerAlive()
+
+    def test_zombie_is_fenced_by_a_new_instance(self):
+        from confluent_kafka import KafkaException
+        t = self.create("txz", 2)
+        targets = [(t, [0, 1])]
+        tid = itutil.unique_topic("tid")
+        p1 = txn_producer(self.broker.bootstrap, tid)
+        p1.init_transactions(30)
+        p1.begin_transaction()
+        zombie = produce_values(p1, targets, ["z-%d" % i for i in range(4)])
+        p1.flush(30)
+        # The new instance aborts p1's open transaction (epoch bump) and takes over.
+        p2 = txn_producer(self.broker.bootstrap, tid)
+        p2.init_transactions(30)
+        p2.begin_transaction()
+        good = produce_values(p2, targets, ["g-%d" % i for i in range(4)])
+        p2.commit_transaction(30)
+        with self.assertRaises(KafkaException):
+            produce_values(p1, targets, ["late"])
+            p1.commit_transaction(10)
+        rc = consume_all(self.broker.bootstrap, targets, "read_committed")
+        self.assertEqual(rc, sorted(good))
+        for z in zombie:
+            self.assertNotIn(z, rc)
+        self.assertBrokerAlive()
+
+    def test_send_offsets_to_transaction_commits_offsets_only_on_commit(self):
+        from confluent_kafka import TopicPartition
+        src, dst = self.create("txin", 2), self.create("txout", 1)
+        plain = itutil.ck_producer(self.broker.bootstrap)
+        itutil.ck_produce_all(plain, [{"topic": src, "value": b"in-%d" % i, "partition": i % 2}
+                                      for i in range(10)])
+        group = itutil.unique_topic("eos-group")
+        consumer = itutil.ck_consumer(self.broker.bootstrap, group_id=group,
+                                      isolation_level="read_committed")
+        consumer.assign([TopicPartition(src, 0, 0), TopicPartition(src, 1, 0)])
+        got = []
+        deadline = time.time() + 30
+        while len(got) < 10 and time.time() < deadline:
+            m = consumer.poll(0.5)
+            if m is not None and not m.error():
+                got.append(m)
+        self.assertEqual(len(got), 10)
+        positions = consumer.position([TopicPartition(src, 0), TopicPartition(src, 1)])
+        self.assertEqual(sorted(tp.offset for tp in positions), [5, 5])
+
+        p = txn_producer(self.broker.bootstrap, itutil.unique_topic("tid"))
+        p.init_transactions(30)
+        p.begin_transaction()
+        for m in got:
+            p.produce(dst, value=b"out-" + m.value(), partition=0)
+        p.send_offsets_to_transaction(positions, consumer.consumer_group_metadata(), 30)
+        p.abort_transaction(30)
+
+        def committed():
+            tps = consumer.committed([TopicPartition(src, 0), TopicPartition(src, 1)], timeout=10)
+            return sorted(tp.offset for tp in tps)
+
+        self.assertTrue(all(o < 0 for o in committed()), committed())  # nothing committed
+        p.begin_transaction()
+        for m in got:
+            p.produce(dst, value=b"out-" + m.value(), partition=0)
+        p.send_offsets_to_transaction(positions, consumer.consumer_group_metadata(), 30)
+        p.commit_transaction(30)
+        self.assertEqual(committed(), [5, 5])
+        out = consume_all(self.broker.bootstrap, [(dst, [0])], "read_committed")
+        self.assertEqual(out, sorted("out-" + m.value().decode() for m in got))
+        consumer.close()
+
+    def test_transaction_past_its_timeout_is_aborted(self):
+        from confluent_kafka import KafkaException
+        t = self.create("txt", 1)
+        p = txn_producer(self.broker.bootstrap, itutil.unique_topic("tid"),
+                         transaction_timeout_ms=2000, message_timeout_ms=2000)
+        p.init_transactions(30)
+        p.begin_transaction()
+        produce_values(p, [(t, [0])], ["late-%d" % i for i in range(3)])
+        p.flush(30)
+        time.sleep(3.5)  # the sweep (every 200 ms) aborts it, bumping the epoch
+        # The partition's transaction is closed by the ABORT marker: read_committed reaches the end.
+        self.assertEqual(consume_all(self.broker.bootstrap, [(t, [0])], "read_committed"), [])
+        with self.assertRaises(KafkaException):
+            p.commit_transaction(10)
+        self.assertTrue(any("aborted" in line and "longer than" in line
+                            for line in self.broker.log_lines), "no timeout abort in the log")
+
+    def test_raw_frames(self):
+        t = self.create("txraw", 1)
+        with itutil.RawConn(self.broker.port) as conn:
+            _, apis = itutil.api_versions(conn)
+            for k in (24, 25, 26, 28):
+                self.assertEqual(apis.get(k), (0, 3), k)
+            # FindCoordinator v1, key_type 1: this broker.
+            r = conn.request(10, 1, itutil.str16("raw-tid") + struct.pack(">b", 1))
+            r.i32()
+            err, _msg, node, _host, port = r.i16(), r.str16(), r.i32(), r.str16(), r.i32()
+            self.assertEqual(err, 0)
+            self.assertEqual(port, self.broker.port)
+
+            def init(tid, timeout_ms):
+                r = conn.request(22, 1, itutil.str16(tid) + struct.pack(">i", timeout_ms))
+                r.i32()
+                return r.i16(), r.i64(), r.i16()
+
+            self.assertEqual(init("raw-tid", 300001)[0], E_INVALID_TRANSACTION_TIMEOUT)
+            err, pid, epoch = init("raw-tid", 60000)
+            self.assertEqual(err, 0)
+            # A transactional batch of a partition never added to the transaction.
+            ts = int(time.time() * 1000)
+            raw = itutil.encode_record(0, None, b"nope", ())
+            after_crc = struct.pack(">hiqqqhii", 0x10, 0, ts, ts, pid, epoch, 0, 1) + raw
+            after_len = struct.pack(">ibI", -1, 2, itutil.crc32c(after_crc)) + after_crc
+            batch = struct.pack(">qi", 0, len(after_len)) + after_len
+            body = itutil.str16("raw-tid") + struct.pack(">hi", -1, 10000) + itutil.array32(
+                [itutil.str16(t) + itutil.array32([struct.pack(">i", 0) + itutil.bytes32(batch)])])
+            r = conn.request(0, 7, body)
+            r.i32()
+            r.str16()
+            r.i32()
+            _idx, perr = r.i32(), r.i16()
+            self.assertEqual(perr, E_INVALID_TXN_STATE)
+        self.assertEqual(consume_all(self.broker.bootstrap, [(t, [0])], "read_uncommitted"), [])
+
+    def test_raw_offsets_require_stable_and_fencing_codes_per_version(self):
+        t = self.create("txoff", 1)
+        u = itutil
+        with u.RawConn(self.broker.port) as conn:
+            def init(tid):
+                r = conn.request(22, 1, u.str16(tid) + struct.pack(">i", 60000))
+                r.i32()
+                return r.i16(), r.i64(), r.i16()
+
+            def add_offsets(tid, pid, epoch, group):
+                r = conn.request(25, 0, u.str16(tid) + struct.pack(">qh", pid, epoch) +
+                                 u.str16(group))
+                r.i32()
+                return r.i16()
+
+            def txn_offset_commit(tid, group, pid, epoch, offset):
+                parts = u.array32([struct.pack(">iq", 0, offset) + u.str16(None)])
+                body = (u.str16(tid) + u.str16(group) + struct.pack(">qh", pid, epoch) +
+                        u.array32([u.str16(t) + parts]))
+                r = conn.request(28, 0, body)
+                r.i32()
+                return r.array(lambda: (r.str16(), r.array(lambda: (r.i32(), r.i16()))))
+
+            def offset_fetch_v7(group, require_stable):
+                body = (u.compact_str(group) +
+                        u.compact_array([u.compact_str(t) + u.compact_array(
+                            [struct.pack(">i", 0)]) + u.uvarint(0)]) +
+                        struct.pack(">b", 1 if require_stable else 0) + u.uvarint(0))
+                r = conn.request(9, 7, body, flexible=True)
+                r.i32()
+
+                def part():
+                    out = (r.i32(), r.i64(), r.i32(), r.compact_str(), r.i16())
+                    r.tagged()
+                    return out
+
+                def topic():
+                    name, ps = r.compact_str(), r.compact_array(part)
+                    r.tagged()
+                    return name, ps
+
+                topics = r.compact_array(topic)
+                return topics[0][1][0][1], topics[0][1][0][4]  # offset, error
+
+            def end_txn(tid, pid, epoch, commit, version=0):
+                r = conn.request(26, version, u.str16(tid) + struct.pack(">qhb", pid, epoch,
+                                                                        1 if commit else 0))
+                r.i32()
+                return r.i16()
+
+            tid, group = "raw-off-tid", u.unique_topic("raw-group")
+            err, pid, epoch = init(tid)
+            self.assertEqual(err, 0)
+            self.assertEqual(add_offsets(tid, pid, epoch, group), 0)
+            self.assertEqual(txn_offset_commit(tid, group, pid, epoch, 42), [(t, [(0, 0)])])
+            self.assertEqual(offset_fetch_v7(group, True), (-1, 88))  # UNSTABLE_OFFSET_COMMIT
+            self.assertEqual(offset_fetch_v7(group, False), (-1, 0))  # not committed yet
+            self.assertEqual(end_txn(tid, pid, epoch, True), 0)
+            self.assertEqual(offset_fetch_v7(group, True), (42, 0))
+            self.assertEqual(end_txn(tid, pid, epoch, True), 0)  # a retry is idempotent
+            self.assertEqual(end_txn(tid, pid, epoch, False), E_INVALID_TXN_STATE)
+            # A new instance fences the old epoch: INVALID_PRODUCER_EPOCH before EndTxn v2,
+            # PRODUCER_FENCED from v2; TxnOffsetCommit (v0-3) always INVALID_PRODUCER_EPOCH.
+            err, pid2, epoch2 = init(tid)
+            self.assertEqual((err, pid2, epoch2), (0, pid, epoch + 1))
+            self.assertEqual(end_txn(tid, pid, epoch, True, version=1), 47)
+            self.assertEqual(end_txn(tid, pid, epoch, True, version=2), 90)
+            self.assertEqual(txn_offset_commit(tid, group, pid, epoch, 7), [(t, [(0, 47)])])
+            self.assertEqual(add_offsets("nobody", pid, epoch, group), 49)  # unknown id
+        self.assertBrokerAlive()
+
+
+class TransactionsAcrossRestart(itutil.BrokerTestCase):
+    def test_transaction_open_at_a_crash_is_aborted_at_start(self):
+        t = itutil.unique_topic("txr")
+        itutil.ck_create_topic(self.broker.bootstrap, t, 2)
+        targets = [(t, [0, 1])]
+        p = txn_producer(self.broker.bootstrap, itutil.unique_topic("tid"))
+        p.init_transactions(30)
+        p.begin_transaction()
+        kept = produce_values(p, targets, ["kept-%d" % i for i in range(3)])
+        p.commit_transaction(30)
+        p.begin_transaction()
+        lost = produce_values(p, targets, ["lost-%d" % i for i in range(3)])
+        p.flush(30)
+        del p
+        self.broker.restart(clean=False)  # kill -9 with the transaction open
+        self.assertTrue(any("aborted the transaction of producer" in line
+                            for line in self.broker.log_lines), "no orphan abort in the log")
+        rc = consume_all(self.broker.bootstrap, targets, "read_committed")
+        self.assertEqual(rc, sorted(kept))
+        ru = consume_all(self.broker.bootstrap, targets, "read_uncommitted")
+        self.assertEqual(ru, sorted(kept + lost))
+        # The transactional id starts afresh.
+        p2 = txn_producer(self.broker.bootstrap, itutil.unique_topic("tid"))
+        p2.init_transactions(30)
+        p2.begin_transaction()
+        more = produce_values(p2, targets, ["more-%d" % i for i in range(2)])
+        p2.commit_transaction(30)
+        rc = consume_all(self.broker.bootstrap, targets, "read_committed")
+        self.assertEqual(rc, sorted(kept + more))
+
+
+if __name__ == "__main__":
+    unittest.main()
