@@ -259,13 +259,9 @@ Result<CheckpointInfo> PkState::create_checkpoint() {
   STRATA_RETURN_IF_ERROR(files::sync_dir(fs, tmp));
   STRATA_RETURN_IF_ERROR(files::rename(fs, tmp, final_dir));
   STRATA_RETURN_IF_ERROR(files::sync_dir(fs, dir));
-  const CheckpointInfo made{offset, system_clock_ms()};
-  {
-    std::lock_guard lk(newest_mu_);
-    newest_ = made;
-    newest_ckpt_offset_.store(offset);
-  }
-
+  // Older checkpoints go before the new one is published, so that whoever sees it (retention,
+  // DescribeTable, tests) finds at most checkpoints_retained on disk; until then the bound still
+  // comes from the previous newest, which is never removed here with retained >= 2.
   auto all = checkpoint::list(log_.dir());
   if (all.ok()) {
     const size_t keep = static_cast<size_t>(std::max(1, options_.checkpoints_retained));
@@ -273,6 +269,12 @@ Result<CheckpointInfo> PkState::create_checkpoint() {
       (void)files::remove_all(fs, dir + "/" + checkpoint::name_of((*all)[i]));
     }
     if (all->size() > keep) (void)files::sync_dir(fs, dir);
+  }
+  const CheckpointInfo made{offset, system_clock_ms()};
+  {
+    std::lock_guard lk(newest_mu_);
+    newest_ = made;
+    newest_ckpt_offset_.store(offset);
   }
   return made;
 }
