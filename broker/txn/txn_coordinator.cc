@@ -89,7 +89,7 @@ bool TxnCoordinator::complete(Entry& e, std::function<void()> done) {
       list.push_back(std::move(o));
     }
     effects_.commit_offsets(group, std::move(list),
-                            [this, group, tps = std::move(tps), remaining, finish]() {
+                            [this, group = group, tps = std::move(tps), remaining, finish]() {
                               release_pending(group, tps);
                               if (remaining->fetch_sub(1) == 1 && *finish) (*finish)();
                             });
