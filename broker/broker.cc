@@ -1,5 +1,6 @@
 #include "broker/broker.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -61,6 +62,12 @@ namespace asio = boost::asio;
 // How long a clean shutdown in cluster mode waits for its leaderships to move (the controller
 // acts within a view change, so this is only reached when etcd or the other brokers are slow).
 constexpr int64_t kLeadershipHandOffMs = 5000;
+
+group::LogGroupJournal* Services::internal_topic_journal(std::string_view topic) const {
+  if (topic == kConsumerOffsetsTopic) return offsets_topic;
+  if (topic == kTransactionStateTopic) return txn_state_topic;
+  return nullptr;
+}
 
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -271,16 +278,34 @@ Status Broker::start() {
                                           {},
                                           cluster_.get()});
   services_->offsets_topic = group_journal_.get();
-  if (!cluster_) {  // the transaction coordinator: in memory, single node only
+  if (!cluster_) {  // the transaction coordinator (single node), durable in __transaction_state
+    group::OffsetsTopicOptions to;
+    to.name = kTransactionStateTopic;
+    to.partitions = config_.transaction_state_log_num_partitions;
+    to.replication_factor = config_.transaction_state_log_replication_factor;
+    to.min_insync_replicas = config_.transaction_state_log_min_isr;
+    to.segment_bytes = config_.transaction_state_log_segment_bytes;
+    to.commit_timeout_ms = config_.offsets_commit_timeout_ms;
+    txn_journal_ = std::make_unique<group::LogGroupJournal>(to, *topics_, watchers_, io_, nullptr);
     txn_effects_ = std::make_unique<txn::BrokerTxnEffects>(*topics_, *groups_, *producer_ids_);
     txns_ = std::make_unique<txn::TxnCoordinator>(
         txn::TxnLimits{config_.transaction_max_timeout_ms}, *txn_effects_,
-        config_.transactional_id_expiration_ms);
-    if (size_t n = txn::abort_orphaned_transactions(*topics_)) {
-      spdlog::warn("aborted {} transaction(s) left open by the previous run", n);
+        config_.transactional_id_expiration_ms, txn_journal_.get());
+    auto loaded = txns_->load(now_ms());
+    if (!loaded.ok()) return loaded.status();
+    if (loaded->ids > 0) {
+      spdlog::info(
+          "transaction coordinator loaded {} transactional id(s): {} ongoing, {} finished now{}",
+          loaded->ids, loaded->ongoing, loaded->completed,
+          loaded->skipped ? fmt::format(", {} unreadable record(s) skipped", loaded->skipped)
+                          : std::string());
+    }
+    if (size_t n = txn::abort_orphaned_transactions(*topics_, txns_->open_transactions())) {
+      spdlog::warn("aborted {} transaction(s) no coordinator state owns", n);
     }
     txns_->start(config_.transaction_abort_timed_out_transaction_cleanup_interval_ms);
     services_->txns = txns_.get();
+    services_->txn_state_topic = txn_journal_.get();
   }
   services_->credentials = scram_.get();
   services_->scram = scram_.get();
@@ -409,8 +434,10 @@ void Broker::run() {
   if (cluster_) cluster_->stop();  // fetchers stop writing, the lease goes: before logs close
   metrics_exporter_.reset();       // no scrape may read the services closed below
   if (group_journal_) group_journal_->stop();  // no partition load runs past this
+  if (txn_journal_) txn_journal_->stop();
   txns_.reset();  // its sweep thread stops; it commits offsets through groups_
   txn_effects_.reset();
+  txn_journal_.reset();
   groups_.reset();
   if (log_tasks_) log_tasks_->stop();           // before the logs close
   if (scan_sessions_) scan_sessions_->clear();  // release Scan snapshots

@@ -118,6 +118,7 @@ class Broker {
   std::unique_ptr<ProducerIdManager> producer_ids_;  // Idempotent producer
   // Transactions: single node only (null in cluster mode); reset before groups_ in run().
   std::unique_ptr<txn::TxnEffects> txn_effects_;
+  std::unique_ptr<group::LogGroupJournal> txn_journal_;  // __transaction_state
   std::unique_ptr<txn::TxnCoordinator> txns_;
   std::unique_ptr<quota::ClientQuotas> quotas_;  // client quotas
   std::unique_ptr<LogTasks> log_tasks_;          // retention + cleaner threads

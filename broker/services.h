@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "broker/config/config.h"
@@ -80,6 +81,10 @@ struct Services {
   txn::TxnCoordinator* txns = nullptr;
   // The consumer-offsets topic behind `groups` (FindCoordinator creates it in cluster mode).
   group::LogGroupJournal* offsets_topic = nullptr;
+  // The transaction-state topic behind `txns` (null with it).
+  group::LogGroupJournal* txn_state_topic = nullptr;
+  // The journal of an internal topic (is_internal_topic), null when this broker has none.
+  group::LogGroupJournal* internal_topic_journal(std::string_view topic) const;
   // broker/security/security_services.h. authorizer: null = no authorizer configured (everything
   // is allowed). credentials: the SCRAM store SaslAuthenticate checks; null = no SCRAM users.
   security::Authorizer* authorizer = nullptr;

@@ -397,6 +397,17 @@ KeyTable<BrokerConfig> build_table() {
   t.integer("transaction.abort.timed.out.transaction.cleanup.interval.ms",
             &C::transaction_abort_timed_out_transaction_cleanup_interval_ms, "10000", 1, kI32Max,
             "How often transactions open longer than their timeout are looked for and aborted.");
+  t.integer("transaction.state.log.num.partitions", &C::transaction_state_log_num_partitions, "50",
+            1, 1000,
+            "Partitions of __transaction_state, where transactional ids live (do not change once "
+            "it exists).");
+  t.integer("transaction.state.log.replication.factor",
+            &C::transaction_state_log_replication_factor, "3", 1, 32767,
+            "Replicas of __transaction_state in cluster mode.");
+  t.integer("transaction.state.log.min.isr", &C::transaction_state_log_min_isr, "2", 1, 32767,
+            "min.insync.replicas of __transaction_state in cluster mode.");
+  t.integer("transaction.state.log.segment.bytes", &C::transaction_state_log_segment_bytes,
+            "104857600", 1, kI32Max, "segment.bytes of __transaction_state.");
   t.integer("transactional.id.expiration.ms", &C::transactional_id_expiration_ms, "604800000",
             int64_t{1}, kI64Max,
             "A transactional id without an open transaction is forgotten after this long without "

@@ -110,6 +110,10 @@ struct BrokerConfig {
   int32_t transaction_max_timeout_ms{};
   int32_t transaction_abort_timed_out_transaction_cleanup_interval_ms{};
   int64_t transactional_id_expiration_ms{};
+  int32_t transaction_state_log_num_partitions{};
+  int32_t transaction_state_log_replication_factor{};
+  int32_t transaction_state_log_min_isr{};
+  int32_t transaction_state_log_segment_bytes{};
   // Retention and log cleaner; Kafka's names and defaults
   int64_t log_retention_check_interval_ms{};
   bool log_cleaner_enable{};

@@ -70,7 +70,7 @@ class LogGroupJournal::Wait : public std::enable_shared_from_this<Wait> {
     const int64_t hw = log_->high_watermark();
     // An old leader that became a follower may have truncated the batch and fetched other
     // records to the same offsets: only this term's high watermark vouches for it.
-    const bool same_term = !j_.cluster_ || (j_.cluster_->leader_check(kOffsetsTopic, partition_,
+    const bool same_term = !j_.cluster_ || (j_.cluster_->leader_check(j_.options_.name, partition_,
                                                                       epoch_) == ErrorCode::none &&
                                             log_->latest_epoch() == epoch_);
     if (!same_term) return finish(ErrorCode::not_coordinator);
@@ -150,19 +150,19 @@ void LogGroupJournal::worker() {
 int32_t LogGroupJournal::partitions() const {
   if (cluster_) {
     auto s = cluster_->snapshot();
-    auto t = s->topics.find(kOffsetsTopic);
+    auto t = s->topics.find(options_.name);
     if (t != s->topics.end() && !t->second.replicas.empty()) {
       return static_cast<int32_t>(t->second.replicas.size());
     }
-  } else if (auto t = topics_.find(kOffsetsTopic); t && !t->partitions.empty()) {
+  } else if (auto t = topics_.find(options_.name); t && !t->partitions.empty()) {
     return static_cast<int32_t>(t->partitions.size());
   }
   return options_.partitions;
 }
 
 bool LogGroupJournal::partitions_fixed() const {
-  if (cluster_) return cluster_->snapshot()->topics.count(kOffsetsTopic) > 0;
-  return topics_.find(kOffsetsTopic) != nullptr;
+  if (cluster_) return cluster_->snapshot()->topics.count(options_.name) > 0;
+  return topics_.find(options_.name) != nullptr;
 }
 
 std::map<std::string, std::string> LogGroupJournal::topic_configs() const {
@@ -171,12 +171,15 @@ std::map<std::string, std::string> LogGroupJournal::topic_configs() const {
       {"segment.bytes", std::to_string(options_.segment_bytes)},
   };
   if (!cluster_) c["flush.messages"] = "1";
+  if (cluster_ && options_.min_insync_replicas > 0) {
+    c["min.insync.replicas"] = std::to_string(options_.min_insync_replicas);
+  }
   return c;
 }
 
 ErrorCode LogGroupJournal::request_cluster_topic() {
   if (!cluster_) return ErrorCode::none;
-  if (cluster_->snapshot()->topics.count(kOffsetsTopic)) return ErrorCode::none;
+  if (cluster_->snapshot()->topics.count(options_.name)) return ErrorCode::none;
   if (!creating_.exchange(true)) {
     run_async([this] {
       create_cluster_topic();
@@ -187,9 +190,9 @@ ErrorCode LogGroupJournal::request_cluster_topic() {
 }
 
 ErrorCode LogGroupJournal::create_cluster_topic() {
-  if (cluster_->snapshot()->topics.count(kOffsetsTopic)) return ErrorCode::none;
+  if (cluster_->snapshot()->topics.count(options_.name)) return ErrorCode::none;
   cluster::NewTopic nt;
-  nt.name = kOffsetsTopic;
+  nt.name = options_.name;
   nt.topic_id = protocol::Uuid::random().to_string();
   nt.partitions = options_.partitions;
   nt.replication_factor = options_.replication_factor;
@@ -197,26 +200,26 @@ ErrorCode LogGroupJournal::create_cluster_topic() {
   auto created = cluster_->create_topic(nt);
   if (created.ok() || created.status().code() == Errc::already_exists) {
     if (created.ok()) {
-      spdlog::info("created {} ({} partitions, replication factor {})", kOffsetsTopic,
+      spdlog::info("created {} ({} partitions, replication factor {})", options_.name,
                    nt.partitions, nt.replication_factor);
     }
     return ErrorCode::none;
   }
-  spdlog::warn("cannot create {} yet: {}", kOffsetsTopic, created.status().to_string());
+  spdlog::warn("cannot create {} yet: {}", options_.name, created.status().to_string());
   return ErrorCode::coordinator_not_available;
 }
 
 std::shared_ptr<const TopicEntry> LogGroupJournal::local_topic(bool create) {
-  if (auto t = topics_.find(kOffsetsTopic)) return t;
+  if (auto t = topics_.find(options_.name)) return t;
   if (!create || cluster_) return nullptr;  // a cluster's is created through etcd
   std::lock_guard l(create_mu_);
-  if (auto t = topics_.find(kOffsetsTopic)) return t;
-  auto created = topics_.create(kOffsetsTopic, options_.partitions, topic_configs(), false);
+  if (auto t = topics_.find(options_.name)) return t;
+  auto created = topics_.create(options_.name, options_.partitions, topic_configs(), false);
   if (!created.ok()) {
-    spdlog::error("creating {} failed: {}", kOffsetsTopic, created.status().to_string());
+    spdlog::error("creating {} failed: {}", options_.name, created.status().to_string());
     return nullptr;
   }
-  spdlog::info("created {} ({} partitions)", kOffsetsTopic, options_.partitions);
+  spdlog::info("created {} ({} partitions)", options_.name, options_.partitions);
   return created.value();
 }
 
@@ -233,10 +236,10 @@ void LogGroupJournal::append(int32_t partition, std::vector<JournalRecord> recor
   if (!log) return fail(ErrorCode::not_coordinator);
   int32_t epoch = -1;
   if (cluster_) {
-    if (cluster_->leader_check(kOffsetsTopic, partition, -1) != ErrorCode::none) {
+    if (cluster_->leader_check(options_.name, partition, -1) != ErrorCode::none) {
       return fail(ErrorCode::not_coordinator);
     }
-    if (cluster_->min_isr_check(kOffsetsTopic, partition, topic->config.min_insync_replicas) !=
+    if (cluster_->min_isr_check(options_.name, partition, topic->config.min_insync_replicas) !=
         ErrorCode::none) {
       return fail(ErrorCode::coordinator_not_available);
     }
@@ -250,7 +253,7 @@ void LogGroupJournal::append(int32_t partition, std::vector<JournalRecord> recor
   auto info = log->append(batch, now);
   if (!info.ok()) {
     const Errc c = info.status().code();
-    spdlog::warn("appending to {}-{} failed: {}", kOffsetsTopic, partition,
+    spdlog::warn("appending to {}-{} failed: {}", options_.name, partition,
                  info.status().to_string());
     // Kafka: a storage error means another broker should coordinate; a shortage is transient.
     return fail(c == Errc::no_space || c == Errc::unavailable ? ErrorCode::coordinator_not_available
@@ -264,7 +267,7 @@ void LogGroupJournal::append(int32_t partition, std::vector<JournalRecord> recor
 Status LogGroupJournal::import_records(const std::vector<JournalRecord>& records) {
   if (records.empty()) return Status::Ok();
   auto topic = local_topic(true);
-  if (!topic) return Status(Errc::io_error, std::string("cannot create ") + kOffsetsTopic);
+  if (!topic) return Status(Errc::io_error, std::string("cannot create ") + options_.name);
   std::map<int32_t, std::vector<JournalRecord>> by_partition;
   for (const auto& r : records) {
     auto group = records::group_of(r.key);

@@ -1,6 +1,7 @@
-// LogGroupJournal: the group coordinator's journal on the internal topic `__consumer_offsets`
-// (Kafka's model): compacted, `offsets.topic.num.partitions` partitions, replicated like any topic
-// in cluster mode (`offsets.topic.replication.factor`).
+// LogGroupJournal: a coordinator's journal on a compacted internal topic (Kafka's model): the group
+// coordinator's on `__consumer_offsets` (`offsets.topic.num.partitions` partitions, replicated like
+// any topic in cluster mode with `offsets.topic.replication.factor`), the transaction
+// coordinator's on `__transaction_state` (`transaction.state.log.*`).
 //  - append: one record batch on the partition's leader log — refused unless this broker leads
 //    it with enough in-sync replicas — answered once the high watermark passed it (every in-sync
 //    replica has it) in the same leader term, else after `offsets.commit.timeout.ms`
@@ -39,10 +40,12 @@ namespace strata::broker::group {
 inline constexpr const char* kOffsetsTopic = kConsumerOffsetsTopic;
 
 struct OffsetsTopicOptions {
+  std::string name = kConsumerOffsetsTopic;
   int32_t partitions = 50;            // offsets.topic.num.partitions
   int32_t replication_factor = 3;     // offsets.topic.replication.factor (cluster mode)
   int64_t segment_bytes = 104857600;  // offsets.topic.segment.bytes
   int32_t commit_timeout_ms = 5000;   // offsets.commit.timeout.ms
+  int32_t min_insync_replicas = 0;    // the topic's min.insync.replicas (0 = the broker default)
 };
 
 class LogGroupJournal : public GroupJournal {

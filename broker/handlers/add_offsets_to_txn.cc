@@ -24,10 +24,17 @@ void add_offsets_to_txn(RequestContext& ctx, protocol::Reader& body) {
   } else if (req.group_id.empty()) {
     resp.error_code = ErrorCode::invalid_group_id;
   } else {
-    resp.error_code =
-        txn_error_code(ctx.svc.txns->add_offsets(req.transactional_id, req.producer_id,
-                                                 req.producer_epoch, req.group_id, now_ms()),
-                       ctx.version, 2);
+    const txn::TxnError e = ctx.svc.txns->add_offsets(req.transactional_id, req.producer_id,
+                                                      req.producer_epoch, req.group_id, now_ms());
+    if (e == txn::TxnError::none) {  // answered once the group's place in the txn is durable
+      ctx.svc.txns->when_durable(req.transactional_id, [c = ctx](txn::TxnError d) {
+        protocol::AddOffsetsToTxnResponse r;
+        r.error_code = txn_error_code(d, c.version, 2);
+        c.respond(r);
+      });
+      return;
+    }
+    resp.error_code = txn_error_code(e, ctx.version, 2);
   }
   ctx.respond(resp);
 }

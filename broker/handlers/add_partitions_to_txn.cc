@@ -51,6 +51,7 @@ void add_partitions_to_txn(RequestContext& ctx, protocol::Reader& body) {
       tps.emplace_back(t.name, p);
     }
   }
+  bool wait_durable = false;
   if (all == ErrorCode::none && !refused) {
     const txn::TxnError e = ctx.svc.txns->add_partitions(req.transactional_id, req.producer_id,
                                                          req.producer_epoch, tps, now_ms());
@@ -58,6 +59,7 @@ void add_partitions_to_txn(RequestContext& ctx, protocol::Reader& body) {
     for (auto& v : codes) {
       for (auto& c : v) c = all;
     }
+    wait_durable = e == txn::TxnError::none;
   } else if (all == ErrorCode::none) {
     for (auto& v : codes) {
       for (auto& c : v) {
@@ -74,6 +76,19 @@ void add_partitions_to_txn(RequestContext& ctx, protocol::Reader& body) {
       pr.partition_error_code = codes[i][j];
       if (codes[i][j] != ErrorCode::none) ctx.svc.metrics.request_error(ctx.api_key, codes[i][j]);
     }
+  }
+  if (wait_durable) {  // answered once the partitions' place in the transaction is durable
+    ctx.svc.txns->when_durable(req.transactional_id,
+                               [c = ctx, resp = std::move(resp)](txn::TxnError d) mutable {
+                                 const ErrorCode code = txn_error_code(d, c.version, 2);
+                                 for (auto& tr : resp.results) {
+                                   for (auto& pr : tr.results) pr.partition_error_code = code;
+                                 }
+                                 if (code != ErrorCode::none)
+                                   c.svc.metrics.request_error(c.api_key, code);
+                                 c.respond(resp);
+                               });
+    return;
   }
   ctx.respond(resp);
 }

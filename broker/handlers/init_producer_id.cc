@@ -48,12 +48,17 @@ void init_producer_id(RequestContext& ctx, protocol::Reader& body) {
                                        req.producer_id, req.producer_epoch, now_ms());
     if (r.no_producer_id) {
       resp.error_code = ErrorCode::coordinator_not_available;
+    } else if (r.error == txn::TxnError::none) {  // answered once the new epoch is durable
+      ctx.svc.txns->when_durable(*req.transactional_id, [c = ctx, r](txn::TxnError d) {
+        protocol::InitProducerIdResponse out;
+        out.error_code = txn_error_code(d, c.version, 4);
+        out.producer_id = d == txn::TxnError::none ? r.producer_id : -1;
+        out.producer_epoch = d == txn::TxnError::none ? r.producer_epoch : -1;
+        c.respond(out);
+      });
+      return;
     } else {
       resp.error_code = txn_error_code(r.error, ctx.version, 4);
-      if (r.error == txn::TxnError::none) {
-        resp.producer_id = r.producer_id;
-        resp.producer_epoch = r.producer_epoch;
-      }
     }
   } else {
     auto id = ctx.svc.producer_ids.next();

@@ -145,10 +145,10 @@ void metadata_cluster(RequestContext& ctx, const protocol::MetadataRequest& req)
       refuse(out, name);
       continue;
     }
-    if (is_internal_topic(name)) {  // created as the group coordinator needs it, as Kafka does
+    if (is_internal_topic(name)) {  // created as its coordinator needs it, as Kafka does
       // Off the I/O thread; meanwhile LEADER_NOT_AVAILABLE, Kafka's answer while it creates one.
-      if (svc.offsets_topic) {
-        svc.offsets_topic->request_cluster_topic();
+      if (auto* journal = svc.internal_topic_journal(name)) {
+        journal->request_cluster_topic();
         out.error_code = ErrorCode::leader_not_available;
       }
       continue;
@@ -236,8 +236,10 @@ void metadata(RequestContext& ctx, protocol::Reader& body) {
         refuse(out, name);
         continue;
       }
-      if (!t && may_create && is_internal_topic(name) && svc.offsets_topic) {
-        t = svc.offsets_topic->local_topic(true);  // with the group coordinator's settings
+      if (!t && may_create && is_internal_topic(name)) {
+        if (auto* journal = svc.internal_topic_journal(name)) {
+          t = journal->local_topic(true);  // with its coordinator's settings
+        }
       } else if (!t && may_create) {
         auto created = svc.topics.create(name, svc.config.num_partitions, {}, false);
         if (created.ok()) {

@@ -26,6 +26,8 @@ inline protocol::ErrorCode txn_error_code(txn::TxnError e, int16_t version, int1
       return ErrorCode::invalid_txn_state;
     case txn::TxnError::invalid_transaction_timeout:
       return ErrorCode::invalid_transaction_timeout;
+    case txn::TxnError::coordinator_not_available:
+      return ErrorCode::coordinator_not_available;
   }
   return ErrorCode::unknown_server_error;
 }

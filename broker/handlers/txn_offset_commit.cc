@@ -56,24 +56,38 @@ void txn_offset_commit(RequestContext& ctx, protocol::Reader& body) {
       codes.push_back(c);
     }
   }
+  auto respond = [](const RequestContext& c, const protocol::TxnOffsetCommitRequest& rq,
+                    const std::vector<ErrorCode>& cs) {
+    protocol::TxnOffsetCommitResponse r;
+    size_t i = 0;
+    mirror_partitions(rq.topics, r.topics, protocol::TxnOffsetCommitResponse::Partition{},
+                      [&](const auto&, const auto&, auto& op) {
+                        op.error_code = cs[i++];
+                        if (op.error_code != ErrorCode::none) {
+                          c.svc.metrics.request_error(c.api_key, op.error_code);
+                        }
+                      });
+    c.respond(r);
+  };
   if (all == ErrorCode::none && !offsets.empty()) {
     const txn::TxnError e = ctx.svc.txns->commit_offsets(
         req.transactional_id, req.group_id, req.producer_id, req.producer_epoch, offsets);
-    if (e != txn::TxnError::none) {
-      for (auto& c : codes) {
-        if (c == ErrorCode::none) c = txn_error_code(e, ctx.version, -1);
-      }
+    if (e == txn::TxnError::none) {  // answered once the offsets are durable in the transaction
+      const std::string id = req.transactional_id;
+      ctx.svc.txns->when_durable(id, [c = ctx, req = std::move(req), codes = std::move(codes),
+                                      respond](txn::TxnError d) mutable {
+        for (auto& code : codes) {
+          if (code == ErrorCode::none) code = txn_error_code(d, c.version, -1);
+        }
+        respond(c, req, codes);
+      });
+      return;
+    }
+    for (auto& c : codes) {
+      if (c == ErrorCode::none) c = txn_error_code(e, ctx.version, -1);
     }
   }
-  size_t i = 0;
-  mirror_partitions(req.topics, resp.topics, protocol::TxnOffsetCommitResponse::Partition{},
-                    [&](const auto&, const auto&, auto& op) {
-                      op.error_code = codes[i++];
-                      if (op.error_code != ErrorCode::none) {
-                        ctx.svc.metrics.request_error(ctx.api_key, op.error_code);
-                      }
-                    });
-  ctx.respond(resp);
+  respond(ctx, req, codes);
 }
 
 }  // namespace strata::broker::handlers

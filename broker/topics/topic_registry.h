@@ -25,10 +25,13 @@
 
 namespace strata::broker {
 
-// The internal topic of the group coordinator (broker/group/log_group_journal.h). Clients may read
-// it (Metadata marks it internal) but not write or delete it, as with Kafka.
+// The internal topics of the group and transaction coordinators (broker/group/log_group_journal.h).
+// Clients may read them (Metadata marks them internal) but not write or delete them, as with Kafka.
 inline constexpr const char* kConsumerOffsetsTopic = "__consumer_offsets";
-inline bool is_internal_topic(std::string_view name) { return name == kConsumerOffsetsTopic; }
+inline constexpr const char* kTransactionStateTopic = "__transaction_state";
+inline bool is_internal_topic(std::string_view name) {
+  return name == kConsumerOffsetsTopic || name == kTransactionStateTopic;
+}
 
 struct TopicEntry {
   std::string name;

@@ -5,7 +5,21 @@
 #include <atomic>
 #include <chrono>
 
+#include "broker/group/group_records.h"
+#include "broker/topics/topic_registry.h"
+#include "broker/txn/txn_records.h"
+
 namespace strata::broker::txn {
+
+namespace {
+bool is_prepare(TxnState s) {
+  return s == TxnState::prepare_commit || s == TxnState::prepare_abort;
+}
+bool is_open(TxnState s) { return s == TxnState::ongoing || is_prepare(s); }
+void run_all(std::vector<std::function<void()>>& fns) {
+  for (auto& f : fns) f();
+}
+}  // namespace
 
 std::shared_ptr<TxnCoordinator::Entry> TxnCoordinator::entry(const std::string& txn_id,
                                                              bool create) {
@@ -13,7 +27,7 @@ std::shared_ptr<TxnCoordinator::Entry> TxnCoordinator::entry(const std::string& 
   auto it = entries_.find(txn_id);
   if (it != entries_.end()) return it->second;
   if (!create) return nullptr;
-  auto e = std::make_shared<Entry>(limits_);
+  auto e = std::make_shared<Entry>(txn_id, limits_);
   entries_.emplace(txn_id, e);
   return e;
 }
@@ -47,7 +61,103 @@ void TxnCoordinator::drop_offsets(Entry& e) {
     release_pending(group, tps);
   }
   e.offsets.clear();
-  e.groups.clear();
+}
+
+void TxnCoordinator::changed(Entry& e) {
+  ++e.version;
+  persist(e);
+}
+
+void TxnCoordinator::persist(Entry& e) {
+  if (e.writing >= e.version) return;
+  const uint64_t v = e.version;
+  e.writing = v;
+  if (!journal_) {
+    e.durable = v;
+    return;
+  }
+  // A full snapshot of the id: its state, and the offsets of its open transaction (a tombstone
+  // once none is open) in the same batch, so a load never pairs a state with another
+  // transaction's offsets.
+  const TxnMetadata& m = e.sm.metadata();
+  std::vector<group::JournalRecord> recs;
+  recs.push_back({records::state_key(e.id), records::encode_state(m, e.last_used_ms)});
+  group::JournalRecord offsets{records::offsets_key(e.id), std::nullopt};
+  if (is_open(m.state)) offsets.value = records::encode_offsets(e.offsets);
+  recs.push_back(std::move(offsets));
+  const int32_t partition = group::partition_for_group(e.id, journal_->partitions());
+  journal_->append(partition, std::move(recs),
+                   [this, self = e.shared_from_this(), v](protocol::ErrorCode err, int64_t) {
+                     on_written(self, v, err == protocol::ErrorCode::none);
+                   });
+}
+
+void TxnCoordinator::on_written(const std::shared_ptr<Entry>& e, uint64_t version, bool ok) {
+  std::vector<std::function<void()>> run;
+  {
+    std::lock_guard l(e->mu);
+    if (ok) {
+      e->durable = std::max(e->durable, version);
+    } else {
+      spdlog::warn("transactional id '{}': writing its state to {} failed; retried", e->id,
+                   kTransactionStateTopic);
+      if (e->writing == version) e->writing = e->durable;  // the next request or sweep rewrites
+      // An EndTxn whose Prepare* state was not written: it retries (CONCURRENT_TRANSACTIONS
+      // until the rewrite and the markers are done, then success).
+      if (is_prepare(e->sm.metadata().state) && e->durable < e->version) {
+        for (auto& a : e->end_waiters) {
+          run.push_back([a = std::move(a)] { a(TxnError::coordinator_not_available); });
+        }
+        e->end_waiters.clear();
+      }
+    }
+    auto ready = ready_waiters(*e, ok ? 0 : version);
+    run.insert(run.end(), std::make_move_iterator(ready.begin()),
+               std::make_move_iterator(ready.end()));
+    if (ok) {
+      auto more = advance(*e);
+      run.insert(run.end(), std::make_move_iterator(more.begin()),
+                 std::make_move_iterator(more.end()));
+    }
+  }
+  run_all(run);
+}
+
+std::vector<std::function<void()>> TxnCoordinator::ready_waiters(Entry& e,
+                                                                 uint64_t failed_version) {
+  std::vector<std::function<void()>> out;
+  auto it = e.waiters.begin();
+  while (it != e.waiters.end()) {
+    TxnError answer;
+    if (it->first <= e.durable) {
+      answer = TxnError::none;
+    } else if (it->first <= failed_version) {
+      answer = TxnError::coordinator_not_available;
+    } else {
+      ++it;
+      continue;
+    }
+    out.push_back([a = std::move(it->second), answer] { a(answer); });
+    it = e.waiters.erase(it);
+  }
+  return out;
+}
+
+std::vector<std::function<void()>> TxnCoordinator::advance(Entry& e) {
+  std::vector<std::function<void()>> out;
+  if (!is_prepare(e.sm.metadata().state) || e.durable < e.version) return out;
+  auto waiters = std::make_shared<std::vector<Answer>>(std::move(e.end_waiters));
+  e.end_waiters.clear();
+  auto answer = [waiters] {
+    for (auto& a : *waiters) a(TxnError::none);
+  };
+  const bool commit = e.sm.metadata().state == TxnState::prepare_commit;
+  if (!complete(e, answer)) {
+    spdlog::warn("transactional id '{}': some {} markers failed; the sweep retries them", e.id,
+                 commit ? "COMMIT" : "ABORT");
+    out.push_back(answer);  // the decision is durable: EndTxn succeeded
+  }
+  return out;
 }
 
 bool TxnCoordinator::complete(Entry& e, std::function<void()> done) {
@@ -67,21 +177,26 @@ bool TxnCoordinator::complete(Entry& e, std::function<void()> done) {
   e.sm.markers_written();
   if (!commit) {
     drop_offsets(e);
+    changed(e);
     if (done) done();
     return true;
   }
   // The offsets become visible once durable; until then require_stable fetches still see them
-  // pending. `done` runs after the last group's commit.
+  // pending. `done` runs after the last group's commit. The Complete state is written after the
+  // commit was handed over: lost, a load would only write the same markers and offsets again.
   auto offsets = std::move(e.offsets);
   e.offsets.clear();
-  e.groups.clear();
-  if (offsets.empty()) {
+  changed(e);
+  size_t groups = 0;
+  for (const auto& [group, parts] : offsets) groups += parts.empty() ? 0 : 1;
+  if (groups == 0) {
     if (done) done();
     return true;
   }
-  auto remaining = std::make_shared<std::atomic<size_t>>(offsets.size());
+  auto remaining = std::make_shared<std::atomic<size_t>>(groups);
   auto finish = std::make_shared<std::function<void()>>(std::move(done));
   for (auto& [group, parts] : offsets) {
+    if (parts.empty()) continue;
     std::vector<PendingOffset> list;
     std::vector<TopicPartition> tps;
     for (auto& [tp, o] : parts) {
@@ -101,38 +216,42 @@ InitResult TxnCoordinator::init_producer_id(const std::string& txn_id, int32_t t
                                             int64_t expected_producer_id, int16_t expected_epoch,
                                             int64_t now_ms) {
   InitResult r;
-  auto [e, l] = held(txn_id, true);
-  e->last_used_ms = now_ms;
-  const TxnMetadata& m = e->sm.metadata();
-  if (expected_producer_id >= 0 || expected_epoch >= 0) {
-    // A v3+ producer resuming: it must still be the id's producer.
-    if (m.producer_id < 0) {
-      r.error = TxnError::invalid_producer_id_mapping;
+  std::vector<std::function<void()>> run;
+  {
+    auto [e, l] = held(txn_id, true);
+    e->last_used_ms = now_ms;
+    const TxnMetadata& m = e->sm.metadata();
+    if (expected_producer_id >= 0 || expected_epoch >= 0) {
+      // A v3+ producer resuming: it must still be the id's producer.
+      if (m.producer_id < 0) {
+        r.error = TxnError::invalid_producer_id_mapping;
+        return r;
+      }
+      if (expected_producer_id != m.producer_id || expected_epoch != m.producer_epoch) {
+        r.error = TxnError::producer_fenced;
+        return r;
+      }
+    }
+    auto id = effects_.new_producer_id();
+    if (!id.ok()) {
+      spdlog::error("allocating a producer id for transactional id '{}' failed: {}", txn_id,
+                    id.status().to_string());
+      r.no_producer_id = true;
       return r;
     }
-    if (expected_producer_id != m.producer_id || expected_epoch != m.producer_epoch) {
-      r.error = TxnError::producer_fenced;
-      return r;
+    const TxnMetadata before = m;
+    TxnOutcome o = e->sm.init_producer_id(timeout_ms, *id, now_ms);
+    if (!(m == before)) changed(*e);
+    // An earlier instance's transaction is aborted with a bumped epoch (fencing it) once that is
+    // durable; the client retries on concurrent_transactions and gets the next epoch.
+    if (o.write_markers_commit) run = advance(*e);
+    r.error = o.error;
+    if (r.error == TxnError::none) {
+      r.producer_id = m.producer_id;
+      r.producer_epoch = m.producer_epoch;
     }
   }
-  auto id = effects_.new_producer_id();
-  if (!id.ok()) {
-    spdlog::error("allocating a producer id for transactional id '{}' failed: {}", txn_id,
-                  id.status().to_string());
-    r.no_producer_id = true;
-    return r;
-  }
-  TxnOutcome o = e->sm.init_producer_id(timeout_ms, *id, now_ms);
-  if (o.write_markers_commit) {
-    // An earlier instance's transaction is aborted with a bumped epoch (fencing it); the client
-    // retries on concurrent_transactions and gets the next epoch.
-    complete(*e, nullptr);
-  }
-  r.error = o.error;
-  if (r.error == TxnError::none) {
-    r.producer_id = m.producer_id;
-    r.producer_epoch = m.producer_epoch;
-  }
+  run_all(run);
   return r;
 }
 
@@ -143,11 +262,15 @@ TxnError TxnCoordinator::add_partitions(const std::string& txn_id, int64_t produ
   auto [e, l] = held(txn_id, false);
   if (!e) return TxnError::invalid_producer_id_mapping;
   e->last_used_ms = now_ms;
-  const bool was_open = e->sm.metadata().state == TxnState::ongoing;
+  const TxnMetadata before = e->sm.metadata();
   TxnOutcome o = e->sm.add_partitions(producer_id, epoch, partitions, now_ms);
-  if (o.error == TxnError::none && !was_open) {
-    e->groups.clear();  // a new transaction
-    e->offsets.clear();
+  if (o.error == TxnError::none && before.state != TxnState::ongoing) {
+    e->offsets.clear();  // a new transaction
+    e->added_in.clear();
+  }
+  if (!(e->sm.metadata() == before)) {
+    changed(*e);
+    for (const auto& tp : partitions) e->added_in.try_emplace(tp, e->version);
   }
   return o.error;
 }
@@ -157,14 +280,15 @@ TxnError TxnCoordinator::add_offsets(const std::string& txn_id, int64_t producer
   auto [e, l] = held(txn_id, false);
   if (!e) return TxnError::invalid_producer_id_mapping;
   e->last_used_ms = now_ms;
-  const bool was_open = e->sm.metadata().state == TxnState::ongoing;
+  const TxnMetadata before = e->sm.metadata();
   TxnOutcome o = e->sm.add_partitions(producer_id, epoch, {}, now_ms);
   if (o.error != TxnError::none) return o.error;
-  if (!was_open) {
-    e->groups.clear();
+  if (before.state != TxnState::ongoing) {
     e->offsets.clear();
+    e->added_in.clear();
   }
-  e->groups.insert(group);
+  const bool added = e->offsets.try_emplace(group).second;
+  if (added || !(e->sm.metadata() == before)) changed(*e);
   return TxnError::none;
 }
 
@@ -176,37 +300,58 @@ TxnError TxnCoordinator::commit_offsets(const std::string& txn_id, const std::st
   if (auto o = e->sm.check_producer(producer_id, epoch); o.error != TxnError::none) {
     return o.error;
   }
-  if (e->sm.metadata().state != TxnState::ongoing || !e->groups.count(group)) {
+  auto slot_it = e->offsets.find(group);
+  if (e->sm.metadata().state != TxnState::ongoing || slot_it == e->offsets.end()) {
     return TxnError::invalid_txn_state;
   }
-  auto& slot = e->offsets[group];
+  auto& slot = slot_it->second;
   std::vector<TopicPartition> added;
   for (auto& o : offsets) {
     TopicPartition tp{o.topic, o.partition};
     if (!slot.count(tp)) added.push_back(tp);
     slot[tp] = std::move(o);
   }
+  changed(*e);
   std::lock_guard pl(pending_mu_);
   for (const auto& tp : added) ++pending_[group][tp];
   return TxnError::none;
 }
 
 void TxnCoordinator::end_txn(const std::string& txn_id, int64_t producer_id, int16_t epoch,
-                             bool commit, std::function<void(TxnError)> done) {
-  auto [e, l] = held(txn_id, false);
-  if (!e) return done(TxnError::invalid_producer_id_mapping);
-  TxnOutcome o = e->sm.end_txn(producer_id, epoch, commit);
-  if (o.error != TxnError::none || !o.write_markers_commit) {
-    l.unlock();
-    return done(o.error);
+                             bool commit, Answer done) {
+  std::vector<std::function<void()>> run;
+  {
+    auto [e, l] = held(txn_id, false);
+    if (!e) return done(TxnError::invalid_producer_id_mapping);
+    persist(*e);  // a write that failed: its retry
+    TxnOutcome o = e->sm.end_txn(producer_id, epoch, commit);
+    if (o.error != TxnError::none) {
+      l.unlock();
+      return done(o.error);
+    }
+    if (!o.write_markers_commit) {  // a retry after completion: answered once that is durable
+      e->waiters.emplace_back(e->version, std::move(done));
+      persist(*e);
+      run = ready_waiters(*e, 0);
+    } else {
+      changed(*e);
+      e->end_waiters.push_back(std::move(done));
+      run = advance(*e);
+    }
   }
-  auto shared_done = std::make_shared<std::function<void(TxnError)>>(std::move(done));
-  if (!complete(*e, [shared_done] { (*shared_done)(TxnError::none); })) {
-    spdlog::warn("transactional id '{}': some {} markers failed; the sweep retries them", txn_id,
-                 commit ? "COMMIT" : "ABORT");
-    l.unlock();
-    (*shared_done)(TxnError::none);
+  run_all(run);
+}
+
+void TxnCoordinator::when_durable(const std::string& txn_id, Answer done) {
+  std::vector<std::function<void()>> run;
+  {
+    auto [e, l] = held(txn_id, false);
+    if (!e) return done(TxnError::none);
+    e->waiters.emplace_back(e->version, std::move(done));
+    persist(*e);  // after a failed write, this request's retry writes it again
+    run = ready_waiters(*e, 0);
   }
+  run_all(run);
 }
 
 TxnError TxnCoordinator::append_in_txn(const std::string& txn_id, int64_t producer_id,
@@ -219,6 +364,10 @@ TxnError TxnCoordinator::append_in_txn(const std::string& txn_id, int64_t produc
   }
   const TxnMetadata& m = e->sm.metadata();
   if (m.state != TxnState::ongoing || !m.partitions.count(tp)) return TxnError::invalid_txn_state;
+  // A client sends a partition's batches only after AddPartitionsToTxn was answered, i.e. durable.
+  if (auto a = e->added_in.find(tp); a != e->added_in.end() && a->second > e->durable) {
+    return TxnError::invalid_txn_state;
+  }
   append();
   return TxnError::none;
 }
@@ -238,33 +387,42 @@ size_t TxnCoordinator::sweep(int64_t now_ms) {
   }
   size_t aborted = 0;
   for (auto& [id, e] : all) {
-    std::lock_guard l(e->mu);
-    if (e->removed) continue;
-    const TxnState s = e->sm.metadata().state;
-    if (s == TxnState::prepare_commit || s == TxnState::prepare_abort) {
-      complete(*e, nullptr);  // markers that failed earlier
-      continue;
-    }
-    TxnOutcome o = e->sm.expire_if_timed_out(now_ms);
-    if (!o.write_markers_commit) {
-      const bool idle =
-          s == TxnState::empty || s == TxnState::complete_commit || s == TxnState::complete_abort;
-      if (idle && id_expiration_ms_ > 0 && now_ms - e->last_used_ms > id_expiration_ms_) {
-        std::lock_guard ml(mu_);  // order: an entry's mutex, then mu_ (nobody holds mu_ long)
-        auto it = entries_.find(id);
-        if (it != entries_.end() && it->second == e) entries_.erase(it);
+    std::vector<std::function<void()>> run;
+    {
+      std::lock_guard l(e->mu);
+      if (e->removed) continue;
+      persist(*e);  // a write that failed earlier
+      const TxnState s = e->sm.metadata().state;
+      if (is_prepare(s)) {
+        run = advance(*e);  // markers that failed earlier
+      } else if (TxnOutcome o = e->sm.expire_if_timed_out(now_ms); o.write_markers_commit) {
+        ++aborted;
+        spdlog::info(
+            "transactional id '{}': transaction open longer than {} ms aborted, producer epoch "
+            "now {}",
+            id, e->sm.metadata().timeout_ms, e->sm.metadata().producer_epoch);
+        changed(*e);
+        run = advance(*e);
+      } else if (!is_open(s) && id_expiration_ms_ > 0 &&
+                 now_ms - e->last_used_ms > id_expiration_ms_ && e->waiters.empty() &&
+                 e->durable >= e->version) {
+        {
+          std::lock_guard ml(mu_);  // order: an entry's mutex, then mu_ (nobody holds mu_ long)
+          auto it = entries_.find(id);
+          if (it != entries_.end() && it->second == e) entries_.erase(it);
+        }
         e->removed = true;
+        if (journal_) {  // tombstones: compaction drops the id
+          journal_->append(
+              group::partition_for_group(id, journal_->partitions()),
+              {{records::state_key(id), std::nullopt}, {records::offsets_key(id), std::nullopt}},
+              [](protocol::ErrorCode, int64_t) {});
+        }
         spdlog::info("transactional id '{}' expired (idle for {} ms)", id,
                      now_ms - e->last_used_ms);
       }
-      continue;
     }
-    ++aborted;
-    spdlog::info(
-        "transactional id '{}': transaction open longer than {} ms aborted, producer epoch "
-        "now {}",
-        id, e->sm.metadata().timeout_ms, e->sm.metadata().producer_epoch);
-    complete(*e, nullptr);
+    run_all(run);
   }
   return aborted;
 }
@@ -273,6 +431,96 @@ std::optional<TxnMetadata> TxnCoordinator::describe(const std::string& txn_id) {
   auto [e, l] = held(txn_id, false);
   if (!e) return std::nullopt;
   return e->sm.metadata();
+}
+
+std::set<std::pair<int64_t, TopicPartition>> TxnCoordinator::open_transactions() {
+  std::vector<std::shared_ptr<Entry>> all;
+  {
+    std::lock_guard l(mu_);
+    for (const auto& [id, e] : entries_) all.push_back(e);
+  }
+  std::set<std::pair<int64_t, TopicPartition>> out;
+  for (const auto& e : all) {
+    std::lock_guard l(e->mu);
+    const TxnMetadata& m = e->sm.metadata();
+    if (!is_open(m.state)) continue;
+    for (const auto& tp : m.partitions) out.emplace(m.producer_id, tp);
+  }
+  return out;
+}
+
+Result<TxnCoordinator::LoadStats> TxnCoordinator::load(int64_t now_ms) {
+  LoadStats stats;
+  if (!journal_) return stats;
+  struct Loaded {
+    TxnMetadata m;
+    int64_t last_update_ms = 0;
+  };
+  std::map<std::string, Loaded> states;
+  std::map<std::string, records::TxnOffsets> offsets;
+  const int32_t partitions = journal_->partitions();
+  for (int32_t p = 0; p < partitions; ++p) {
+    STRATA_RETURN_IF_ERROR(journal_->replay(p, [&](const group::JournalRecord& r) -> Status {
+      auto key = records::decode_key(r.key);
+      if (!key) {
+        ++stats.skipped;
+        return Status::Ok();
+      }
+      if (key->kind == records::KeyKind::state) {
+        Loaded l;
+        if (!r.value) {
+          states.erase(key->txn_id);
+        } else if (records::decode_state(*r.value, l.m, l.last_update_ms)) {
+          states[key->txn_id] = std::move(l);
+        } else {
+          ++stats.skipped;
+          spdlog::error("{}-{}: the state of transactional id '{}' is unreadable; skipped",
+                        kTransactionStateTopic, p, key->txn_id);
+        }
+      } else {
+        records::TxnOffsets o;
+        if (!r.value) {
+          offsets.erase(key->txn_id);
+        } else if (records::decode_offsets(*r.value, o)) {
+          offsets[key->txn_id] = std::move(o);
+        } else {
+          ++stats.skipped;
+          spdlog::error("{}-{}: the offsets of transactional id '{}' are unreadable; skipped",
+                        kTransactionStateTopic, p, key->txn_id);
+        }
+      }
+      return Status::Ok();
+    }));
+  }
+  std::vector<std::function<void()>> run;
+  for (auto& [id, l] : states) {
+    auto e = entry(id, true);
+    std::lock_guard g(e->mu);
+    e->sm.restore(l.m);
+    e->last_used_ms = l.last_update_ms > 0 ? l.last_update_ms : now_ms;
+    ++stats.ids;
+    if (!is_open(l.m.state)) continue;
+    if (auto o = offsets.find(id); o != offsets.end()) {
+      e->offsets = std::move(o->second);
+      std::lock_guard pl(pending_mu_);
+      for (const auto& [group, parts] : e->offsets) {
+        for (const auto& [tp, _] : parts) ++pending_[group][tp];
+      }
+    }
+    if (l.m.state == TxnState::ongoing) {
+      ++stats.ongoing;
+      continue;
+    }
+    ++stats.completed;
+    spdlog::info("transactional id '{}': finishing its {} (producer {}, epoch {}, {} partitions)",
+                 id, l.m.state == TxnState::prepare_commit ? "commit" : "abort", l.m.producer_id,
+                 l.m.producer_epoch, l.m.partitions.size());
+    auto more = advance(*e);
+    run.insert(run.end(), std::make_move_iterator(more.begin()),
+               std::make_move_iterator(more.end()));
+  }
+  run_all(run);
+  return stats;
 }
 
 void TxnCoordinator::start(int64_t interval_ms) {

@@ -8,8 +8,12 @@
 // that a partition belongs to the transaction and the append of the producer's batch, so no batch
 // lands after its transaction's marker and leaves the partition's LSO stuck.
 //
-// The state is in memory: a restart forgets every transactional id (docs/transactions.md says
-// what that means for transactions open at the time). Thread-safe.
+// The state is persisted in a journal (the `__transaction_state` topic, txn_records.h): every
+// change of an id's state or of its transaction's offsets is written as a full snapshot of that id,
+// and a request that changed it is answered only once what it saw is durable (when_durable). The
+// markers of a commit or abort are written only after its Prepare* state is durable, so a restart
+// (load) finishes every transaction it finds in Prepare*: the decision survives a crash. Without a
+// journal (unit tests of the rest) the state lives in memory. Thread-safe.
 #pragma once
 
 #include <condition_variable>
@@ -24,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "broker/group/group_journal.h"
 #include "broker/txn/txn_state.h"
 #include "protocol/base/result.h"
 
@@ -64,10 +69,35 @@ struct InitResult {
 class TxnCoordinator {
  public:
   // `id_expiration_ms` (transactional.id.expiration.ms, 0 = never): a transactional id with no
-  // open transaction and no request for that long is forgotten by the sweep.
-  TxnCoordinator(TxnLimits limits, TxnEffects& effects, int64_t id_expiration_ms = 0)
-      : limits_(limits), effects_(effects), id_expiration_ms_(id_expiration_ms) {}
+  // open transaction and no request for that long is forgotten by the sweep. `journal`: where the
+  // state is persisted (null = in memory only); it must outlive the coordinator, and its append
+  // callbacks must not run after the coordinator is gone.
+  TxnCoordinator(TxnLimits limits, TxnEffects& effects, int64_t id_expiration_ms = 0,
+                 group::GroupJournal* journal = nullptr)
+      : limits_(limits),
+        effects_(effects),
+        id_expiration_ms_(id_expiration_ms),
+        journal_(journal) {}
   ~TxnCoordinator() { stop(); }
+
+  // Before serving: reads every transactional id's newest state from the journal (every partition:
+  // a single node coordinates them all) and finishes each transaction found in Prepare* (markers,
+  // then offsets). An Ongoing transaction stays open (its producer may still commit it; the
+  // timeout aborts it otherwise). `skipped` counts records it could not read (logged).
+  struct LoadStats {
+    size_t ids = 0;
+    size_t ongoing = 0;
+    size_t completed = 0;  // Prepare* transactions finished by the load
+    size_t skipped = 0;
+  };
+  Result<LoadStats> load(int64_t now_ms);
+  // (producer id, partition) of every ongoing transaction: the partitions' open transactions the
+  // coordinator still owns (the others are orphans: abort_orphaned_transactions).
+  std::set<std::pair<int64_t, TopicPartition>> open_transactions();
+  // Runs `done` once the id's state as of this call is durable — at once when it already is (or
+  // the id is unknown), coordinator_not_available when writing it failed (the next request or the
+  // sweep writes it again). Requests that change the state are answered through it.
+  void when_durable(const std::string& txn_id, std::function<void(TxnError)> done);
 
   // InitProducerId with a transactional id. `expected_*` (v3+, -1 = none) must be the id's
   // current producer, else producer_fenced. An open transaction is aborted first (its markers are
@@ -83,9 +113,9 @@ class TxnCoordinator {
   // invalid_txn_state when no transaction with this group is open.
   TxnError commit_offsets(const std::string& txn_id, const std::string& group, int64_t producer_id,
                           int16_t epoch, std::vector<PendingOffset> offsets);
-  // EndTxn. `done` runs once the markers are written and, on commit, the offsets are durable
-  // (possibly on another thread); a marker write that fails leaves the transaction completing
-  // (the sweep retries it) and is answered none: the decision is taken.
+  // EndTxn. `done` runs once the Prepare* state is durable, the markers are written and, on commit,
+  // the offsets are durable (possibly on another thread); a marker write that fails leaves the
+  // transaction completing (the sweep retries it) and is answered none: the decision is taken.
   void end_txn(const std::string& txn_id, int64_t producer_id, int16_t epoch, bool commit,
                std::function<void(TxnError)> done);
   // Runs `append` while the id's transaction is held, when (producer_id, epoch) is its producer
@@ -107,16 +137,28 @@ class TxnCoordinator {
   void stop();
 
  private:
-  struct Entry {
+  using Answer = std::function<void(TxnError)>;
+  struct Entry : std::enable_shared_from_this<Entry> {
     std::mutex mu;
-    explicit Entry(TxnLimits l) : sm(l) {}
+    Entry(std::string i, TxnLimits l) : id(std::move(i)), sm(l) {}
+    const std::string id;
     TxnStateMachine sm;
-    std::set<std::string> groups;  // added by AddOffsetsToTxn to the open transaction
-    // group -> (topic, partition) -> offset, of the open transaction
+    // group (added by AddOffsetsToTxn) -> (topic, partition) -> offset, of the open transaction
     std::map<std::string, std::map<TopicPartition, PendingOffset>> offsets;
     std::set<TopicPartition> markers_done;  // of the completing transaction
-    int64_t last_used_ms = 0;               // InitProducerId, AddPartitions, AddOffsets
-    bool removed = false;                   // expired: no longer in entries_
+    // The version that added each partition of the ongoing transaction: a batch is taken only
+    // once its partition's membership is durable (else a crash could drop it from the
+    // transaction while the batch stays, and the restart would abort it there alone).
+    std::map<TopicPartition, uint64_t> added_in;
+    int64_t last_used_ms = 0;  // InitProducerId, AddPartitions, AddOffsets
+    bool removed = false;      // expired: no longer in entries_
+    // Durability: every change of what is persisted bumps `version`; `writing` is the newest
+    // version handed to the journal, `durable` the newest it has.
+    uint64_t version = 0;
+    uint64_t writing = 0;
+    uint64_t durable = 0;
+    std::vector<std::pair<uint64_t, Answer>> waiters;  // when_durable
+    std::vector<Answer> end_waiters;                   // EndTxn, answered at completion
   };
   std::shared_ptr<Entry> entry(const std::string& txn_id, bool create);
   // The id's entry with its mutex held (null when absent and !create); never a removed one.
@@ -129,12 +171,22 @@ class TxnCoordinator {
   // commits or drops its offsets). `done` (may be null) runs when the commit's offsets are
   // durable. Returns false when some marker must be retried. Holds e.mu.
   bool complete(Entry& e, std::function<void()> done);
+  // A change of what is persisted: bump the version and write it.
+  void changed(Entry& e);
+  // Hands the entry's current version to the journal unless it is already being written.
+  void persist(Entry& e);
+  void on_written(const std::shared_ptr<Entry>& e, uint64_t version, bool ok);
+  // Once a Prepare* state is durable: writes its markers and completes it, answering the EndTxn
+  // waiters. Returns the answers to run after e.mu is released.
+  std::vector<std::function<void()>> advance(Entry& e);
+  std::vector<std::function<void()>> ready_waiters(Entry& e, uint64_t failed_version);
   void drop_offsets(Entry& e);
   void release_pending(const std::string& group, const std::vector<TopicPartition>& tps);
 
   const TxnLimits limits_;
   TxnEffects& effects_;
   const int64_t id_expiration_ms_;
+  group::GroupJournal* const journal_;
   std::mutex mu_;  // entries_
   std::map<std::string, std::shared_ptr<Entry>> entries_;
   std::mutex pending_mu_;

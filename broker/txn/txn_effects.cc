@@ -2,12 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include "broker/failpoint.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "broker/txn/producer_ids.h"
-#include "protocol/record/batch_format.h"
-#include "protocol/record/byte_order.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::txn {
@@ -22,6 +21,7 @@ bool BrokerTxnEffects::write_marker(const TopicPartition& tp, int64_t producer_i
                  commit ? "COMMIT" : "ABORT", producer_id, tp.first, tp.second);
     return true;
   }
+  failpoint("txn.write_marker");
   // Coordinator epoch 0: a single node's coordinator never moves.
   auto r = log->append_marker(producer_id, epoch, 0, commit, now_ms());
   if (!r.ok()) {
@@ -64,39 +64,29 @@ void BrokerTxnEffects::commit_offsets(const std::string& group, std::vector<Pend
 
 Result<int64_t> BrokerTxnEffects::new_producer_id() { return producer_ids_.next(); }
 
-size_t abort_orphaned_transactions(TopicRegistry& topics) {
-  namespace bf = protocol::batch_format;
+size_t abort_orphaned_transactions(TopicRegistry& topics,
+                                   const std::set<std::pair<int64_t, TopicPartition>>& owned) {
   size_t aborted = 0;
   for (const auto& topic : topics.list()) {
+    if (topic->name == kTransactionStateTopic) continue;
     for (size_t p = 0; p < topic->partitions.size(); ++p) {
       storage::PartitionLog* log = topic->partitions[p].get();
       if (!log) continue;
-      // The LSO is the first offset of the oldest open transaction: its first batch names the
-      // producer. Each marker moves the LSO to the next one (bounded, should it not move).
-      for (int guard = 0; guard < 100000; ++guard) {
-        const int64_t lso = log->last_stable_offset();
-        if (lso >= log->high_watermark()) break;
-        auto r = log->read(lso, bf::kHeaderSize, true, log->log_end_offset());
-        uint8_t header[bf::kHeaderSize];
-        if (!r.ok() || r->ranges.empty() || r->ranges[0].size < bf::kHeaderSize ||
-            !r->ranges[0].file->read(r->ranges[0].position, bf::kHeaderSize, header).ok()) {
-          spdlog::error("{}-{}: cannot read the open transaction at offset {}", topic->name, p,
-                        lso);
-          break;
-        }
-        const auto pid = protocol::detail::load_be<int64_t>(header + bf::kProducerIdOffset);
-        auto epoch = protocol::detail::load_be<int16_t>(header + bf::kProducerEpochOffset);
-        if (auto st = log->producer_state(pid)) epoch = std::max(epoch, st->epoch);
+      const TopicPartition tp{topic->name, static_cast<int32_t>(p)};
+      for (const auto& [first_offset, pid] : log->open_transactions()) {
+        if (owned.count({pid, tp})) continue;
+        auto st = log->producer_state(pid);
+        const int16_t epoch = st ? st->epoch : 0;
         auto m = log->append_marker(pid, epoch, 0, false, now_ms());
-        if (!m.ok() || log->last_stable_offset() <= lso) {
-          spdlog::error("{}-{}: aborting the orphaned transaction of producer {} failed{}",
-                        topic->name, p, pid, m.ok() ? "" : ": " + m.status().to_string());
-          break;
+        if (!m.ok()) {
+          spdlog::error("{}-{}: aborting the orphaned transaction of producer {} failed: {}",
+                        topic->name, p, pid, m.status().to_string());
+          continue;
         }
         spdlog::warn(
-            "{}-{}: aborted the transaction of producer {} (epoch {}) open since offset {}: "
-            "its coordinator state did not survive the restart",
-            topic->name, p, pid, epoch, lso);
+            "{}-{}: aborted the transaction of producer {} (epoch {}) open since offset {}: no "
+            "coordinator state owns it",
+            topic->name, p, pid, epoch, first_offset);
         ++aborted;
       }
     }

@@ -32,10 +32,13 @@ class BrokerTxnEffects : public TxnEffects {
   ProducerIdManager& producer_ids_;
 };
 
-// The coordinator's state lives in memory, so a transaction found open on a partition when the
-// broker starts belongs to no coordinator any more: nobody can commit it, and it would hold the
-// partition's last stable offset (read_committed consumers) forever. Writes an ABORT marker for
-// each such transaction (oldest first, the producer's current epoch). Returns how many.
-size_t abort_orphaned_transactions(TopicRegistry& topics);
+// A transaction open on a partition that no coordinator state owns — left by a broker whose
+// transaction state was lost or predates it (transactions were not persisted before), or by a
+// producer whose transactional id was removed — would hold the partition's last stable offset
+// (read_committed consumers) forever: nobody can end it. At start, after the coordinator's load,
+// writes an ABORT marker (the producer's current epoch) for every open transaction whose
+// (producer id, partition) is not in `owned`. Returns how many.
+size_t abort_orphaned_transactions(TopicRegistry& topics,
+                                   const std::set<std::pair<int64_t, TopicPartition>>& owned);
 
 }  // namespace strata::broker::txn

@@ -40,6 +40,7 @@ enum class TxnError {
   invalid_producer_id_mapping,
   invalid_txn_state,  // e.g. EndTxn without a transaction, or commit after abort
   invalid_transaction_timeout,
+  coordinator_not_available,  // the state could not be made durable: retry
 };
 
 using TopicPartition = std::pair<std::string, int32_t>;

@@ -37,6 +37,7 @@ class BrokerProcess:
         self.nofile = nofile
         self.owns_dir = data_dir is None
         self.overrides = dict(overrides or {})
+        self.env = None  # extra environment of the next start (e.g. STRATA_FAILPOINTS)
         self.proc = None
         self.port = None
         self.ports = {}  # listener name -> bound port
@@ -67,8 +68,9 @@ class BrokerProcess:
             if nofile is not None:
                 resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
 
+        env = dict(os.environ, **self.env) if self.env else None
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True, errors="replace", preexec_fn=preexec)
+                                     text=True, errors="replace", preexec_fn=preexec, env=env)
         threading.Thread(target=self._pump, args=(self.proc,), daemon=True).start()
         if not self._port_seen.wait(timeout):
             self.kill()

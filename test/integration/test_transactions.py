@@ -7,16 +7,21 @@ transactional producers and consumers:
 - send_offsets_to_transaction: the group's offsets are committed only when the transaction
   commits (an aborted transaction leaves them unchanged);
 - a transaction open longer than its transaction.timeout.ms is aborted by the broker's sweep;
-- a transaction open when the broker is killed is aborted when it starts again (the coordinator's
-  state is in memory), so read_committed consumers are not blocked;
+- the coordinator's state survives kill -9 (__transaction_state): an open transaction is committed
+  by its producer after the restart, or aborted by a new instance of its transactional id; a crash
+  between two COMMIT markers (a failpoint) is finished at start; a transaction whose state is gone
+  is aborted at start, so read_committed consumers are not blocked;
 - raw frames: ApiVersions advertises the transaction APIs 0-3, FindCoordinator key_type 1 names
   this broker, InitProducerId above transaction.max.timeout.ms is INVALID_TRANSACTION_TIMEOUT, and
   a transactional batch for a partition that is not in the producer's transaction is
   INVALID_TXN_STATE (nothing written)."""
+import os
+import shutil
 import struct
 import time
 import unittest
 
+import harness
 import itutil
 
 E_INVALID_TXN_STATE, E_INVALID_TRANSACTION_TIMEOUT = 48, 50
@@ -304,11 +309,42 @@ class Transactions(itutil.BrokerTestCase):
 
 
 class TransactionsAcrossRestart(itutil.BrokerTestCase):
-    def test_transaction_open_at_a_crash_is_aborted_at_start(self):
+    """The coordinator's state is durable in __transaction_state: a restart loses no transaction."""
+
+    def restart_same_port(self, clean, env=None):
+        # The same port, so that producers connected before find the broker again.
+        self.broker.overrides["listeners"] = "PLAINTEXT://127.0.0.1:%d" % self.broker.port
+        self.broker.env = env
+        self.broker.restart(clean=clean)
+
+    def new_log_lines(self, since):
+        return self.broker.log_lines[since:]
+
+    def topic(self, partitions):
         t = itutil.unique_topic("txr")
-        itutil.ck_create_topic(self.broker.bootstrap, t, 2)
-        targets = [(t, [0, 1])]
+        itutil.ck_create_topic(self.broker.bootstrap, t, partitions)
+        return [(t, list(range(partitions)))]
+
+    def test_open_transaction_survives_a_crash_and_commits(self):
+        targets = self.topic(2)
         p = txn_producer(self.broker.bootstrap, itutil.unique_topic("tid"))
+        p.init_transactions(30)
+        p.begin_transaction()
+        sent = produce_values(p, targets, ["open-%d" % i for i in range(3)])
+        p.flush(30)
+        mark = len(self.broker.log_lines)
+        self.restart_same_port(clean=False)  # kill -9 with the transaction open
+        lines = self.new_log_lines(mark)
+        self.assertTrue(any("1 ongoing" in line for line in lines), "state not loaded")
+        self.assertFalse(any("aborted the transaction of producer" in line for line in lines))
+        p.commit_transaction(60)  # the same producer, after the restart
+        self.assertEqual(consume_all(self.broker.bootstrap, targets, "read_committed"),
+                         sorted(sent))
+
+    def test_new_instance_after_a_crash_aborts_the_open_transaction(self):
+        targets = self.topic(2)
+        tid = itutil.unique_topic("tid")
+        p = txn_producer(self.broker.bootstrap, tid)
         p.init_transactions(30)
         p.begin_transaction()
         kept = produce_values(p, targets, ["kept-%d" % i for i in range(3)])
@@ -318,20 +354,83 @@ class TransactionsAcrossRestart(itutil.BrokerTestCase):
         p.flush(30)
         del p
         self.broker.restart(clean=False)  # kill -9 with the transaction open
-        self.assertTrue(any("aborted the transaction of producer" in line
-                            for line in self.broker.log_lines), "no orphan abort in the log")
-        rc = consume_all(self.broker.bootstrap, targets, "read_committed")
-        self.assertEqual(rc, sorted(kept))
-        ru = consume_all(self.broker.bootstrap, targets, "read_uncommitted")
-        self.assertEqual(ru, sorted(kept + lost))
-        # The transactional id starts afresh.
-        p2 = txn_producer(self.broker.bootstrap, itutil.unique_topic("tid"))
-        p2.init_transactions(30)
+        p2 = txn_producer(self.broker.bootstrap, tid)
+        p2.init_transactions(30)  # fences the old instance: its open transaction is aborted
+        self.assertEqual(consume_all(self.broker.bootstrap, targets, "read_committed"),
+                         sorted(kept))
+        self.assertEqual(consume_all(self.broker.bootstrap, targets, "read_uncommitted"),
+                         sorted(kept + lost))
         p2.begin_transaction()
         more = produce_values(p2, targets, ["more-%d" % i for i in range(2)])
         p2.commit_transaction(30)
-        rc = consume_all(self.broker.bootstrap, targets, "read_committed")
-        self.assertEqual(rc, sorted(kept + more))
+        self.assertEqual(consume_all(self.broker.bootstrap, targets, "read_committed"),
+                         sorted(kept + more))
+
+    def test_crash_between_markers_finishes_the_commit_at_start(self):
+        import threading
+        from confluent_kafka import KafkaException
+        # The broker dies (as with kill -9) right before the second COMMIT marker: one partition
+        # has its marker, the other two not. The restart finds PrepareCommit and writes the rest.
+        self.restart_same_port(clean=True, env={"STRATA_FAILPOINTS": "txn.write_marker=crash@2"})
+        targets = self.topic(3)
+        p = txn_producer(self.broker.bootstrap, itutil.unique_topic("tid"))
+        p.init_transactions(30)
+        p.begin_transaction()
+        sent = produce_values(p, targets, ["c-%d" % i for i in range(4)])
+        p.flush(30)
+        outcome = {}
+
+        def commit():
+            deadline = time.time() + 90
+            while True:
+                try:
+                    p.commit_transaction(60)
+                    outcome["ok"] = True
+                    return
+                except KafkaException as e:  # retriable while the broker is down
+                    if not e.args[0].retriable() or time.time() > deadline:
+                        outcome["error"] = e
+                        return
+                    time.sleep(0.2)
+
+        th = threading.Thread(target=commit)
+        th.start()
+        harness.wait_until(lambda: not self.broker.alive(), timeout=30, what="the failpoint crash")
+        self.assertTrue(any("failpoint txn.write_marker: crashing" in line
+                            for line in self.broker.log_lines))
+        mark = len(self.broker.log_lines)
+        self.restart_same_port(clean=False)
+        th.join(120)
+        self.assertEqual(outcome, {"ok": True})
+        lines = self.new_log_lines(mark)
+        self.assertTrue(any("finishing its commit" in line for line in lines), "\n".join(lines))
+        self.assertEqual(consume_all(self.broker.bootstrap, targets, "read_committed"),
+                         sorted(sent))
+
+    def test_open_transaction_without_coordinator_state_is_aborted_at_start(self):
+        # A transaction whose coordinator state is gone (a data directory from a version that kept
+        # it in memory; __transaction_state removed) would block read_committed consumers forever.
+        targets = self.topic(2)
+        p = txn_producer(self.broker.bootstrap, itutil.unique_topic("tid"))
+        p.init_transactions(30)
+        p.begin_transaction()
+        kept = produce_values(p, targets, ["kept-%d" % i for i in range(2)])
+        p.commit_transaction(30)
+        p.begin_transaction()
+        produce_values(p, targets, ["lost-%d" % i for i in range(2)])
+        p.flush(30)
+        del p
+        self.broker.kill()
+        logs = os.path.join(self.broker.data_dir, "logs")
+        for d in os.listdir(logs):
+            if d.startswith("__transaction_state-"):
+                shutil.rmtree(os.path.join(logs, d))
+        mark = len(self.broker.log_lines)
+        self.broker.start()
+        self.assertTrue(any("aborted the transaction of producer" in line
+                            for line in self.new_log_lines(mark)), "no orphan abort in the log")
+        self.assertEqual(consume_all(self.broker.bootstrap, targets, "read_committed"),
+                         sorted(kept))
 
 
 if __name__ == "__main__":
