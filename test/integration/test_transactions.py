@@ -11,6 +11,8 @@ transactional producers and consumers:
   by its producer after the restart, or aborted by a new instance of its transactional id; a crash
   between two COMMIT markers (a failpoint) is finished at start; a transaction whose state is gone
   is aborted at start, so read_committed consumers are not blocked;
+- KafkaJS 2.2.4 (js/transactions.js): commit, abort and sendOffsets; its read_committed consumer
+  sees exactly the committed records;
 - raw frames: ApiVersions advertises the transaction APIs 0-3, FindCoordinator key_type 1 names
   this broker, InitProducerId above transaction.max.timeout.ms is INVALID_TRANSACTION_TIMEOUT, and
   a transactional batch for a partition that is not in the producer's transaction is
@@ -198,6 +200,28 @@ class Transactions(itutil.BrokerTestCase):
             p.commit_transaction(10)
         self.assertTrue(any("aborted" in line and "longer than" in line
                             for line in self.broker.log_lines), "no timeout abort in the log")
+
+    def test_kafkajs_commit_abort_and_send_offsets(self):
+        import json
+        import subprocess
+        js = os.path.join(os.path.dirname(os.path.abspath(__file__)), "js")
+        t = self.create("txjs", 3)
+        group = itutil.unique_topic("gjs")
+        p = subprocess.run(["node", os.path.join(js, "transactions.js"), self.broker.bootstrap, t,
+                            itutil.unique_topic("tidjs"), group],
+                           cwd=js, capture_output=True, text=True, timeout=180)
+        self.assertEqual(p.returncode, 0, "node failed:\n%s\n%s" % (p.stdout, p.stderr))
+        line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
+        self.assertEqual(len(line), 1, p.stdout + p.stderr)
+        res = json.loads(line[0][len("RESULT "):])
+        committed = sorted(res["committed1"] + res["committed2"])
+        self.assertEqual(sorted(res["seen"]), committed, "KafkaJS read_committed consumer")
+        targets = [(t, [0, 1, 2])]
+        self.assertEqual(consume_all(self.broker.bootstrap, targets, "read_committed"), committed)
+        self.assertEqual(consume_all(self.broker.bootstrap, targets, "read_uncommitted"),
+                         sorted(committed + res["aborted"]))
+        offsets = {int(o["partition"]): o["offset"] for o in res["offsets"][0]["partitions"]}
+        self.assertEqual(offsets, {0: "5", 1: "-1", 2: "7"}, "sendOffsets committed with txn 3")
 
     def test_raw_frames(self):
         t = self.create("txraw", 1)
