@@ -304,4 +304,9 @@ std::optional<ProducerEntry> PartitionLog::producer_state(int64_t producer_id) c
   return e ? std::optional<ProducerEntry>(*e) : std::nullopt;
 }
 
+std::vector<ProducerEntry> PartitionLog::producer_states() const {
+  std::lock_guard<std::mutex> lock(append_mu_);
+  return producers_.entries();
+}
+
 }  // namespace strata::storage

@@ -149,6 +149,8 @@ class ProducerStateTable {
   size_t expire(int64_t now_ms, int64_t expiration_ms);
 
   const ProducerEntry* find(int64_t producer_id) const;
+  // A copy of every producer's entry, by producer id.
+  std::vector<ProducerEntry> entries() const;
   size_t size() const { return producers_.size(); }
   void clear() {
     producers_.clear();
