@@ -106,6 +106,10 @@ class TxnCoordinator {
   void start(int64_t interval_ms);
   void stop();
 
+  // Every transactional id with its state, by id (ListTransactions). Each entry is read under its
+  // own mutex, so the list is a consistent view of each id, not of all of them at one instant.
+  std::vector<std::pair<std::string, TxnMetadata>> list();
+
  private:
   struct Entry {
     std::mutex mu;
