@@ -170,6 +170,10 @@ class Client {
   Result<Connection*> open_or_reuse(int32_t node_id, const std::string& host, int port);
   Status refresh_topic(const std::string& topic);
   Result<Connection*> txn_coordinator_connection(const std::string& txn_id);
+  // FindCoordinator for `key` (key_type 0 = group, 1 = transactional id): a connection to the
+  // coordinator (its node id in *node_id when given); its Kafka error named with `context`.
+  Result<Connection*> find_coordinator(const std::string& key, int8_t key_type,
+                                       const std::string& context, int32_t* node_id);
 
   ClientOptions opts_;
   std::unique_ptr<Connection> bootstrap_;

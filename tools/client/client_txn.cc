@@ -7,7 +7,6 @@
 
 #include "protocol/messages/describe_producers.h"
 #include "protocol/messages/describe_transactions.h"
-#include "protocol/messages/find_coordinator.h"
 #include "protocol/messages/list_transactions.h"
 #include "protocol/messages/write_txn_markers.h"
 #include "tools/client/client.h"
@@ -24,33 +23,7 @@ constexpr int8_t kTransactionKey = 1;  // FindCoordinator key_type
 }  // namespace
 
 Result<Connection*> Client::txn_coordinator_connection(const std::string& txn_id) {
-  auto conn = bootstrap_connection();
-  if (!conn.ok()) return conn.status();
-  protocol::FindCoordinatorRequest req;
-  req.key = txn_id;
-  req.key_type = kTransactionKey;
-  req.coordinator_keys = {txn_id};
-  auto reply =
-      (*conn)->call<protocol::FindCoordinatorRequest, protocol::FindCoordinatorResponse>(req);
-  if (!reply.ok()) return reply.status();
-  const auto& m = reply->msg;
-  int32_t node = m.node_id;
-  std::string host = m.host;
-  int32_t port = m.port;
-  protocol::ErrorCode err = m.error_code;
-  std::string msg = m.error_message.value_or("");
-  if (reply->version >= 4) {
-    if (m.coordinators.empty()) return connection_status("empty FindCoordinator response");
-    const auto& c = m.coordinators.front();
-    node = c.node_id;
-    host = c.host;
-    port = c.port;
-    err = c.error_code;
-    msg = c.error_message.value_or("");
-  }
-  if (err != protocol::ErrorCode::none) return kafka_status(err, txn_ctx(txn_id), msg);
-  broker_addrs_[node] = BrokerInfo{node, host, port, std::nullopt};
-  return open_or_reuse(node, host, port);
+  return find_coordinator(txn_id, kTransactionKey, txn_ctx(txn_id), nullptr);
 }
 
 Result<std::vector<TxnListing>> Client::list_transactions(const std::vector<std::string>& states,
