@@ -82,6 +82,11 @@ const std::vector<HandlerDef>& handler_table() {
         def<p::AddOffsetsToTxnRequest>(handlers::add_offsets_to_txn),
         def<p::EndTxnRequest>(handlers::end_txn),
         def<p::TxnOffsetCommitRequest>(handlers::txn_offset_commit),
+        // Transaction administration
+        def<p::ListTransactionsRequest>(handlers::list_transactions),
+        def<p::DescribeTransactionsRequest>(handlers::describe_transactions),
+        def<p::DescribeProducersRequest>(handlers::describe_producers),
+        def<p::WriteTxnMarkersRequest>(handlers::write_txn_markers),
         // Extension APIs of primary-key tables (Protobuf bodies, protocol/ext/*.proto)
         ext_def(protocol::ext::kLookup, handlers::ext_lookup),
         ext_def(protocol::ext::kPrefixLookup, handlers::ext_prefix_lookup),

@@ -195,8 +195,8 @@ class PartitionLog {
   size_t expire_producers(int64_t now_ms, int64_t expiration_ms);
   // A copy of one producer's state (tests, tools); nullopt if unknown.
   std::optional<ProducerEntry> producer_state(int64_t producer_id) const;
-  // (first offset, producer id) of every open transaction, oldest first.
-  std::vector<std::pair<int64_t, int64_t>> open_transactions() const;
+  // A copy of every producer's state, by producer id (DescribeProducers).
+  std::vector<ProducerEntry> producer_states() const;
   // Offset of the producer snapshot loaded at open (nullopt: none, the whole log was scanned) and
   // how many batches were replayed after it.
   std::optional<int64_t> producer_snapshot_at_open() const { return producer_snapshot_at_open_; }

@@ -304,10 +304,9 @@ std::optional<ProducerEntry> PartitionLog::producer_state(int64_t producer_id) c
   return e ? std::optional<ProducerEntry>(*e) : std::nullopt;
 }
 
-std::vector<std::pair<int64_t, int64_t>> PartitionLog::open_transactions() const {
+std::vector<ProducerEntry> PartitionLog::producer_states() const {
   std::lock_guard<std::mutex> lock(append_mu_);
-  const auto& open = producers_.open_txns();
-  return {open.begin(), open.end()};
+  return producers_.entries();
 }
 
 }  // namespace strata::storage

@@ -192,6 +192,16 @@ const ProducerEntry* ProducerStateTable::find(int64_t producer_id) const {
   return it == producers_.end() ? nullptr : &it->second;
 }
 
+std::vector<ProducerEntry> ProducerStateTable::entries() const {
+  std::vector<ProducerEntry> out;
+  out.reserve(producers_.size());
+  for (const auto& [id, e] : producers_) out.push_back(e);
+  std::sort(out.begin(), out.end(), [](const ProducerEntry& a, const ProducerEntry& b) {
+    return a.producer_id < b.producer_id;
+  });
+  return out;
+}
+
 std::string ProducerStateTable::encode_snapshot(int64_t offset) const {
   // Sorted by producer id so the bytes are deterministic.
   std::vector<const ProducerEntry*> entries;

@@ -144,13 +144,13 @@ class ProducerStateTable {
   // The smallest first offset of an open transaction; nullopt when none is open.
   std::optional<int64_t> first_open_txn_offset() const;
   size_t open_txn_count() const { return open_txns_.size(); }
-  // (first offset, producer id) of every open transaction, oldest first.
-  const std::set<std::pair<int64_t, int64_t>>& open_txns() const { return open_txns_; }
   // Removes producers whose last timestamp is at least `expiration_ms` before now. Returns how
   // many.
   size_t expire(int64_t now_ms, int64_t expiration_ms);
 
   const ProducerEntry* find(int64_t producer_id) const;
+  // A copy of every producer's entry, by producer id.
+  std::vector<ProducerEntry> entries() const;
   size_t size() const { return producers_.size(); }
   void clear() {
     producers_.clear();

@@ -58,6 +58,12 @@ void add_partitions_to_txn(RequestContext& ctx, protocol::Reader& body);
 void add_offsets_to_txn(RequestContext& ctx, protocol::Reader& body);
 void end_txn(RequestContext& ctx, protocol::Reader& body);
 void txn_offset_commit(RequestContext& ctx, protocol::Reader& body);
+// Transaction administration: finding and ending stuck transactions (txn_admin.cc,
+// describe_producers.cc, write_txn_markers.cc)
+void list_transactions(RequestContext& ctx, protocol::Reader& body);
+void describe_transactions(RequestContext& ctx, protocol::Reader& body);
+void describe_producers(RequestContext& ctx, protocol::Reader& body);
+void write_txn_markers(RequestContext& ctx, protocol::Reader& body);
 
 // Extension APIs of primary-key tables (keys 16000-16099, Protobuf bodies).
 void ext_lookup(RequestContext& ctx, protocol::Reader& body);

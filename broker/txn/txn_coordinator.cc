@@ -547,4 +547,20 @@ void TxnCoordinator::stop() {
   if (sweeper_.joinable()) sweeper_.join();
 }
 
+std::vector<std::pair<std::string, TxnMetadata>> TxnCoordinator::list() {
+  std::vector<std::pair<std::string, std::shared_ptr<Entry>>> all;
+  {
+    std::lock_guard l(mu_);
+    all.assign(entries_.begin(), entries_.end());
+  }
+  std::vector<std::pair<std::string, TxnMetadata>> out;
+  out.reserve(all.size());
+  for (auto& [id, e] : all) {
+    std::lock_guard l(e->mu);
+    if (e->removed) continue;  // expired meanwhile
+    out.emplace_back(id, e->sm.metadata());
+  }
+  return out;
+}
+
 }  // namespace strata::broker::txn

@@ -136,6 +136,10 @@ class TxnCoordinator {
   void start(int64_t interval_ms);
   void stop();
 
+  // Every transactional id with its state, by id (ListTransactions). Each entry is read under its
+  // own mutex, so the list is a consistent view of each id, not of all of them at one instant.
+  std::vector<std::pair<std::string, TxnMetadata>> list();
+
  private:
   using Answer = std::function<void(TxnError)>;
   struct Entry : std::enable_shared_from_this<Entry> {

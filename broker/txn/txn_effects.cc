@@ -73,10 +73,11 @@ size_t abort_orphaned_transactions(TopicRegistry& topics,
       storage::PartitionLog* log = topic->partitions[p].get();
       if (!log) continue;
       const TopicPartition tp{topic->name, static_cast<int32_t>(p)};
-      for (const auto& [first_offset, pid] : log->open_transactions()) {
-        if (owned.count({pid, tp})) continue;
-        auto st = log->producer_state(pid);
-        const int16_t epoch = st ? st->epoch : 0;
+      for (const auto& st : log->producer_states()) {
+        const int64_t pid = st.producer_id;
+        const int64_t first_offset = st.txn_first_offset;
+        if (first_offset < 0 || owned.count({pid, tp})) continue;
+        const int16_t epoch = st.epoch;
         auto m = log->append_marker(pid, epoch, 0, false, now_ms());
         if (!m.ok()) {
           spdlog::error("{}-{}: aborting the orphaned transaction of producer {} failed: {}",

@@ -110,5 +110,6 @@ void register_quota(CLI::App& app, Cli& cli);
 void register_user(CLI::App& app, Cli& cli);
 void register_records(CLI::App& app, Cli& cli);
 void register_acl(CLI::App& app, Cli& cli);  // cmd_acl.cc
+void register_txn(CLI::App& app, Cli& cli);  // cmd_txn.cc
 
 }  // namespace strata::cli

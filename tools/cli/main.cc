@@ -11,7 +11,8 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   Cli cli;
   CLI::App app{
-      "strata: admin CLI for the Strata broker (topics, PK tables, groups, configs, quotas, ACLs)"};
+      "strata: admin CLI for the Strata broker (topics, PK tables, groups, configs, quotas, ACLs, "
+      "transactions)"};
   app.fallthrough();
   app.require_subcommand(1);
   app.add_option("--bootstrap-server,-b", cli.bootstrap, "Broker address HOST:PORT")
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
   register_user(app, cli);
   register_records(app, cli);
   register_acl(app, cli);
+  register_txn(app, cli);
 
   try {
     app.parse(argc, argv);

@@ -124,6 +124,24 @@ class Client {
   Status commit_offsets(const std::string& group, const CommittedOffsets& offsets);
   Status delete_group(const std::string& group);
 
+  // ---- transactions (client_txn.cc)
+  // ListTransactions on every broker (filters as Kafka's: empty = all; min_duration_ms < 0 = no
+  // bound), by transactional id.
+  Result<std::vector<TxnListing>> list_transactions(const std::vector<std::string>& states = {},
+                                                    const std::vector<int64_t>& producer_ids = {},
+                                                    int64_t min_duration_ms = -1);
+  // DescribeTransactions at the id's coordinator; its Kafka error (TRANSACTIONAL_ID_NOT_FOUND...)
+  // as the Status.
+  Result<TxnDescription> describe_transaction(const std::string& txn_id);
+  // DescribeProducers at each partition's leader (`partitions` empty = every partition); the
+  // first partition error as the Status.
+  Result<std::vector<PartitionProducers>> describe_producers(const std::string& topic,
+                                                             std::vector<int32_t> partitions = {});
+  // WriteTxnMarkers to the partition's leader: a COMMIT (or ABORT) marker for the producer at
+  // `epoch`; the partition's Kafka error as the Status.
+  Status write_txn_marker(const std::string& topic, int32_t partition, int64_t producer_id,
+                          int16_t epoch, int32_t coordinator_epoch, bool commit);
+
   // ---- primary-key tables (client_tables.cc)
   Result<TableInfo> describe_table(const std::string& topic);
   // Current rows of `keys` (in input order). Keys are routed with the table's partitioner and
@@ -151,6 +169,11 @@ class Client {
  private:
   Result<Connection*> open_or_reuse(int32_t node_id, const std::string& host, int port);
   Status refresh_topic(const std::string& topic);
+  Result<Connection*> txn_coordinator_connection(const std::string& txn_id);
+  // FindCoordinator for `key` (key_type 0 = group, 1 = transactional id): a connection to the
+  // coordinator (its node id in *node_id when given); its Kafka error named with `context`.
+  Result<Connection*> find_coordinator(const std::string& key, int8_t key_type,
+                                       const std::string& context, int32_t* node_id);
 
   ClientOptions opts_;
   std::unique_ptr<Connection> bootstrap_;

@@ -46,12 +46,20 @@ Result<Connection*> Client::coordinator_connection(const std::string& group) {
     if (c.ok()) return c;
     coordinators_.erase(cached);
   }
+  int32_t node = -1;
+  auto conn = find_coordinator(group, 0, group_ctx(group), &node);
+  if (conn.ok()) coordinators_[group] = node;
+  return conn;
+}
+
+Result<Connection*> Client::find_coordinator(const std::string& key, int8_t key_type,
+                                             const std::string& context, int32_t* node_id) {
   auto conn = bootstrap_connection();
   if (!conn.ok()) return conn.status();
   protocol::FindCoordinatorRequest req;
-  req.key = group;
-  req.key_type = 0;
-  req.coordinator_keys = {group};
+  req.key = key;
+  req.key_type = key_type;
+  req.coordinator_keys = {key};
   auto reply =
       (*conn)->call<protocol::FindCoordinatorRequest, protocol::FindCoordinatorResponse>(req);
   if (!reply.ok()) return reply.status();
@@ -70,9 +78,9 @@ Result<Connection*> Client::coordinator_connection(const std::string& group) {
     err = c.error_code;
     msg = c.error_message.value_or("");
   }
-  if (err != protocol::ErrorCode::none) return kafka_status(err, group_ctx(group), msg);
+  if (err != protocol::ErrorCode::none) return kafka_status(err, context, msg);
   broker_addrs_[node] = BrokerInfo{node, host, port, std::nullopt};
-  coordinators_[group] = node;
+  if (node_id) *node_id = node;
   return open_or_reuse(node, host, port);
 }
 

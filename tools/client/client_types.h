@@ -325,4 +325,35 @@ struct ChangelogPage {
   std::map<int32_t, int64_t> high_watermarks;  // per partition
 };
 
+// ---- transactions (client_txn.cc)
+struct TxnListing {
+  std::string transactional_id;
+  int64_t producer_id = -1;
+  std::string state;  // Kafka's names: Empty, Ongoing, PrepareCommit, ...
+};
+
+struct TxnDescription {
+  std::string transactional_id;
+  std::string state;
+  int32_t timeout_ms = 0;
+  int64_t start_time_ms = -1;  // -1: no transaction open
+  int64_t producer_id = -1;
+  int32_t producer_epoch = -1;
+  std::vector<TopicPartitions> partitions;  // of the open transaction
+};
+
+struct ActiveProducer {
+  int64_t producer_id = -1;
+  int32_t producer_epoch = -1;
+  int32_t last_sequence = -1;
+  int64_t last_timestamp = -1;
+  int32_t coordinator_epoch = -1;
+  int64_t current_txn_start_offset = -1;  // -1: no transaction open on the partition
+};
+
+struct PartitionProducers {
+  int32_t partition = 0;
+  std::vector<ActiveProducer> producers;
+};
+
 }  // namespace strata::client

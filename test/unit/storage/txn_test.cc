@@ -368,6 +368,33 @@ TEST(TxnProducerSnapshot, OldFormatStillLoadsAndOpenTransactionsSurvive) {
   EXPECT_EQ(u.expire(1'000'000, 10), 0u);
 }
 
+TEST(TxnProducerStates, EveryProducerByIdWithItsOpenTransaction) {
+  TempDir d;
+  auto opened = PartitionLog::open(default_env(), d.path(), LogConfig{}, 0);
+  ASSERT_TRUE(opened.ok());
+  auto& log = **opened;
+  EXPECT_TRUE(log.producer_states().empty());
+  ASSERT_TRUE(append(log, data_batch(-1, -1, -1, false, 2)).ok());       // 0..1: no producer
+  ASSERT_TRUE(append(log, data_batch(7, 2, 0, true, 3, 2000)).ok());     // 2..4: opens at 2
+  ASSERT_TRUE(append(log, data_batch(4, 0, 0, false, 2, 3000)).ok());    // 5..6: idempotent
+  ASSERT_TRUE(append(log, data_batch(7, 2, 3, true, 1, 4000)).ok());     // 7: same transaction
+  ASSERT_TRUE(log.append_marker(9, 1, 0, /*commit=*/false, 5000).ok());  // 8: ends nothing
+  auto states = log.producer_states();
+  ASSERT_EQ(states.size(), 3u);
+  EXPECT_EQ(states[0].producer_id, 4);
+  EXPECT_EQ(states[0].txn_first_offset, -1);
+  EXPECT_EQ(states[0].last()->last_seq, 1);
+  EXPECT_EQ(states[1].producer_id, 7);
+  EXPECT_EQ(states[1].epoch, 2);
+  EXPECT_EQ(states[1].txn_first_offset, 2);
+  EXPECT_EQ(states[1].last()->last_seq, 3);
+  EXPECT_EQ(states[2].producer_id, 9);
+  EXPECT_EQ(states[2].txn_first_offset, -1);
+  EXPECT_EQ(states[2].last(), nullptr);  // a marker is no batch of the producer's
+  ASSERT_TRUE(log.append_marker(7, 2, 0, /*commit=*/true, 6000).ok());
+  EXPECT_EQ(log.producer_states()[1].txn_first_offset, -1);
+}
+
 TEST(TxnLso, EqualsTheHighWatermarkWithoutTransactions) {
   TempDir d;
   auto opened = PartitionLog::open(default_env(), d.path(), LogConfig{}, 0);
