@@ -349,13 +349,18 @@ class TransactionsAcrossRestart(itutil.BrokerTestCase):
         itutil.ck_create_topic(self.broker.bootstrap, t, partitions)
         return [(t, list(range(partitions)))]
 
-    def test_open_transaction_survives_a_crash_and_commits(self):
-        targets = self.topic(2)
+    def open_transaction(self, targets, prefix, n):
+        """A transactional producer with an open transaction holding n values per partition."""
         p = txn_producer(self.broker.bootstrap, itutil.unique_topic("tid"))
         p.init_transactions(30)
         p.begin_transaction()
-        sent = produce_values(p, targets, ["open-%d" % i for i in range(3)])
+        sent = produce_values(p, targets, ["%s-%d" % (prefix, i) for i in range(n)])
         p.flush(30)
+        return p, sent
+
+    def test_open_transaction_survives_a_crash_and_commits(self):
+        targets = self.topic(2)
+        p, sent = self.open_transaction(targets, "open", 3)
         mark = len(self.broker.log_lines)
         self.restart_same_port(clean=False)  # kill -9 with the transaction open
         lines = self.new_log_lines(mark)
@@ -397,11 +402,7 @@ class TransactionsAcrossRestart(itutil.BrokerTestCase):
         # has its marker, the other two not. The restart finds PrepareCommit and writes the rest.
         self.restart_same_port(clean=True, env={"STRATA_FAILPOINTS": "txn.write_marker=crash@2"})
         targets = self.topic(3)
-        p = txn_producer(self.broker.bootstrap, itutil.unique_topic("tid"))
-        p.init_transactions(30)
-        p.begin_transaction()
-        sent = produce_values(p, targets, ["c-%d" % i for i in range(4)])
-        p.flush(30)
+        p, sent = self.open_transaction(targets, "c", 4)
         outcome = {}
 
         def commit():
