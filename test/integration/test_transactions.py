@@ -11,6 +11,7 @@ transactional producers and consumers:
   by its producer after the restart, or aborted by a new instance of its transactional id; a crash
   between two COMMIT markers (a failpoint) is finished at start; a transaction whose state is gone
   is aborted at start, so read_committed consumers are not blocked;
+- kafka-python 2.0.2 reads uncommitted records and hands markers to the application as records;
 - KafkaJS 2.2.4 (js/transactions.js): commit, abort and sendOffsets; its read_committed consumer
   sees exactly the committed records;
 - raw frames: ApiVersions advertises the transaction APIs 0-3, FindCoordinator key_type 1 names
@@ -222,6 +223,29 @@ class Transactions(itutil.BrokerTestCase):
                          sorted(committed + res["aborted"]))
         offsets = {int(o["partition"]): o["offset"] for o in res["offsets"][0]["partitions"]}
         self.assertEqual(offsets, {0: "5", 1: "-1", 2: "7"}, "sendOffsets committed with txn 3")
+
+    def test_kafka_python_reads_uncommitted_and_sees_markers_as_records(self):
+        # kafka-python 2.0.2 has no isolation level (always read_uncommitted) and its fetcher never
+        # checks a batch's control flag: markers reach the application as ordinary records (key =
+        # version 0 + type, 0 ABORT / 1 COMMIT; value = version 0 + coordinator epoch). Pinned
+        # here because docs/transactions.md warns about it.
+        t = self.create("txkp", 1)
+        p = txn_producer(self.broker.bootstrap, itutil.unique_topic("tidkp"))
+        p.init_transactions(30)
+        p.begin_transaction()
+        committed = produce_values(p, [(t, [0])], ["c-%d" % i for i in range(3)])
+        p.commit_transaction(30)
+        p.begin_transaction()
+        aborted = produce_values(p, [(t, [0])], ["a-%d" % i for i in range(2)])
+        p.flush(30)  # else librdkafka's abort purges them unsent
+        p.abort_transaction(30)
+        got = itutil.kp_consume(self.broker.bootstrap, t, [0], 7)
+        data = [m.value.decode() for m in got if m.key is None]
+        markers = [(m.offset, m.key, m.value) for m in got if m.key is not None]
+        self.assertEqual(data, committed + aborted)
+        self.assertEqual([(o, k) for o, k, _ in markers],
+                         [(3, b"\x00\x00\x00\x01"), (6, b"\x00\x00\x00\x00")])
+        self.assertEqual([v for _, _, v in markers], [b"\x00\x00\x00\x00\x00\x00"] * 2)
 
     def test_raw_frames(self):
         t = self.create("txraw", 1)
