@@ -287,7 +287,8 @@ Status Broker::start() {
     to.segment_bytes = config_.transaction_state_log_segment_bytes;
     to.commit_timeout_ms = config_.offsets_commit_timeout_ms;
     txn_journal_ = std::make_unique<group::LogGroupJournal>(to, *topics_, watchers_, io_, nullptr);
-    txn_effects_ = std::make_unique<txn::BrokerTxnEffects>(*topics_, *groups_, *producer_ids_);
+    txn_effects_ =
+        std::make_unique<txn::BrokerTxnEffects>(*topics_, *pk_tables_, *groups_, *producer_ids_);
     txns_ = std::make_unique<txn::TxnCoordinator>(
         txn::TxnLimits{config_.transaction_max_timeout_ms}, *txn_effects_,
         config_.transactional_id_expiration_ms, txn_journal_.get());
@@ -300,7 +301,8 @@ Status Broker::start() {
           loaded->skipped ? fmt::format(", {} unreadable record(s) skipped", loaded->skipped)
                           : std::string());
     }
-    if (size_t n = txn::abort_orphaned_transactions(*topics_, txns_->open_transactions())) {
+    if (size_t n =
+            txn::abort_orphaned_transactions(*topics_, *pk_tables_, txns_->open_transactions())) {
       spdlog::warn("aborted {} transaction(s) no coordinator state owns", n);
     }
     txns_->start(config_.transaction_abort_timed_out_transaction_cleanup_interval_ms);

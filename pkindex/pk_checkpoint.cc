@@ -200,7 +200,8 @@ Status PkState::recover_ahead_of_log(PkEnvironment& env) {
   auto a = read_applied(db_.get(), path_);
   if (!a.ok()) return a.status();
   applied_offset_.store(*a);
-  persisted_applied_.store(*a);
+  STRATA_RETURN_IF_ERROR(load_txn_floor());
+  persisted_applied_.store(std::min(*a, txn_floor_ - 1));
   return Status::Ok();
 }
 
@@ -213,6 +214,9 @@ Result<CheckpointInfo> PkState::create_checkpoint() {
   const CheckpointInfo newest = newest_checkpoint();  // only this (serialised) function writes it
   const int64_t applied = applied_offset();
   if (applied < 0 || applied == newest.offset) return newest;
+  // A state with an open transaction needs the log from that transaction's first offset, which a
+  // checkpoint offset does not say: retention could pass it. Checkpoint once none is open.
+  if (std::lock_guard wl(write_mu_); !txns_.empty()) return newest;
   STRATA_RETURN_IF_ERROR(log_.flush());  // log first (the flush listener fsyncs again)
   rocksdb::Status st = db_->Flush(rocksdb::FlushOptions());
   if (!st.ok()) return Status(Errc::io_error, "flush " + path_ + ": " + st.ToString());
@@ -247,9 +251,16 @@ Result<CheckpointInfo> PkState::create_checkpoint() {
     }
     std::unique_ptr<rocksdb::DB> guard(cdb);
     auto a = read_applied(cdb, tmp);
+    std::string floor;
+    const bool txn_open =
+        cdb->Get(rocksdb::ReadOptions(),
+                 rocksdb::Slice(row_format::kTxnFloorKey.data(), row_format::kTxnFloorKey.size()),
+                 &floor)
+            .ok();
     (void)cdb->Close();
     if (!a.ok()) return a.status();
     offset = *a;
+    if (txn_open) offset = -1;  // a transaction opened meanwhile (see above): not this time
   }
   const std::string final_dir = dir + "/" + checkpoint::name_of(offset);
   if (offset < 0 || files::exists(fs, final_dir)) {

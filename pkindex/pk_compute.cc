@@ -36,14 +36,30 @@ WriteResult PkState::write(const WriteInput& input, int64_t now_ms, const Append
       return out;
     }
   }
-  Computed c = compute(input.batch, input.codec, now_ms, input.max_record_bytes);
+  // A transactional batch goes to its producer's open transaction (created here, forgotten again
+  // when nothing of it got appended).
+  const bool transactional = input.batch.is_transactional() && !input.batch.is_control();
+  const int64_t producer_id = input.batch.producer_id();
+  if (transactional && options_.replicated) {
+    out.status = Status(Errc::unsupported,
+                        "transactional writes to a replicated primary-key table are not built yet");
+    return out;
+  }
+  OpenTxn* txn = transactional ? &txns_[producer_id] : nullptr;
+  Overlay& target = txn ? txn->batches : overlay_;
+  auto rollback = [&](uint64_t id) {
+    target.rollback(id);
+    if (txn && txn->batches.empty()) txns_.erase(producer_id);
+  };
+  Computed c = compute(input.batch, input.codec, now_ms, input.max_record_bytes, target, txn);
   if (!c.status.ok()) {
+    if (txn && txn->batches.empty()) txns_.erase(producer_id);
     out.status = std::move(c.status);
     out.record_errors = std::move(c.record_errors);
     return out;
   }
   if (static_cast<int64_t>(c.batch.size()) > input.max_batch_bytes) {
-    overlay_.rollback(c.id);
+    rollback(c.id);
     out.status = Status(Errc::too_large, "the changelog batch (" + std::to_string(c.batch.size()) +
                                              " bytes) exceeds max.message.bytes");
     return out;
@@ -52,7 +68,7 @@ WriteResult PkState::write(const WriteInput& input, int64_t now_ms, const Append
   if (!appended.ok() || appended->producer_check != storage::ProducerCheck::ok) {
     // Nothing was appended (an I/O error, or an idempotent duplicate / out-of-order / stale
     // epoch verdict): the state must not see this batch.
-    overlay_.rollback(c.id);
+    rollback(c.id);
     if (!appended.ok()) {
       out.status = appended.status();
     } else {
@@ -62,10 +78,14 @@ WriteResult PkState::write(const WriteInput& input, int64_t now_ms, const Append
   }
   out.appended = std::move(*appended);
   out.records = protocol::RecordBatchView(c.batch).record_count();
-  if (Status st = overlay_.appended(c.id, out.appended.base_offset); !st.ok()) {
-    overlay_.rollback(c.id);
+  if (Status st = target.appended(c.id, out.appended.base_offset); !st.ok()) {
+    rollback(c.id);
     failed_ = true;  // the log and the overlay disagree on offsets: the state is unusable
     out.status = Status(Errc::io_error, path_ + ": " + st.message());
+    return out;
+  }
+  if (txn) {  // held until its marker (end_transaction)
+    hold_in_txn_locked(producer_id, *txn, out.appended.base_offset);
     return out;
   }
   if (!input.hold) {
@@ -80,7 +100,8 @@ WriteResult PkState::write(const WriteInput& input, int64_t now_ms, const Append
 }
 
 PkState::Computed PkState::compute(const protocol::RecordBatchView& in, codec::Compression codec,
-                                   int64_t now, int64_t max_record_bytes) {
+                                   int64_t now, int64_t max_record_bytes, Overlay& target,
+                                   const OpenTxn* txn) {
   Computed res;
   auto db_lock = read_lock();  // current() reads RocksDB
   if (!db_lock || failed_) {
@@ -184,7 +205,15 @@ PkState::Computed PkState::compute(const protocol::RecordBatchView& in, codec::C
 
     db_key.clear();
     rf::append_row_key(db_key, *r.key);
-    auto cur_or = current(db_key, p);
+    if (auto lock = txn_locks_.find(db_key);
+        lock != txn_locks_.end() && (!txn || lock->second != in.producer_id())) {
+      // Another producer's open transaction wrote this key: what this record changes depends on
+      // whether that one commits. Nothing of the batch is appended; the client retries.
+      res.status = Status(Errc::busy, "key held by the open transaction of producer " +
+                                          std::to_string(lock->second) + " until it ends");
+      return res;
+    }
+    auto cur_or = current(db_key, p, txn ? &txn->batches : nullptr);
     if (!cur_or.ok()) {
       res.status = cur_or.status();
       return res;
@@ -262,7 +291,7 @@ PkState::Computed PkState::compute(const protocol::RecordBatchView& in, codec::C
   if (in.timestamp_type() == protocol::TimestampType::log_append_time) {
     protocol::set_log_append_time(res.batch, in.max_timestamp());
   }
-  res.id = overlay_.push(std::move(p));
+  res.id = target.push(std::move(p));
   return res;
 }
 

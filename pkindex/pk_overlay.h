@@ -65,6 +65,9 @@ class Overlay {
   // The oldest batch when it is appended and its last offset is <= `offset`, else nullptr.
   Batch* ready(int64_t offset);
   Batch& front() { return batches_.front(); }
+  Batch& back() { return batches_.back(); }
+  const std::deque<Batch>& batches() const { return batches_; }
+  std::deque<Batch>& batches() { return batches_; }
   void pop_front() { batches_.pop_front(); }
   void clear() { batches_.clear(); }
 

@@ -4,6 +4,9 @@
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "pkindex/pk_state.h"
 #include "pkindex/row_format.h"
 #include "protocol/pk/change_headers.h"
@@ -120,7 +123,8 @@ Status PkState::apply_changelog_locked(const protocol::RecordBatchView& batch,
   return write_applied(wb, last);
 }
 
-Status PkState::hold_changelog_locked(const protocol::RecordBatchView& batch, int64_t base_offset) {
+Status PkState::hold_changelog_locked(const protocol::RecordBatchView& batch, int64_t base_offset,
+                                      Overlay& target) {
   Overlay::Batch b;
   b.last_offset_delta = batch.last_offset_delta();
   if (!batch.is_control()) {
@@ -132,8 +136,8 @@ Status PkState::hold_changelog_locked(const protocol::RecordBatchView& batch, in
       b.rows[a.key] = a.del ? Overlay::Row{} : std::move(a.row);
     }
   }
-  const uint64_t id = overlay_.push(std::move(b));
-  return overlay_.appended(id, base_offset);
+  const uint64_t id = target.push(std::move(b));
+  return target.appended(id, base_offset);
 }
 
 Status PkState::for_each_log_batch(
@@ -146,7 +150,8 @@ int64_t PkState::log_end_for_state() const {
 }
 
 Status PkState::replay_range_locked(int64_t end) {
-  const int64_t from = applied_offset() + 1;
+  // From the oldest transaction open at the applied offset: its records are held again.
+  const int64_t from = std::min(applied_offset() + 1, txn_floor_);
   if (from >= end) return Status::Ok();
   if (from < log_.log_start_offset()) {
     return Status(Errc::corruption, path_ + ": state needs the log from offset " +
@@ -154,7 +159,7 @@ Status PkState::replay_range_locked(int64_t end) {
                                         std::to_string(log_.log_start_offset()));
   }
   return for_each_log_batch(from, end, [&](const protocol::RecordBatchView& batch) {
-    return apply_changelog_locked(batch, batch.base_offset());
+    return replay_batch_locked(batch);
   });
 }
 
@@ -173,11 +178,13 @@ Status PkState::replay() {
     rocksdb::WriteBatch wb;
     wb.DeleteRange(std::string(1, rf::kRowPrefix), std::string(1, rf::kRowPrefix + 1));
     wb.Delete(rocksdb::Slice(rf::kAppliedKey.data(), rf::kAppliedKey.size()));
+    wb.Delete(rocksdb::Slice(rf::kTxnFloorKey.data(), rf::kTxnFloorKey.size()));
     rocksdb::WriteOptions wo;
     wo.disableWAL = true;
     rocksdb::Status st = db_->Write(wo, &wb);
     if (!st.ok()) return Status(Errc::io_error, st.ToString());
     applied_offset_.store(-1);
+    txn_floor_ = std::numeric_limits<int64_t>::max();
   }
   std::lock_guard wl(write_mu_);
   return replay_range_locked(end);
@@ -198,7 +205,7 @@ Status PkState::lead() {
                                         std::to_string(log_.log_start_offset()));
   }
   Status st = for_each_log_batch(from, end, [&](const protocol::RecordBatchView& batch) {
-    return hold_changelog_locked(batch, batch.base_offset());
+    return hold_changelog_locked(batch, batch.base_offset(), overlay_);
   });
   if (!st.ok()) overlay_.clear();
   return st;

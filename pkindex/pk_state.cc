@@ -43,7 +43,13 @@ class PkState::FlushListener : public rocksdb::EventListener {
     rocksdb::Status st =
         db->Get(ro, rocksdb::Slice(rf::kAppliedKey.data(), rf::kAppliedKey.size()), &v);
     if (st.ok() && v.size() == 8) {
-      const int64_t applied = rf::get_be64(reinterpret_cast<const uint8_t*>(v.data()));
+      int64_t applied = rf::get_be64(reinterpret_cast<const uint8_t*>(v.data()));
+      // Records of a transaction open at that point are needed by a replay, applied or not.
+      std::string f;
+      if (db->Get(ro, rocksdb::Slice(rf::kTxnFloorKey.data(), rf::kTxnFloorKey.size()), &f).ok() &&
+          f.size() == 8) {
+        applied = std::min(applied, rf::get_be64(reinterpret_cast<const uint8_t*>(f.data())) - 1);
+      }
       int64_t cur = persisted_.load();
       while (applied > cur && !persisted_.compare_exchange_weak(cur, applied)) {
       }
@@ -83,7 +89,9 @@ Result<std::unique_ptr<PkState>> PkState::open(PkEnvironment& env, storage::Part
   } else if (!st.IsNotFound()) {
     return Status(Errc::corruption, s->path_ + ": bad applied offset: " + st.ToString());
   }
-  s->persisted_applied_.store(s->applied_offset());  // what open() read is in SSTs (WAL off)
+  STRATA_RETURN_IF_ERROR(s->load_txn_floor());
+  // What open() read is in SSTs (WAL off).
+  s->persisted_applied_.store(std::min(s->applied_offset(), s->txn_floor_ - 1));
   // State ahead of the log (torn tail truncated) or behind its start (retention passed it):
   // restore from a checkpoint (pk_checkpoint.cc), rebuild from an untruncated log, or go offline.
   if (s->applied_offset() + 1 > s->log_end_for_state() ||
@@ -140,7 +148,7 @@ Status PkState::close() {
   // (write_mu_), so no apply is cut in half.
   closing_.store(true, std::memory_order_release);
   std::lock_guard wl(write_mu_);
-  overlay_.clear();
+  clear_pending_locked();
   std::unique_lock lk(db_mu_);
   if (!db_) return Status::Ok();
   if (snapshots_) close_snapshot_registry(*snapshots_);  // Scan snapshots go before RocksDB
@@ -168,16 +176,19 @@ int32_t PkState::partition_for(std::span<const uint8_t> key) const {
 }
 
 Result<std::optional<Overlay::Row>> PkState::current(const std::string& db_key,
-                                                     const Overlay::Batch& building) {
+                                                     const Overlay::Batch& building,
+                                                     const Overlay* own) {
   using Row = std::optional<Overlay::Row>;
   if (auto it = building.rows.find(db_key); it != building.rows.end()) return Row(it->second);
-  if (const Overlay::Row* r = overlay_.find(db_key)) {
+  const Overlay::Row* held = own ? own->find(db_key) : nullptr;
+  if (!held) held = overlay_.find(db_key);
+  if (held) {
     // An overlay row past its TTL is absent too (its clock is its append time).
-    if (r->present && options_.table.ttl_ms > 0 &&
-        r->ttl_clock + options_.table.ttl_ms <= now_ms()) {
+    if (held->present && options_.table.ttl_ms > 0 &&
+        held->ttl_clock + options_.table.ttl_ms <= now_ms()) {
       return Row();
     }
-    return Row(*r);
+    return Row(*held);
   }
   rocksdb::PinnableSlice v;
   rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), db_key, &v);
@@ -199,14 +210,26 @@ Status PkState::write_applied(rocksdb::WriteBatch& wb, int64_t applied) {
   rf::put_be64(buf, applied);
   wb.Put(rocksdb::Slice(rf::kAppliedKey.data(), rf::kAppliedKey.size()),
          rocksdb::Slice(reinterpret_cast<const char*>(buf), 8));
+  const int64_t floor = open_txn_floor_locked();
+  uint8_t floor_buf[8];
+  if (floor != txn_floor_) {
+    const rocksdb::Slice key(rf::kTxnFloorKey.data(), rf::kTxnFloorKey.size());
+    if (floor == std::numeric_limits<int64_t>::max()) {
+      wb.Delete(key);
+    } else {
+      rf::put_be64(floor_buf, floor);
+      wb.Put(key, rocksdb::Slice(reinterpret_cast<const char*>(floor_buf), 8));
+    }
+  }
   rocksdb::WriteOptions wo;
   wo.disableWAL = true;
   rocksdb::Status st = db_->Write(wo, &wb);
   if (!st.ok()) {
     failed_ = true;  // the state no longer matches the log: offline until reopened
-    overlay_.clear();
+    clear_pending_locked();
     return Status(Errc::io_error, "apply to " + path_ + ": " + st.ToString());
   }
+  txn_floor_ = floor;
   applied_offset_.store(applied, std::memory_order_release);
   return Status::Ok();
 }
@@ -230,18 +253,18 @@ Status PkState::heal_locked() {
     return Status(Errc::io_error, offline.message() + " (still: " + st.ToString() + ")");
   }
   lk.unlock();  // replay takes it per batch
-  overlay_.clear();
+  clear_pending_locked();
   failed_ = false;
   const int64_t hw = std::min(log_.high_watermark(), log_.log_end_offset());
   Status st = replay_range_locked(hw);
   if (st.ok() && (leading_ || !options_.replicated)) {
     st = for_each_log_batch(std::max(hw, applied_offset() + 1), log_.log_end_offset(),
                             [&](const protocol::RecordBatchView& batch) {
-                              return hold_changelog_locked(batch, batch.base_offset());
+                              return hold_changelog_locked(batch, batch.base_offset(), overlay_);
                             });
   }
   if (!st.ok()) {
-    overlay_.clear();
+    clear_pending_locked();
     failed_ = true;
     return st;
   }

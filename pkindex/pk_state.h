@@ -14,6 +14,12 @@
 // Log first, state second: an EventListener fsyncs the partition log (PartitionLog::flush) when a
 // memtable flush begins, so RocksDB never persists state for offsets the log has not made durable.
 // open() replays the log from the persisted applied offset with apply_changelog().
+// Transactions (pk_txn.cc): a transactional batch is computed against the committed rows plus its
+// own transaction's earlier rows, appended, and held in its transaction until end_transaction()
+// writes the marker: COMMIT applies the rows, ABORT drops them. Keys an open transaction wrote are
+// locked against every other writer (Errc::busy, nothing appended), so the change kinds and
+// before-images computed at append time stay right whatever the holder decides: the state is the
+// replay of the committed changelog records in log order (docs/invariants.md).
 //
 // Owned by the broker's PkTables service (or a test); the PartitionLog and PkEnvironment must
 // outlive it. Thread-safety: every method may be called from any thread. Writes (write, apply_at,
@@ -27,6 +33,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -168,8 +175,22 @@ class PkState {
   // together with the applied offset, in one RocksDB write. Records at or below the applied
   // offset are skipped, so applying a batch twice changes nothing. Not while batches are held.
   Status apply_changelog(const protocol::RecordBatchView& batch, int64_t base_offset);
-  // Batches computed but not applied (held, or a write in flight).
+  // Batches computed but not applied (held, or a write in flight; not open transactions').
   size_t overlay_size() const;
+
+  // --- Transactions (pk_txn.cc; one node only: a replicated state refuses transactional batches
+  // with Errc::unsupported) ---
+  // Ends `producer_id`'s transaction on this partition: `append` writes the marker
+  // (PartitionLog::append_marker); once it is appended (producer_check ok) a COMMIT applies the
+  // transaction's rows, each at its own record's offset, and an ABORT drops them, in the same
+  // write-mutex hold (no write computes between the marker and the state change). A marker for a
+  // producer with nothing held here only advances the applied offset.
+  using MarkerAppendFn = std::function<Result<storage::PartitionLog::AppendInfo>()>;
+  Result<storage::PartitionLog::AppendInfo> end_transaction(int64_t producer_id, bool commit,
+                                                            const MarkerAppendFn& append);
+  // Open transactions holding rows here, and how many keys they lock.
+  size_t open_transactions() const;
+  size_t locked_keys() const;
 
   // --- Replication (Options::replicated; pk_replica.cc) ---
   // Only committed data (at or below the high watermark) is ever applied, on every replica, so a
@@ -265,21 +286,44 @@ class PkState {
   // write_mu_ held: applies the log's changelog batches in [applied + 1, end).
   Status replay_range_locked(int64_t end);
   Status apply_changelog_locked(const protocol::RecordBatchView& batch, int64_t base_offset);
-  // write_mu_ held: a stored changelog batch as a held, appended overlay batch.
-  Status hold_changelog_locked(const protocol::RecordBatchView& batch, int64_t base_offset);
+  // write_mu_ held: a stored changelog batch as a held, appended batch of `target`.
+  Status hold_changelog_locked(const protocol::RecordBatchView& batch, int64_t base_offset,
+                               Overlay& target);
+  // write_mu_ held: one stored batch during replay: markers end their transaction (or only drop it
+  // when at or below the applied offset: decided before), transactional batches are held in their
+  // transaction, others applied.
+  Status replay_batch_locked(const protocol::RecordBatchView& batch);
   // Calls `fn(batch)` for every whole batch of the log in [from, end) (file reads, batch by batch).
   Status for_each_log_batch(int64_t from, int64_t end,
                             const std::function<Status(const protocol::RecordBatchView&)>& fn);
-  // write_mu_ held: the output batch of `in`, pushed onto the overlay (unappended).
+  // An open transaction: its appended batches (rows not in RocksDB), oldest first.
+  struct OpenTxn {
+    int64_t first_offset = -1;  // of its first appended batch
+    Overlay batches;
+  };
+  // write_mu_ held: the output batch of `in`, pushed onto `target` (unappended). `txn`: the
+  // transaction it belongs to (its rows are read before the committed ones; keys locked by any
+  // other transaction refuse the batch with Errc::busy), null for a plain batch (refused on any
+  // locked key).
   Computed compute(const protocol::RecordBatchView& in, codec::Compression codec, int64_t now_ms,
-                   int64_t max_record_bytes);
+                   int64_t max_record_bytes, Overlay& target, const OpenTxn* txn);
+  // write_mu_ held: applies (commit) or drops the open transaction of `producer_id`, releasing its
+  // locks, with the applied offset = `marker_offset`.
+  Status end_txn_locked(int64_t producer_id, bool commit, int64_t marker_offset);
+  // write_mu_ held: registers an appended batch of `txn` (first offset, key locks).
+  void hold_in_txn_locked(int64_t producer_id, OpenTxn& txn, int64_t base_offset);
+  // write_mu_ held: forgets the overlay and every open transaction (a failed apply, close).
+  void clear_pending_locked();
+  // The first offset of the oldest open transaction (INT64_MAX: none).
+  int64_t open_txn_floor_locked() const;
   // write_mu_ held: the oldest overlay batch (appended) into RocksDB.
   Status apply_front();
   // write_mu_ held, db_mu_ shared: one RocksDB write of rows + the applied offset.
   Status write_applied(rocksdb::WriteBatch& wb, int64_t applied);
-  // The key's row as of `building`, the overlay (newest first), then RocksDB.
+  // The key's row as of `building`, `own` (a transaction's rows, newest first), the overlay
+  // (newest first), then RocksDB.
   Result<std::optional<Overlay::Row>> current(const std::string& db_key,
-                                              const Overlay::Batch& building);
+                                              const Overlay::Batch& building, const Overlay* own);
 
   storage::PartitionLog& log_;
   PkEnvironment* env_ = nullptr;  // set by open(); outlives this state
@@ -299,6 +343,7 @@ class PkState {
   Status open_db(PkEnvironment& env);
   Status recover_ahead_of_log(PkEnvironment& env);  // state past the log end / before its start
   Status load_checkpoints();
+  Status load_txn_floor();  // txn_floor_ from RocksDB (pk_txn.cc)
   Clock clock_;
   std::unique_ptr<TtlCompactionFilter> ttl_filter_;
   std::mutex ckpt_mu_;            // one create_checkpoint() at a time
@@ -318,7 +363,14 @@ class PkState {
     const PkState* previous_;
   };
   mutable std::mutex write_mu_;
-  Overlay overlay_;       // guarded by write_mu_
+  Overlay overlay_;  // guarded by write_mu_
+  // Open transactions by producer id and the row keys they hold (guarded by write_mu_).
+  std::map<int64_t, OpenTxn> txns_;
+  std::unordered_map<std::string, int64_t> txn_locks_;
+  // The oldest open transaction's first offset as last written next to the applied offset
+  // (INT64_MAX: none): replay starts at min(it, applied + 1), so an open transaction's records
+  // below the applied offset are found again (guarded by write_mu_).
+  int64_t txn_floor_ = std::numeric_limits<int64_t>::max();
   bool leading_ = false;  // replicated: lead() ran and no follow() since (guarded by write_mu_)
   std::atomic<int64_t> applied_offset_{-1};
   bool failed_ =

@@ -2,6 +2,7 @@
 // partition, one column family):
 //   row key    = 'r' + primary key bytes
 //   meta key   = "m.applied" -> int64 BE: the last log offset whose effect the rows include
+//   meta key   = "m.txn-floor" -> int64 BE: first offset of the oldest open transaction (if any)
 //   row value  = u8 format (1) | u8 flags (bit 0: has version, bit 1: has append time) | int64 BE
 //                offset of the last change | int64 BE timestamp of the last change | [int64 BE
 //                version] | [int64 BE broker append time, ms: the TTL clock] | row bytes
@@ -21,6 +22,9 @@ namespace strata::pkindex::row_format {
 
 inline constexpr char kRowPrefix = 'r';
 inline constexpr std::string_view kAppliedKey = "m.applied";
+// int64 BE: the first offset of the oldest transaction open at the applied offset (absent: none);
+// replay starts at min(it, applied + 1).
+inline constexpr std::string_view kTxnFloorKey = "m.txn-floor";
 inline constexpr uint8_t kFormat = 1;
 inline constexpr uint8_t kHasVersion = 1;
 inline constexpr uint8_t kHasAppendTime = 2;

@@ -111,7 +111,9 @@ Result<CleanableRange> LogCleaner::range_locked(PartitionLog& log, const Cleaner
     std::shared_lock<std::shared_mutex> state(log.state_mu_);
     segs = log.segments_;
     start = log.log_start_offset();
-    hw = log.high_watermark();
+    // Kafka cleans below the last stable offset only: an open transaction's records may still
+    // commit or abort, and its later records of a key must not shadow committed ones meanwhile.
+    hw = log.last_stable_offset();
   }
   CleanableRange r;
   const int64_t checkpoint = read_checkpoint(log.env_, log.dir_);
@@ -187,6 +189,24 @@ Result<CleanOutcome> LogCleaner::clean(PartitionLog& log, const CleanerPolicy& p
     dirty.push_back(end > range->first_dirty);
   }
 
+  // Records of aborted transactions are never "the latest" of their key (they never happened)
+  // and are removed, as Kafka's cleaner does; markers stay (a read_committed consumer past them
+  // needs nothing from them, but keeping them is always safe).
+  const std::vector<AbortedTxn> aborted =
+      targets.empty()
+          ? std::vector<AbortedTxn>{}
+          : log.aborted_transactions(targets.front()->base_offset(), range->first_uncleanable);
+  auto is_aborted = [&](const protocol::RecordBatchView& view) {
+    if (!view.is_transactional() || view.is_control()) return false;
+    for (const auto& a : aborted) {
+      if (a.producer_id == view.producer_id() && a.first_offset <= view.base_offset() &&
+          view.base_offset() <= a.last_offset) {
+        return true;
+      }
+    }
+    return false;
+  };
+
   // 1. Offset map over the dirty part.
   OffsetMap latest;
   protocol::RecordReader reader;
@@ -200,7 +220,7 @@ Result<CleanOutcome> LogCleaner::clean(PartitionLog& log, const CleanerPolicy& p
       if (batch->empty()) break;
       account(batch->size());
       protocol::RecordBatchView view(*batch);
-      if (view.is_control() || view.record_count() == 0) continue;
+      if (view.is_control() || view.record_count() == 0 || is_aborted(view)) continue;
       STRATA_RETURN_IF_ERROR(reader.reset(view));
       for (;;) {
         auto more = reader.next(rec);
@@ -262,6 +282,11 @@ Result<CleanOutcome> LogCleaner::clean(PartitionLog& log, const CleanerPolicy& p
       }
       if (view.is_control() || view.record_count() == 0) {
         STRATA_RETURN_IF_ERROR((*writer)->append(*batch));
+        continue;
+      }
+      if (is_aborted(view)) {  // never the producer's last batch: its ABORT marker follows
+        out.records_removed += view.record_count();
+        changed = true;
         continue;
       }
       const bool has_horizon = view.has_delete_horizon();

@@ -5,11 +5,9 @@
 // sits in PartitionLog::append (partition_log.cc).
 #include <algorithm>
 
-#include "protocol/record/batch_builder.h"
 #include "protocol/record/batch_format.h"
-#include "protocol/record/byte_order.h"
+#include "protocol/record/control_batch.h"
 #include "protocol/record/record_batch.h"
-#include "protocol/record/varint.h"
 #include "storage/file_names.h"
 #include "storage/file_util.h"
 #include "storage/partition_log.h"
@@ -19,33 +17,6 @@ namespace strata::storage {
 namespace bf = protocol::batch_format;
 
 namespace {
-
-constexpr int16_t kControlAbort = 0;
-constexpr int16_t kControlCommit = 1;
-
-// The type of a control batch's first record (Kafka's ControlRecordType: key = version int16 +
-// type int16): true = COMMIT, false = ABORT, nullopt for anything else (ignored, as Kafka ignores
-// unknown control types).
-std::optional<bool> marker_type(std::span<const uint8_t> batch) {
-  size_t pos = bf::kHeaderSize;
-  int32_t length = 0;
-  int32_t offset_delta = 0;
-  int32_t key_length = 0;
-  int64_t timestamp_delta = 0;
-  if (!protocol::detail::read_varint(batch, pos, length) || pos + 1 > batch.size())
-    return std::nullopt;
-  ++pos;  // record attributes
-  if (!protocol::detail::read_varlong(batch, pos, timestamp_delta) ||
-      !protocol::detail::read_varint(batch, pos, offset_delta) ||
-      !protocol::detail::read_varint(batch, pos, key_length) || key_length < 4 ||
-      pos + 4 > batch.size()) {
-    return std::nullopt;
-  }
-  const auto type = protocol::detail::load_be<int16_t>(batch.data() + pos + 2);
-  if (type == kControlCommit) return true;
-  if (type == kControlAbort) return false;
-  return std::nullopt;
-}
 
 AbortedTxn aborted_entry(const CompletedTxn& t) {
   return AbortedTxn{t.producer_id, t.first_offset, t.last_offset, t.last_stable_offset};
@@ -106,7 +77,7 @@ Status PartitionLog::replay_locked(int64_t from, int64_t end, ProducerStateTable
           auto c = file->read(pos, size, control.data());
           if (!c.ok()) return c.status();
           if (*c != size) return Status(Errc::corruption, "short control batch in " + file->path());
-          if (auto commit = marker_type(control)) {
+          if (auto commit = protocol::marker_type(control)) {
             const CompletedTxn t =
                 table.apply_marker(view.producer_id(), view.producer_epoch(), view.base_offset(),
                                    *commit, view.max_timestamp());
@@ -193,7 +164,7 @@ Status PartitionLog::track_batch_locked(std::span<const uint8_t> batch, int64_t 
     publish_txn_state_locked();
     return Status::Ok();
   }
-  const std::optional<bool> commit = marker_type(batch);
+  const std::optional<bool> commit = protocol::marker_type(batch);
   if (!commit) return Status::Ok();
   const CompletedTxn t = producers_.apply_marker(view.producer_id(), view.producer_epoch(), base,
                                                  *commit, view.max_timestamp());
@@ -222,19 +193,8 @@ void PartitionLog::publish_txn_state_locked() {
 Result<PartitionLog::AppendInfo> PartitionLog::append_marker(int64_t producer_id, int16_t epoch,
                                                              int32_t coordinator_epoch, bool commit,
                                                              int64_t now_ms) {
-  // Kafka's EndTransactionMarker: key = version 0 + type, value = version 0 + coordinator epoch.
-  uint8_t key[4];
-  protocol::detail::store_be<int16_t>(key, 0);
-  protocol::detail::store_be<int16_t>(key + 2, commit ? kControlCommit : kControlAbort);
-  uint8_t value[6];
-  protocol::detail::store_be<int16_t>(value, 0);
-  protocol::detail::store_be<int32_t>(value + 2, coordinator_epoch);
-  protocol::RecordBatchBuilder builder;
-  builder.set_producer(producer_id, epoch, bf::kNoSequence)
-      .set_transactional(true)
-      .set_control(true);
-  builder.add(now_ms, std::span<const uint8_t>(key), std::span<const uint8_t>(value));
-  std::vector<uint8_t> batch = builder.build();
+  std::vector<uint8_t> batch =
+      protocol::build_marker(producer_id, epoch, coordinator_epoch, commit, now_ms);
 
   int64_t new_leo = 0;
   bool hw_advanced = false;

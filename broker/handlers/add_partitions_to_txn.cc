@@ -1,7 +1,7 @@
 // AddPartitionsToTxn (24) v0-3: the producer's partitions join its ongoing transaction. Kafka's
 // per-partition answers: an unauthorized topic gets TOPIC_AUTHORIZATION_FAILED and an unknown one
-// UNKNOWN_TOPIC_OR_PARTITION, the other partitions OPERATION_NOT_ATTEMPTED; a primary-key table's
-// partition gets INVALID_TXN_STATE (transactional writes to tables are not built yet).
+// UNKNOWN_TOPIC_OR_PARTITION, the other partitions OPERATION_NOT_ATTEMPTED. Primary-key tables
+// join like log topics (their rows are held until the marker: pkindex/pk_state.h).
 #include "protocol/messages/add_partitions_to_txn.h"
 
 #include <spdlog/spdlog.h>
@@ -42,8 +42,6 @@ void add_partitions_to_txn(RequestContext& ctx, protocol::Reader& body) {
           c = ErrorCode::topic_authorization_failed;
         } else if (!topic || !topic->partition(p) || is_internal_topic(t.name)) {
           c = ErrorCode::unknown_topic_or_partition;
-        } else if (topic->pk_table) {
-          c = ErrorCode::invalid_txn_state;
         }
       }
       if (c != ErrorCode::none) refused = true;

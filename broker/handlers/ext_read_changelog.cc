@@ -1,5 +1,7 @@
 // ReadChangelog (extension key 16003, v0; protocol/ext/read_changelog.proto): typed changes of PK
-// partitions read from their logs (pkindex/changelog_decode.h), up to the high watermark.
+// partitions read from their logs (pkindex/changelog_decode.h), committed ones only: up to the
+// last stable offset (the high watermark when no transaction is open), aborted transactions
+// skipped.
 // Long-polls like Fetch: with max_wait_ms > 0 and no change to return, the request waits on the
 // broker's PartitionWatchers (woken by an append to any partition it reads) until a change arrives
 // or the wait ends; the answer is then sent from an io thread through ctx.responder.
@@ -67,9 +69,23 @@ Resp::ChangeKind to_proto(pkindex::ChangeKind k) {
 // Reads one partition's changes from `from` into `out`; returns the number of changes, or an error.
 // `bytes` (out) is the change bytes added; reading stops at `max_bytes` (after at least one
 // change) or when `scan_budget` (in/out: log bytes this call may still read) is spent.
+// Reads committed changes only, as a read_committed consumer does: below the last stable offset
+// `hw` (the caller passes it), skipping the batches of aborted transactions, so the changes are
+// exactly the ones the table's state applied.
 Result<int32_t> read_changes(const storage::PartitionLog& log, int64_t from, int64_t hw,
                              int32_t max_records, int64_t max_bytes, int64_t& bytes,
                              int64_t& scan_budget, Resp::PartitionChanges& out) {
+  const std::vector<storage::AbortedTxn> aborted = log.aborted_transactions(from, hw);
+  auto is_aborted = [&](const protocol::RecordBatchView& b) {
+    if (!b.is_transactional() || b.is_control()) return false;
+    for (const auto& a : aborted) {
+      if (a.producer_id == b.producer_id() && a.first_offset <= b.base_offset() &&
+          b.base_offset() <= a.last_offset) {
+        return true;
+      }
+    }
+    return false;
+  };
   std::vector<uint8_t> buf;
   std::vector<pkindex::ChangeView> changes;
   protocol::RecordReader reader;
@@ -95,6 +111,10 @@ Result<int32_t> read_changes(const storage::PartitionLog& log, int64_t from, int
         protocol::RecordBatchView batch(rest.first(size));
         rest = rest.subspan(size);
         if (batch.last_offset() < next) continue;
+        if (is_aborted(batch)) {
+          next = batch.next_offset();
+          continue;
+        }
         changes.clear();
         STRATA_RETURN_IF_ERROR(pkindex::decode_changes(reader, batch, next, changes));
         for (const auto& c : changes) {
@@ -208,8 +228,8 @@ class PendingChangelog : public LongPoll<PendingChangelog> {
           std::min(rp.max_bytes() > 0 ? rp.max_bytes() : kDefaultMaxBytes,
                    std::min(kMaxBytesPerPartition, response_cap - response_bytes));
       int64_t bytes = 0;
-      auto n = read_changes(*log, rp.from_offset(), hw, rp.max_records(), max_bytes, bytes,
-                            scan_budget, *out);
+      auto n = read_changes(*log, rp.from_offset(), std::min(hw, log->last_stable_offset()),
+                            rp.max_records(), max_bytes, bytes, scan_budget, *out);
       response_bytes += bytes;
       if (!n.ok()) {
         fail(read_error(req_.topic(), rp, n.status()), n.status().message());

@@ -65,6 +65,13 @@ ErrorCode append_error(const PartitionAppend& a) {
         // The partition's state closed under this request (its topic is being deleted, or the
         // broker is stopping): the client refreshes metadata and retries, as after a leader move.
         return ErrorCode::not_leader_or_follower;
+      case Errc::busy:
+        // A primary-key table's key written by another producer's open transaction: nothing was
+        // appended, and the change this batch makes depends on that transaction's outcome.
+        // Kafka has no Produce error for "wait for that marker"; NOT_ENOUGH_REPLICAS is one every
+        // client retries with backoff (librdkafka, the Java client, KafkaJS, kafka-python with
+        // retries > 0) and that says "not persisted" (docs/transactions.md).
+        return ErrorCode::not_enough_replicas;
       case Errc::no_space:  // disk or quota full: the log stays writable, retry once space is back
       case Errc::unavailable:  // out of descriptors or memory even after storage's retries
         return ErrorCode::kafka_storage_error;  // retriable for clients, as for Kafka
@@ -244,8 +251,9 @@ std::pair<ErrorCode, std::string> append_transactional(RequestContext& ctx,
     return {ErrorCode::invalid_record,
             "a transactional batch needs the request's transactional id"};
   }
-  if (topic.pk_table) {
-    return {ErrorCode::invalid_record, "transactions on primary-key tables are not supported yet"};
+  if (topic.pk_table && ctx.svc.cluster) {
+    return {ErrorCode::invalid_record,
+            "transactions on replicated primary-key tables are not supported yet"};
   }
   if (!ctx.svc.txns) {
     return {ErrorCode::invalid_txn_state, "this broker has no transaction coordinator"};

@@ -6,9 +6,9 @@
 // the cluster, else CLUSTER_AUTHORIZATION_FAILED for every partition. Per partition:
 // UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (cluster mode, not the leader),
 // INVALID_PRODUCER_EPOCH for an epoch below the producer's current one (nothing written),
-// INVALID_TXN_STATE on a primary-key table (no transaction can be open there, and its changelog
-// takes no control batches), KAFKA_STORAGE_ERROR. Answered once the marker is in the leader's log.
-// The coordinator epoch is written into the marker, not checked (no
+// KAFKA_STORAGE_ERROR. On a primary-key table the marker goes through the partition's state, which
+// applies (COMMIT) or drops (ABORT) the transaction's rows with it. Answered once the marker is in
+// the leader's log. The coordinator epoch is written into the marker, not checked (no
 // TRANSACTION_COORDINATOR_FENCED).
 #include "protocol/messages/write_txn_markers.h"
 
@@ -17,6 +17,7 @@
 #include "broker/cluster/cluster_node.h"
 #include "broker/handlers/handlers.h"
 #include "broker/metrics/broker_metrics.h"
+#include "broker/pk/pk_tables.h"
 #include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
@@ -36,9 +37,8 @@ ErrorCode write_one(RequestContext& ctx,
     const ErrorCode e = ctx.svc.cluster->leader_check(topic_name, partition, -1);
     if (e != ErrorCode::none) return e;
   }
-  if (topic->pk_table) return ErrorCode::invalid_txn_state;
-  auto r = log->append_marker(m.producer_id, m.producer_epoch, m.coordinator_epoch,
-                              m.transaction_result, now_ms());
+  auto r = ctx.svc.pk_tables.append_marker(*topic, partition, *log, m.producer_id, m.producer_epoch,
+                                           m.coordinator_epoch, m.transaction_result, now_ms());
   if (!r.ok()) {
     if (r.status().code() == Errc::not_found) return ErrorCode::unknown_topic_or_partition;
     spdlog::error("WriteTxnMarkers {}-{} producer {}: {}", topic_name, partition, m.producer_id,

@@ -226,4 +226,16 @@ Status PkTables::close_all() {
   return first;
 }
 
+Result<storage::PartitionLog::AppendInfo> PkTables::append_marker(
+    const TopicEntry& topic, int32_t partition, storage::PartitionLog& log, int64_t producer_id,
+    int16_t epoch, int32_t coordinator_epoch, bool commit, int64_t now_ms) {
+  auto write = [&] {
+    return log.append_marker(producer_id, epoch, coordinator_epoch, commit, now_ms);
+  };
+  if (!topic.pk_table) return write();
+  auto state = get(topic, partition);
+  if (!state.ok()) return state.status();
+  return (*state)->end_transaction(producer_id, commit, write);
+}
+
 }  // namespace strata::broker

@@ -47,6 +47,12 @@ class PkTables {
   // DeleteTopics gets UNKNOWN_TOPIC_OR_PARTITION and never reopens a state over a log being
   // removed). The states are closed outside the service lock (get() of other tables never waits).
   void drop(const TopicEntry& topic);
+  // Appends a transaction marker to `partition` of `topic` (its log `log`): on a PK table through
+  // the partition's state, which applies (COMMIT) or drops (ABORT) the transaction's rows with
+  // the marker (pkindex::PkState::end_transaction); on a log topic straight to the log.
+  Result<storage::PartitionLog::AppendInfo> append_marker(
+      const TopicEntry& topic, int32_t partition, storage::PartitionLog& log, int64_t producer_id,
+      int16_t epoch, int32_t coordinator_epoch, bool commit, int64_t now_ms);
   // the state of `partition` if it is open (never opens one), and
   // the shared RocksDB environment (block cache, statistics).
   std::shared_ptr<pkindex::PkState> find_open(const TopicEntry& topic, int32_t partition);

@@ -4,6 +4,7 @@
 
 #include "broker/failpoint.h"
 #include "broker/group/group_coordinator.h"
+#include "broker/pk/pk_tables.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "broker/txn/producer_ids.h"
@@ -23,7 +24,8 @@ bool BrokerTxnEffects::write_marker(const TopicPartition& tp, int64_t producer_i
   }
   failpoint("txn.write_marker");
   // Coordinator epoch 0: a single node's coordinator never moves.
-  auto r = log->append_marker(producer_id, epoch, 0, commit, now_ms());
+  auto r =
+      pk_tables_.append_marker(*topic, tp.second, *log, producer_id, epoch, 0, commit, now_ms());
   if (!r.ok()) {
     spdlog::error("{} marker of producer {} for {}-{} failed: {}", commit ? "COMMIT" : "ABORT",
                   producer_id, tp.first, tp.second, r.status().to_string());
@@ -64,7 +66,7 @@ void BrokerTxnEffects::commit_offsets(const std::string& group, std::vector<Pend
 
 Result<int64_t> BrokerTxnEffects::new_producer_id() { return producer_ids_.next(); }
 
-size_t abort_orphaned_transactions(TopicRegistry& topics,
+size_t abort_orphaned_transactions(TopicRegistry& topics, PkTables& pk_tables,
                                    const std::set<std::pair<int64_t, TopicPartition>>& owned) {
   size_t aborted = 0;
   for (const auto& topic : topics.list()) {
@@ -78,7 +80,8 @@ size_t abort_orphaned_transactions(TopicRegistry& topics,
         const int64_t first_offset = st.txn_first_offset;
         if (first_offset < 0 || owned.count({pid, tp})) continue;
         const int16_t epoch = st.epoch;
-        auto m = log->append_marker(pid, epoch, 0, false, now_ms());
+        auto m = pk_tables.append_marker(*topic, static_cast<int32_t>(p), *log, pid, epoch, 0,
+                                         false, now_ms());
         if (!m.ok()) {
           spdlog::error("{}-{}: aborting the orphaned transaction of producer {} failed: {}",
                         topic->name, p, pid, m.status().to_string());

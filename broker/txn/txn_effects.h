@@ -1,12 +1,13 @@
 // What the transaction coordinator does to the rest of a single-node broker: markers appended to
-// the partitions' logs, committed offsets handed to the group coordinator, producer ids from the
-// ProducerIdManager.
+// the partitions (through their primary-key state on PK tables), committed offsets handed to the
+// group coordinator, producer ids from the ProducerIdManager.
 #pragma once
 
 #include "broker/txn/txn_coordinator.h"
 
 namespace strata::broker {
 class TopicRegistry;
+class PkTables;
 class ProducerIdManager;
 namespace group {
 class GroupCoordinator;
@@ -17,9 +18,9 @@ namespace strata::broker::txn {
 
 class BrokerTxnEffects : public TxnEffects {
  public:
-  BrokerTxnEffects(TopicRegistry& topics, group::GroupCoordinator& groups,
+  BrokerTxnEffects(TopicRegistry& topics, PkTables& pk_tables, group::GroupCoordinator& groups,
                    ProducerIdManager& producer_ids)
-      : topics_(topics), groups_(groups), producer_ids_(producer_ids) {}
+      : topics_(topics), pk_tables_(pk_tables), groups_(groups), producer_ids_(producer_ids) {}
   bool write_marker(const TopicPartition& tp, int64_t producer_id, int16_t epoch,
                     bool commit) override;
   void commit_offsets(const std::string& group, std::vector<PendingOffset> offsets,
@@ -28,6 +29,7 @@ class BrokerTxnEffects : public TxnEffects {
 
  private:
   TopicRegistry& topics_;
+  PkTables& pk_tables_;
   group::GroupCoordinator& groups_;
   ProducerIdManager& producer_ids_;
 };
@@ -38,7 +40,7 @@ class BrokerTxnEffects : public TxnEffects {
 // (read_committed consumers) forever: nobody can end it. At start, after the coordinator's load,
 // writes an ABORT marker (the producer's current epoch) for every open transaction whose
 // (producer id, partition) is not in `owned`. Returns how many.
-size_t abort_orphaned_transactions(TopicRegistry& topics,
+size_t abort_orphaned_transactions(TopicRegistry& topics, PkTables& pk_tables,
                                    const std::set<std::pair<int64_t, TopicPartition>>& owned);
 
 }  // namespace strata::broker::txn

@@ -26,6 +26,7 @@ enum class Errc {
   shutting_down,
   no_space,     // the device or quota is full (ENOSPC, EDQUOT): retry once space is freed
   unavailable,  // a transient shortage (EMFILE, ENFILE, ENOMEM, EAGAIN, EINTR): retry soon
+  busy,         // held by another writer (a key in an open transaction): retry once it ends
 };
 
 const char* errc_name(Errc e);
@@ -100,6 +101,8 @@ inline const char* errc_name(Errc e) {
       return "no_space";
     case Errc::unavailable:
       return "unavailable";
+    case Errc::busy:
+      return "busy";
   }
   return "unknown";
 }

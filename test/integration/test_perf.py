@@ -92,6 +92,33 @@ class PerfTest(BrokerTestCase):
         self.assertIsNone(j)
         self.assertIn("after 20000 records", p.stderr)
 
+    def test_produce_transactional(self):
+        # 2,050 records in transactions of 500: 5 commits (the last one of 50 records); every
+        # record is committed, so the read_committed end (the LSO) is the high watermark minus
+        # one COMMIT marker per transaction and partition written.
+        topic = unique_topic("perf-txn")
+        self.create(topic, 2)
+        j, _ = perf("produce", "--bootstrap", self.broker.bootstrap, "--topic", topic,
+                    "--num-records", 2050, "--record-size", 50, "--transactional", 500)
+        self.assertEqual((j["records"], j["transactions"], j["records_per_transaction"]),
+                         (2050, 5, 500))
+        self.assertLatencyOrdered(j["commit_latency"], 5)
+        from confluent_kafka import TopicPartition
+        c = itutil.ck_consumer(self.broker.bootstrap, isolation_level="read_committed")
+        try:
+            c.assign([TopicPartition(topic, p, 0) for p in range(2)])
+            got, deadline = 0, time.time() + 30
+            while got < 2050 and time.time() < deadline:
+                m = c.poll(0.5)
+                if m is not None and not m.error():
+                    got += 1
+        finally:
+            c.close()
+        self.assertEqual(got, 2050)
+        hw = sum(self.high_watermarks(topic, 2))
+        self.assertGreater(hw, 2050, "markers take offsets too")
+        self.assertLessEqual(hw, 2050 + 5 * 2)
+
     def test_produce_rate_limit(self):
         topic = unique_topic("perf-rate")
         self.create(topic, 1)

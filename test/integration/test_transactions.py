@@ -7,6 +7,8 @@ transactional producers and consumers:
 - send_offsets_to_transaction: the group's offsets are committed only when the transaction
   commits (an aborted transaction leaves them unchanged);
 - a transaction open longer than its transaction.timeout.ms is aborted by the broker's sweep;
+- a consume-transform-produce pipeline (txn_pipeline.py) killed with SIGKILL at random points 10
+  times and restarted produces every input record exactly once;
 - the coordinator's state survives kill -9 (__transaction_state): an open transaction is committed
   by its producer after the restart, or aborted by a new instance of its transactional id; a crash
   between two COMMIT markers (a failpoint) is finished at start; a transaction whose state is gone
@@ -201,6 +203,82 @@ class Transactions(itutil.BrokerTestCase):
             p.commit_transaction(10)
         self.assertTrue(any("aborted" in line and "longer than" in line
                             for line in self.broker.log_lines), "no timeout abort in the log")
+
+    def test_consume_transform_produce_killed_10_times_is_exactly_once(self):
+        # txn_pipeline.py copies src -> dst in transactions with send_offsets_to_transaction; it
+        # is killed with SIGKILL at random points 10 times and restarted (same transactional.id
+        # and group), then runs until src is drained: dst read_committed = src transformed, each
+        # record exactly once, and the group's committed offsets = src's ends.
+        import random
+        import signal
+        import subprocess
+        import sys
+        from confluent_kafka import TopicPartition
+        src, dst = self.create("ctp-in", 3), self.create("ctp-out", 3)
+        group, tid = itutil.unique_topic("ctpg"), itutil.unique_topic("ctpt")
+        n = 3000
+        p = itutil.ck_producer(self.broker.bootstrap)
+        inputs = []
+        for i in range(n):
+            v = "r%05d" % i
+            p.produce(src, value=v.encode(), partition=i % 3)
+            inputs.append("out-%s@%d" % (v, i % 3))
+        p.flush(30)
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "txn_pipeline.py")
+        rng = random.Random(1234)
+
+        def start(seed):
+            return subprocess.Popen([sys.executable, script, self.broker.bootstrap, src, dst,
+                                     group, tid, "3", str(seed)],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for cycle in range(10):
+            proc = start(cycle)
+            try:
+                # Kill at a random point once it has made progress (its first commit).
+                line = proc.stdout.readline().strip()  # (stderr only on failure: read() waits)
+                while line == "READY":
+                    line = proc.stdout.readline().strip()
+                if not line.startswith("COMMITTED"):
+                    self.fail("pipeline did not commit: %s %s" % (line, proc.stderr.read()))
+                time.sleep(rng.uniform(0.0, 0.5))
+            finally:
+                proc.send_signal(signal.SIGKILL)
+                proc.wait(10)
+        proc = start(99)
+        out, err = proc.communicate(timeout=300)
+        self.assertEqual(proc.returncode, 0, out + err)
+        self.assertIn("DONE", out)
+
+        from confluent_kafka import OFFSET_BEGINNING, KafkaError
+        c = itutil.ck_consumer(self.broker.bootstrap, isolation_level="read_committed")
+        got = []
+        try:
+            c.assign([TopicPartition(dst, q, OFFSET_BEGINNING) for q in range(3)])
+            eof, deadline = set(), time.time() + 60
+            while len(eof) < 3 and time.time() < deadline:
+                m = c.poll(0.5)
+                if m is None:
+                    continue
+                if m.error():
+                    if m.error().code() == KafkaError._PARTITION_EOF:
+                        eof.add(m.partition())
+                    continue
+                eof.discard(m.partition())
+                got.append("%s@%d" % (m.value().decode(), m.partition()))
+        finally:
+            c.close()
+        self.assertEqual(len(got), len(set(got)), "a record came out twice")
+        self.assertEqual(sorted(got), sorted(inputs))
+        # The kills did cut transactions: read_uncommitted sees their aborted output too.
+        everything = consume_all(self.broker.bootstrap, [(dst, [0, 1, 2])], "read_uncommitted")
+        self.assertGreater(len(everything), n, "no kill landed inside a transaction")
+        # The group of the pipeline (read with its id): committed = the end of each partition.
+        g = itutil.ck_consumer(self.broker.bootstrap, group_id=group)
+        try:
+            ends = g.committed([TopicPartition(src, q) for q in range(3)], timeout=30)
+        finally:
+            g.close()
+        self.assertEqual(sorted(tp.offset for tp in ends), [1000, 1000, 1000])
 
     def test_kafkajs_commit_abort_and_send_offsets(self):
         import json

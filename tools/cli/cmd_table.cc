@@ -224,6 +224,7 @@ int do_changelog(Cli& cli, const TableOpts& o) {
       }
     }
     if (!o.follow) progress.update(printed);
+    const std::map<int32_t, int64_t> before = from;
     for (const auto& [p, next] : page->next_offsets) {
       const auto counts = seen[p];
       if (counts.second == counts.first) {
@@ -238,7 +239,9 @@ int do_changelog(Cli& cli, const TableOpts& o) {
       for (const auto& [p, hw] : page->high_watermarks) {
         if (from[p] < hw) caught_up = false;
       }
-      if (caught_up) break;
+      // Changes below the high watermark that are not committed yet (an open transaction holds
+      // the last stable offset back) are not served: stop where the committed ones end.
+      if (caught_up || (page->changes.empty() && from == before)) break;
     }
   }
   progress.done(printed);

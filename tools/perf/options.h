@@ -34,6 +34,9 @@ struct ProduceOptions {
   // Kafka's uniform sticky partitioner; keeps the mock cluster's 5 MiB per-partition window from
   // overflowing). 0 = librdkafka's partitioner (the only choice with keys).
   int64_t rotate_bytes = 0;
+  // > 0: a transactional producer (acks=all, a fresh transactional.id) committing a transaction
+  // every this many records; the summary adds commit latency. 0 = plain (acks=1).
+  int64_t transactional = 0;
   int timeout_ms = 120000;
 };
 

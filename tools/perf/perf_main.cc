@@ -40,6 +40,10 @@ int main(int argc, char** argv) {
       ->add_option("--rotate-bytes", po.rotate_bytes,
                    "> 0: round-robin partitions every ~N payload bytes (null keys only)")
       ->capture_default_str();
+  produce
+      ->add_option("--transactional", po.transactional,
+                   "> 0: transactions of N records (acks=all; commit latency reported)")
+      ->capture_default_str();
   produce->add_option("--producer-prop", po.k.props, "librdkafka property k=v (repeatable)");
   produce->add_option("--timeout-ms", po.timeout_ms)->capture_default_str();
   produce->callback([&] { run = [&] { return run_produce(po); }; });

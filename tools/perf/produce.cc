@@ -1,10 +1,15 @@
 // strata-perf produce: librdkafka producer load like kafka-producer-perf-test — N records of S
-// bytes at a target rate (or unlimited), latency from send to delivery report per record.
+// bytes at a target rate (or unlimited), latency from send to delivery report per record. With
+// --transactional N: a transactional producer committing every N records, commit latency (the
+// commit call, which flushes the transaction's records and waits for the markers) reported too.
 #include <librdkafka/rdkafka.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -47,19 +52,53 @@ Status run_produce(const ProduceOptions& o) {
     return Status(Errc::invalid_argument, "--num-records and --record-size must be >= 0");
   }
   DeliveryState s;
-  auto rk_r = make_handle(RD_KAFKA_PRODUCER, o.k.bootstrap,
-                          {{"acks", "1"},
-                           {"linger.ms", "5"},
-                           // PK tables append a larger changelog batch (strata.* headers):
-                           // keep it under the default max.message.bytes (1 MiB).
-                           {"batch.size", o.key_space > 0 ? "262144" : "1000000"},
-                           {"batch.num.messages", "100000"},
-                           {"queue.buffering.max.messages", "1000000"},
-                           {"queue.buffering.max.kbytes", "1048576"},
-                           {"message.timeout.ms", std::to_string(o.timeout_ms)}},
-                          o.k.props, &s, on_delivery);
+  const bool txn = o.transactional > 0;
+  std::vector<std::pair<std::string, std::string>> conf = {
+      {"acks", txn ? "all" : "1"},  // transactions need the idempotent producer's acks=all
+      {"linger.ms", "5"},
+      // PK tables append a larger changelog batch (strata.* headers):
+      // keep it under the default max.message.bytes (1 MiB).
+      {"batch.size", o.key_space > 0 ? "262144" : "1000000"},
+      {"batch.num.messages", "100000"},
+      {"queue.buffering.max.messages", "1000000"},
+      {"queue.buffering.max.kbytes", "1048576"},
+      {"message.timeout.ms", std::to_string(o.timeout_ms)}};
+  if (txn) {
+    // librdkafka wants message.timeout.ms <= transaction.timeout.ms.
+    conf.emplace_back("transaction.timeout.ms", std::to_string(o.timeout_ms));
+    conf.emplace_back("transactional.id",
+                      "strata-perf-" + std::to_string(getpid()) + "-" +
+                          std::to_string(Clock::now().time_since_epoch().count()));
+  }
+  auto rk_r = make_handle(RD_KAFKA_PRODUCER, o.k.bootstrap, conf, o.k.props, &s, on_delivery);
   if (!rk_r.ok()) return rk_r.status();
   rd_kafka_t* rk = *rk_r;
+  // Transactions: the rd_kafka_error_t of each call becomes a Status.
+  auto txn_call = [](const char* what, rd_kafka_error_t* e) {
+    if (!e) return Status::Ok();
+    Status st(Errc::io_error, std::string(what) + ": " + rd_kafka_error_string(e));
+    rd_kafka_error_destroy(e);
+    return st;
+  };
+  Histogram commit_latency;
+  int64_t transactions = 0;
+  if (txn) {
+    Status st = txn_call("init_transactions", rd_kafka_init_transactions(rk, o.timeout_ms));
+    if (st.ok()) st = txn_call("begin_transaction", rd_kafka_begin_transaction(rk));
+    if (!st.ok()) {
+      rd_kafka_destroy(rk);
+      return st;
+    }
+  }
+  auto commit = [&](bool again) {
+    const auto c0 = Clock::now();
+    Status st = txn_call("commit_transaction", rd_kafka_commit_transaction(rk, o.timeout_ms));
+    commit_latency.record(static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - c0).count()));
+    ++transactions;
+    if (st.ok() && again) st = txn_call("begin_transaction", rd_kafka_begin_transaction(rk));
+    return st;
+  };
   auto parts = partition_count(rk, o.k.topic);  // metadata before the clock starts
   if (!parts.ok()) {
     rd_kafka_destroy(rk);
@@ -112,6 +151,10 @@ Status run_produce(const ProduceOptions& o) {
       ++i;
       ++in_partition;
       if ((i & 1023) == 0) rd_kafka_poll(rk, 0);
+      if (txn && i % o.transactional == 0) {
+        result = commit(i < o.num_records);
+        if (!result.ok()) break;
+      }
       continue;
     }
     rd_kafka_resp_err_t e = rd_kafka_last_error();
@@ -121,6 +164,7 @@ Status run_produce(const ProduceOptions& o) {
     }
     rd_kafka_poll(rk, 10);
   }
+  if (result.ok() && txn && o.num_records % o.transactional != 0) result = commit(false);
   if (result.ok()) {
     rd_kafka_resp_err_t fe = rd_kafka_flush(rk, o.timeout_ms);
     if (fe) result = Status(Errc::io_error, std::string("flush: ") + rd_kafka_err2str(fe));
@@ -144,6 +188,11 @@ Status run_produce(const ProduceOptions& o) {
                    {"records_per_s", static_cast<double>(n) / secs},
                    {"mb_per_s", static_cast<double>(bytes) / secs / (1024.0 * 1024.0)},
                    {"latency", latency_json(s.latency)}};
+  if (txn) {
+    j["records_per_transaction"] = o.transactional;
+    j["transactions"] = transactions;
+    j["commit_latency"] = latency_json(commit_latency);
+  }
   print_summary(j);
   return Status::Ok();
 }

@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "storage/cleaner/segment_swap.h"
 #include "storage/cleaner/throttler.h"
@@ -131,6 +134,43 @@ TEST(Cleaner, KeepsLatestValuePerKeyAtOriginalOffsets) {
     EXPECT_EQ(dump_log(*log), compacted);
     EXPECT_EQ(log->log_end_offset(), leo);
   }
+}
+
+// Kafka's transactional rules: an aborted transaction's records never shadow an older committed
+// value of their key and are removed; nothing at or past an open transaction's first offset (the
+// last stable offset) is cleaned, so its records cannot shadow committed ones before it ends.
+TEST(Cleaner, AbortedTransactionsAreRemovedAndOpenOnesBoundTheRange) {
+  TempDir tmp;
+  auto log = open_log(default_env(), tmp.sub("t-0"), small_segments());
+  auto txn_batch = [](int64_t pid, const std::string& key, const std::string& value) {
+    protocol::RecordBatchBuilder b;
+    b.set_producer(pid, 0, 0).set_transactional(true);
+    b.add(1000, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(key.data()), key.size()),
+          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(value.data()), value.size()));
+    return b.build();
+  };
+  append_kv(*log, {{"a", "committed"}, {"b", "b0"}});
+  auto aborted = txn_batch(5, "a", "aborted");
+  ASSERT_TRUE(log->append(aborted, 0).ok());
+  ASSERT_TRUE(log->append_marker(5, 0, 0, /*commit=*/false, 0).ok());
+  roll_away(*log);
+  const int64_t open_first = log->log_end_offset();
+  auto open = txn_batch(6, "b", "open");
+  ASSERT_TRUE(log->append(open, 0).ok());
+  roll_away(*log);
+  roll_away(*log);
+  ASSERT_EQ(log->last_stable_offset(), open_first);
+
+  LogCleaner cleaner;
+  auto out = cleaner.clean(*log, policy(), 5000, /*force=*/true);
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  EXPECT_LE(out->range.first_uncleanable, open_first);
+  std::map<std::string, std::vector<std::string>> values;  // key -> surviving values, in order
+  for (const auto& r : dump_log(*log)) {
+    if (r.key && (*r.key == "a" || *r.key == "b")) values[*r.key].push_back(r.value.value_or(""));
+  }
+  EXPECT_EQ(values["a"], std::vector<std::string>{"committed"});
+  EXPECT_EQ(values["b"], (std::vector<std::string>{"b0", "open"}));
 }
 
 TEST(Cleaner, TombstonesRemovedOnlyAfterTheDeleteHorizon) {
