@@ -209,14 +209,18 @@ Result<CheckpointInfo> PkState::create_checkpoint() {
   // ckpt_mu_: one checkpoint at a time. db_mu_ shared: close() waits for this checkpoint, while
   // lookups, scans, newest_checkpoint() and int_property() never do.
   std::lock_guard ckpt(ckpt_mu_);
+  {
+    // A state with an open transaction needs the log from that transaction's first offset, which
+    // a checkpoint offset does not say: retention could pass it. Checkpoint once none is open.
+    // (write_mu_ before db_mu_, as write() and close() take them, and released at once.)
+    std::lock_guard wl(write_mu_);
+    if (!txns_.empty()) return newest_checkpoint();
+  }
   auto db_lock = read_lock();
   if (!db_lock) return Status(Errc::shutting_down, "primary-key state is closed");
   const CheckpointInfo newest = newest_checkpoint();  // only this (serialised) function writes it
   const int64_t applied = applied_offset();
   if (applied < 0 || applied == newest.offset) return newest;
-  // A state with an open transaction needs the log from that transaction's first offset, which a
-  // checkpoint offset does not say: retention could pass it. Checkpoint once none is open.
-  if (std::lock_guard wl(write_mu_); !txns_.empty()) return newest;
   STRATA_RETURN_IF_ERROR(log_.flush());  // log first (the flush listener fsyncs again)
   rocksdb::Status st = db_->Flush(rocksdb::FlushOptions());
   if (!st.ok()) return Status(Errc::io_error, "flush " + path_ + ": " + st.ToString());

@@ -213,6 +213,25 @@ TEST_F(PkTxnTest, AnOpenTransactionSurvivesACrashAndCommitsAfterIt) {
   EXPECT_EQ(state_->open_transactions(), 0u);
 }
 
+TEST_F(PkTxnTest, NoCheckpointWhileATransactionIsOpenAndTheRetentionBoundKeepsItsRecords) {
+  open();
+  ASSERT_TRUE(write(-1, false, {{"a", "1"}}).ok());
+  ASSERT_TRUE(write(7, true, {{"t", "x"}}).ok());  // offset 1
+  ASSERT_TRUE(write(-1, false, {{"b", "2"}}).ok());
+  auto c = state_->create_checkpoint();
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  EXPECT_EQ(c->offset, -1) << "a checkpoint would not say where the open transaction began";
+  EXPECT_TRUE(state_->checkpoint_offsets().empty());
+  ASSERT_TRUE(state_->flush().ok());
+  EXPECT_EQ(state_->persisted_applied_offset(), 0) << "settled up to the open transaction";
+  ASSERT_TRUE(end(7, true).ok());
+  c = state_->create_checkpoint();
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  EXPECT_EQ(c->offset, 3) << "at the COMMIT marker";
+  EXPECT_EQ(state_->persisted_applied_offset(), 3);
+  EXPECT_EQ(state_->retention_bound(), 4);
+}
+
 // --- Model test ---
 
 struct ModelTxn {
