@@ -12,6 +12,7 @@
 #include "protocol/record/batch_format.h"
 #include "protocol/record/record_batch.h"
 #include "protocol/record/record_reader.h"
+#include "storage/aborted_filter.h"
 #include "storage/cleaner/batch_filter.h"
 #include "storage/cleaner/cleaned_segment.h"
 #include "storage/cleaner/segment_swap.h"
@@ -196,17 +197,6 @@ Result<CleanOutcome> LogCleaner::clean(PartitionLog& log, const CleanerPolicy& p
       targets.empty()
           ? std::vector<AbortedTxn>{}
           : log.aborted_transactions(targets.front()->base_offset(), range->first_uncleanable);
-  auto is_aborted = [&](const protocol::RecordBatchView& view) {
-    if (!view.is_transactional() || view.is_control()) return false;
-    for (const auto& a : aborted) {
-      if (a.producer_id == view.producer_id() && a.first_offset <= view.base_offset() &&
-          view.base_offset() <= a.last_offset) {
-        return true;
-      }
-    }
-    return false;
-  };
-
   // 1. Offset map over the dirty part.
   OffsetMap latest;
   protocol::RecordReader reader;
@@ -220,7 +210,8 @@ Result<CleanOutcome> LogCleaner::clean(PartitionLog& log, const CleanerPolicy& p
       if (batch->empty()) break;
       account(batch->size());
       protocol::RecordBatchView view(*batch);
-      if (view.is_control() || view.record_count() == 0 || is_aborted(view)) continue;
+      if (view.is_control() || view.record_count() == 0 || in_aborted_transaction(aborted, view))
+        continue;
       STRATA_RETURN_IF_ERROR(reader.reset(view));
       for (;;) {
         auto more = reader.next(rec);
@@ -284,7 +275,8 @@ Result<CleanOutcome> LogCleaner::clean(PartitionLog& log, const CleanerPolicy& p
         STRATA_RETURN_IF_ERROR((*writer)->append(*batch));
         continue;
       }
-      if (is_aborted(view)) {  // never the producer's last batch: its ABORT marker follows
+      if (in_aborted_transaction(
+              aborted, view)) {  // never the producer's last batch: its ABORT marker follows
         out.records_removed += view.record_count();
         changed = true;
         continue;

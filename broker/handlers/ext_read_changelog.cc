@@ -26,6 +26,7 @@
 #include "pkindex/table_config.h"
 #include "protocol/ext/read_changelog.pb.h"
 #include "protocol/wire/errors.h"
+#include "storage/aborted_filter.h"
 #include "storage/partition_log.h"
 
 namespace strata::broker::handlers {
@@ -76,16 +77,6 @@ Result<int32_t> read_changes(const storage::PartitionLog& log, int64_t from, int
                              int32_t max_records, int64_t max_bytes, int64_t& bytes,
                              int64_t& scan_budget, Resp::PartitionChanges& out) {
   const std::vector<storage::AbortedTxn> aborted = log.aborted_transactions(from, hw);
-  auto is_aborted = [&](const protocol::RecordBatchView& b) {
-    if (!b.is_transactional() || b.is_control()) return false;
-    for (const auto& a : aborted) {
-      if (a.producer_id == b.producer_id() && a.first_offset <= b.base_offset() &&
-          b.base_offset() <= a.last_offset) {
-        return true;
-      }
-    }
-    return false;
-  };
   std::vector<uint8_t> buf;
   std::vector<pkindex::ChangeView> changes;
   protocol::RecordReader reader;
@@ -111,7 +102,7 @@ Result<int32_t> read_changes(const storage::PartitionLog& log, int64_t from, int
         protocol::RecordBatchView batch(rest.first(size));
         rest = rest.subspan(size);
         if (batch.last_offset() < next) continue;
-        if (is_aborted(batch)) {
+        if (storage::in_aborted_transaction(aborted, batch)) {
           next = batch.next_offset();
           continue;
         }

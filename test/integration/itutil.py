@@ -158,6 +158,29 @@ def ck_consume(bootstrap, topic, partitions, expected, timeout=60, **extra):
 # ---------------------------------------------------------------- kafka-python helpers
 
 
+def ck_consume_to_end(bootstrap, topic, timeout=60, **extra):
+    """Every message of partition 0 from the beginning up to the end (partition EOF; the LSO for
+    isolation_level="read_committed" in `extra`)."""
+    from confluent_kafka import TopicPartition, OFFSET_BEGINNING, KafkaError
+    c = ck_consumer(bootstrap, **extra)
+    out = []
+    try:
+        c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            m = c.poll(0.5)
+            if m is None:
+                continue
+            if m.error():
+                if m.error().code() == KafkaError._PARTITION_EOF:
+                    return out
+                raise AssertionError("consumer error: %s" % m.error())
+            out.append(m)
+        raise AssertionError("no partition EOF within %ss (%d messages)" % (timeout, len(out)))
+    finally:
+        c.close()
+
+
 def kp_consume(bootstrap, topic, partitions, expected, timeout=60, **extra):
     """kafka-python consumer without a group: assign + seek_to_beginning. `extra`: more
     KafkaConsumer settings (security_protocol, sasl_mechanism, ...)."""

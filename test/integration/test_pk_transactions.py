@@ -35,25 +35,9 @@ def rows(broker, topic, keys):
 
 def committed_changes(bootstrap, topic):
     """(key, value or None, change kind) of every record a read_committed consumer sees."""
-    from confluent_kafka import TopicPartition, OFFSET_BEGINNING, KafkaError
-    c = itutil.ck_consumer(bootstrap, isolation_level="read_committed")
-    out = []
-    try:
-        c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            m = c.poll(0.5)
-            if m is None:
-                continue
-            if m.error():
-                if m.error().code() == KafkaError._PARTITION_EOF:
-                    return out
-                raise AssertionError("consumer error: %s" % m.error())
-            kind = dict(m.headers() or []).get(CHANGE, b"").decode()
-            out.append((m.key().decode(), m.value().decode() if m.value() else None, kind))
-        raise AssertionError("no EOF within 30 s")
-    finally:
-        c.close()
+    return [(m.key().decode(), m.value().decode() if m.value() else None,
+             dict(m.headers() or []).get(CHANGE, b"").decode())
+            for m in itutil.ck_consume_to_end(bootstrap, topic, isolation_level="read_committed")]
 
 
 def txn_producer(bootstrap, tid):

@@ -25,26 +25,7 @@ def log_bytes(broker, topic):
     return sum(os.path.getsize(os.path.join(d, n)) for n in os.listdir(d) if n.endswith(".log"))
 
 
-def consume_to_end(bootstrap, topic, timeout=60):
-    """Every message of partition 0 from the beginning up to the end (partition EOF)."""
-    from confluent_kafka import TopicPartition, OFFSET_BEGINNING, KafkaError
-    c = itutil.ck_consumer(bootstrap)
-    out = []
-    try:
-        c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            m = c.poll(0.5)
-            if m is None:
-                continue
-            if m.error():
-                if m.error().code() == KafkaError._PARTITION_EOF:
-                    return out
-                raise AssertionError("consumer error: %s" % m.error())
-            out.append(m)
-        raise AssertionError("no partition EOF within %ss (%d messages)" % (timeout, len(out)))
-    finally:
-        c.close()
+consume_to_end = itutil.ck_consume_to_end
 
 
 def watermarks(bootstrap, topic):

@@ -18,6 +18,7 @@
 #include "protocol/pk/change_headers.h"
 #include "protocol/record/batch_builder.h"
 #include "protocol/record/record_reader.h"
+#include "storage/aborted_filter.h"
 #include "storage/log_scan.h"
 #include "storage/partition_log.h"
 #include "test/unit/storage/test_util.h"
@@ -104,14 +105,7 @@ class PkTxnTest : public ::testing::Test {
     Status st = storage::for_each_batch(
         *log_, log_->log_start_offset(), lso, [&](const protocol::RecordBatchView& batch) {
           if (batch.is_control()) return Status::Ok();
-          if (batch.is_transactional()) {
-            for (const auto& a : aborted) {
-              if (a.producer_id == batch.producer_id() && a.first_offset <= batch.base_offset() &&
-                  batch.base_offset() <= a.last_offset) {
-                return Status::Ok();
-              }
-            }
-          }
+          if (storage::in_aborted_transaction(aborted, batch)) return Status::Ok();
           auto reader = protocol::RecordReader::open(batch);
           EXPECT_TRUE(reader.ok());
           protocol::Record r;
