@@ -227,6 +227,12 @@ InitResult TxnCoordinator::init_producer_id(const std::string& txn_id, int32_t t
         r.error = TxnError::invalid_producer_id_mapping;
         return r;
       }
+      if (expected_producer_id == m.producer_id && expected_epoch != m.producer_epoch &&
+          expected_epoch == e->last_epoch && !is_open(m.state)) {
+        r.producer_id = m.producer_id;  // a retry of the bump: answered once that is durable
+        r.producer_epoch = m.producer_epoch;
+        return r;
+      }
       if (expected_producer_id != m.producer_id || expected_epoch != m.producer_epoch) {
         r.error = TxnError::producer_fenced;
         return r;
@@ -242,6 +248,11 @@ InitResult TxnCoordinator::init_producer_id(const std::string& txn_id, int32_t t
     const TxnMetadata before = m;
     TxnOutcome o = e->sm.init_producer_id(timeout_ms, *id, now_ms);
     if (!(m == before)) changed(*e);
+    if (o.error == TxnError::none) {
+      e->last_epoch = m.producer_id == before.producer_id ? before.producer_epoch : -1;
+    } else if (o.write_markers_commit) {
+      e->last_epoch = -1;  // the fencing abort of an earlier instance
+    }
     // An earlier instance's transaction is aborted with a bumped epoch (fencing it) once that is
     // durable; the client retries on concurrent_transactions and gets the next epoch.
     if (o.write_markers_commit) run = advance(*e);
@@ -397,6 +408,7 @@ size_t TxnCoordinator::sweep(int64_t now_ms) {
         run = advance(*e);  // markers that failed earlier
       } else if (TxnOutcome o = e->sm.expire_if_timed_out(now_ms); o.write_markers_commit) {
         ++aborted;
+        e->last_epoch = -1;  // fenced: the producer must start over
         spdlog::info(
             "transactional id '{}': transaction open longer than {} ms aborted, producer epoch "
             "now {}",

@@ -100,8 +100,10 @@ class TxnCoordinator {
   void when_durable(const std::string& txn_id, std::function<void(TxnError)> done);
 
   // InitProducerId with a transactional id. `expected_*` (v3+, -1 = none) must be the id's
-  // current producer, else producer_fenced. An open transaction is aborted first (its markers are
-  // written now) and the answer is concurrent_transactions: the client retries.
+  // current producer, else producer_fenced — or its previous epoch right after a bump (a retry
+  // whose answer was lost: the current epoch is returned, no second bump). An open transaction is
+  // aborted first (its markers are written now) and the answer is concurrent_transactions: the
+  // client retries.
   InitResult init_producer_id(const std::string& txn_id, int32_t timeout_ms,
                               int64_t expected_producer_id, int16_t expected_epoch, int64_t now_ms);
   TxnError add_partitions(const std::string& txn_id, int64_t producer_id, int16_t epoch,
@@ -155,7 +157,11 @@ class TxnCoordinator {
     // transaction while the batch stays, and the restart would abort it there alone).
     std::map<TopicPartition, uint64_t> added_in;
     int64_t last_used_ms = 0;  // InitProducerId, AddPartitions, AddOffsets
-    bool removed = false;      // expired: no longer in entries_
+    // The epoch before the last InitProducerId bump of the same producer id, -1 after a fence
+    // (Kafka's lastProducerEpoch): an InitProducerId expecting it is a retry whose answer was
+    // lost, answered with the current epoch. In memory only, as Kafka's v0 log does not keep it.
+    int16_t last_epoch = -1;
+    bool removed = false;  // expired: no longer in entries_
     // Durability: every change of what is persisted bumps `version`; `writing` is the newest
     // version handed to the journal, `durable` the newest it has.
     uint64_t version = 0;

@@ -116,6 +116,34 @@ TEST(TxnCoordinator, CommitAbortOffsetsAndFencingByExample) {
   EXPECT_EQ(c.add_partitions("t", b.producer_id, 2, {p1}, 1200), TxnError::producer_fenced);
 }
 
+// KIP-360: a v3+ InitProducerId carrying the epoch before the last bump is a retry whose answer
+// was lost: it gets the current epoch without a second bump. After a fence (a new instance or a
+// timeout abort) the old epoch is fenced, as in Kafka.
+TEST(TxnCoordinator, InitProducerIdRetryOfALostAnswerGetsTheCurrentEpoch) {
+  FakeEffects fx;
+  TxnCoordinator c(TxnLimits{60000}, fx);
+  InitResult a = c.init_producer_id("t", 1000, -1, -1, 0);
+  ASSERT_EQ(a.error, TxnError::none);
+  InitResult b = c.init_producer_id("t", 1000, a.producer_id, a.producer_epoch, 1);
+  ASSERT_EQ(b.error, TxnError::none);
+  EXPECT_EQ(b.producer_epoch, a.producer_epoch + 1);
+  InitResult retry = c.init_producer_id("t", 1000, a.producer_id, a.producer_epoch, 2);
+  ASSERT_EQ(retry.error, TxnError::none) << "the answer to b was lost: the client retries";
+  EXPECT_EQ(retry.producer_id, b.producer_id);
+  EXPECT_EQ(retry.producer_epoch, b.producer_epoch) << "no second bump";
+  EXPECT_EQ(c.init_producer_id("t", 1000, a.producer_id, a.producer_epoch - 1, 3).error,
+            TxnError::producer_fenced);
+  // A timeout abort fences: the epoch before it is not a retry any more.
+  const TopicPartition p0{"x", 0};
+  ASSERT_EQ(c.add_partitions("t", b.producer_id, b.producer_epoch, {p0}, 10), TxnError::none);
+  ASSERT_EQ(c.sweep(2000), 1u);
+  EXPECT_EQ(c.init_producer_id("t", 1000, b.producer_id, b.producer_epoch, 2001).error,
+            TxnError::producer_fenced);
+  InitResult fresh = c.init_producer_id("t", 1000, -1, -1, 2002);
+  ASSERT_EQ(fresh.error, TxnError::none);
+  EXPECT_EQ(fresh.producer_epoch, b.producer_epoch + 2) << "the abort's bump, then this one";
+}
+
 TEST(TxnCoordinator, FailedMarkersAreRetriedBySweep) {
   FakeEffects fx;
   TxnCoordinator c(TxnLimits{60000}, fx);

@@ -12,6 +12,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "pkindex/pk_state.h"
@@ -238,7 +239,9 @@ struct ModelTxn {
 class PkTxnModel : public PkTxnTest, public ::testing::WithParamInterface<std::tuple<int, bool>> {};
 
 TEST_P(PkTxnModel, LookupAndCommittedReplayEqualTheModelOfCommittedTransactions) {
-  const auto [seed, first_row] = GetParam();
+  // (No structured bindings: clang 14 cannot capture them in the lambdas below.)
+  const int seed = std::get<0>(GetParam());
+  const bool first_row = std::get<1>(GetParam());
   const MergeEngine engine = first_row ? MergeEngine::first_row : MergeEngine::last_row;
   open(engine);
   std::mt19937 rng(static_cast<uint32_t>(seed));
