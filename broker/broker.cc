@@ -180,6 +180,14 @@ Status Broker::start() {
         }
         return;
       }
+      if (topic == kTransactionStateTopic) {
+        if (!txns_) return;
+        if (!leader) return txns_->release_partition(partition);
+        auto s = cluster_->snapshot();  // the coordinator epoch: the partition's leader epoch
+        const auto* p = s->partition(topic, partition);
+        txns_->own_partition(partition, p ? p->state.leader_epoch : 0);
+        return;
+      }
       pk_tables_->on_role(topic, partition, leader);
     };
     hooks.reopen_pk = [this](const std::string& topic, int32_t partition) {
@@ -278,7 +286,7 @@ Status Broker::start() {
                                           {},
                                           cluster_.get()});
   services_->offsets_topic = group_journal_.get();
-  if (!cluster_) {  // the transaction coordinator (single node), durable in __transaction_state
+  {  // the transaction coordinator, durable in __transaction_state (txn/txn_coordinator.h)
     group::OffsetsTopicOptions to;
     to.name = kTransactionStateTopic;
     to.partitions = config_.transaction_state_log_num_partitions;
@@ -286,12 +294,18 @@ Status Broker::start() {
     to.min_insync_replicas = config_.transaction_state_log_min_isr;
     to.segment_bytes = config_.transaction_state_log_segment_bytes;
     to.commit_timeout_ms = config_.offsets_commit_timeout_ms;
-    txn_journal_ = std::make_unique<group::LogGroupJournal>(to, *topics_, watchers_, io_, nullptr);
-    txn_effects_ =
-        std::make_unique<txn::BrokerTxnEffects>(*topics_, *pk_tables_, *groups_, *producer_ids_);
+    txn_journal_ =
+        std::make_unique<group::LogGroupJournal>(to, *topics_, watchers_, io_, cluster_.get());
+    client::ClientSecurity markers_security;
+    if (cluster_) markers_security = cluster_->options().inter_broker_security;
+    txn_effects_ = std::make_unique<txn::BrokerTxnEffects>(
+        *topics_, *pk_tables_, *groups_, *producer_ids_, cluster_.get(), markers_security);
     txns_ = std::make_unique<txn::TxnCoordinator>(
         txn::TxnLimits{config_.transaction_max_timeout_ms}, *txn_effects_,
-        config_.transactional_id_expiration_ms, txn_journal_.get());
+        config_.transactional_id_expiration_ms, txn_journal_.get(),
+        txn::TxnClusterMode{cluster_ != nullptr});
+  }
+  if (!cluster_) {  // a single node coordinates every id: load them all before serving
     auto loaded = txns_->load(now_ms());
     if (!loaded.ok()) return loaded.status();
     if (loaded->ids > 0) {
@@ -305,10 +319,10 @@ Status Broker::start() {
             txn::abort_orphaned_transactions(*topics_, *pk_tables_, txns_->open_transactions())) {
       spdlog::warn("aborted {} transaction(s) no coordinator state owns", n);
     }
-    txns_->start(config_.transaction_abort_timed_out_transaction_cleanup_interval_ms);
-    services_->txns = txns_.get();
-    services_->txn_state_topic = txn_journal_.get();
-  }
+  }  // a cluster's partitions are owned as this broker comes to lead them (on_role)
+  txns_->start(config_.transaction_abort_timed_out_transaction_cleanup_interval_ms);
+  services_->txns = txns_.get();
+  services_->txn_state_topic = txn_journal_.get();
   services_->credentials = scram_.get();
   services_->scram = scram_.get();
   {

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "broker/cluster/cluster_node.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/txn_common.h"
 #include "broker/metrics/broker_metrics.h"
@@ -35,12 +36,17 @@ void add_partitions_to_txn(RequestContext& ctx, protocol::Reader& body) {
     const bool writable =
         all == ErrorCode::none && authorize_topic(ctx, AclOperation::write, t.name);
     auto topic = writable ? ctx.svc.topics.find(t.name) : nullptr;
+    // In a cluster the coordinator need not hold a replica: the partition exists when the view
+    // has it.
+    auto view = writable && ctx.svc.cluster ? ctx.svc.cluster->snapshot() : nullptr;
     for (int32_t p : t.partitions) {
       ErrorCode c = all;
       if (c == ErrorCode::none) {
+        const bool exists =
+            view ? view->partition(t.name, p) != nullptr : topic && topic->partition(p);
         if (!writable) {
           c = ErrorCode::topic_authorization_failed;
-        } else if (!topic || !topic->partition(p) || is_internal_topic(t.name)) {
+        } else if (!exists || is_internal_topic(t.name)) {
           c = ErrorCode::unknown_topic_or_partition;
         }
       }

@@ -242,6 +242,11 @@ class PendingAcks : public LongPoll<PendingAcks> {
 // A transactional batch is appended only by the producer of its transactional id whose ongoing
 // transaction holds the partition (AddPartitionsToTxn), while the coordinator holds that
 // transaction (no marker can slip in between); the partition registers the open transaction.
+// In a cluster the coordinator is usually another broker: the leader checks what Kafka's leaders
+// check before KIP-890 — the producer's epoch and sequence (the log's producer state) — and a
+// batch that a client sends without AddPartitionsToTxn, or that arrives after its marker, opens a
+// transaction the coordinator does not know: it is aborted by the producer's next epoch or by an
+// operator (`strata txn abort`), as in Kafka 3.x.
 std::pair<ErrorCode, std::string> append_transactional(RequestContext& ctx,
                                                        const std::optional<std::string>& txn_id,
                                                        const TopicEntry& topic, int32_t partition,
@@ -254,6 +259,10 @@ std::pair<ErrorCode, std::string> append_transactional(RequestContext& ctx,
   if (topic.pk_table && ctx.svc.cluster) {
     return {ErrorCode::invalid_record,
             "transactions on replicated primary-key tables are not supported yet"};
+  }
+  if (ctx.svc.cluster) {
+    append();
+    return {ErrorCode::none, ""};
   }
   if (!ctx.svc.txns) {
     return {ErrorCode::invalid_txn_state, "this broker has no transaction coordinator"};

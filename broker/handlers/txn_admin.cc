@@ -61,8 +61,10 @@ void describe_transactions(RequestContext& ctx, protocol::Reader& body) {
       continue;
     }
     auto m = ctx.svc.txns->describe(id);
-    if (!m) {
-      s.error_code = ErrorCode::transactional_id_not_found;
+    if (!m) {  // a cluster's broker that is not the id's coordinator: NOT_COORDINATOR, as Kafka
+      const txn::TxnError o = ctx.svc.txns->owner_error(id);
+      s.error_code = o == txn::TxnError::none ? ErrorCode::transactional_id_not_found
+                                              : txn_error_code(o, 0, -1);
       continue;
     }
     s.transaction_state = txn::txn_state_name(m->state);

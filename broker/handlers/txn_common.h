@@ -28,6 +28,10 @@ inline protocol::ErrorCode txn_error_code(txn::TxnError e, int16_t version, int1
       return ErrorCode::invalid_transaction_timeout;
     case txn::TxnError::coordinator_not_available:
       return ErrorCode::coordinator_not_available;
+    case txn::TxnError::not_coordinator:
+      return ErrorCode::not_coordinator;
+    case txn::TxnError::coordinator_load_in_progress:
+      return ErrorCode::coordinator_load_in_progress;
   }
   return ErrorCode::unknown_server_error;
 }

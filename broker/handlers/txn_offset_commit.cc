@@ -28,6 +28,8 @@ void txn_offset_commit(RequestContext& ctx, protocol::Reader& body) {
     all = ErrorCode::group_authorization_failed;
   } else if (!ctx.svc.txns) {
     all = kNoTxnCoordinator;
+  } else if (ctx.svc.cluster) {
+    all = ErrorCode::unsupported_version;  // as AddOffsetsToTxn in a cluster (not yet)
   } else if (req.group_id.empty()) {
     all = ErrorCode::invalid_group_id;
   }

@@ -19,17 +19,48 @@ bool is_open(TxnState s) { return s == TxnState::ongoing || is_prepare(s); }
 void run_all(std::vector<std::function<void()>>& fns) {
   for (auto& f : fns) f();
 }
+
+int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 }  // namespace
+
+TxnCoordinator::TxnCoordinator(TxnLimits limits, TxnEffects& effects, int64_t id_expiration_ms,
+                               group::GroupJournal* journal, TxnClusterMode cluster)
+    : limits_(limits),
+      effects_(effects),
+      id_expiration_ms_(id_expiration_ms),
+      journal_(journal),
+      cluster_(cluster.enabled),
+      mode_(cluster) {
+  if (cluster_ && mode_.marker_thread) marker_thread_ = std::thread([this] { marker_worker(); });
+}
 
 std::shared_ptr<TxnCoordinator::Entry> TxnCoordinator::entry(const std::string& txn_id,
                                                              bool create) {
+  const int32_t p = partition_for(txn_id);
   std::lock_guard l(mu_);
   auto it = entries_.find(txn_id);
   if (it != entries_.end()) return it->second;
   if (!create) return nullptr;
+  int32_t epoch = 0;
+  if (cluster_) {
+    auto o = owned_.find(p);
+    if (o == owned_.end() || !o->second.loaded) return nullptr;
+    epoch = o->second.epoch;
+  }
   auto e = std::make_shared<Entry>(txn_id, limits_);
+  e->partition = p;
+  e->coordinator_epoch = epoch;
   entries_.emplace(txn_id, e);
   return e;
+}
+
+TxnError TxnCoordinator::missing(const std::string& txn_id) {
+  const TxnError o = owner_error(txn_id);
+  return o != TxnError::none ? o : TxnError::invalid_producer_id_mapping;
 }
 
 TxnCoordinator::Held TxnCoordinator::held(const std::string& txn_id, bool create) {
@@ -85,8 +116,7 @@ void TxnCoordinator::persist(Entry& e) {
   group::JournalRecord offsets{records::offsets_key(e.id), std::nullopt};
   if (is_open(m.state)) offsets.value = records::encode_offsets(e.offsets);
   recs.push_back(std::move(offsets));
-  const int32_t partition = group::partition_for_group(e.id, journal_->partitions());
-  journal_->append(partition, std::move(recs),
+  journal_->append(e.partition, std::move(recs),
                    [this, self = e.shared_from_this(), v](protocol::ErrorCode err, int64_t) {
                      on_written(self, v, err == protocol::ErrorCode::none);
                    });
@@ -144,8 +174,19 @@ std::vector<std::function<void()>> TxnCoordinator::ready_waiters(Entry& e,
 }
 
 std::vector<std::function<void()>> TxnCoordinator::advance(Entry& e) {
+  if (!is_prepare(e.sm.metadata().state) || e.durable < e.version) return {};
+  if (!cluster_) return write_markers(e);
+  if (!e.markers_queued) {
+    e.markers_queued = true;
+    std::lock_guard l(marker_mu_);
+    marker_jobs_.emplace_back(steady_ms(), e.shared_from_this());
+    marker_cv_.notify_one();
+  }
+  return {};
+}
+
+std::vector<std::function<void()>> TxnCoordinator::write_markers(Entry& e) {
   std::vector<std::function<void()>> out;
-  if (!is_prepare(e.sm.metadata().state) || e.durable < e.version) return out;
   auto waiters = std::make_shared<std::vector<Answer>>(std::move(e.end_waiters));
   e.end_waiters.clear();
   auto answer = [waiters] {
@@ -166,7 +207,7 @@ bool TxnCoordinator::complete(Entry& e, std::function<void()> done) {
   bool all = true;
   for (const auto& tp : m.partitions) {
     if (e.markers_done.count(tp)) continue;
-    if (effects_.write_marker(tp, m.producer_id, m.producer_epoch, commit)) {
+    if (effects_.write_marker(tp, m.producer_id, m.producer_epoch, commit, e.coordinator_epoch)) {
       e.markers_done.insert(tp);
     } else {
       all = false;
@@ -219,6 +260,10 @@ InitResult TxnCoordinator::init_producer_id(const std::string& txn_id, int32_t t
   std::vector<std::function<void()>> run;
   {
     auto [e, l] = held(txn_id, true);
+    if (!e) {
+      r.error = missing(txn_id);
+      return r;
+    }
     e->last_used_ms = now_ms;
     const TxnMetadata& m = e->sm.metadata();
     if (expected_producer_id >= 0 || expected_epoch >= 0) {
@@ -271,7 +316,7 @@ TxnError TxnCoordinator::add_partitions(const std::string& txn_id, int64_t produ
                                         const std::vector<TopicPartition>& partitions,
                                         int64_t now_ms) {
   auto [e, l] = held(txn_id, false);
-  if (!e) return TxnError::invalid_producer_id_mapping;
+  if (!e) return missing(txn_id);
   e->last_used_ms = now_ms;
   const TxnMetadata before = e->sm.metadata();
   TxnOutcome o = e->sm.add_partitions(producer_id, epoch, partitions, now_ms);
@@ -289,7 +334,7 @@ TxnError TxnCoordinator::add_partitions(const std::string& txn_id, int64_t produ
 TxnError TxnCoordinator::add_offsets(const std::string& txn_id, int64_t producer_id, int16_t epoch,
                                      const std::string& group, int64_t now_ms) {
   auto [e, l] = held(txn_id, false);
-  if (!e) return TxnError::invalid_producer_id_mapping;
+  if (!e) return missing(txn_id);
   e->last_used_ms = now_ms;
   const TxnMetadata before = e->sm.metadata();
   TxnOutcome o = e->sm.add_partitions(producer_id, epoch, {}, now_ms);
@@ -307,7 +352,7 @@ TxnError TxnCoordinator::commit_offsets(const std::string& txn_id, const std::st
                                         int64_t producer_id, int16_t epoch,
                                         std::vector<PendingOffset> offsets) {
   auto [e, l] = held(txn_id, false);
-  if (!e) return TxnError::invalid_producer_id_mapping;
+  if (!e) return missing(txn_id);
   if (auto o = e->sm.check_producer(producer_id, epoch); o.error != TxnError::none) {
     return o.error;
   }
@@ -333,7 +378,7 @@ void TxnCoordinator::end_txn(const std::string& txn_id, int64_t producer_id, int
   std::vector<std::function<void()>> run;
   {
     auto [e, l] = held(txn_id, false);
-    if (!e) return done(TxnError::invalid_producer_id_mapping);
+    if (!e) return done(missing(txn_id));
     persist(*e);  // a write that failed: its retry
     TxnOutcome o = e->sm.end_txn(producer_id, epoch, commit);
     if (o.error != TxnError::none) {
@@ -357,7 +402,7 @@ void TxnCoordinator::when_durable(const std::string& txn_id, Answer done) {
   std::vector<std::function<void()>> run;
   {
     auto [e, l] = held(txn_id, false);
-    if (!e) return done(TxnError::none);
+    if (!e) return done(owner_error(txn_id));  // none for an unknown id
     e->waiters.emplace_back(e->version, std::move(done));
     persist(*e);  // after a failed write, this request's retry writes it again
     run = ready_waiters(*e, 0);
@@ -369,7 +414,7 @@ TxnError TxnCoordinator::append_in_txn(const std::string& txn_id, int64_t produc
                                        int16_t epoch, const TopicPartition& tp,
                                        const std::function<void()>& append) {
   auto [e, l] = held(txn_id, false);
-  if (!e) return TxnError::invalid_producer_id_mapping;
+  if (!e) return missing(txn_id);
   if (auto o = e->sm.check_producer(producer_id, epoch); o.error != TxnError::none) {
     return o.error;
   }
@@ -392,9 +437,18 @@ bool TxnCoordinator::has_pending_offset(const std::string& group, const std::str
 
 size_t TxnCoordinator::sweep(int64_t now_ms) {
   std::vector<std::pair<std::string, std::shared_ptr<Entry>>> all;
+  std::vector<std::pair<int32_t, uint64_t>> reload;  // partitions whose load failed
   {
     std::lock_guard l(mu_);
     all.assign(entries_.begin(), entries_.end());
+    for (auto& [p, o] : owned_) {
+      if (!o.failed) continue;
+      o.failed = false;
+      reload.emplace_back(p, o.token = next_token_++);
+    }
+  }
+  for (auto [p, token] : reload) {
+    journal_->run_async([this, p = p, token = token] { load_owned(p, token); });
   }
   size_t aborted = 0;
   for (auto& [id, e] : all) {
@@ -426,7 +480,7 @@ size_t TxnCoordinator::sweep(int64_t now_ms) {
         e->removed = true;
         if (journal_) {  // tombstones: compaction drops the id
           journal_->append(
-              group::partition_for_group(id, journal_->partitions()),
+              e->partition,
               {{records::state_key(id), std::nullopt}, {records::offsets_key(id), std::nullopt}},
               [](protocol::ErrorCode, int64_t) {});
         }
@@ -461,80 +515,6 @@ std::set<std::pair<int64_t, TopicPartition>> TxnCoordinator::open_transactions()
   return out;
 }
 
-Result<TxnCoordinator::LoadStats> TxnCoordinator::load(int64_t now_ms) {
-  LoadStats stats;
-  if (!journal_) return stats;
-  struct Loaded {
-    TxnMetadata m;
-    int64_t last_update_ms = 0;
-  };
-  std::map<std::string, Loaded> states;
-  std::map<std::string, records::TxnOffsets> offsets;
-  const int32_t partitions = journal_->partitions();
-  for (int32_t p = 0; p < partitions; ++p) {
-    STRATA_RETURN_IF_ERROR(journal_->replay(p, [&](const group::JournalRecord& r) -> Status {
-      auto key = records::decode_key(r.key);
-      if (!key) {
-        ++stats.skipped;
-        return Status::Ok();
-      }
-      if (key->kind == records::KeyKind::state) {
-        Loaded l;
-        if (!r.value) {
-          states.erase(key->txn_id);
-        } else if (records::decode_state(*r.value, l.m, l.last_update_ms)) {
-          states[key->txn_id] = std::move(l);
-        } else {
-          ++stats.skipped;
-          spdlog::error("{}-{}: the state of transactional id '{}' is unreadable; skipped",
-                        kTransactionStateTopic, p, key->txn_id);
-        }
-      } else {
-        records::TxnOffsets o;
-        if (!r.value) {
-          offsets.erase(key->txn_id);
-        } else if (records::decode_offsets(*r.value, o)) {
-          offsets[key->txn_id] = std::move(o);
-        } else {
-          ++stats.skipped;
-          spdlog::error("{}-{}: the offsets of transactional id '{}' are unreadable; skipped",
-                        kTransactionStateTopic, p, key->txn_id);
-        }
-      }
-      return Status::Ok();
-    }));
-  }
-  std::vector<std::function<void()>> run;
-  for (auto& [id, l] : states) {
-    auto e = entry(id, true);
-    std::lock_guard g(e->mu);
-    e->sm.restore(l.m);
-    e->last_used_ms = l.last_update_ms > 0 ? l.last_update_ms : now_ms;
-    ++stats.ids;
-    if (!is_open(l.m.state)) continue;
-    if (auto o = offsets.find(id); o != offsets.end()) {
-      e->offsets = std::move(o->second);
-      std::lock_guard pl(pending_mu_);
-      for (const auto& [group, parts] : e->offsets) {
-        for (const auto& [tp, _] : parts) ++pending_[group][tp];
-      }
-    }
-    if (l.m.state == TxnState::ongoing) {
-      ++stats.ongoing;
-      continue;
-    }
-    ++stats.completed;
-    spdlog::info("transactional id '{}': finishing its {} (producer {}, epoch {}, {} partitions)",
-                 id, l.m.state == TxnState::prepare_commit ? "commit" : "abort", l.m.producer_id,
-                 l.m.producer_epoch, l.m.partitions.size());
-    auto more = advance(*e);
-    run.insert(run.end(), std::make_move_iterator(more.begin()),
-               std::make_move_iterator(more.end()));
-  }
-  run_all(run);
-  return stats;
-}
-
 void TxnCoordinator::start(int64_t interval_ms) {
   sweeper_ = std::thread([this, interval_ms] {
     std::unique_lock l(sweep_mu_);
@@ -557,6 +537,13 @@ void TxnCoordinator::stop() {
   }
   sweep_cv_.notify_all();
   if (sweeper_.joinable()) sweeper_.join();
+  {
+    std::lock_guard l(marker_mu_);
+    marker_stopping_ = true;
+    marker_jobs_.clear();
+  }
+  marker_cv_.notify_all();
+  if (marker_thread_.joinable()) marker_thread_.join();
 }
 
 std::vector<std::pair<std::string, TxnMetadata>> TxnCoordinator::list() {

@@ -13,11 +13,24 @@
 // and a request that changed it is answered only once what it saw is durable (when_durable). The
 // markers of a commit or abort are written only after its Prepare* state is durable, so a restart
 // (load) finishes every transaction it finds in Prepare*: the decision survives a crash. Without a
-// journal (unit tests of the rest) the state lives in memory. Thread-safe.
+// journal (unit tests of the rest) the state lives in memory.
+//
+// Ownership. A single node coordinates every transactional id (load() reads all partitions). In a
+// cluster, as in Kafka, the coordinator of an id is the leader of its `__transaction_state`
+// partition (partition_for): own_partition() loads that partition's ids when this broker becomes
+// its leader — requests for them answer COORDINATOR_LOAD_IN_PROGRESS meanwhile, NOT_COORDINATOR
+// for partitions it does not own — and release_partition() forgets them when leadership moves.
+// The partition's leader epoch is the coordinator epoch written into (and checked by) markers, so
+// a deposed coordinator's late markers are fenced. In a cluster markers travel to partition
+// leaders on other brokers and wait for replication, so a worker thread writes them (retrying
+// every `marker_retry_ms` while they fail) instead of the thread that made the decision durable.
+// Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -50,8 +63,9 @@ class TxnEffects {
   // Appends a COMMIT (or ABORT) marker of (producer_id, epoch) to one partition. True when the
   // partition needs nothing more (written, refused as stale, or the partition is gone); false on
   // a failure worth retrying (the sweep retries).
+  // `coordinator_epoch`: the epoch of the coordinator writing it (0 on a single node).
   virtual bool write_marker(const TopicPartition& tp, int64_t producer_id, int16_t epoch,
-                            bool commit) = 0;
+                            bool commit, int32_t coordinator_epoch) = 0;
   // Commits a committed transaction's offsets for `group`; `done` runs once they are durable
   // (or failed), possibly on another thread.
   virtual void commit_offsets(const std::string& group, std::vector<PendingOffset> offsets,
@@ -66,24 +80,48 @@ struct InitResult {
   int16_t producer_epoch = -1;
 };
 
+struct TxnClusterMode {
+  bool enabled = false;           // ids owned partition by partition, markers written apart
+  int64_t marker_retry_ms = 250;  // a failed marker is written again after this long
+  bool marker_thread = true;      // false: only write_due_markers() writes them (tests)
+};
+
 class TxnCoordinator {
  public:
   // `id_expiration_ms` (transactional.id.expiration.ms, 0 = never): a transactional id with no
   // open transaction and no request for that long is forgotten by the sweep. `journal`: where the
   // state is persisted (null = in memory only); it must outlive the coordinator, and its append
   // callbacks must not run after the coordinator is gone.
+  // `cluster.enabled`: ids are owned partition by partition (own_partition) and markers are
+  // written by the worker thread; otherwise every id is owned and markers are written inline.
   TxnCoordinator(TxnLimits limits, TxnEffects& effects, int64_t id_expiration_ms = 0,
-                 group::GroupJournal* journal = nullptr)
-      : limits_(limits),
-        effects_(effects),
-        id_expiration_ms_(id_expiration_ms),
-        journal_(journal) {}
+                 group::GroupJournal* journal = nullptr, TxnClusterMode cluster = {});
   ~TxnCoordinator() { stop(); }
 
-  // Before serving: reads every transactional id's newest state from the journal (every partition:
-  // a single node coordinates them all) and finishes each transaction found in Prepare* (markers,
-  // then offsets). An Ongoing transaction stays open (its producer may still commit it; the
-  // timeout aborts it otherwise). `skipped` counts records it could not read (logged).
+  // The id's `__transaction_state` partition (Kafka's rule: Java hashCode modulo the count).
+  int32_t partition_for(const std::string& txn_id) const;
+  // none when this coordinator serves the id now; not_coordinator or coordinator_load_in_progress.
+  TxnError owner_error(const std::string& txn_id);
+  // Cluster: this broker now leads partition `p` in `coordinator_epoch` (its leader epoch): loads
+  // it on the journal's worker and finishes its Prepare* transactions. A failed load is retried
+  // at the next call (the hook calls again on every view change). No-op when already owned in
+  // that epoch.
+  void own_partition(int32_t p, int32_t coordinator_epoch);
+  // Cluster: leadership of `p` moved away: its ids are forgotten at once (their waiting requests
+  // are answered NOT_COORDINATOR); the new leader loads them from the replicated log.
+  void release_partition(int32_t p);
+  // For tests and metrics: partitions owned and loaded.
+  std::vector<int32_t> owned_partitions();
+  // Cluster: writes the markers of every transaction whose turn has come (`now_steady_ms` on the
+  // steady clock); returns how many transactions it tried (released ones are skipped). The worker
+  // thread's step.
+  size_t write_due_markers(int64_t now_steady_ms);
+
+  // Single node, before serving: reads every transactional id's newest state from the journal
+  // (every partition: a single node coordinates them all) and finishes each transaction found in
+  // Prepare* (markers, then offsets). An Ongoing transaction stays open (its producer may still
+  // commit it; the timeout aborts it otherwise). `skipped` counts records it could not read
+  // (logged).
   struct LoadStats {
     size_t ids = 0;
     size_t ongoing = 0;
@@ -161,7 +199,10 @@ class TxnCoordinator {
     // (Kafka's lastProducerEpoch): an InitProducerId expecting it is a retry whose answer was
     // lost, answered with the current epoch. In memory only, as Kafka's v0 log does not keep it.
     int16_t last_epoch = -1;
-    bool removed = false;  // expired: no longer in entries_
+    std::atomic<bool> removed{false};  // expired or released: no longer in entries_
+    int32_t partition = 0;             // of __transaction_state
+    int32_t coordinator_epoch = 0;     // of this coordinator when it loaded (created) the entry
+    bool markers_queued = false;       // cluster: a marker job for it waits for the worker
     // Durability: every change of what is persisted bumps `version`; `writing` is the newest
     // version handed to the journal, `durable` the newest it has.
     uint64_t version = 0;
@@ -170,7 +211,10 @@ class TxnCoordinator {
     std::vector<std::pair<uint64_t, Answer>> waiters;  // when_durable
     std::vector<Answer> end_waiters;                   // EndTxn, answered at completion
   };
+  // Null when absent and !create, or when this coordinator does not serve the id's partition.
   std::shared_ptr<Entry> entry(const std::string& txn_id, bool create);
+  // Why an id has no entry: owner_error, else invalid_producer_id_mapping.
+  TxnError missing(const std::string& txn_id);
   // The id's entry with its mutex held (null when absent and !create); never a removed one.
   struct Held {
     std::shared_ptr<Entry> e;
@@ -189,6 +233,16 @@ class TxnCoordinator {
   // Once a Prepare* state is durable: writes its markers and completes it, answering the EndTxn
   // waiters. Returns the answers to run after e.mu is released.
   std::vector<std::function<void()>> advance(Entry& e);
+  // advance()'s work: the markers, then the EndTxn answers (on the worker in a cluster).
+  std::vector<std::function<void()>> write_markers(Entry& e);
+  void marker_worker();
+  // Reads partition `p` of the journal into entries (not yet published): the ids whose newest
+  // state it holds. Counts into `stats`.
+  Result<std::vector<std::shared_ptr<Entry>>> read_partition(int32_t p, int64_t now_ms,
+                                                             LoadStats& stats);
+  // Publishes loaded entries (under mu_) and finishes their Prepare* transactions.
+  void install(std::vector<std::shared_ptr<Entry>> loaded);
+  void load_owned(int32_t p, uint64_t token);
   std::vector<std::function<void()>> ready_waiters(Entry& e, uint64_t failed_version);
   void drop_offsets(Entry& e);
   void release_pending(const std::string& group, const std::vector<TopicPartition>& tps);
@@ -197,8 +251,26 @@ class TxnCoordinator {
   TxnEffects& effects_;
   const int64_t id_expiration_ms_;
   group::GroupJournal* const journal_;
-  std::mutex mu_;  // entries_
+  const bool cluster_;
+  const TxnClusterMode mode_;
+  std::mutex mu_;  // entries_, owned_
   std::map<std::string, std::shared_ptr<Entry>> entries_;
+  struct Owned {
+    bool loaded = false;
+    bool failed = false;  // the load failed: the sweep starts it again
+    int32_t epoch = -1;
+    uint64_t token = 0;  // of the load that is current: a stale one publishes nothing
+  };
+  std::map<int32_t, Owned> owned_;  // cluster only
+  uint64_t next_token_ = 1;
+  std::atomic<int32_t> partitions_cache_{0};
+
+  // Cluster: entries whose markers the worker writes next, with when (steady ms) it may.
+  std::mutex marker_mu_;
+  std::condition_variable marker_cv_;
+  std::deque<std::pair<int64_t, std::shared_ptr<Entry>>> marker_jobs_;
+  bool marker_stopping_ = false;
+  std::thread marker_thread_;
   std::mutex pending_mu_;
   // group -> partition -> how many transactions hold an uncommitted offset for it
   std::map<std::string, std::map<TopicPartition, int>> pending_;

@@ -2,18 +2,23 @@
 
 #include <spdlog/spdlog.h>
 
+#include "broker/cluster/cluster_node.h"
 #include "broker/failpoint.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/pk/pk_tables.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "broker/txn/producer_ids.h"
+#include "protocol/messages/write_txn_markers.h"
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::txn {
 
+BrokerTxnEffects::~BrokerTxnEffects() = default;
+
 bool BrokerTxnEffects::write_marker(const TopicPartition& tp, int64_t producer_id, int16_t epoch,
-                                    bool commit) {
+                                    bool commit, int32_t coordinator_epoch) {
+  if (cluster_) return write_remote_marker(tp, producer_id, epoch, commit, coordinator_epoch);
   auto topic = topics_.find(tp.first);
   storage::PartitionLog* log = topic ? topic->partition(tp.second) : nullptr;
   if (!log) {
@@ -23,9 +28,8 @@ bool BrokerTxnEffects::write_marker(const TopicPartition& tp, int64_t producer_i
     return true;
   }
   failpoint("txn.write_marker");
-  // Coordinator epoch 0: a single node's coordinator never moves.
-  auto r =
-      pk_tables_.append_marker(*topic, tp.second, *log, producer_id, epoch, 0, commit, now_ms());
+  auto r = pk_tables_.append_marker(*topic, tp.second, *log, producer_id, epoch, coordinator_epoch,
+                                    commit, now_ms());
   if (!r.ok()) {
     spdlog::error("{} marker of producer {} for {}-{} failed: {}", commit ? "COMMIT" : "ABORT",
                   producer_id, tp.first, tp.second, r.status().to_string());
@@ -38,6 +42,80 @@ bool BrokerTxnEffects::write_marker(const TopicPartition& tp, int64_t producer_i
                  r->producer_message);
   }
   return true;
+}
+
+bool BrokerTxnEffects::write_remote_marker(const TopicPartition& tp, int64_t producer_id,
+                                           int16_t epoch, bool commit, int32_t coordinator_epoch) {
+  const char* kind = commit ? "COMMIT" : "ABORT";
+  auto s = cluster_->snapshot();
+  const auto* part = s->partition(tp.first, tp.second);
+  if (!part) {
+    spdlog::warn("{} marker of producer {} for {}-{}: the partition no longer exists", kind,
+                 producer_id, tp.first, tp.second);
+    return true;
+  }
+  const int32_t leader = part->state.leader;
+  auto b = s->brokers.find(leader);
+  if (leader < 0 || b == s->brokers.end()) {
+    spdlog::warn("{} marker of producer {} for {}-{}: no live leader yet; retried", kind,
+                 producer_id, tp.first, tp.second);
+    return false;
+  }
+  failpoint("txn.write_marker");
+  protocol::WriteTxnMarkersRequest req;
+  auto& m = req.markers.emplace_back();
+  m.producer_id = producer_id;
+  m.producer_epoch = epoch;
+  m.transaction_result = commit;
+  m.coordinator_epoch = coordinator_epoch;
+  auto& t = m.topics.emplace_back();
+  t.name = tp.first;
+  t.partition_indexes.push_back(tp.second);
+
+  std::lock_guard l(conn_mu_);
+  auto& conn = connections_[leader];
+  if (!conn || conn->broken() || conn->host() != b->second.host || conn->port() != b->second.port) {
+    client::ConnectionOptions co;
+    co.client_id = "strata-txn-markers";
+    co.connect_timeout_ms = 2000;
+    co.request_timeout_ms = 15000;  // the leader waits up to 10 s for replication
+    co.security = security_;
+    auto c = client::Connection::open(b->second.host, b->second.port, co);
+    if (!c.ok()) {
+      conn.reset();
+      spdlog::warn("{} marker of producer {} for {}-{}: broker {} unreachable ({}); retried", kind,
+                   producer_id, tp.first, tp.second, leader, c.status().to_string());
+      return false;
+    }
+    conn = std::move(*c);
+  }
+  auto r = conn->call<protocol::WriteTxnMarkersRequest, protocol::WriteTxnMarkersResponse>(req);
+  if (!r.ok()) {
+    spdlog::warn("{} marker of producer {} for {}-{} to broker {} failed: {}; retried", kind,
+                 producer_id, tp.first, tp.second, leader, r.status().to_string());
+    conn.reset();
+    return false;
+  }
+  protocol::ErrorCode err = protocol::ErrorCode::unknown_server_error;
+  for (const auto& mr : r->msg.markers) {
+    for (const auto& tr : mr.topics) {
+      for (const auto& pr : tr.partitions) err = pr.error_code;
+    }
+  }
+  switch (err) {
+    case protocol::ErrorCode::none:
+      return true;
+    case protocol::ErrorCode::unknown_topic_or_partition:      // deleted meanwhile
+    case protocol::ErrorCode::invalid_producer_epoch:          // a newer epoch wrote there: fenced
+    case protocol::ErrorCode::transaction_coordinator_fenced:  // a newer coordinator took over
+      spdlog::warn("{} marker of producer {} epoch {} for {}-{}: {}; nothing more to write", kind,
+                   producer_id, epoch, tp.first, tp.second, protocol::error_name(err));
+      return true;
+    default:
+      spdlog::warn("{} marker of producer {} for {}-{} to broker {}: {}; retried", kind,
+                   producer_id, tp.first, tp.second, leader, protocol::error_name(err));
+      return false;
+  }
 }
 
 void BrokerTxnEffects::commit_offsets(const std::string& group, std::vector<PendingOffset> offsets,

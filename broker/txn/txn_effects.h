@@ -1,9 +1,15 @@
-// What the transaction coordinator does to the rest of a single-node broker: markers appended to
-// the partitions (through their primary-key state on PK tables), committed offsets handed to the
-// group coordinator, producer ids from the ProducerIdManager.
+// What the transaction coordinator does to the rest of the broker: markers appended to the
+// partitions (through their primary-key state on PK tables) — in a cluster sent as WriteTxnMarkers
+// to each partition's leader, this broker included, which answers once the marker is replicated —
+// committed offsets handed to the group coordinator, producer ids from the ProducerIdManager.
 #pragma once
 
+#include <map>
+#include <memory>
+#include <mutex>
+
 #include "broker/txn/txn_coordinator.h"
+#include "protocol/client/connection.h"
 
 namespace strata::broker {
 class TopicRegistry;
@@ -12,17 +18,29 @@ class ProducerIdManager;
 namespace group {
 class GroupCoordinator;
 }
+namespace cluster {
+class ClusterNode;
+}
 }  // namespace strata::broker
 
 namespace strata::broker::txn {
 
 class BrokerTxnEffects : public TxnEffects {
  public:
+  // `cluster` null = a single node (markers appended here); else markers go to the leaders over
+  // connections opened with `security` (the inter-broker listener's).
   BrokerTxnEffects(TopicRegistry& topics, PkTables& pk_tables, group::GroupCoordinator& groups,
-                   ProducerIdManager& producer_ids)
-      : topics_(topics), pk_tables_(pk_tables), groups_(groups), producer_ids_(producer_ids) {}
-  bool write_marker(const TopicPartition& tp, int64_t producer_id, int16_t epoch,
-                    bool commit) override;
+                   ProducerIdManager& producer_ids, cluster::ClusterNode* cluster = nullptr,
+                   client::ClientSecurity security = {})
+      : topics_(topics),
+        pk_tables_(pk_tables),
+        groups_(groups),
+        producer_ids_(producer_ids),
+        cluster_(cluster),
+        security_(std::move(security)) {}
+  ~BrokerTxnEffects() override;
+  bool write_marker(const TopicPartition& tp, int64_t producer_id, int16_t epoch, bool commit,
+                    int32_t coordinator_epoch) override;
   void commit_offsets(const std::string& group, std::vector<PendingOffset> offsets,
                       std::function<void()> done) override;
   Result<int64_t> new_producer_id() override;
@@ -32,6 +50,12 @@ class BrokerTxnEffects : public TxnEffects {
   PkTables& pk_tables_;
   group::GroupCoordinator& groups_;
   ProducerIdManager& producer_ids_;
+  bool write_remote_marker(const TopicPartition& tp, int64_t producer_id, int16_t epoch,
+                           bool commit, int32_t coordinator_epoch);
+  cluster::ClusterNode* const cluster_;
+  const client::ClientSecurity security_;
+  std::mutex conn_mu_;  // connections_, and one marker request at a time
+  std::map<int32_t, std::unique_ptr<client::Connection>> connections_;  // by broker id
 };
 
 // A transaction open on a partition that no coordinator state owns — left by a broker whose

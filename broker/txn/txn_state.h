@@ -40,7 +40,9 @@ enum class TxnError {
   invalid_producer_id_mapping,
   invalid_txn_state,  // e.g. EndTxn without a transaction, or commit after abort
   invalid_transaction_timeout,
-  coordinator_not_available,  // the state could not be made durable: retry
+  coordinator_not_available,     // the state could not be made durable: retry
+  not_coordinator,               // this broker does not lead the id's __transaction_state partition
+  coordinator_load_in_progress,  // it does, and is still loading that partition
 };
 
 using TopicPartition = std::pair<std::string, int32_t>;

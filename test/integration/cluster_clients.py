@@ -89,13 +89,15 @@ class ClusterClientCase(ClusterTestCase):
         return self.wait_metadata(topic, self.fully_in_sync(topic, partitions),
                                   "%s fully replicated" % topic)
 
-    def consume_all(self, topic, partitions, until):
+    def consume_all(self, topic, partitions, until, config=None):
         """Reads every partition from the beginning (assign(), no group) until each was read past
-        until[p] and reached its end. Returns {partition: [(offset, value)]}."""
+        until[p] and reached its end. Returns {partition: [(offset, value)]}. `config`: more
+        consumer settings (isolation.level)."""
         from confluent_kafka import Consumer, KafkaError, OFFSET_BEGINNING, TopicPartition
-        c = Consumer({"bootstrap.servers": self.cluster.bootstrap(), "group.id": "strata-it-unused",
-                      "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                      "enable.partition.eof": True})
+        c = Consumer(dict({"bootstrap.servers": self.cluster.bootstrap(),
+                           "group.id": "strata-it-unused", "enable.auto.commit": False,
+                           "auto.offset.reset": "earliest", "enable.partition.eof": True},
+                          **(config or {})))
         try:
             c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
             got = {p: [] for p in range(partitions)}

@@ -105,29 +105,53 @@ class ClusterTest(ClusterClientCase):
 
     # ------------------------------------------------------------ tests
 
-    def test_transactions_answer_coordinator_not_available(self):
-        # Cluster mode has no transaction coordinator yet (docs/transactions.md): every entry
-        # point of a transaction answers COORDINATOR_NOT_AVAILABLE (15), which clients retry.
+    def test_transaction_requests_are_served_by_the_coordinator_only(self):
+        # A transactional id's coordinator is the leader of its __transaction_state partition
+        # (docs/transactions.md): FindCoordinator answers COORDINATOR_NOT_AVAILABLE (15) while the
+        # topic is being created, then names it on every broker; the other brokers answer
+        # NOT_COORDINATOR (16) to the transaction's requests, which clients take as "find it again".
         import itutil
-        with itutil.RawConn(self.cluster.broker(1).port) as conn:
-            r = conn.request(10, 1, itutil.str16("tid") + struct.pack(">b", 1))  # FindCoordinator
-            r.i32()
-            self.assertEqual(r.i16(), 15)
+        deadline = time.time() + DEADLINE
+        while True:
+            with itutil.RawConn(self.cluster.broker(1).port) as conn:
+                r = conn.request(10, 1, itutil.str16("tid") + struct.pack(">b", 1))
+                r.i32()
+                err = r.i16()
+                r.str16()
+                node = r.i32()
+            self.assertIn(err, (0, 15))
+            if err == 0:
+                break
+            self.assertLess(time.time(), deadline, "no transaction coordinator")
+            time.sleep(0.2)
+        self.assertIn(node, self.cluster.node_ids)
+        other = next(n for n in self.cluster.node_ids if n != node)
+        topic = unique_topic("txn-target")
+        self.create_topic(topic, partitions=1)
+        with itutil.RawConn(self.cluster.broker(other).port) as conn:
             r = conn.request(22, 1, itutil.str16("tid") + struct.pack(">i", 60000))  # InitProducerId
             r.i32()
-            self.assertEqual(r.i16(), 15)
+            self.assertEqual(r.i16(), 16)
             r = conn.request(26, 0, itutil.str16("tid") + struct.pack(">qhb", 1, 0, 1))  # EndTxn
             r.i32()
-            self.assertEqual(r.i16(), 15)
+            self.assertEqual(r.i16(), 16)
             r = conn.request(24, 0, itutil.str16("tid") + struct.pack(">qh", 1, 0) + itutil.array32(
-                [itutil.str16("t") + itutil.array32([struct.pack(">i", 0)])]))  # AddPartitions
+                [itutil.str16(topic) + itutil.array32([struct.pack(">i", 0)])]))  # AddPartitions
             r.i32()
             self.assertEqual(r.array(lambda: (r.str16(), r.array(lambda: (r.i32(), r.i16())))),
-                             [("t", [(0, 15)])])
-            # The group side of FindCoordinator is unchanged.
-            r = conn.request(10, 1, itutil.str16("g") + struct.pack(">b", 0))
-            r.i32()
-            self.assertIn(r.i16(), (0, 15))
+                             [(topic, [(0, 16)])])
+        with itutil.RawConn(self.cluster.broker(node).port) as conn:
+            deadline = time.time() + DEADLINE
+            while True:  # 14 (COORDINATOR_LOAD_IN_PROGRESS) while the partition loads
+                r = conn.request(22, 1, itutil.str16("tid") + struct.pack(">i", 60000))
+                r.i32()
+                err = r.i16()
+                if err == 0:
+                    break
+                self.assertEqual(err, 14)
+                self.assertLess(time.time(), deadline)
+                time.sleep(0.2)
+            self.assertGreaterEqual(r.i64(), 0)  # the producer id
 
     def test_rf3_topic_is_replicated_on_every_broker(self):
         topic = unique_topic("rf3")

@@ -21,6 +21,7 @@ struct Event {
   bool commit = false;
   int64_t producer_id = -1;
   int16_t epoch = -1;
+  int32_t coordinator_epoch = -1;
   int txn = -1;  // data: the model's transaction number
 };
 
@@ -30,10 +31,11 @@ struct FakeEffects : TxnEffects {
   bool fail_markers = false;
   int64_t next_id = 1000;
 
-  bool write_marker(const TopicPartition& tp, int64_t producer_id, int16_t epoch,
-                    bool commit) override {
+  bool write_marker(const TopicPartition& tp, int64_t producer_id, int16_t epoch, bool commit,
+                    int32_t coordinator_epoch) override {
     if (fail_markers) return false;
     Event e;
+    e.coordinator_epoch = coordinator_epoch;
     e.marker = true;
     e.commit = commit;
     e.producer_id = producer_id;

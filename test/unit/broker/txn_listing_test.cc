@@ -74,7 +74,9 @@ TEST(TxnListing, DurationFilterKeepsTransactionsOpenStrictlyLonger) {
 }
 
 struct NoEffects : TxnEffects {
-  bool write_marker(const TopicPartition&, int64_t, int16_t, bool) override { return true; }
+  bool write_marker(const TopicPartition&, int64_t, int16_t, bool, int32_t) override {
+    return true;
+  }
   void commit_offsets(const std::string&, std::vector<PendingOffset>,
                       std::function<void()> done) override {
     done();

@@ -96,7 +96,13 @@ struct CrashJournal : group::GroupJournal {
     for (const auto& r : logs[static_cast<size_t>(partition)]) STRATA_RETURN_IF_ERROR(fn(r));
     return Status::Ok();
   }
-  void run_async(std::function<void()> fn) override { fn(); }
+  void run_async(std::function<void()> fn) override {
+    if (defer_async) {
+      queued.push_back(std::move(fn));
+    } else {
+      fn();
+    }
+  }
   // Completes the oldest `n` appends (failed ones are not written).
   void complete(size_t n) {
     while (n-- > 0 && !pending.empty()) {
@@ -111,6 +117,24 @@ struct CrashJournal : group::GroupJournal {
       p.done(protocol::ErrorCode::none, static_cast<int64_t>(log.size()) - 1);
     }
   }
+  // Leadership of the partitions moves: the first `keep` appends in flight were replicated (they
+  // succeed), the rest fail — the old leader's callbacks run now, as its term ends.
+  void move(size_t keep) {
+    const bool was = fail;
+    fail = false;
+    complete(keep);
+    fail = true;
+    complete(pending.size());
+    fail = was;
+  }
+  // Runs queued run_async work (defer_async).
+  void run_queued() {
+    auto q = std::move(queued);
+    queued.clear();
+    for (auto& f : q) f();
+  }
+  bool defer_async = false;
+  std::vector<std::function<void()>> queued;
   void crash(size_t keep) {
     for (size_t i = 0; i < keep && i < pending.size(); ++i) {
       auto& log = logs[static_cast<size_t>(pending[i].partition)];
@@ -132,9 +156,12 @@ struct Effects : TxnEffects {
   std::map<std::pair<std::string, TopicPartition>, int64_t> committed;
   bool fail_markers = false;
   int64_t next_id = 1000;
-  bool write_marker(const TopicPartition& tp, int64_t producer_id, int16_t, bool commit) override {
+  std::vector<int32_t> coordinator_epochs;  // of every marker written
+  bool write_marker(const TopicPartition& tp, int64_t producer_id, int16_t, bool commit,
+                    int32_t coordinator_epoch) override {
     if (fail_markers) return false;
     logs[tp].push_back({true, commit, producer_id, -1});
+    coordinator_epochs.push_back(coordinator_epoch);
     return true;
   }
   void commit_offsets(const std::string& group, std::vector<PendingOffset> offsets,
@@ -209,17 +236,96 @@ TEST(TxnDurability, AnswersBatchesAndMarkersWaitForTheJournal) {
   EXPECT_EQ(c.describe("t")->state, TxnState::complete_commit);
 }
 
-class TxnRecoveryModel : public ::testing::TestWithParam<int> {};
+// A cluster's coordinator serves the ids of the partitions it leads, once loaded; when leadership
+// moves, the new leader finishes a transaction left in PrepareCommit and writes its markers with
+// its own coordinator epoch; the old one answers NOT_COORDINATOR and writes nothing more.
+TEST(TxnOwnership, ANewLeaderFinishesThePreparedCommitWithItsEpoch) {
+  CrashJournal j;
+  Effects fx;
+  const TxnClusterMode mode{true, 0, false};
+  TxnCoordinator a(TxnLimits{60000}, fx, 0, &j, mode);
+  const int32_t p = a.partition_for("t");
+  std::string other = "u";
+  while (a.partition_for(other) == p) other += "u";
+  EXPECT_EQ(a.init_producer_id("t", 1000, -1, -1, 0).error, TxnError::not_coordinator);
+  j.defer_async = true;
+  a.own_partition(p, 4);
+  EXPECT_EQ(a.init_producer_id("t", 1000, -1, -1, 0).error, TxnError::coordinator_load_in_progress);
+  j.run_queued();
+  EXPECT_EQ(a.owner_error(other), TxnError::not_coordinator);
+  InitResult r = a.init_producer_id("t", 1000, -1, -1, 0);
+  ASSERT_EQ(r.error, TxnError::none);
+  j.complete(1);
+  const TopicPartition x{"x", 0};
+  ASSERT_EQ(a.add_partitions("t", r.producer_id, r.producer_epoch, {x}, 1), TxnError::none);
+  j.complete(1);
+  fx.logs[x].push_back({false, false, r.producer_id, 1});
+
+  fx.fail_markers = true;
+  std::optional<TxnError> ended;
+  a.end_txn("t", r.producer_id, r.producer_epoch, true, [&](TxnError e) { ended = e; });
+  j.complete(1);
+  EXPECT_FALSE(ended.has_value()) << "markers are written by the worker, not inline";
+  EXPECT_EQ(a.write_due_markers(INT64_MAX), 1u);
+  EXPECT_EQ(ended, TxnError::none) << "the decision is durable; the markers are retried";
+  EXPECT_EQ(a.describe("t")->state, TxnState::prepare_commit);
+  EXPECT_EQ(fx.logs[x].size(), 1u);
+
+  a.release_partition(p);
+  j.run_queued();
+  EXPECT_EQ(a.owner_error("t"), TxnError::not_coordinator);
+  EXPECT_FALSE(a.describe("t").has_value());
+  ended.reset();
+  a.end_txn("t", r.producer_id, r.producer_epoch, true, [&](TxnError e) { ended = e; });
+  EXPECT_EQ(ended, TxnError::not_coordinator);
+
+  fx.fail_markers = false;
+  TxnCoordinator b(TxnLimits{60000}, fx, 0, &j, mode);
+  b.own_partition(p, 5);
+  j.run_queued();
+  EXPECT_EQ(a.write_due_markers(INT64_MAX), 0u) << "the deposed coordinator writes nothing";
+  EXPECT_EQ(b.write_due_markers(INT64_MAX), 1u);
+  ASSERT_EQ(fx.logs[x].size(), 2u);
+  EXPECT_TRUE(fx.logs[x][1].marker && fx.logs[x][1].commit);
+  EXPECT_EQ(fx.coordinator_epochs, std::vector<int32_t>{5});
+  ended.reset();
+  b.end_txn("t", r.producer_id, r.producer_epoch, true, [&](TxnError e) { ended = e; });
+  EXPECT_FALSE(ended.has_value()) << "CompleteCommit is not durable yet";
+  j.complete(1);
+  EXPECT_EQ(ended, TxnError::none);
+  EXPECT_EQ(b.describe("t")->state, TxnState::complete_commit);
+}
+
+// (seed, moves): moves = a cluster's coordinator, whose "crash" is its leadership moving to a new
+// coordinator (the old one stays alive, deposed: late callbacks reach it) that loads the partition
+// as replicated and writes markers from its worker step; else a single node killed and restarted.
+class TxnRecoveryModel : public ::testing::TestWithParam<std::tuple<int, bool>> {};
 
 TEST_P(TxnRecoveryModel, CrashesNeverSplitOrReverseADecision) {
-  std::mt19937 rng(static_cast<uint32_t>(GetParam()));
+  const bool moves = std::get<1>(GetParam());
+  std::mt19937 rng(static_cast<uint32_t>(std::get<0>(GetParam())));
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint32_t>(n)); };
   CrashJournal journal;
   Effects fx;
   const int32_t timeout = 10000;
-  auto make = [&] { return std::make_unique<TxnCoordinator>(TxnLimits{60000}, fx, 0, &journal); };
+  auto make = [&] {
+    return std::make_unique<TxnCoordinator>(TxnLimits{60000}, fx, 0, &journal,
+                                            TxnClusterMode{moves, 0, false});
+  };
   auto c = make();
-  ASSERT_TRUE(c->load(0).ok());
+  std::unique_ptr<TxnCoordinator> deposed;
+  int32_t coordinator_epoch = 1;
+  const int32_t partition = c->partition_for("t");
+  if (moves) {
+    EXPECT_EQ(c->owner_error("t"), TxnError::not_coordinator);
+    c->own_partition(partition, coordinator_epoch);
+    EXPECT_EQ(c->owned_partitions(), std::vector<int32_t>{partition});
+  } else {
+    ASSERT_TRUE(c->load(0).ok());
+  }
+  auto markers = [&] {
+    if (moves) c->write_due_markers(INT64_MAX);
+  };
   const std::vector<TopicPartition> tps = {{"a", 0}, {"a", 1}, {"b", 0}};
   int64_t now = 0;
 
@@ -284,8 +390,9 @@ TEST_P(TxnRecoveryModel, CrashesNeverSplitOrReverseADecision) {
   auto on_answer = [&] {
     const TxnError e = *answer;
     in_flight = false;
-    if (e == TxnError::concurrent_transactions || e == TxnError::coordinator_not_available) {
-      return;  // retried
+    if (e == TxnError::concurrent_transactions || e == TxnError::coordinator_not_available ||
+        e == TxnError::not_coordinator || e == TxnError::coordinator_load_in_progress) {
+      return;  // retried (after finding the coordinator again)
     }
     if (e != TxnError::none) {  // fenced (a timeout abort) or a lost id: start over
       step = Step::init;
@@ -367,6 +474,20 @@ TEST_P(TxnRecoveryModel, CrashesNeverSplitOrReverseADecision) {
       fx.fail_markers = pick(5) == 0;
     } else if (op == 8) {
       c->sweep(now);
+      markers();
+      if (deposed) {  // a deposed coordinator's sweep and worker find nothing of its own
+        EXPECT_EQ(deposed->sweep(now), 0u);
+        EXPECT_EQ(deposed->write_due_markers(INT64_MAX), 0u);
+        EXPECT_EQ(deposed->owner_error("t"), TxnError::not_coordinator);
+      }
+    } else if (moves) {  // leadership moves: the request in flight is lost or refused; retried
+      c->release_partition(partition);
+      journal.move(static_cast<size_t>(pick(3)));
+      deposed = std::move(c);
+      c = make();
+      c->own_partition(partition, ++coordinator_epoch);
+      in_flight = false;
+      ++crashes;
     } else {  // crash and restart: the producer's request in flight is lost; it retries
       c.reset();
       journal.crash(static_cast<size_t>(pick(3)));
@@ -385,8 +506,11 @@ TEST_P(TxnRecoveryModel, CrashesNeverSplitOrReverseADecision) {
   fx.fail_markers = false;
   for (int round = 0; round < 4; ++round) {
     journal.complete(1000);
+    markers();
     now += 2 * timeout;
     c->sweep(now);
+    journal.complete(1000);
+    markers();
     journal.complete(1000);
   }
   check();
@@ -408,7 +532,8 @@ TEST_P(TxnRecoveryModel, CrashesNeverSplitOrReverseADecision) {
   EXPECT_GT(commits, 5);
 }
 
-INSTANTIATE_TEST_SUITE_P(Seeds, TxnRecoveryModel, ::testing::Range(1, 31));
+INSTANTIATE_TEST_SUITE_P(Seeds, TxnRecoveryModel,
+                         ::testing::Combine(::testing::Range(1, 31), ::testing::Bool()));
 
 }  // namespace
 }  // namespace strata::broker::txn
