@@ -30,6 +30,7 @@
 #include "broker/txn/producer_ids.h"
 #include "broker/txn/txn_coordinator.h"
 #include "broker/txn/txn_effects.h"
+#include "broker/txn/txn_forwarder.h"
 #include "storage/env.h"
 #include "storage/log_manager.h"
 
@@ -319,7 +320,12 @@ Status Broker::start() {
             txn::abort_orphaned_transactions(*topics_, *pk_tables_, txns_->open_transactions())) {
       spdlog::warn("aborted {} transaction(s) no coordinator state owns", n);
     }
-  }  // a cluster's partitions are owned as this broker comes to lead them (on_role)
+  }                // a cluster's partitions are owned as this broker comes to lead them (on_role)
+  if (cluster_) {  // TxnOffsetCommit reaches the group's coordinator: forwarded to the txn's
+    txn_forwarder_ = std::make_unique<txn::TxnOffsetForwarder>(
+        *cluster_, *txns_, cluster_->options().inter_broker_security);
+    services_->txn_forwarder = txn_forwarder_.get();
+  }
   txns_->start(config_.transaction_abort_timed_out_transaction_cleanup_interval_ms);
   services_->txns = txns_.get();
   services_->txn_state_topic = txn_journal_.get();
@@ -451,6 +457,7 @@ void Broker::run() {
   metrics_exporter_.reset();       // no scrape may read the services closed below
   if (group_journal_) group_journal_->stop();  // no partition load runs past this
   if (txn_journal_) txn_journal_->stop();
+  if (txn_forwarder_) txn_forwarder_->stop();
   txns_.reset();  // its sweep thread stops; it commits offsets through groups_
   txn_effects_.reset();
   txn_journal_.reset();

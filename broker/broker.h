@@ -55,6 +55,7 @@ class ClusterNode;
 namespace txn {  // transactions (broker/txn/txn_coordinator.h)
 class TxnEffects;
 class TxnCoordinator;
+class TxnOffsetForwarder;
 }  // namespace txn
 namespace security {  // SCRAM credentials and ACLs (broker/security/scram_store.h,
                       // acl_authorizer.h)
@@ -120,8 +121,9 @@ class Broker {
   std::unique_ptr<txn::TxnEffects> txn_effects_;
   std::unique_ptr<group::LogGroupJournal> txn_journal_;  // __transaction_state
   std::unique_ptr<txn::TxnCoordinator> txns_;
-  std::unique_ptr<quota::ClientQuotas> quotas_;  // client quotas
-  std::unique_ptr<LogTasks> log_tasks_;          // retention + cleaner threads
+  std::unique_ptr<txn::TxnOffsetForwarder> txn_forwarder_;  // cluster mode
+  std::unique_ptr<quota::ClientQuotas> quotas_;             // client quotas
+  std::unique_ptr<LogTasks> log_tasks_;                     // retention + cleaner threads
   boost::asio::steady_timer producer_expiry_timer_;
   void schedule_producer_expiry();
   PartitionWatchers watchers_;

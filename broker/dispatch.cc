@@ -92,6 +92,7 @@ const std::vector<HandlerDef>& handler_table() {
         ext_def(protocol::ext::kPrefixLookup, handlers::ext_prefix_lookup),
         ext_def(protocol::ext::kDescribeTable, handlers::ext_describe_table),
         ext_def(protocol::ext::kReplicaCheckpoint, handlers::ext_replica_checkpoint),
+        ext_def(protocol::ext::kEndTxnOffsets, handlers::ext_end_txn_offsets),
         ext_def(protocol::ext::kScan, handlers::ext_scan),
         ext_def(protocol::ext::kReadChangelog, handlers::ext_read_changelog),
     };

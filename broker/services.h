@@ -37,7 +37,8 @@ class ClusterNode;
 }
 namespace txn {
 class TxnCoordinator;
-}
+class TxnOffsetForwarder;
+}  // namespace txn
 namespace security {
 class Authorizer;
 class CredentialStore;
@@ -83,6 +84,8 @@ struct Services {
   group::LogGroupJournal* offsets_topic = nullptr;
   // The transaction-state topic behind `txns` (null with it).
   group::LogGroupJournal* txn_state_topic = nullptr;
+  // Cluster: TxnOffsetCommit forwarded to the transaction's coordinator (null on a single node).
+  txn::TxnOffsetForwarder* txn_forwarder = nullptr;
   // The journal of an internal topic (is_internal_topic), null when this broker has none.
   group::LogGroupJournal* internal_topic_journal(std::string_view topic) const;
   // broker/security/security_services.h. authorizer: null = no authorizer configured (everything

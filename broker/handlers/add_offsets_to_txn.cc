@@ -21,10 +21,6 @@ void add_offsets_to_txn(RequestContext& ctx, protocol::Reader& body) {
     resp.error_code = ErrorCode::group_authorization_failed;
   } else if (!ctx.svc.txns) {
     resp.error_code = kNoTxnCoordinator;
-  } else if (ctx.svc.cluster) {
-    // A cluster's group coordinator is another broker than the transaction's: consumer offsets
-    // in transactions need Kafka's transactional offset records in __consumer_offsets (not yet).
-    resp.error_code = ErrorCode::unsupported_version;
   } else if (req.group_id.empty()) {
     resp.error_code = ErrorCode::invalid_group_id;
   } else {

@@ -70,6 +70,7 @@ void ext_lookup(RequestContext& ctx, protocol::Reader& body);
 void ext_prefix_lookup(RequestContext& ctx, protocol::Reader& body);
 void ext_describe_table(RequestContext& ctx, protocol::Reader& body);
 void ext_replica_checkpoint(RequestContext& ctx, protocol::Reader& body);
+void ext_end_txn_offsets(RequestContext& ctx, protocol::Reader& body);
 void ext_scan(RequestContext& ctx, protocol::Reader& body);
 void ext_read_changelog(RequestContext& ctx, protocol::Reader& body);
 

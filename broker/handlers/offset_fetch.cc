@@ -10,6 +10,7 @@
 #include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/txn/txn_coordinator.h"
+#include "broker/txn/txn_forwarder.h"
 
 namespace strata::broker::handlers {
 
@@ -81,12 +82,16 @@ void refuse_group(const Requested& requested, std::vector<group::FetchedPartitio
 
 // require_stable (v7+): a partition whose offset sits in an open transaction (TxnOffsetCommit
 // before EndTxn) answers UNSTABLE_OFFSET_COMMIT — the client retries — instead of the older offset.
+// In a cluster the offsets may wait at another broker's transaction coordinator: the forwarder
+// remembers what it forwarded until EndTxnOffsets ends it.
 void mark_unstable(const RequestContext& ctx, bool require_stable, const std::string& group,
                    std::vector<group::FetchedPartition>& got) {
   if (!require_stable || !ctx.svc.txns) return;
   for (auto& fp : got) {
     if (fp.error == protocol::ErrorCode::none &&
-        ctx.svc.txns->has_pending_offset(group, fp.topic, fp.partition)) {
+        (ctx.svc.txns->has_pending_offset(group, fp.topic, fp.partition) ||
+         (ctx.svc.txn_forwarder &&
+          ctx.svc.txn_forwarder->pending(group, fp.topic, fp.partition)))) {
       fp.offset = -1;
       fp.leader_epoch = -1;
       fp.metadata = "";

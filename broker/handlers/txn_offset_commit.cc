@@ -2,9 +2,17 @@
 // AddOffsetsToTxn for the group); OffsetFetch shows them only once the transaction commits, and
 // an abort drops them. The v3 group fields (generation, member, instance) are not checked against
 // the group's membership. A stale producer epoch is INVALID_PRODUCER_EPOCH on every version:
-// Kafka's definition of v0-3 never adds PRODUCER_FENCED.
+// Kafka's definition of v0-3 never adds PRODUCER_FENCED. Clients send it to the group's
+// coordinator; in a cluster the transaction's coordinator is usually another broker, which keeps
+// the offsets with the transaction: the request is forwarded there (txn/txn_forwarder.h) and its
+// answer relayed.
 #include "protocol/messages/txn_offset_commit.h"
 
+#include <spdlog/spdlog.h>
+
+#include <map>
+
+#include "broker/cluster/cluster_node.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/partition_loop.h"
 #include "broker/handlers/txn_common.h"
@@ -13,6 +21,7 @@
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "broker/txn/txn_coordinator.h"
+#include "broker/txn/txn_forwarder.h"
 
 namespace strata::broker::handlers {
 
@@ -28,14 +37,27 @@ void txn_offset_commit(RequestContext& ctx, protocol::Reader& body) {
     all = ErrorCode::group_authorization_failed;
   } else if (!ctx.svc.txns) {
     all = kNoTxnCoordinator;
-  } else if (ctx.svc.cluster) {
-    all = ErrorCode::unsupported_version;  // as AddOffsetsToTxn in a cluster (not yet)
   } else if (req.group_id.empty()) {
     all = ErrorCode::invalid_group_id;
   }
+  // In a cluster: forwarded to the transaction's coordinator unless this broker is it (a request
+  // forwarded here by another broker is never forwarded again).
+  bool forward = false;
+  if (all == ErrorCode::none && ctx.svc.cluster) {
+    const txn::TxnError owner = ctx.svc.txns->owner_error(req.transactional_id);
+    if (owner != txn::TxnError::none) {
+      if (ctx.header.client_id == txn::kForwardClientId || !ctx.svc.txn_forwarder) {
+        all = txn_error_code(owner, ctx.version, -1);
+      } else {
+        forward = true;
+      }
+    }
+  }
+  auto view = ctx.svc.cluster && all == ErrorCode::none ? ctx.svc.cluster->snapshot() : nullptr;
   const int32_t max_metadata = ctx.svc.config.offset_metadata_max_bytes;
   std::vector<txn::PendingOffset> offsets;
   std::vector<ErrorCode> codes;
+  protocol::TxnOffsetCommitRequest fwd;  // the partitions that passed the checks here
   for (const auto& t : req.topics) {
     const bool readable =
         all == ErrorCode::none && authorize_topic(ctx, AclOperation::read, t.name);
@@ -43,9 +65,11 @@ void txn_offset_commit(RequestContext& ctx, protocol::Reader& body) {
     for (const auto& p : t.partitions) {
       ErrorCode c = all;
       if (c == ErrorCode::none) {
+        const bool exists = view ? view->partition(t.name, p.partition_index) != nullptr
+                                 : topic && topic->partition(p.partition_index);
         if (!readable) {
           c = ErrorCode::topic_authorization_failed;
-        } else if (!topic || !topic->partition(p.partition_index)) {
+        } else if (!exists) {
           c = ErrorCode::unknown_topic_or_partition;
         } else if (p.committed_metadata &&
                    static_cast<int64_t>(p.committed_metadata->size()) > max_metadata) {
@@ -53,6 +77,10 @@ void txn_offset_commit(RequestContext& ctx, protocol::Reader& body) {
         } else {
           offsets.push_back({t.name, p.partition_index, p.committed_offset,
                              p.committed_leader_epoch, p.committed_metadata});
+          if (fwd.topics.empty() || fwd.topics.back().name != t.name) {
+            fwd.topics.emplace_back().name = t.name;
+          }
+          fwd.topics.back().partitions.push_back(p);
         }
       }
       codes.push_back(c);
@@ -71,6 +99,41 @@ void txn_offset_commit(RequestContext& ctx, protocol::Reader& body) {
                       });
     c.respond(r);
   };
+  if (forward && !offsets.empty()) {
+    fwd.transactional_id = req.transactional_id;
+    fwd.group_id = req.group_id;
+    fwd.producer_id = req.producer_id;
+    fwd.producer_epoch = req.producer_epoch;
+    fwd.generation_id = req.generation_id;
+    fwd.member_id = req.member_id;
+    fwd.group_instance_id = req.group_instance_id;
+    ctx.svc.txn_forwarder->forward(
+        std::move(fwd), ctx.version,
+        [c = ctx, req = std::move(req), codes = std::move(codes),
+         respond](Result<protocol::TxnOffsetCommitResponse> r) mutable {
+          std::map<std::pair<std::string, int32_t>, ErrorCode> got;
+          if (r.ok()) {
+            for (const auto& t : r->topics) {
+              for (const auto& p : t.partitions) got[{t.name, p.partition_index}] = p.error_code;
+            }
+          } else {
+            spdlog::warn("forwarding TxnOffsetCommit of '{}' failed: {}", req.transactional_id,
+                         r.status().to_string());
+          }
+          size_t i = 0;
+          for (const auto& t : req.topics) {
+            for (const auto& p : t.partitions) {
+              ErrorCode& code = codes[i++];
+              if (code != ErrorCode::none) continue;
+              auto it = got.find({t.name, p.partition_index});
+              // Unreachable: the client finds the coordinator again and retries.
+              code = it != got.end() ? it->second : ErrorCode::coordinator_not_available;
+            }
+          }
+          respond(c, req, codes);
+        });
+    return;
+  }
   if (all == ErrorCode::none && !offsets.empty()) {
     const txn::TxnError e = ctx.svc.txns->commit_offsets(
         req.transactional_id, req.group_id, req.producer_id, req.producer_epoch, offsets);

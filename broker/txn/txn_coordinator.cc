@@ -217,6 +217,7 @@ bool TxnCoordinator::complete(Entry& e, std::function<void()> done) {
   e.markers_done.clear();
   e.sm.markers_written();
   if (!commit) {
+    for (const auto& [group, parts] : e.offsets) effects_.abort_offsets(group, m.producer_id);
     drop_offsets(e);
     changed(e);
     if (done) done();
@@ -244,7 +245,7 @@ bool TxnCoordinator::complete(Entry& e, std::function<void()> done) {
       tps.push_back(tp);
       list.push_back(std::move(o));
     }
-    effects_.commit_offsets(group, std::move(list),
+    effects_.commit_offsets(group, m.producer_id, std::move(list),
                             [this, group = group, tps = std::move(tps), remaining, finish]() {
                               release_pending(group, tps);
                               if (remaining->fetch_sub(1) == 1 && *finish) (*finish)();

@@ -66,10 +66,13 @@ class TxnEffects {
   // `coordinator_epoch`: the epoch of the coordinator writing it (0 on a single node).
   virtual bool write_marker(const TopicPartition& tp, int64_t producer_id, int16_t epoch,
                             bool commit, int32_t coordinator_epoch) = 0;
-  // Commits a committed transaction's offsets for `group`; `done` runs once they are durable
-  // (or failed), possibly on another thread.
-  virtual void commit_offsets(const std::string& group, std::vector<PendingOffset> offsets,
-                              std::function<void()> done) = 0;
+  // Commits a committed transaction's (of `producer_id`) offsets for `group`; `done` runs once
+  // they are durable (or failed), possibly on another thread.
+  virtual void commit_offsets(const std::string& group, int64_t producer_id,
+                              std::vector<PendingOffset> offsets, std::function<void()> done) = 0;
+  // An aborted transaction had offsets for `group` (a cluster's group coordinator forgets that
+  // they were pending). Best effort.
+  virtual void abort_offsets(const std::string& /*group*/, int64_t /*producer_id*/) {}
   virtual Result<int64_t> new_producer_id() = 0;
 };
 

@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+#include <thread>
+
 #include "broker/cluster/cluster_node.h"
 #include "broker/failpoint.h"
 #include "broker/group/group_coordinator.h"
@@ -9,6 +12,8 @@
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "broker/txn/producer_ids.h"
+#include "protocol/ext/api_keys.h"
+#include "protocol/ext/txn_offsets.pb.h"
 #include "protocol/messages/write_txn_markers.h"
 #include "protocol/wire/errors.h"
 
@@ -73,27 +78,17 @@ bool BrokerTxnEffects::write_remote_marker(const TopicPartition& tp, int64_t pro
   t.partition_indexes.push_back(tp.second);
 
   std::lock_guard l(conn_mu_);
-  auto& conn = connections_[leader];
-  if (!conn || conn->broken() || conn->host() != b->second.host || conn->port() != b->second.port) {
-    client::ConnectionOptions co;
-    co.client_id = "strata-txn-markers";
-    co.connect_timeout_ms = 2000;
-    co.request_timeout_ms = 15000;  // the leader waits up to 10 s for replication
-    co.security = security_;
-    auto c = client::Connection::open(b->second.host, b->second.port, co);
-    if (!c.ok()) {
-      conn.reset();
-      spdlog::warn("{} marker of producer {} for {}-{}: broker {} unreachable ({}); retried", kind,
-                   producer_id, tp.first, tp.second, leader, c.status().to_string());
-      return false;
-    }
-    conn = std::move(*c);
+  auto conn = connection(leader, b->second.host, b->second.port);
+  if (!conn.ok()) {
+    spdlog::warn("{} marker of producer {} for {}-{}: broker {} unreachable ({}); retried", kind,
+                 producer_id, tp.first, tp.second, leader, conn.status().to_string());
+    return false;
   }
-  auto r = conn->call<protocol::WriteTxnMarkersRequest, protocol::WriteTxnMarkersResponse>(req);
+  auto r = (*conn)->call<protocol::WriteTxnMarkersRequest, protocol::WriteTxnMarkersResponse>(req);
   if (!r.ok()) {
     spdlog::warn("{} marker of producer {} for {}-{} to broker {} failed: {}; retried", kind,
                  producer_id, tp.first, tp.second, leader, r.status().to_string());
-    conn.reset();
+    connections_.erase(leader);
     return false;
   }
   protocol::ErrorCode err = protocol::ErrorCode::unknown_server_error;
@@ -118,8 +113,97 @@ bool BrokerTxnEffects::write_remote_marker(const TopicPartition& tp, int64_t pro
   }
 }
 
-void BrokerTxnEffects::commit_offsets(const std::string& group, std::vector<PendingOffset> offsets,
+Result<client::Connection*> BrokerTxnEffects::connection(int32_t broker, const std::string& host,
+                                                         int32_t port) {
+  auto& conn = connections_[broker];
+  if (!conn || conn->broken() || conn->host() != host || conn->port() != port) {
+    client::ConnectionOptions co;
+    co.client_id = "strata-txn-coordinator";
+    co.connect_timeout_ms = 2000;
+    co.request_timeout_ms = 15000;  // a marker's leader waits up to 10 s for replication
+    co.security = security_;
+    auto c = client::Connection::open(host, port, co);
+    if (!c.ok()) {
+      connections_.erase(broker);
+      return c.status();
+    }
+    conn = std::move(*c);
+  }
+  return conn.get();
+}
+
+int32_t BrokerTxnEffects::group_coordinator(const std::string& group) {
+  auto s = cluster_->snapshot();
+  const auto* part = s->partition(kConsumerOffsetsTopic, groups_.partition_for(group));
+  return part ? part->state.leader : -1;
+}
+
+bool BrokerTxnEffects::end_remote_offsets(const std::string& group, int64_t producer_id,
+                                          bool commit, const std::vector<PendingOffset>& offsets) {
+  strata::ext::EndTxnOffsetsRequest req;
+  req.set_group(group);
+  req.set_producer_id(producer_id);
+  req.set_commit(commit);
+  for (const auto& o : offsets) {
+    auto* out = req.add_offsets();
+    out->set_topic(o.topic);
+    out->set_partition(o.partition);
+    out->set_offset(o.offset);
+    out->set_leader_epoch(o.leader_epoch);
+    out->set_has_metadata(o.metadata.has_value());
+    if (o.metadata) out->set_metadata(*o.metadata);
+  }
+  auto s = cluster_->snapshot();
+  const int32_t leader = group_coordinator(group);
+  auto b = s->brokers.find(leader);
+  if (b == s->brokers.end()) {
+    spdlog::warn("group {}: no coordinator for the offsets of producer {}'s transaction yet", group,
+                 producer_id);
+    return false;
+  }
+  std::lock_guard l(conn_mu_);
+  auto conn = connection(leader, b->second.host, b->second.port);
+  strata::ext::EndTxnOffsetsResponse resp;
+  Status st =
+      conn.ok() ? (*conn)->call_ext(protocol::ext::kEndTxnOffsets, req, resp) : conn.status();
+  if (!st.ok()) {
+    connections_.erase(leader);
+    spdlog::warn("group {}: ending the offsets of producer {}'s transaction at broker {}: {}",
+                 group, producer_id, leader, st.to_string());
+    return false;
+  }
+  const auto err = static_cast<protocol::ErrorCode>(resp.error_code());
+  if (err != protocol::ErrorCode::none) {
+    spdlog::warn("group {}: broker {} answered {} to the offsets of producer {}'s transaction: {}",
+                 group, leader, protocol::error_name(err), producer_id, resp.error_message());
+  }
+  return err == protocol::ErrorCode::none;
+}
+
+void BrokerTxnEffects::abort_offsets(const std::string& group, int64_t producer_id) {
+  if (!cluster_ || group_coordinator(group) == cluster_->options().node_id) return;
+  end_remote_offsets(group, producer_id, false, {});  // best effort: only require_stable waits
+}
+
+void BrokerTxnEffects::commit_offsets(const std::string& group, int64_t producer_id,
+                                      std::vector<PendingOffset> offsets,
                                       std::function<void()> done) {
+  if (cluster_ && group_coordinator(group) != cluster_->options().node_id) {
+    // The transaction's coordinator holds the offsets (durable with its state) until the group's
+    // coordinator has them; it is asked again while it moves (this runs on the marker worker).
+    for (int attempt = 0; attempt < 40; ++attempt) {
+      if (end_remote_offsets(group, producer_id, true, offsets)) return done();
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      if (group_coordinator(group) == cluster_->options().node_id) break;  // it moved here
+    }
+    if (group_coordinator(group) != cluster_->options().node_id) {
+      spdlog::error(
+          "group {}: the offsets of producer {}'s committed transaction could not be "
+          "handed to the group's coordinator",
+          group, producer_id);
+      return done();
+    }
+  }
   std::vector<group::CommitPartition> parts;
   for (auto& o : offsets) {
     auto& p = parts.emplace_back();

@@ -1,7 +1,8 @@
 // What the transaction coordinator does to the rest of the broker: markers appended to the
 // partitions (through their primary-key state on PK tables) — in a cluster sent as WriteTxnMarkers
 // to each partition's leader, this broker included, which answers once the marker is replicated —
-// committed offsets handed to the group coordinator, producer ids from the ProducerIdManager.
+// committed offsets handed to the group coordinator (in a cluster as EndTxnOffsets to the group's
+// coordinator when that is another broker), producer ids from the ProducerIdManager.
 #pragma once
 
 #include <map>
@@ -41,8 +42,9 @@ class BrokerTxnEffects : public TxnEffects {
   ~BrokerTxnEffects() override;
   bool write_marker(const TopicPartition& tp, int64_t producer_id, int16_t epoch, bool commit,
                     int32_t coordinator_epoch) override;
-  void commit_offsets(const std::string& group, std::vector<PendingOffset> offsets,
-                      std::function<void()> done) override;
+  void commit_offsets(const std::string& group, int64_t producer_id,
+                      std::vector<PendingOffset> offsets, std::function<void()> done) override;
+  void abort_offsets(const std::string& group, int64_t producer_id) override;
   Result<int64_t> new_producer_id() override;
 
  private:
@@ -52,6 +54,12 @@ class BrokerTxnEffects : public TxnEffects {
   ProducerIdManager& producer_ids_;
   bool write_remote_marker(const TopicPartition& tp, int64_t producer_id, int16_t epoch,
                            bool commit, int32_t coordinator_epoch);
+  // Cluster: the group's coordinator (-1 = none now), and EndTxnOffsets sent to it (true = done).
+  int32_t group_coordinator(const std::string& group);
+  bool end_remote_offsets(const std::string& group, int64_t producer_id, bool commit,
+                          const std::vector<PendingOffset>& offsets);
+  // The open connection to `broker` (conn_mu_ held).
+  Result<client::Connection*> connection(int32_t broker, const std::string& host, int32_t port);
   cluster::ClusterNode* const cluster_;
   const client::ClientSecurity security_;
   std::mutex conn_mu_;  // connections_, and one marker request at a time

@@ -19,6 +19,7 @@ inline constexpr int16_t kScan = 16002;
 inline constexpr int16_t kReadChangelog = 16003;
 inline constexpr int16_t kDescribeTable = 16004;
 inline constexpr int16_t kReplicaCheckpoint = 16005;  // broker to broker: a new PK replica
+inline constexpr int16_t kEndTxnOffsets = 16006;      // broker to broker: a transaction's offsets
 
 struct ApiInfo {
   int16_t key;
@@ -27,13 +28,14 @@ struct ApiInfo {
   int16_t max_version;
 };
 
-inline constexpr std::array<ApiInfo, 6> kApis{{
+inline constexpr std::array<ApiInfo, 7> kApis{{
     {kLookup, "Lookup", 0, 0},
     {kPrefixLookup, "PrefixLookup", 0, 0},
     {kScan, "Scan", 0, 0},
     {kReadChangelog, "ReadChangelog", 0, 0},
     {kDescribeTable, "DescribeTable", 0, 0},
     {kReplicaCheckpoint, "ReplicaCheckpoint", 0, 0},
+    {kEndTxnOffsets, "EndTxnOffsets", 0, 0},
 }};
 
 constexpr bool is_extension_key(int16_t key) { return key >= kFirstKey && key <= kLastKey; }

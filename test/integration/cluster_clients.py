@@ -11,6 +11,34 @@ from cluster_harness import ClusterTestCase  # noqa: E402
 DEADLINE = 30  # seconds; leases are 2 s in tests, so a failover takes a few of them
 
 
+def java_hash(s):
+    """Java's String.hashCode, as Kafka uses it to place a group or transactional id."""
+    h = 0
+    b = s.encode("utf-16-be")
+    for i in range(0, len(b), 2):
+        h = (h * 31 + ((b[i] << 8) | b[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def coordinator_partition(key, partitions):
+    """The partition of __consumer_offsets / __transaction_state holding `key` (Kafka's rule)."""
+    h = java_hash(key)
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
+def find_coordinator(port, key, key_type=0):
+    """FindCoordinator v1 (key_type 0: group, 1: transactional id) over a raw connection:
+    (error, node_id)."""
+    import struct
+    import itutil
+    with itutil.RawConn(port, timeout=10) as c:
+        r = c.request(10, 1, itutil.str16(key) + struct.pack(">b", key_type))
+        r.i32()  # throttle
+        err = r.i16()
+        r.str16()  # error message
+        return err, r.i32()
+
+
 def admin(bootstrap):
     from confluent_kafka.admin import AdminClient
     return AdminClient({"bootstrap.servers": bootstrap})

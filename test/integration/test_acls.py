@@ -484,6 +484,10 @@ class AclMatrixTest(AclTestBase):
             body = pb_len(1, table.encode()) + pb_int(2, 0)
             r = c.request(16005, 0, body, flexible=True)
             self.assertEqual(one(pb_parse(r.data[r.pos:]), 1), CLUSTER_AUTH)
+            # So is EndTxnOffsets: a client cannot commit a group's offsets through it.
+            body = pb_len(1, b"some-group") + pb_int(2, 7) + pb_int(3, 1)
+            r = c.request(16006, 0, body, flexible=True)
+            self.assertEqual(one(pb_parse(r.data[r.pos:]), 1), CLUSTER_AUTH)
 
     def test_deny_wins(self):
         for principal in PRINCIPALS:

@@ -13,7 +13,6 @@ new member of the group gets nothing. The killed broker restarts before the next
 One cluster for the whole file."""
 import os
 import queue
-import struct
 import subprocess
 import sys
 import threading
@@ -24,6 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cluster_harness  # noqa: E402
 import itutil  # noqa: E402
 from cluster_clients import DEADLINE, ClusterClientCase  # noqa: E402
+from cluster_clients import coordinator_partition, find_coordinator  # noqa: E402
 from cluster_clients import admin as cluster_clients_admin  # noqa: E402
 
 JS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "js")
@@ -33,27 +33,8 @@ RECORDS = 1200
 COMMIT_EVERY = 25
 
 
-def java_hash(s):
-    h = 0
-    b = s.encode("utf-16-be")
-    for i in range(0, len(b), 2):
-        h = (h * 31 + ((b[i] << 8) | b[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
 def offsets_partition(group):
-    h = java_hash(group)
-    return (0 if h == -(1 << 31) else abs(h)) % OFFSETS_PARTITIONS
-
-
-def find_coordinator(port, group):
-    """FindCoordinator v1 over a raw connection: (error, node_id)."""
-    with itutil.RawConn(port, timeout=10) as c:
-        r = c.request(10, 1, itutil.str16(group) + struct.pack(">b", 0))
-        r.i32()  # throttle
-        err = r.i16()
-        r.str16()  # error message
-        return err, r.i32()
+    return coordinator_partition(group, OFFSETS_PARTITIONS)
 
 
 class ClusterGroupsTest(ClusterClientCase):

@@ -8,41 +8,25 @@ Checked from the data: a read_committed consumer sees exactly the records of the
 whose commit the producer was told about, each once; aborted ones never; a read_uncommitted one
 sees those too (the aborts were real writes). One cluster for the whole file."""
 import os
-import struct
 import sys
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cluster_harness  # noqa: E402
-import itutil  # noqa: E402
 from cluster_clients import DEADLINE, ClusterClientCase  # noqa: E402
+from cluster_clients import coordinator_partition, find_coordinator  # noqa: E402
 from cluster_clients import admin as cluster_clients_admin  # noqa: E402
 
 TXN_PARTITIONS = 3
 
 
-def java_hash(s):
-    h = 0
-    b = s.encode("utf-16-be")
-    for i in range(0, len(b), 2):
-        h = (h * 31 + ((b[i] << 8) | b[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
 def txn_partition(txn_id):
-    h = java_hash(txn_id)
-    return (0 if h == -(1 << 31) else abs(h)) % TXN_PARTITIONS
+    return coordinator_partition(txn_id, TXN_PARTITIONS)
 
 
-def find_txn_coordinator(port, txn_id):
-    """FindCoordinator v1, key_type 1, over a raw connection: (error, node_id)."""
-    with itutil.RawConn(port, timeout=10) as c:
-        r = c.request(10, 1, itutil.str16(txn_id) + struct.pack(">b", 1))
-        r.i32()  # throttle
-        err = r.i16()
-        r.str16()  # error message
-        return err, r.i32()
+def find_txn_coordinator(port, key, key_type=1):
+    return find_coordinator(port, key, key_type)
 
 
 class ClusterTransactionsTest(ClusterClientCase):
@@ -53,6 +37,8 @@ class ClusterTransactionsTest(ClusterClientCase):
             "transaction.state.log.num.partitions": str(TXN_PARTITIONS),
             "transaction.state.log.replication.factor": "3",
             "transaction.state.log.min.isr": "2",
+            "offsets.topic.num.partitions": "3",
+            "offsets.topic.replication.factor": "3",
             "default.replication.factor": "3",
         }).start()
         cls.cluster.wait_ready()
@@ -222,6 +208,91 @@ class ClusterTransactionsTest(ClusterClientCase):
         self.cluster.start(victim)
         self.cluster.wait_ready()
         self.check(topic, partitions, committed, aborted, 12)
+
+    def find(self, key, key_type):
+        deadline = time.time() + DEADLINE
+        while True:
+            err, node = find_txn_coordinator(self.cluster.ports[1], key, key_type)
+            if err == 0:
+                return node
+            self.assertLess(time.time(), deadline, "no coordinator for %s" % key)
+            time.sleep(0.2)
+
+    def test_consume_transform_produce_across_coordinators(self):
+        """send_offsets_to_transaction when the group's coordinator and the transaction's are
+        different brokers: TxnOffsetCommit is forwarded to the transaction's coordinator, which
+        hands the offsets to the group's at commit (EndTxnOffsets). txn_pipeline.py copies src to
+        dst exactly once while the transaction's coordinator is killed -9 mid-run (the pipeline
+        is restarted if the kill made it fail): dst read_committed = src transformed, once each,
+        and the group's committed offsets = src's ends."""
+        import signal
+        import subprocess
+        from confluent_kafka import Consumer, TopicPartition
+        src, dst, n = "ctp-src", "ctp-dst", 1500
+        self.create_topic(src, partitions=3, rf=3)
+        self.create_topic(dst, partitions=3, rf=3)
+        for i in range(50):  # an id and a group coordinated by different brokers
+            group, tid = "ctp-g%d" % i, "ctp-t%d" % i
+            if self.find(group, 0) != self.find(tid, 1):
+                break
+        else:
+            self.fail("no pair of coordinators on different brokers")
+        victim = self.find(tid, 1)
+        from confluent_kafka import Producer
+        p = Producer({"bootstrap.servers": self.cluster.bootstrap(), "acks": "all"})
+        inputs = []
+        for i in range(n):
+            v = "r%05d" % i
+            p.produce(src, value=v.encode(), partition=i % 3)
+            inputs.append("out-%s@%d" % (v, i % 3))
+        self.assertEqual(p.flush(DEADLINE), 0)
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "txn_pipeline.py")
+
+        def start(seed):
+            return subprocess.Popen([sys.executable, script, self.cluster.bootstrap(), src, dst,
+                                     group, tid, "3", str(seed)],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = start(1)
+        killed = False
+        try:
+            line = proc.stdout.readline().strip()
+            while line == "READY":
+                line = proc.stdout.readline().strip()
+            self.assertTrue(line.startswith("COMMITTED"), "pipeline did not commit: %r" % line)
+            self.cluster.kill(victim)
+            killed = True
+            out, err = proc.communicate(timeout=240)
+        except BaseException:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(10)
+            raise
+        self.assertTrue(killed)
+        successor = self.coordinator(tid, exclude=(victim,))
+        self.assertNotEqual(successor, victim)
+
+        def committed():
+            c = Consumer({"bootstrap.servers": self.cluster.bootstrap(), "group.id": group,
+                          "enable.auto.commit": False})
+            try:
+                tps = c.committed([TopicPartition(src, q) for q in range(3)], timeout=DEADLINE)
+            finally:
+                c.close()
+            return sorted(tp.offset for tp in tps)
+        # The kill may have been fatal to the pipeline, or stalled its reads past its 3 s idle
+        # exit while leaders moved: it is run again (fencing the earlier instance) until drained.
+        runs = 1
+        while proc.returncode != 0 or "DONE" not in out or committed() != [500, 500, 500]:
+            runs += 1
+            self.assertLessEqual(runs, 5, "pipeline did not drain the input: %s" % err[-2000:])
+            proc = start(runs)
+            out, err = proc.communicate(timeout=240)
+        self.cluster.start(victim)
+        self.cluster.wait_ready()
+        got = self.consume_all(dst, 3, {}, {"isolation.level": "read_committed"})
+        values = ["%s@%d" % (v, q) for q in range(3) for _, v in got[q]]
+        self.assertEqual(len(values), len(set(values)), "a record came out twice")
+        self.assertEqual(sorted(values), sorted(inputs))
+        self.assertEqual(committed(), [500, 500, 500])
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ struct FakeEffects : TxnEffects {
     logs[tp].push_back(e);
     return true;
   }
-  void commit_offsets(const std::string& group, std::vector<PendingOffset> offsets,
+  void commit_offsets(const std::string& group, int64_t, std::vector<PendingOffset> offsets,
                       std::function<void()> done) override {
     for (const auto& o : offsets) committed[{group, {o.topic, o.partition}}] = o.offset;
     done();

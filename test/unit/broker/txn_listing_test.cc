@@ -77,7 +77,7 @@ struct NoEffects : TxnEffects {
   bool write_marker(const TopicPartition&, int64_t, int16_t, bool, int32_t) override {
     return true;
   }
-  void commit_offsets(const std::string&, std::vector<PendingOffset>,
+  void commit_offsets(const std::string&, int64_t, std::vector<PendingOffset>,
                       std::function<void()> done) override {
     done();
   }

@@ -164,7 +164,7 @@ struct Effects : TxnEffects {
     coordinator_epochs.push_back(coordinator_epoch);
     return true;
   }
-  void commit_offsets(const std::string& group, std::vector<PendingOffset> offsets,
+  void commit_offsets(const std::string& group, int64_t, std::vector<PendingOffset> offsets,
                       std::function<void()> done) override {
     for (const auto& o : offsets) committed[{group, {o.topic, o.partition}}] = o.offset;
     done();
