@@ -77,10 +77,10 @@ Status PartitionLog::replay_locked(int64_t from, int64_t end, ProducerStateTable
           auto c = file->read(pos, size, control.data());
           if (!c.ok()) return c.status();
           if (*c != size) return Status(Errc::corruption, "short control batch in " + file->path());
-          if (auto commit = protocol::marker_type(control)) {
+          if (auto marker = protocol::parse_marker(control)) {
             const CompletedTxn t =
                 table.apply_marker(view.producer_id(), view.producer_epoch(), view.base_offset(),
-                                   *commit, view.max_timestamp());
+                                   marker->commit, view.max_timestamp(), marker->coordinator_epoch);
             if (t.aborted) aborted->emplace_back(seg.base_offset(), aborted_entry(t));
           }
         } else {
@@ -164,10 +164,11 @@ Status PartitionLog::track_batch_locked(std::span<const uint8_t> batch, int64_t 
     publish_txn_state_locked();
     return Status::Ok();
   }
-  const std::optional<bool> commit = protocol::marker_type(batch);
-  if (!commit) return Status::Ok();
-  const CompletedTxn t = producers_.apply_marker(view.producer_id(), view.producer_epoch(), base,
-                                                 *commit, view.max_timestamp());
+  const std::optional<protocol::Marker> marker = protocol::parse_marker(batch);
+  if (!marker) return Status::Ok();
+  const CompletedTxn t =
+      producers_.apply_marker(view.producer_id(), view.producer_epoch(), base, marker->commit,
+                              view.max_timestamp(), marker->coordinator_epoch);
   publish_txn_state_locked();
   if (!t.aborted) return Status::Ok();
   // The batch was just written to the active segment.
@@ -205,7 +206,7 @@ Result<PartitionLog::AppendInfo> PartitionLog::append_marker(int64_t producer_id
     if (replicated_ && !leading_) {
       return Status(Errc::invalid_argument, "log " + dir_ + " is not the leader's replica");
     }
-    ProducerCheckResult check = producers_.check_marker(producer_id, epoch);
+    ProducerCheckResult check = producers_.check_marker(producer_id, epoch, coordinator_epoch);
     if (check.kind != ProducerCheck::ok) {
       out.producer_check = check.kind;
       out.leader_epoch = leader_epoch();

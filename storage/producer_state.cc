@@ -13,7 +13,9 @@ namespace strata::storage {
 namespace {
 
 constexpr std::string_view kSnapshotSuffix = ".snapshot";
-constexpr std::string_view kSnapshotMagic = "SPS2";
+constexpr std::string_view kSnapshotMagic = "SPS3";
+// Before coordinator epochs: no coordinator_epoch per producer. Still read (-1).
+constexpr std::string_view kSnapshotMagicV2 = "SPS2";
 // Before transactions: no txn_first_offset per producer. Still read (nothing was open then).
 constexpr std::string_view kSnapshotMagicV1 = "SPS1";
 constexpr size_t kSnapshotHeader = 4 + 4 + 8 + 4;  // magic, crc, offset, count
@@ -127,7 +129,8 @@ std::optional<int64_t> ProducerStateTable::first_open_txn_offset() const {
   return open_txns_.begin()->first;
 }
 
-ProducerCheckResult ProducerStateTable::check_marker(int64_t producer_id, int16_t epoch) const {
+ProducerCheckResult ProducerStateTable::check_marker(int64_t producer_id, int16_t epoch,
+                                                     int32_t coordinator_epoch) const {
   ProducerCheckResult r;
   const ProducerEntry* e = find(producer_id);
   if (e != nullptr && epoch < e->epoch) {
@@ -135,14 +138,21 @@ ProducerCheckResult ProducerStateTable::check_marker(int64_t producer_id, int16_
     r.message = "marker for producer " + std::to_string(producer_id) + " epoch " +
                 std::to_string(epoch) + " is older than the current epoch " +
                 std::to_string(e->epoch);
+  } else if (e != nullptr && coordinator_epoch < e->coordinator_epoch) {
+    r.kind = ProducerCheck::fenced_coordinator;
+    r.message = "marker for producer " + std::to_string(producer_id) + " from coordinator epoch " +
+                std::to_string(coordinator_epoch) + ", older than " +
+                std::to_string(e->coordinator_epoch) + " which wrote its last marker";
   }
   return r;
 }
 
 CompletedTxn ProducerStateTable::apply_marker(int64_t producer_id, int16_t epoch, int64_t offset,
-                                              bool commit, int64_t timestamp) {
+                                              bool commit, int64_t timestamp,
+                                              int32_t coordinator_epoch) {
   ProducerEntry& e = producers_[producer_id];
   e.producer_id = producer_id;
+  e.coordinator_epoch = coordinator_epoch;
   if (e.epoch != epoch) {
     e.clear_batches();
     e.epoch = epoch;
@@ -219,6 +229,7 @@ std::string ProducerStateTable::encode_snapshot(int64_t offset) const {
     put<int16_t>(out, e->epoch);
     put<int64_t>(out, e->last_timestamp);
     put<int64_t>(out, e->txn_first_offset);
+    put<int32_t>(out, e->coordinator_epoch);
     put<int8_t>(out, static_cast<int8_t>(e->count));
     for (int i = 0; i < e->count; ++i) {
       const ProducerBatchMeta& m = e->batch(i);
@@ -240,11 +251,13 @@ Result<int64_t> ProducerStateTable::decode_snapshot(std::string_view bytes) {
     return Result<int64_t>(Errc::corruption, "producer snapshot: " + why);
   };
   if (bytes.size() < kSnapshotHeader ||
-      (bytes.substr(0, 4) != kSnapshotMagic && bytes.substr(0, 4) != kSnapshotMagicV1)) {
+      (bytes.substr(0, 4) != kSnapshotMagic && bytes.substr(0, 4) != kSnapshotMagicV2 &&
+       bytes.substr(0, 4) != kSnapshotMagicV1)) {
     return bad("bad magic or too short");
   }
   const bool v1 = bytes.substr(0, 4) == kSnapshotMagicV1;
-  const size_t entry_header = kEntryHeader + (v1 ? 0 : 8);
+  const bool v3 = bytes.substr(0, 4) == kSnapshotMagic;
+  const size_t entry_header = kEntryHeader + (v1 ? 0 : 8) + (v3 ? 4 : 0);
   const auto* begin = reinterpret_cast<const uint8_t*>(bytes.data());
   const uint8_t* end = begin + bytes.size();
   const uint8_t* p = begin + 4;
@@ -261,6 +274,7 @@ Result<int64_t> ProducerStateTable::decode_snapshot(std::string_view bytes) {
     e.epoch = get<int16_t>(p);
     e.last_timestamp = get<int64_t>(p);
     if (!v1) e.txn_first_offset = get<int64_t>(p);
+    if (v3) e.coordinator_epoch = get<int32_t>(p);
     const int8_t n = get<int8_t>(p);
     if (n < 0 || n > kProducerBatchesToRetain) return bad("bad batch count");
     if (static_cast<size_t>(end - p) < kBatchSize * static_cast<size_t>(n)) {

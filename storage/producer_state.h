@@ -24,13 +24,15 @@
 // headers after it (rebuild()).
 //
 // Snapshot file format (all integers big-endian), written atomically (write_file_atomically):
-//   magic   "SPS2"      4 bytes ("SPS1": the same without txn_first_offset; still read)
+//   magic   "SPS3"      4 bytes ("SPS2": without coordinator_epoch, "SPS1": without
+//                       txn_first_offset either; both still read)
 //   crc     uint32      CRC-32C of everything after this field
 //   offset  int64       the snapshot's offset (also in the file name)
 //   count   int32       number of producers
 //   per producer:
 //     producer_id int64, epoch int16, last_timestamp int64, txn_first_offset int64 (-1: no open
-//     transaction; SPS2 only), batch_count int8 (0..5), then per batch
+//     transaction; SPS2+), coordinator_epoch int32 (-1: no marker yet; SPS3), batch_count int8
+//     (0..5), then per batch
 //     (oldest first): first_seq int32, last_seq int32, first_offset int64, last_offset int64,
 //     timestamp int64
 // Unlike Kafka's snapshot (last batch only) all 5 retained batches are stored, so a retry of any of
@@ -84,6 +86,9 @@ struct ProducerEntry {
   int64_t last_timestamp = -1;
   // First offset of the producer's open transaction; -1 when none is open.
   int64_t txn_first_offset = -1;
+  // The coordinator epoch of its last COMMIT/ABORT marker (-1: none): a marker from an older
+  // coordinator (one deposed since) is refused (Kafka's TRANSACTION_COORDINATOR_FENCED).
+  int32_t coordinator_epoch = -1;
   // Ring of the newest batches; batch(0) is the oldest retained.
   std::array<ProducerBatchMeta, kProducerBatchesToRetain> ring{};
   uint8_t head = 0;   // index of the oldest
@@ -99,10 +104,11 @@ struct ProducerEntry {
 
 // The decision for one incoming batch.
 enum class ProducerCheck : uint8_t {
-  ok,            // append it
-  duplicate,     // a retry of a retained batch: do not append; answer with dup_* offsets
-  out_of_order,  // sequence gap, or a new epoch not starting at sequence 0
-  stale_epoch,   // epoch lower than the producer's current one
+  ok,                  // append it
+  duplicate,           // a retry of a retained batch: do not append; answer with dup_* offsets
+  out_of_order,        // sequence gap, or a new epoch not starting at sequence 0
+  stale_epoch,         // epoch lower than the producer's current one
+  fenced_coordinator,  // a marker from a coordinator epoch older than the last marker's
 };
 
 // A transaction ended by a marker (Kafka's CompletedTxn + the LSO recorded with an abort).
@@ -134,13 +140,15 @@ class ProducerStateTable {
   // (also used when replaying the log at recovery, like Kafka's replication origin).
   // A batch with `transactional` set opens a transaction at first_offset if none is open.
   void apply(const ProducerBatch& b, int64_t first_offset, bool transactional = false);
-  // A marker's epoch check: ok, or stale_epoch when `epoch` is below the producer's (Kafka's
-  // appendEndTxnMarker). An unknown producer is ok.
-  ProducerCheckResult check_marker(int64_t producer_id, int16_t epoch) const;
-  // Records a COMMIT/ABORT marker at `offset` (no validation): the producer takes `epoch` and its
-  // open transaction ends. Returns the completed transaction.
+  // A marker's checks (Kafka's appendEndTxnMarker): stale_epoch when `epoch` is below the
+  // producer's, fenced_coordinator when `coordinator_epoch` is below the one of its last marker,
+  // else ok. An unknown producer is ok.
+  ProducerCheckResult check_marker(int64_t producer_id, int16_t epoch,
+                                   int32_t coordinator_epoch) const;
+  // Records a COMMIT/ABORT marker at `offset` (no validation): the producer takes `epoch` and
+  // `coordinator_epoch` and its open transaction ends. Returns the completed transaction.
   CompletedTxn apply_marker(int64_t producer_id, int16_t epoch, int64_t offset, bool commit,
-                            int64_t timestamp);
+                            int64_t timestamp, int32_t coordinator_epoch);
   // The smallest first offset of an open transaction; nullopt when none is open.
   std::optional<int64_t> first_open_txn_offset() const;
   size_t open_txn_count() const { return open_txns_.size(); }

@@ -1,8 +1,8 @@
 // DescribeProducers (61) v0: the active producers of each partition's log — what an operator needs
 // to find a hanging transaction (one whose first offset holds the last stable offset) and abort it
 // with WriteTxnMarkers. READ on the topic (else TOPIC_AUTHORIZATION_FAILED for its partitions);
-// answered by the partition's leader (NOT_LEADER_OR_FOLLOWER elsewhere in cluster mode). The
-// coordinator epoch of a producer's last marker is not kept by the producer state: -1.
+// answered by the partition's leader (NOT_LEADER_OR_FOLLOWER elsewhere in cluster mode), with the
+// coordinator epoch of each producer's last marker (-1: none yet).
 #include "protocol/messages/describe_producers.h"
 
 #include "broker/cluster/cluster_node.h"
@@ -46,7 +46,7 @@ void describe_producers(RequestContext& ctx, protocol::Reader& body) {
         const storage::ProducerBatchMeta* last = e.last();
         s.last_sequence = last ? last->last_seq : -1;
         s.last_timestamp = e.last_timestamp;
-        s.coordinator_epoch = -1;
+        s.coordinator_epoch = e.coordinator_epoch;
         s.current_txn_start_offset = e.txn_first_offset;
       }
     }

@@ -84,6 +84,8 @@ ErrorCode append_error(const PartitionAppend& a) {
       return ErrorCode::out_of_order_sequence_number;
     case storage::ProducerCheck::stale_epoch:
       return ErrorCode::invalid_producer_epoch;
+    case storage::ProducerCheck::fenced_coordinator:  // markers only
+      return ErrorCode::transaction_coordinator_fenced;
     case storage::ProducerCheck::ok:
     case storage::ProducerCheck::duplicate:
       break;

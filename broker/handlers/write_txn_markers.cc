@@ -11,8 +11,8 @@
 // marker is in the leader's log — in a cluster once the high watermark passed it in the same
 // leader term, as Kafka appends markers with acks=all (else NOT_LEADER_OR_FOLLOWER, or
 // REQUEST_TIMED_OUT after 10 s): a coordinator that completes a transaction must not lose a marker
-// to a leader change. The coordinator epoch is written into the marker, not checked (no
-// TRANSACTION_COORDINATOR_FENCED yet).
+// to a leader change. A coordinator epoch below the one of the producer's last marker on the
+// partition is TRANSACTION_COORDINATOR_FENCED (a deposed coordinator; nothing written).
 #include "protocol/messages/write_txn_markers.h"
 
 #include <spdlog/spdlog.h>
@@ -111,6 +111,10 @@ ErrorCode write_one(RequestContext& ctx,
   }
   if (r->producer_check == storage::ProducerCheck::stale_epoch) {
     return ErrorCode::invalid_producer_epoch;
+  }
+  if (r->producer_check == storage::ProducerCheck::fenced_coordinator) {
+    spdlog::info("WriteTxnMarkers {}-{}: {}", topic_name, partition, r->producer_message);
+    return ErrorCode::transaction_coordinator_fenced;
   }
   spdlog::log(ctx.svc.cluster ? spdlog::level::debug : spdlog::level::info,
               "WriteTxnMarkers: {} marker of producer {} epoch {} written to {}-{} by {}",

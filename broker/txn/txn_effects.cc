@@ -40,8 +40,9 @@ bool BrokerTxnEffects::write_marker(const TopicPartition& tp, int64_t producer_i
                   producer_id, tp.first, tp.second, r.status().to_string());
     return r.status().code() == Errc::not_found;
   }
-  if (r->producer_check == storage::ProducerCheck::stale_epoch) {
-    // A newer epoch already wrote there (this transaction was fenced): nothing to end.
+  if (r->producer_check == storage::ProducerCheck::stale_epoch ||
+      r->producer_check == storage::ProducerCheck::fenced_coordinator) {
+    // A newer epoch (or coordinator) already wrote there: nothing to end.
     spdlog::warn("{} marker of producer {} epoch {} for {}-{} refused: {}",
                  commit ? "COMMIT" : "ABORT", producer_id, epoch, tp.first, tp.second,
                  r->producer_message);

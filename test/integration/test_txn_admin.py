@@ -113,10 +113,10 @@ def describe_producers(conn, topic, partitions):
     return {p[0]: (p[1], p[3]) for _, ps in topics for p in ps}
 
 
-def write_txn_marker_v0(conn, topic, partition, pid, epoch, commit=False):
+def write_txn_marker_v0(conn, topic, partition, pid, epoch, commit=False, coordinator_epoch=0):
     body = u.array32([struct.pack(">qhb", pid, epoch, 1 if commit else 0) +
                       u.array32([u.str16(topic) + u.array32([struct.pack(">i", partition)])]) +
-                      struct.pack(">i", 0)])
+                      struct.pack(">i", coordinator_epoch)])
     r = conn.request(27, 0, body)
     markers = r.array(lambda: (r.i64(), r.array(lambda: (r.str16(), r.array(
         lambda: (r.i32(), r.i16()))))))
@@ -217,7 +217,9 @@ class TxnAdmin(itutil.BrokerTestCase):
         self.assertEqual(mine[1]["current_txn_start_offset"], 0)
         self.assertEqual(mine[0]["producer_epoch"], 0)
         self.assertEqual(mine[0]["last_sequence"], 4)  # 5 records of this producer
-        self.assertEqual(mine[0]["coordinator_epoch"], -1)
+        # The coordinator epoch of the producer's last marker: the single node's 0; none yet: -1.
+        self.assertEqual(mine[0]["coordinator_epoch"], 0)
+        self.assertEqual(mine[1]["coordinator_epoch"], -1)
         one = cli(self.broker.bootstrap, "txn", "producers", t, "--partition", "1")["producers"]
         self.assertEqual({pr["partition"] for pr in one}, {1})
 
@@ -295,6 +297,17 @@ class TxnAdmin(itutil.BrokerTestCase):
             self.assertEqual(describe_producers(conn, "no-such-topic", [0]),
                              {0: (E_UNKNOWN_TOPIC_OR_PARTITION, [])})
             self.assertEqual(write_txn_marker_v0(conn, t, 5, 1, 0), E_UNKNOWN_TOPIC_OR_PARTITION)
+            # Coordinator epochs: a marker from an older coordinator than the producer's last
+            # marker is TRANSACTION_COORDINATOR_FENCED (52) and writes nothing; DescribeProducers
+            # reports the epoch of the last marker.
+            pid = 424242
+            self.assertEqual(write_txn_marker_v0(conn, t, 0, pid, 0, coordinator_epoch=5), 0)
+            end = describe_producers(conn, t, [0])
+            self.assertEqual([q["coordinator_epoch"] for q in end[0][1] if q["producer_id"] == pid],
+                             [5])
+            self.assertEqual(write_txn_marker_v0(conn, t, 0, pid, 0, coordinator_epoch=4), 52)
+            self.assertEqual(describe_producers(conn, t, [0]), end, "nothing was written")
+            self.assertEqual(write_txn_marker_v0(conn, t, 0, pid, 0, coordinator_epoch=5), 0)
             self.assertEqual(write_txn_marker_v1(conn, "no-such-topic", 0, 1, 0),
                              E_UNKNOWN_TOPIC_OR_PARTITION)
         err = cli(self.broker.bootstrap, "txn", "describe", "no-such-tid", expect=1)

@@ -53,6 +53,7 @@ struct ModelBatch {
   bool transactional = false;
   bool marker = false;
   bool commit = false;
+  int32_t coordinator_epoch = -1;  // markers
 };
 
 // Kafka's rules replayed over the surviving batches.
@@ -60,11 +61,13 @@ struct Model {
   std::vector<ModelBatch> batches;
   std::map<int64_t, int64_t> open;  // pid -> first offset of its open transaction
   std::map<int64_t, int16_t> epoch;
+  std::map<int64_t, int32_t> coordinator;  // pid -> coordinator epoch of its last marker
   std::vector<AbortedTxn> aborted;
 
   void replay() {
     open.clear();
     epoch.clear();
+    coordinator.clear();
     aborted.clear();
     for (const ModelBatch& b : batches) {
       if (b.pid < 0) continue;
@@ -75,6 +78,7 @@ struct Model {
       }
       const int64_t first = open.count(b.pid) ? open[b.pid] : b.base;
       open.erase(b.pid);
+      coordinator[b.pid] = b.coordinator_epoch;
       int64_t lso = b.base + 1;
       for (const auto& [p, f] : open) lso = std::min(lso, f);
       if (!b.commit) aborted.push_back({b.pid, first, b.base, lso});
@@ -108,6 +112,8 @@ void check_against_model(const PartitionLog& log, const Model& m, std::mt19937& 
     auto e = log.producer_state(pid);
     const int64_t expect = m.open.count(pid) ? m.open.at(pid) : -1;
     ASSERT_EQ(e ? e->txn_first_offset : -1, expect) << "producer " << pid;
+    const int32_t coordinator = m.coordinator.count(pid) ? m.coordinator.at(pid) : -1;
+    ASSERT_EQ(e ? e->coordinator_epoch : -1, coordinator) << "producer " << pid;
   }
   const int64_t end = log.log_end_offset();
   ASSERT_EQ(log.aborted_transactions(0, end + 1), m.query(0, end + 1));
@@ -166,13 +172,22 @@ void run_model(uint32_t seed) {
       ASSERT_TRUE(r.ok());
       ASSERT_EQ(r->producer_check, ProducerCheck::ok) << r->producer_message;
       m.batches.push_back({r->base_offset, r->last_offset, pid, epoch, txn, false, false});
-    } else if (op < 78) {  // COMMIT / ABORT, sometimes with an epoch bump (a fenced producer)
+    } else if (op < 78) {  // COMMIT / ABORT, sometimes with an epoch bump (a fenced producer), from
+                           // the current coordinator, a newer one, or a deposed one (fenced)
       const bool commit = rng() % 2 == 0;
       const int16_t e = static_cast<int16_t>(epoch + (rng() % 5 == 0 ? 1 : 0));
-      auto r = log->append_marker(pid, e, 7, commit, 2000);
+      const int32_t last = m.coordinator.count(pid) ? m.coordinator[pid] : -1;
+      const int32_t ce = std::max<int32_t>(0, last + static_cast<int32_t>(rng() % 3) - 1);
+      const int64_t end = log->log_end_offset();
+      auto r = log->append_marker(pid, e, ce, commit, 2000);
       ASSERT_TRUE(r.ok());
+      if (ce < last) {
+        ASSERT_EQ(r->producer_check, ProducerCheck::fenced_coordinator);
+        ASSERT_EQ(log->log_end_offset(), end);
+        continue;
+      }
       ASSERT_EQ(r->producer_check, ProducerCheck::ok);
-      m.batches.push_back({r->base_offset, r->last_offset, pid, e, true, true, commit});
+      m.batches.push_back({r->base_offset, r->last_offset, pid, e, true, true, commit, ce});
       m.replay();
     } else if (op < 84) {  // a marker from an older epoch is refused, nothing written
       if (epoch == 0) continue;
@@ -358,10 +373,18 @@ TEST(TxnProducerSnapshot, OldFormatStillLoadsAndOpenTransactionsSurvive) {
   EXPECT_EQ(t.find(9)->epoch, 3);
   EXPECT_EQ(t.find(9)->txn_first_offset, -1);
 
-  // The new format keeps an open transaction.
+  EXPECT_EQ(t.find(9)->coordinator_epoch, -1);
+
+  // The new format keeps an open transaction and the coordinator epoch of the last marker.
+  t.apply_marker(9, 3, 45, true, 90, 6);
+  EXPECT_EQ(t.check_marker(9, 3, 5).kind, ProducerCheck::fenced_coordinator);
+  EXPECT_EQ(t.check_marker(9, 2, 7).kind, ProducerCheck::stale_epoch) << "the epoch comes first";
+  EXPECT_EQ(t.check_marker(9, 3, 6).kind, ProducerCheck::ok);
   t.apply(ProducerBatch{9, 3, 0, 1, 100}, 50, /*transactional=*/true);
   ProducerStateTable u;
   ASSERT_TRUE(u.decode_snapshot(t.encode_snapshot(52)).ok());
+  EXPECT_EQ(u.find(9)->coordinator_epoch, 6);
+  EXPECT_EQ(u.check_marker(9, 3, 5).kind, ProducerCheck::fenced_coordinator);
   EXPECT_EQ(u.find(9)->txn_first_offset, 50);
   EXPECT_EQ(u.first_open_txn_offset(), 50);
   // An open transaction is not expired (it holds the LSO until its marker).
