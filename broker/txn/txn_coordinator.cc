@@ -205,10 +205,15 @@ bool TxnCoordinator::complete(Entry& e, std::function<void()> done) {
   const TxnMetadata& m = e.sm.metadata();
   const bool commit = m.state == TxnState::prepare_commit;
   bool all = true;
+  std::vector<TopicPartition> todo;
   for (const auto& tp : m.partitions) {
-    if (e.markers_done.count(tp)) continue;
-    if (effects_.write_marker(tp, m.producer_id, m.producer_epoch, commit, e.coordinator_epoch)) {
-      e.markers_done.insert(tp);
+    if (!e.markers_done.count(tp)) todo.push_back(tp);
+  }
+  const std::vector<bool> written =
+      effects_.write_markers(todo, m.producer_id, m.producer_epoch, commit, e.coordinator_epoch);
+  for (size_t i = 0; i < todo.size(); ++i) {
+    if (i < written.size() && written[i]) {
+      e.markers_done.insert(todo[i]);
     } else {
       all = false;
     }

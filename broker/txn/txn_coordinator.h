@@ -66,6 +66,18 @@ class TxnEffects {
   // `coordinator_epoch`: the epoch of the coordinator writing it (0 on a single node).
   virtual bool write_marker(const TopicPartition& tp, int64_t producer_id, int16_t epoch,
                             bool commit, int32_t coordinator_epoch) = 0;
+  // The same for several partitions at once (a cluster sends one request per leader); result i
+  // is write_marker's answer for tps[i].
+  virtual std::vector<bool> write_markers(const std::vector<TopicPartition>& tps,
+                                          int64_t producer_id, int16_t epoch, bool commit,
+                                          int32_t coordinator_epoch) {
+    std::vector<bool> out;
+    out.reserve(tps.size());
+    for (const auto& tp : tps) {
+      out.push_back(write_marker(tp, producer_id, epoch, commit, coordinator_epoch));
+    }
+    return out;
+  }
   // Commits a committed transaction's (of `producer_id`) offsets for `group`; `done` runs once
   // they are durable (or failed), possibly on another thread.
   virtual void commit_offsets(const std::string& group, int64_t producer_id,

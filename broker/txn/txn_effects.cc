@@ -23,7 +23,7 @@ BrokerTxnEffects::~BrokerTxnEffects() = default;
 
 bool BrokerTxnEffects::write_marker(const TopicPartition& tp, int64_t producer_id, int16_t epoch,
                                     bool commit, int32_t coordinator_epoch) {
-  if (cluster_) return write_remote_marker(tp, producer_id, epoch, commit, coordinator_epoch);
+  if (cluster_) return write_remote_markers({tp}, producer_id, epoch, commit, coordinator_epoch)[0];
   auto topic = topics_.find(tp.first);
   storage::PartitionLog* log = topic ? topic->partition(tp.second) : nullptr;
   if (!log) {
@@ -50,68 +50,95 @@ bool BrokerTxnEffects::write_marker(const TopicPartition& tp, int64_t producer_i
   return true;
 }
 
-bool BrokerTxnEffects::write_remote_marker(const TopicPartition& tp, int64_t producer_id,
-                                           int16_t epoch, bool commit, int32_t coordinator_epoch) {
-  const char* kind = commit ? "COMMIT" : "ABORT";
-  auto s = cluster_->snapshot();
-  const auto* part = s->partition(tp.first, tp.second);
-  if (!part) {
-    spdlog::warn("{} marker of producer {} for {}-{}: the partition no longer exists", kind,
-                 producer_id, tp.first, tp.second);
-    return true;
+std::vector<bool> BrokerTxnEffects::write_markers(const std::vector<TopicPartition>& tps,
+                                                  int64_t producer_id, int16_t epoch, bool commit,
+                                                  int32_t coordinator_epoch) {
+  if (!cluster_) {
+    return TxnEffects::write_markers(tps, producer_id, epoch, commit, coordinator_epoch);
   }
-  const int32_t leader = part->state.leader;
-  auto b = s->brokers.find(leader);
-  if (leader < 0 || b == s->brokers.end()) {
-    spdlog::warn("{} marker of producer {} for {}-{}: no live leader yet; retried", kind,
-                 producer_id, tp.first, tp.second);
-    return false;
-  }
-  failpoint("txn.write_marker");
-  protocol::WriteTxnMarkersRequest req;
-  auto& m = req.markers.emplace_back();
-  m.producer_id = producer_id;
-  m.producer_epoch = epoch;
-  m.transaction_result = commit;
-  m.coordinator_epoch = coordinator_epoch;
-  auto& t = m.topics.emplace_back();
-  t.name = tp.first;
-  t.partition_indexes.push_back(tp.second);
+  return write_remote_markers(tps, producer_id, epoch, commit, coordinator_epoch);
+}
 
-  std::lock_guard l(conn_mu_);
-  auto conn = connection(leader, b->second.host, b->second.port);
-  if (!conn.ok()) {
-    spdlog::warn("{} marker of producer {} for {}-{}: broker {} unreachable ({}); retried", kind,
-                 producer_id, tp.first, tp.second, leader, conn.status().to_string());
-    return false;
-  }
-  auto r = (*conn)->call<protocol::WriteTxnMarkersRequest, protocol::WriteTxnMarkersResponse>(req);
-  if (!r.ok()) {
-    spdlog::warn("{} marker of producer {} for {}-{} to broker {} failed: {}; retried", kind,
-                 producer_id, tp.first, tp.second, leader, r.status().to_string());
-    connections_.erase(leader);
-    return false;
-  }
-  protocol::ErrorCode err = protocol::ErrorCode::unknown_server_error;
-  for (const auto& mr : r->msg.markers) {
-    for (const auto& tr : mr.topics) {
-      for (const auto& pr : tr.partitions) err = pr.error_code;
+std::vector<bool> BrokerTxnEffects::write_remote_markers(const std::vector<TopicPartition>& tps,
+                                                         int64_t producer_id, int16_t epoch,
+                                                         bool commit, int32_t coordinator_epoch) {
+  const char* kind = commit ? "COMMIT" : "ABORT";
+  std::vector<bool> out(tps.size(), false);
+  auto s = cluster_->snapshot();
+  // One request per leader, answered once all its partitions replicated the marker.
+  std::map<int32_t, std::vector<size_t>> by_leader;
+  for (size_t i = 0; i < tps.size(); ++i) {
+    const auto* part = s->partition(tps[i].first, tps[i].second);
+    if (!part) {
+      spdlog::warn("{} marker of producer {} for {}-{}: the partition no longer exists", kind,
+                   producer_id, tps[i].first, tps[i].second);
+      out[i] = true;
+    } else if (part->state.leader < 0 || !s->brokers.count(part->state.leader)) {
+      spdlog::warn("{} marker of producer {} for {}-{}: no live leader yet; retried", kind,
+                   producer_id, tps[i].first, tps[i].second);
+    } else {
+      by_leader[part->state.leader].push_back(i);
     }
   }
-  switch (err) {
-    case protocol::ErrorCode::none:
-      return true;
-    case protocol::ErrorCode::unknown_topic_or_partition:      // deleted meanwhile
-    case protocol::ErrorCode::invalid_producer_epoch:          // a newer epoch wrote there: fenced
-    case protocol::ErrorCode::transaction_coordinator_fenced:  // a newer coordinator took over
-      spdlog::warn("{} marker of producer {} epoch {} for {}-{}: {}; nothing more to write", kind,
-                   producer_id, epoch, tp.first, tp.second, protocol::error_name(err));
-      return true;
-    default:
-      spdlog::warn("{} marker of producer {} for {}-{} to broker {}: {}; retried", kind,
-                   producer_id, tp.first, tp.second, leader, protocol::error_name(err));
-      return false;
+  if (by_leader.empty()) return out;
+  failpoint("txn.write_marker");
+  std::lock_guard l(conn_mu_);
+  for (const auto& [leader, idx] : by_leader) {
+    protocol::WriteTxnMarkersRequest req;
+    auto& m = req.markers.emplace_back();
+    m.producer_id = producer_id;
+    m.producer_epoch = epoch;
+    m.transaction_result = commit;
+    m.coordinator_epoch = coordinator_epoch;
+    for (size_t i : idx) {
+      if (m.topics.empty() || m.topics.back().name != tps[i].first) {
+        m.topics.emplace_back().name = tps[i].first;
+      }
+      m.topics.back().partition_indexes.push_back(tps[i].second);
+    }
+    const auto& b = s->brokers.at(leader);
+    auto conn = connection(leader, b.host, b.port);
+    if (!conn.ok()) {
+      spdlog::warn("{} markers of producer {}: broker {} unreachable ({}); retried", kind,
+                   producer_id, leader, conn.status().to_string());
+      continue;
+    }
+    auto r =
+        (*conn)->call<protocol::WriteTxnMarkersRequest, protocol::WriteTxnMarkersResponse>(req);
+    if (!r.ok()) {
+      spdlog::warn("{} markers of producer {} to broker {} failed: {}; retried", kind, producer_id,
+                   leader, r.status().to_string());
+      connections_.erase(leader);
+      continue;
+    }
+    std::map<TopicPartition, protocol::ErrorCode> got;
+    for (const auto& mr : r->msg.markers) {
+      for (const auto& tr : mr.topics) {
+        for (const auto& pr : tr.partitions) got[{tr.name, pr.partition_index}] = pr.error_code;
+      }
+    }
+    for (size_t i : idx) {
+      auto it = got.find(tps[i]);
+      const auto err = it == got.end() ? protocol::ErrorCode::unknown_server_error : it->second;
+      switch (err) {
+        case protocol::ErrorCode::none:
+          out[i] = true;
+          break;
+        case protocol::ErrorCode::unknown_topic_or_partition:      // deleted meanwhile
+        case protocol::ErrorCode::invalid_producer_epoch:          // a newer epoch wrote there
+        case protocol::ErrorCode::transaction_coordinator_fenced:  // a newer coordinator did
+          spdlog::warn("{} marker of producer {} epoch {} for {}-{}: {}; nothing more to write",
+                       kind, producer_id, epoch, tps[i].first, tps[i].second,
+                       protocol::error_name(err));
+          out[i] = true;
+          break;
+        default:
+          spdlog::warn("{} marker of producer {} for {}-{} to broker {}: {}; retried", kind,
+                       producer_id, tps[i].first, tps[i].second, leader, protocol::error_name(err));
+      }
+    }
   }
+  return out;
 }
 
 Result<client::Connection*> BrokerTxnEffects::connection(int32_t broker, const std::string& host,

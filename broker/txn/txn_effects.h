@@ -42,6 +42,8 @@ class BrokerTxnEffects : public TxnEffects {
   ~BrokerTxnEffects() override;
   bool write_marker(const TopicPartition& tp, int64_t producer_id, int16_t epoch, bool commit,
                     int32_t coordinator_epoch) override;
+  std::vector<bool> write_markers(const std::vector<TopicPartition>& tps, int64_t producer_id,
+                                  int16_t epoch, bool commit, int32_t coordinator_epoch) override;
   void commit_offsets(const std::string& group, int64_t producer_id,
                       std::vector<PendingOffset> offsets, std::function<void()> done) override;
   void abort_offsets(const std::string& group, int64_t producer_id) override;
@@ -52,8 +54,9 @@ class BrokerTxnEffects : public TxnEffects {
   PkTables& pk_tables_;
   group::GroupCoordinator& groups_;
   ProducerIdManager& producer_ids_;
-  bool write_remote_marker(const TopicPartition& tp, int64_t producer_id, int16_t epoch,
-                           bool commit, int32_t coordinator_epoch);
+  std::vector<bool> write_remote_markers(const std::vector<TopicPartition>& tps,
+                                         int64_t producer_id, int16_t epoch, bool commit,
+                                         int32_t coordinator_epoch);
   // Cluster: the group's coordinator (-1 = none now), and EndTxnOffsets sent to it (true = done).
   int32_t group_coordinator(const std::string& group);
   bool end_remote_offsets(const std::string& group, int64_t producer_id, bool commit,
