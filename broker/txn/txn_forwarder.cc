@@ -28,13 +28,14 @@ void TxnOffsetForwarder::stop() {
 void TxnOffsetForwarder::forward(protocol::TxnOffsetCommitRequest req, int16_t version, Done done) {
   {
     std::lock_guard l(mu_);
-    if (!stopping_) {
+    if (!stopping_ && jobs_.size() < kMaxQueued) {
       jobs_.push_back({std::move(req), version, std::move(done)});
       cv_.notify_one();
       return;
     }
   }
-  done(Status(Errc::shutting_down, "the broker is stopping"));
+  // Stopping, or too many waiting: answered at once (the client retries) rather than queued.
+  done(Status(Errc::unavailable, "the transaction offsets forwarder is busy or stopping"));
 }
 
 void TxnOffsetForwarder::run() {

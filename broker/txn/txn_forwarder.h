@@ -39,6 +39,9 @@ inline constexpr const char* kForwardClientId = "strata-txn-offsets-forward";
 class TxnOffsetForwarder {
  public:
   using Done = std::function<void(Result<protocol::TxnOffsetCommitResponse>)>;
+  // Requests waiting to be forwarded at most (a bound on what clients can make the broker hold);
+  // beyond it a request is answered COORDINATOR_NOT_AVAILABLE at once.
+  static constexpr size_t kMaxQueued = 1024;
   TxnOffsetForwarder(cluster::ClusterNode& cluster, TxnCoordinator& txns,
                      client::ClientSecurity security);
   ~TxnOffsetForwarder();
