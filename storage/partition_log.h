@@ -208,9 +208,10 @@ class PartitionLog {
   // value version 0 + coordinator_epoch). An epoch below the producer's current one is refused
   // with producer_check = stale_epoch, a coordinator epoch below the one of the producer's last
   // marker with fenced_coordinator (nothing written); otherwise the producer takes `epoch` and
-  // `coordinator_epoch` and its open transaction (if any) ends. An ABORT records (producer, first offset, marker offset,
-  // LSO) in the active segment's .txnindex, fsynced before returning; a failed index write takes
-  // the log offline (the next open re-derives the entry from the log). Errors as append().
+  // `coordinator_epoch` and its open transaction (if any) ends. An ABORT records (producer, first
+  // offset, marker offset, LSO) in the active segment's .txnindex, fsynced before returning; a
+  // failed index write takes the log offline (the next open re-derives the entry from the log).
+  // Errors as append().
   Result<AppendInfo> append_marker(int64_t producer_id, int16_t epoch, int32_t coordinator_epoch,
                                    bool commit, int64_t now_ms);
   // min(first offset of any open transaction, high watermark): read_committed consumers read
