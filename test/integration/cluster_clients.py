@@ -148,3 +148,33 @@ class ClusterClientCase(ClusterTestCase):
             return got
         finally:
             c.close()
+
+
+class SharedClusterCase(ClusterClientCase):
+    """One etcd and a 3-broker cluster for a whole test class (`cluster_props`: broker overrides);
+    a broker a test killed is started again before the next test."""
+    cluster_props = {}
+
+    @classmethod
+    def setUpClass(cls):
+        import cluster_harness
+        cls.etcd = cluster_harness.Etcd().start()
+        cls.cluster = cluster_harness.Cluster(3, etcd_endpoints=cls.etcd.endpoint,
+                                              extra_props=dict(cls.cluster_props)).start()
+        cls.cluster.wait_ready()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.cluster.cleanup()
+        cls.etcd.cleanup()
+
+    def shared(self):
+        return [self.etcd, self.cluster]
+
+    def setUp(self):
+        super().setUp()
+        for n in self.cluster.node_ids:  # a previous test's kill is healed before the next
+            if not self.cluster.alive(n):
+                self.cluster.start(n)
+        self.cluster.wait_ready()
+        self.wait_metadata(None, lambda md: len(md.brokers) == 3, "3 live brokers")

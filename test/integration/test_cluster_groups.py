@@ -22,7 +22,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cluster_harness  # noqa: E402
 import itutil  # noqa: E402
-from cluster_clients import DEADLINE, ClusterClientCase  # noqa: E402
+from cluster_clients import DEADLINE, SharedClusterCase  # noqa: E402
 from cluster_clients import coordinator_partition, find_coordinator  # noqa: E402
 from cluster_clients import admin as cluster_clients_admin  # noqa: E402
 
@@ -37,30 +37,13 @@ def offsets_partition(group):
     return coordinator_partition(group, OFFSETS_PARTITIONS)
 
 
-class ClusterGroupsTest(ClusterClientCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.etcd = cluster_harness.Etcd().start()
-        cls.cluster = cluster_harness.Cluster(3, etcd_endpoints=cls.etcd.endpoint, extra_props={
-            "offsets.topic.num.partitions": str(OFFSETS_PARTITIONS),
-            "offsets.topic.replication.factor": "3",
-            "default.replication.factor": "3",
-            "group.initial.rebalance.delay.ms": "0",
-        }).start()
-        cls.cluster.wait_ready()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.cluster.cleanup()
-        cls.etcd.cleanup()
-
-    def setUp(self):
-        super().setUp()
-        for n in self.cluster.node_ids:  # a previous test's kill is healed before the next
-            if not self.cluster.alive(n):
-                self.cluster.start(n)
-        self.cluster.wait_ready()
-        self.wait_metadata(None, lambda md: len(md.brokers) == 3, "3 live brokers")
+class ClusterGroupsTest(SharedClusterCase):
+    cluster_props = {
+        "offsets.topic.num.partitions": str(OFFSETS_PARTITIONS),
+        "offsets.topic.replication.factor": "3",
+        "default.replication.factor": "3",
+        "group.initial.rebalance.delay.ms": "0",
+    }
 
     # ------------------------------------------------------------------ helpers
 

@@ -13,8 +13,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cluster_harness  # noqa: E402
-from cluster_clients import DEADLINE, ClusterClientCase  # noqa: E402
+from cluster_clients import DEADLINE, SharedClusterCase  # noqa: E402
 from cluster_clients import coordinator_partition, find_coordinator  # noqa: E402
 from cluster_clients import admin as cluster_clients_admin  # noqa: E402
 
@@ -29,32 +28,15 @@ def find_txn_coordinator(port, key, key_type=1):
     return find_coordinator(port, key, key_type)
 
 
-class ClusterTransactionsTest(ClusterClientCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.etcd = cluster_harness.Etcd().start()
-        cls.cluster = cluster_harness.Cluster(3, etcd_endpoints=cls.etcd.endpoint, extra_props={
-            "transaction.state.log.num.partitions": str(TXN_PARTITIONS),
-            "transaction.state.log.replication.factor": "3",
-            "transaction.state.log.min.isr": "2",
-            "offsets.topic.num.partitions": "3",
-            "offsets.topic.replication.factor": "3",
-            "default.replication.factor": "3",
-        }).start()
-        cls.cluster.wait_ready()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.cluster.cleanup()
-        cls.etcd.cleanup()
-
-    def setUp(self):
-        super().setUp()
-        for n in self.cluster.node_ids:  # a previous test's kill is healed before the next
-            if not self.cluster.alive(n):
-                self.cluster.start(n)
-        self.cluster.wait_ready()
-        self.wait_metadata(None, lambda md: len(md.brokers) == 3, "3 live brokers")
+class ClusterTransactionsTest(SharedClusterCase):
+    cluster_props = {
+        "transaction.state.log.num.partitions": str(TXN_PARTITIONS),
+        "transaction.state.log.replication.factor": "3",
+        "transaction.state.log.min.isr": "2",
+        "offsets.topic.num.partitions": "3",
+        "offsets.topic.replication.factor": "3",
+        "default.replication.factor": "3",
+    }
 
     # ------------------------------------------------------------------ helpers
 
