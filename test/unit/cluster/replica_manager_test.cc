@@ -226,8 +226,12 @@ TEST(ReplicaManager, NewLeaderEpochAndFollowingAndDeletion) {
   // Leadership moves to broker 2: this broker follows (its fetcher retries an address that does
   // not answer), and no longer accepts writes.
   f.manager.load()->on_view(f.view("t", kId, {1, 2}, PartitionState{2, 2, {2, 1}, 2}));
+  // The change is applied in steps (writes refused first, then the fetcher and the epoch):
+  // wait for the last one.
   EXPECT_TRUE(eventually([&] {
-    return f.manager.load()->leader_check("t", 0, -1) == ErrorCode::not_leader_or_follower;
+    return f.manager.load()->leader_check("t", 0, -1) == ErrorCode::not_leader_or_follower &&
+           f.manager.load()->stats().following == 1u &&
+           f.manager.load()->leader_check("t", 0, 1) == ErrorCode::fenced_leader_epoch;
   }));
   EXPECT_EQ(f.manager.load()->stats().following, 1u);
   EXPECT_TRUE(f.manager.load()->stats().leading.empty());
