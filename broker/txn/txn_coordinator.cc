@@ -12,10 +12,6 @@
 namespace strata::broker::txn {
 
 namespace {
-bool is_prepare(TxnState s) {
-  return s == TxnState::prepare_commit || s == TxnState::prepare_abort;
-}
-bool is_open(TxnState s) { return s == TxnState::ongoing || is_prepare(s); }
 void run_all(std::vector<std::function<void()>>& fns) {
   for (auto& f : fns) f();
 }

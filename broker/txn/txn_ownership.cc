@@ -14,10 +14,6 @@
 namespace strata::broker::txn {
 
 namespace {
-bool is_prepare(TxnState s) {
-  return s == TxnState::prepare_commit || s == TxnState::prepare_abort;
-}
-bool is_open(TxnState s) { return s == TxnState::ongoing || is_prepare(s); }
 int64_t wall_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())

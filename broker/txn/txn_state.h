@@ -47,6 +47,12 @@ enum class TxnError {
 
 using TopicPartition = std::pair<std::string, int32_t>;
 
+inline bool is_prepare(TxnState s) {
+  return s == TxnState::prepare_commit || s == TxnState::prepare_abort;
+}
+// A transaction is open until its markers are written (Ongoing or Prepare*).
+inline bool is_open(TxnState s) { return s == TxnState::ongoing || is_prepare(s); }
+
 struct TxnMetadata {
   int64_t producer_id = -1;
   int16_t producer_epoch = -1;
