@@ -40,11 +40,6 @@ WriteResult PkState::write(const WriteInput& input, int64_t now_ms, const Append
   // when nothing of it got appended).
   const bool transactional = input.batch.is_transactional() && !input.batch.is_control();
   const int64_t producer_id = input.batch.producer_id();
-  if (transactional && options_.replicated) {
-    out.status = Status(Errc::unsupported,
-                        "transactional writes to a replicated primary-key table are not built yet");
-    return out;
-  }
   OpenTxn* txn = transactional ? &txns_[producer_id] : nullptr;
   Overlay& target = txn ? txn->batches : overlay_;
   auto rollback = [&](uint64_t id) {
@@ -86,6 +81,7 @@ WriteResult PkState::write(const WriteInput& input, int64_t now_ms, const Append
   }
   if (txn) {  // held until its marker (end_transaction)
     hold_in_txn_locked(producer_id, *txn, out.appended.base_offset);
+    txns_through_ = -1;  // replay steps are a follower's; a writer's transactions are its own
     return out;
   }
   if (!input.hold) {

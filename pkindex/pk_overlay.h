@@ -46,6 +46,11 @@ class Overlay {
     int32_t last_offset_delta = 0;
     std::unordered_map<std::string, Row> rows;  // by RocksDB key: the state after this batch
     std::vector<Op> ops;                        // in record order
+    // A transaction decided by its marker on a replicated leader, held at the marker's offset
+    // until the high watermark passes it: its ops (a COMMIT's rows) already carry their own
+    // records' offsets (not patched at apply), and its records begin at txn_first_offset (kept
+    // as the replay floor until it is applied). -1: an ordinary batch.
+    int64_t txn_first_offset = -1;
     bool is_appended() const { return base_offset >= 0; }
     int64_t last_offset() const { return base_offset + last_offset_delta; }
   };

@@ -150,8 +150,10 @@ int64_t PkState::log_end_for_state() const {
 }
 
 Status PkState::replay_range_locked(int64_t end) {
-  // From the oldest transaction open at the applied offset: its records are held again.
-  const int64_t from = std::min(applied_offset() + 1, txn_floor_);
+  // From the oldest transaction open at the applied offset, so its records are held again —
+  // unless an earlier step of this replay found them already.
+  const int64_t from = txns_through_ >= 0 ? std::max(applied_offset() + 1, txns_through_)
+                                          : std::min(applied_offset() + 1, txn_floor_);
   if (from >= end) return Status::Ok();
   if (from < log_.log_start_offset()) {
     return Status(Errc::corruption, path_ + ": state needs the log from offset " +
@@ -159,7 +161,9 @@ Status PkState::replay_range_locked(int64_t end) {
                                         std::to_string(log_.log_start_offset()));
   }
   return for_each_log_batch(from, end, [&](const protocol::RecordBatchView& batch) {
-    return replay_batch_locked(batch);
+    STRATA_RETURN_IF_ERROR(replay_batch_locked(batch));
+    txns_through_ = batch.base_offset() + batch.last_offset_delta() + 1;
+    return Status::Ok();
   });
 }
 
@@ -195,25 +199,33 @@ Status PkState::replay() {
 Status PkState::lead() {
   std::lock_guard wl(write_mu_);
   if (failed_) return Status(Errc::io_error, "primary-key state is offline after an I/O error");
-  overlay_.clear();
+  // From scratch: the open transactions are found again from the floor (records at or below the
+  // applied offset only rebuild them), what lies past the applied offset is held.
+  clear_pending_locked();
   leading_ = true;
   const int64_t end = log_.log_end_offset();
-  const int64_t from = applied_offset() + 1;
+  const int64_t applied = applied_offset();
+  const int64_t from = std::min(applied + 1, txn_floor_);
   if (from < log_.log_start_offset()) {
-    return Status(Errc::corruption, path_ + ": state at offset " + std::to_string(from - 1) +
-                                        " is behind the log start " +
+    return Status(Errc::corruption, path_ + ": state needs the log from offset " +
+                                        std::to_string(from) + " but it starts at " +
                                         std::to_string(log_.log_start_offset()));
   }
   Status st = for_each_log_batch(from, end, [&](const protocol::RecordBatchView& batch) {
-    return hold_changelog_locked(batch, batch.base_offset(), overlay_);
+    if (batch.base_offset() + batch.last_offset_delta() <= applied) {
+      return replay_batch_locked(batch);
+    }
+    return hold_batch_locked(batch);
   });
-  if (!st.ok()) overlay_.clear();
+  if (!st.ok()) clear_pending_locked();
   return st;
 }
 
 Status PkState::follow() {
   std::lock_guard wl(write_mu_);
-  overlay_.clear();
+  // Held batches and open transactions may lie past what the new leader has: found again from
+  // the floor by the next replay step.
+  clear_pending_locked();
   leading_ = false;
   return Status::Ok();
 }

@@ -258,10 +258,9 @@ Status PkState::heal_locked() {
   const int64_t hw = std::min(log_.high_watermark(), log_.log_end_offset());
   Status st = replay_range_locked(hw);
   if (st.ok() && (leading_ || !options_.replicated)) {
-    st = for_each_log_batch(std::max(hw, applied_offset() + 1), log_.log_end_offset(),
-                            [&](const protocol::RecordBatchView& batch) {
-                              return hold_changelog_locked(batch, batch.base_offset(), overlay_);
-                            });
+    st = for_each_log_batch(
+        std::max(hw, applied_offset() + 1), log_.log_end_offset(),
+        [&](const protocol::RecordBatchView& batch) { return hold_batch_locked(batch); });
   }
   if (!st.ok()) {
     clear_pending_locked();
@@ -274,19 +273,19 @@ Status PkState::heal_locked() {
 Status PkState::apply_front() {
   auto lk = read_lock();
   if (!lk) return Status(Errc::shutting_down, "primary-key state is closed");
-  Overlay::Batch& p = overlay_.front();
+  // Off the overlay first: the floor written with the applied offset no longer counts it.
+  Overlay::Batch p = std::move(overlay_.front());
+  overlay_.pop_front();
   rocksdb::WriteBatch wb;
   for (Overlay::Op& op : p.ops) {
     if (op.encoded.empty()) {
       wb.Delete(op.key);
     } else {
-      rf::patch_offset(op.encoded, p.base_offset + op.offset_delta);
+      if (p.txn_first_offset < 0) rf::patch_offset(op.encoded, p.base_offset + op.offset_delta);
       wb.Put(op.key, op.encoded);
     }
   }
-  STRATA_RETURN_IF_ERROR(write_applied(wb, p.last_offset()));
-  overlay_.pop_front();
-  return Status::Ok();
+  return write_applied(wb, p.last_offset());
 }
 
 Status PkState::apply_at(int64_t offset) {

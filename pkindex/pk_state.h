@@ -178,13 +178,15 @@ class PkState {
   // Batches computed but not applied (held, or a write in flight; not open transactions').
   size_t overlay_size() const;
 
-  // --- Transactions (pk_txn.cc; one node only: a replicated state refuses transactional batches
-  // with Errc::unsupported) ---
+  // --- Transactions (pk_txn.cc) ---
   // Ends `producer_id`'s transaction on this partition: `append` writes the marker
   // (PartitionLog::append_marker); once it is appended (producer_check ok) a COMMIT applies the
   // transaction's rows, each at its own record's offset, and an ABORT drops them, in the same
   // write-mutex hold (no write computes between the marker and the state change). A marker for a
-  // producer with nothing held here only advances the applied offset.
+  // producer with nothing held here only advances the applied offset. A replicated leader
+  // releases the transaction's keys at once but holds the decision as one overlay batch at the
+  // marker's offset (later writes compute on top of the committed rows), applied as the high
+  // watermark passes the marker; a follower meets the marker in the log it replays.
   using MarkerAppendFn = std::function<Result<storage::PartitionLog::AppendInfo>()>;
   Result<storage::PartitionLog::AppendInfo> end_transaction(int64_t producer_id, bool commit,
                                                             const MarkerAppendFn& append);
@@ -192,17 +194,19 @@ class PkState {
   size_t open_transactions() const;
   size_t locked_keys() const;
 
-  // --- Replication (Options::replicated; pk_replica.cc) ---
+  // --- Replication (Options::replicated; pk_replay.cc) ---
   // Only committed data (at or below the high watermark) is ever applied, on every replica, so a
   // lookup never sees a write a failover could take back, and a follower's truncation after a
   // leader change (always above the high watermark) needs no rollback of the state.
   // This replica now leads: the log's records past the applied offset — written by an earlier
   // leader, not yet committed — are loaded into the overlay as held batches (after-images, never
   // re-computed), so writes compute on top of them; apply_committed() applies them as the high
-  // watermark passes. Writes then go with WriteInput::hold.
+  // watermark passes. Transactions are found again from the floor: their batches are held in
+  // them (keys locked), markers past the applied offset decide them. Writes then go with
+  // WriteInput::hold.
   Status lead();
-  // This replica now follows: held batches are dropped (the log may be truncated under them; they
-  // are applied from the log once committed).
+  // This replica now follows: held batches and open transactions are dropped (the log may be
+  // truncated under them; they are found again and applied from the log once committed).
   Status follow();
   // The high watermark moved to `hw`: a leader applies its held batches below it, a follower
   // applies the log's changelog batches up to it. A no-op when called from inside this state's own
@@ -312,6 +316,13 @@ class PkState {
   Status end_txn_locked(int64_t producer_id, bool commit, int64_t marker_offset);
   // write_mu_ held: registers an appended batch of `txn` (first offset, key locks).
   void hold_in_txn_locked(int64_t producer_id, OpenTxn& txn, int64_t base_offset);
+  // write_mu_ held, replicated leader: the marker at `marker_offset` decided `producer_id`'s
+  // transaction: its keys are released and (COMMIT) its rows pushed onto the overlay as one
+  // batch at the marker's offset; an ABORT or a producer with nothing held pushes an empty one.
+  Status decide_held_txn_locked(int64_t producer_id, bool commit, int64_t marker_offset);
+  // write_mu_ held, replicated leader: one stored batch past the applied offset held as the
+  // leader holds its own writes (a transaction's batch in the transaction, a marker decided).
+  Status hold_batch_locked(const protocol::RecordBatchView& batch);
   // write_mu_ held: forgets the overlay and every open transaction (a failed apply, close).
   void clear_pending_locked();
   // The first offset of the oldest open transaction (INT64_MAX: none).
@@ -371,6 +382,10 @@ class PkState {
   // (INT64_MAX: none): replay starts at min(it, applied + 1), so an open transaction's records
   // below the applied offset are found again (guarded by write_mu_).
   int64_t txn_floor_ = std::numeric_limits<int64_t>::max();
+  // Replay has found every open transaction's records below this offset (a follower replays the
+  // log in steps: the next step starts here, not at the floor again); -1 when the open
+  // transactions must be found again from the floor (after open, lead(), follow(), a failure).
+  int64_t txns_through_ = -1;
   bool leading_ = false;  // replicated: lead() ran and no follow() since (guarded by write_mu_)
   std::atomic<int64_t> applied_offset_{-1};
   bool failed_ =

@@ -22,7 +22,15 @@ Result<storage::PartitionLog::AppendInfo> PkState::end_transaction(int64_t produ
   auto r = append();
   if (!r.ok() || r->producer_check != storage::ProducerCheck::ok) return r;
   // A replicated state applies markers with the rest of the log as the high watermark passes.
-  if (options_.replicated) return r;
+  if (options_.replicated) {
+    if (!leading_) return r;  // (the log refuses a follower's append: not reached)
+    if (Status st = decide_held_txn_locked(producer_id, commit, r->base_offset); !st.ok()) {
+      failed_ = true;  // the overlay and the log disagree on offsets: the state is unusable
+      clear_pending_locked();
+      return st;
+    }
+    return r;
+  }
   // Plain batches are applied at their append (one node): the overlay is empty here, and the
   // marker's offset follows everything applied.
   STRATA_RETURN_IF_ERROR(end_txn_locked(producer_id, commit, r->base_offset));
@@ -52,6 +60,45 @@ Status PkState::end_txn_locked(int64_t producer_id, bool commit, int64_t marker_
     txns_.erase(it);
   }
   return write_applied(wb, marker_offset);
+}
+
+Status PkState::decide_held_txn_locked(int64_t producer_id, bool commit, int64_t marker_offset) {
+  Overlay::Batch decided;
+  if (auto it = txns_.find(producer_id); it != txns_.end()) {
+    // Kept as the replay floor until the marker is applied, ABORT too: a marker above the high
+    // watermark may still be cut by a leader change, and the transaction is open again.
+    decided.txn_first_offset = it->second.first_offset;
+    for (Overlay::Batch& b : it->second.batches.batches()) {
+      for (Overlay::Op& op : b.ops) {
+        if (auto l = txn_locks_.find(op.key); l != txn_locks_.end() && l->second == producer_id) {
+          txn_locks_.erase(l);
+        }
+        if (!commit) continue;
+        if (!op.encoded.empty()) rf::patch_offset(op.encoded, b.base_offset + op.offset_delta);
+        decided.ops.push_back(std::move(op));
+      }
+      if (!commit) continue;
+      for (auto& [key, row] : b.rows) decided.rows[key] = std::move(row);  // newest batch wins
+    }
+    txns_.erase(it);
+  }
+  const uint64_t id = overlay_.push(std::move(decided));
+  return overlay_.appended(id, marker_offset);
+}
+
+Status PkState::hold_batch_locked(const protocol::RecordBatchView& batch) {
+  const int64_t pid = batch.producer_id();
+  if (batch.is_control() && pid >= 0) {
+    if (const std::optional<bool> commit = protocol::marker_type(batch.bytes())) {
+      return decide_held_txn_locked(pid, *commit, batch.base_offset());
+    }
+  } else if (batch.is_transactional()) {
+    OpenTxn& txn = txns_[pid];
+    STRATA_RETURN_IF_ERROR(hold_changelog_locked(batch, batch.base_offset(), txn.batches));
+    hold_in_txn_locked(pid, txn, batch.base_offset());
+    return Status::Ok();
+  }
+  return hold_changelog_locked(batch, batch.base_offset(), overlay_);
 }
 
 void PkState::hold_in_txn_locked(int64_t producer_id, OpenTxn& txn, int64_t base_offset) {
@@ -97,12 +144,17 @@ void PkState::clear_pending_locked() {
   overlay_.clear();
   txns_.clear();
   txn_locks_.clear();
+  txns_through_ = -1;
 }
 
 int64_t PkState::open_txn_floor_locked() const {
   int64_t floor = std::numeric_limits<int64_t>::max();
   for (const auto& [pid, txn] : txns_) {
     if (txn.first_offset >= 0) floor = std::min(floor, txn.first_offset);
+  }
+  // Committed on a replicated leader but not applied yet: a replay must find its records again.
+  for (const Overlay::Batch& b : overlay_.batches()) {
+    if (b.txn_first_offset >= 0) floor = std::min(floor, b.txn_first_offset);
   }
   return floor;
 }

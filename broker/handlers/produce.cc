@@ -248,7 +248,8 @@ class PendingAcks : public LongPoll<PendingAcks> {
 // check before KIP-890 — the producer's epoch and sequence (the log's producer state) — and a
 // batch that a client sends without AddPartitionsToTxn, or that arrives after its marker, opens a
 // transaction the coordinator does not know: it is aborted by the producer's next epoch or by an
-// operator (`strata txn abort`), as in Kafka 3.x.
+// operator (`strata txn abort`), as in Kafka 3.x (on a primary-key table its keys stay held
+// until then).
 std::pair<ErrorCode, std::string> append_transactional(RequestContext& ctx,
                                                        const std::optional<std::string>& txn_id,
                                                        const TopicEntry& topic, int32_t partition,
@@ -257,10 +258,6 @@ std::pair<ErrorCode, std::string> append_transactional(RequestContext& ctx,
   if (!txn_id || txn_id->empty()) {
     return {ErrorCode::invalid_record,
             "a transactional batch needs the request's transactional id"};
-  }
-  if (topic.pk_table && ctx.svc.cluster) {
-    return {ErrorCode::invalid_record,
-            "transactions on replicated primary-key tables are not supported yet"};
   }
   if (ctx.svc.cluster) {
     append();

@@ -235,7 +235,15 @@ Result<storage::PartitionLog::AppendInfo> PkTables::append_marker(
   if (!topic.pk_table) return write();
   auto state = get(topic, partition);
   if (!state.ok()) return state.status();
-  return (*state)->end_transaction(producer_id, commit, write);
+  auto r = (*state)->end_transaction(producer_id, commit, write);
+  if (replicated_ && r.ok()) {
+    // The high watermark may have moved inside the append (replication factor 1), where the
+    // state could not apply: apply now, before the marker's answer.
+    if (Status st = (*state)->apply_committed(log.high_watermark()); !st.ok()) {
+      spdlog::error("applying {}-{} after a marker: {}", topic.name, partition, st.to_string());
+    }
+  }
+  return r;
 }
 
 }  // namespace strata::broker

@@ -117,10 +117,11 @@ class ClusterClientCase(ClusterTestCase):
         return self.wait_metadata(topic, self.fully_in_sync(topic, partitions),
                                   "%s fully replicated" % topic)
 
-    def consume_all(self, topic, partitions, until, config=None):
+    def consume_all(self, topic, partitions, until, config=None, keyed=False):
         """Reads every partition from the beginning (assign(), no group) until each was read past
-        until[p] and reached its end. Returns {partition: [(offset, value)]}. `config`: more
-        consumer settings (isolation.level)."""
+        until[p] and reached its end. Returns {partition: [(offset, value)]} (value None for a
+        tombstone), [(offset, key, value)] when `keyed`. `config`: more consumer settings
+        (isolation.level)."""
         from confluent_kafka import Consumer, KafkaError, OFFSET_BEGINNING, TopicPartition
         c = Consumer(dict({"bootstrap.servers": self.cluster.bootstrap(),
                            "group.id": "strata-it-unused", "enable.auto.commit": False,
@@ -144,7 +145,9 @@ class ClusterClientCase(ClusterTestCase):
                     if last >= until.get(p, -1):
                         done.add(p)
                     continue
-                got[m.partition()].append((m.offset(), m.value().decode()))
+                value = m.value().decode() if m.value() is not None else None
+                got[m.partition()].append((m.offset(), m.key().decode(), value) if keyed else
+                                          (m.offset(), value))
             return got
         finally:
             c.close()

@@ -59,10 +59,11 @@ class ClusterTransactionsTest(SharedClusterCase):
             self.assertLess(time.time(), deadline, "FindCoordinator answers: %s" % answers)
             time.sleep(0.2)
 
-    def producer(self, txn_id):
+    def producer(self, txn_id, **conf):
         from confluent_kafka import Producer
-        p = Producer({"bootstrap.servers": self.cluster.bootstrap(), "transactional.id": txn_id,
-                      "transaction.timeout.ms": 60000, "linger.ms": 2})
+        p = Producer(dict({"bootstrap.servers": self.cluster.bootstrap(),
+                           "transactional.id": txn_id, "transaction.timeout.ms": 60000,
+                           "linger.ms": 2}, **conf))
         deadline = time.time() + DEADLINE
         while True:  # the first FindCoordinator creates __transaction_state
             try:
@@ -190,6 +191,83 @@ class ClusterTransactionsTest(SharedClusterCase):
         self.cluster.start(victim)
         self.cluster.wait_ready()
         self.check(topic, partitions, committed, aborted, 12)
+
+    def test_pk_table_transactions_across_a_leader_kill(self):
+        """Transactions on a replicated primary-key table (RF 3): committed rows reach Lookup on
+        the leaders, open and aborted ones never do; kill -9 of a partition's leader while a
+        transaction holds rows there: its successor finds the open transaction in the log it
+        replicated, the producer's commit applies it there, and later transactions compute on
+        top of it. A read_committed consumer of the table's changelog replays to the same rows."""
+        import json
+        import subprocess
+        from harness import wait_until
+        cli = os.environ.get("STRATA_CLI") or os.path.join(
+            os.path.dirname(os.environ["STRATA_BROKER"]), "..", "tools", "cli", "strata")
+        topic, partitions = "txn-pk", 3
+        self.create_topic(topic, partitions=partitions, rf=3,
+                          config={"table.type": "primary-key", "table.changelog.image": "full"})
+        keys = ["k%02d" % i for i in range(30)]
+        p = self.producer("pk-1", **{"partitioner": "murmur2_random"})  # the table's partitioner
+
+        def write(tag, deletes=()):
+            p.begin_transaction()
+            for k in keys:
+                p.produce(topic, key=k, value=None if k in deletes else "%s-%s" % (tag, k))
+            self.assertEqual(p.flush(DEADLINE), 0)
+            return {k: (None if k in deletes else "%s-%s" % (tag, k)) for k in keys}
+
+        def apply(model, rows):
+            for k, v in rows.items():
+                if v is None:
+                    model.pop(k, None)
+                else:
+                    model[k] = v
+
+        def lookup_all(node):
+            r = subprocess.run([cli, "-b", self.cluster.address(node), "-o", "json", "table",
+                                "get", topic] + keys, capture_output=True, text=True, timeout=60)
+            if r.returncode != 0:
+                return None
+            return {row["key"]: row["value"] for row in json.loads(r.stdout)["rows"]
+                    if row["found"]}
+
+        model = {}
+        rows = write("t1")
+        self.assertEqual(lookup_all(1), {}, "an open transaction is invisible")
+        self.assertTrue(self.end(p, True))
+        apply(model, rows)
+        wait_until(lambda: lookup_all(1) == model, DEADLINE, what="t1's rows on the leaders")
+        write("t2", deletes=keys[:10])
+        self.assertFalse(self.end(p, False))
+        self.assertEqual(lookup_all(2), model, "an aborted transaction changes nothing")
+
+        rows = write("t3", deletes=keys[:5])
+        md = self.wait_metadata(topic, lambda md: True, "metadata")
+        victim = self.partitions(md, topic)[0].leader
+        self.cluster.kill(victim)
+        if self.end(p, True):
+            apply(model, rows)
+        survivor = next(n for n in self.cluster.node_ids if n != victim)
+        self.wait_metadata(topic, lambda md: all(
+            x.leader not in (-1, victim) for x in self.partitions(md, topic).values()),
+            "new leaders away from broker %d" % victim)
+        wait_until(lambda: lookup_all(survivor) == model, DEADLINE,
+                   what="the transaction open at the kill decided on the new leader")
+        self.assertNotIn("k00", model, "t3 committed (it deleted k00)")
+        rows = write("t4", deletes=keys[20:])
+        self.assertTrue(self.end(p, True))
+        apply(model, rows)
+        wait_until(lambda: lookup_all(survivor) == model, DEADLINE, what="t4 on the new leaders")
+
+        self.cluster.start(victim)
+        self.cluster.wait_ready()
+        got = self.consume_all(topic, partitions, {}, {"isolation.level": "read_committed"},
+                               keyed=True)
+        replayed = {}
+        for q in range(partitions):
+            for _, k, v in got[q]:
+                apply(replayed, {k: v})
+        self.assertEqual(replayed, model, "read_committed changelog replay")
 
     def find(self, key, key_type):
         deadline = time.time() + DEADLINE

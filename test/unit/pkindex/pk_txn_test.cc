@@ -16,27 +16,19 @@
 #include <vector>
 
 #include "pkindex/pk_state.h"
-#include "protocol/pk/change_headers.h"
 #include "protocol/record/batch_builder.h"
-#include "protocol/record/record_reader.h"
-#include "storage/aborted_filter.h"
-#include "storage/log_scan.h"
 #include "storage/partition_log.h"
+#include "test/unit/pkindex/pk_txn_util.h"
 #include "test/unit/storage/test_util.h"
 
 namespace strata::pkindex {
 namespace {
 
-using protocol::Header;
-
 std::span<const uint8_t> bytes(const std::string& s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
-std::string str(std::span<const uint8_t> s) {
-  return {reinterpret_cast<const char*>(s.data()), s.size()};
-}
 
-using Rows = std::map<std::string, std::string>;
+using testing::Rows;
 struct Put {
   std::string key;
   std::optional<std::string> value;  // nullopt = delete
@@ -96,56 +88,7 @@ class PkTxnTest : public ::testing::Test {
     }
     return out;
   }
-  // A read_committed reading of the whole log, as a consumer of the table's changelog: below the
-  // LSO, aborted transactions' batches skipped. Every change is checked against the rows replayed
-  // so far (kind, before-image); returns the replayed rows.
-  Rows replay_committed() {
-    Rows rows;
-    const int64_t lso = log_->last_stable_offset();
-    const auto aborted = log_->aborted_transactions(0, lso);
-    Status st = storage::for_each_batch(
-        *log_, log_->log_start_offset(), lso, [&](const protocol::RecordBatchView& batch) {
-          if (batch.is_control()) return Status::Ok();
-          if (storage::in_aborted_transaction(aborted, batch)) return Status::Ok();
-          auto reader = protocol::RecordReader::open(batch);
-          EXPECT_TRUE(reader.ok());
-          protocol::Record r;
-          while (*reader->next(r)) {
-            const std::string key = str(*r.key);
-            std::string kind;
-            std::optional<std::string> before;
-            auto it = r.headers();
-            Header h;
-            while (it.next(h)) {
-              if (h.key == protocol::pk::kChangeHeader) kind = str(*h.value);
-              if (h.key == protocol::pk::kBeforeHeader) before = str(*h.value);
-            }
-            const auto cur = rows.find(key);
-            const int64_t offset = reader->offset_of(r);
-            if (kind == "insert") {
-              EXPECT_EQ(cur, rows.end()) << "insert of a present key at " << offset;
-              rows[key] = str(*r.value);
-            } else if (kind == "update") {
-              EXPECT_NE(cur, rows.end()) << "update of an absent key at " << offset;
-              if (cur != rows.end()) {
-                EXPECT_EQ(before, cur->second) << "before-image at " << offset;
-              }
-              rows[key] = str(*r.value);
-            } else if (kind == "delete") {
-              EXPECT_NE(cur, rows.end()) << "delete of an absent key at " << offset;
-              if (cur != rows.end()) {
-                EXPECT_EQ(before, cur->second) << "before-image at " << offset;
-              }
-              rows.erase(key);
-            } else {
-              EXPECT_EQ(kind, "none") << "at " << offset;
-            }
-          }
-          return Status::Ok();
-        });
-    EXPECT_TRUE(st.ok()) << st.to_string();
-    return rows;
-  }
+  Rows replay_committed() { return testing::replay_committed(*log_); }
 
   storage::testing::TempDir tmp_;
   PkEnvironment env_;
