@@ -19,6 +19,8 @@
 #include "broker/pk/pk_tables.h"
 #include "broker/pk/scan_sessions.h"
 #include "broker/quota/client_quotas.h"
+#include "broker/schema/registry_http.h"
+#include "broker/schema/schema_registry.h"
 #include "broker/security/acl_authorizer.h"
 #include "broker/security/sasl_authenticator.h"
 #include "broker/security/scram_admin.h"
@@ -405,11 +407,42 @@ Status Broker::start() {
     spdlog::info("metrics listening on {}{}", metrics_exporter_->url(),
                  config_.metrics_basic_auth_user.empty() ? "" : " (basic auth)");
   }
+  STRATA_RETURN_IF_ERROR(start_schema_registry());
   for (const auto& b : bound_) {
     spdlog::info("listening on {}://{}:{} ({}; cluster {}, node {}, {} topics)", b.name, b.host,
                  b.port, security_protocol_name(b.protocol), cluster_id(), config_.node_id,
                  topics_->list().size());
   }
+  return Status::Ok();
+}
+
+// The embedded Schema Registry (docs/schema-registry.md): its state is the replay of `_schemas`
+// (one partition, compacted, fsynced per write on a single node), loaded before it serves.
+Status Broker::start_schema_registry() {
+  if (config_.schema_registry_listener.empty()) return Status::Ok();
+  if (cluster_) {
+    spdlog::warn("schema.registry.listener: the Schema Registry is not served in cluster mode yet");
+    return Status::Ok();
+  }
+  auto addr = schema::parse_registry_listener(config_.schema_registry_listener);
+  if (!addr.ok()) return addr.status();
+  group::OffsetsTopicOptions so;
+  so.name = schema::kSchemasTopic;
+  so.partitions = 1;
+  so.commit_timeout_ms = config_.offsets_commit_timeout_ms;
+  schemas_journal_ =
+      std::make_unique<group::LogGroupJournal>(so, *topics_, watchers_, io_, cluster_.get());
+  schema_registry_ = std::make_unique<schema::SchemaRegistry>(*schemas_journal_);
+  STRATA_RETURN_IF_ERROR(schema_registry_->load());
+  if (schema_registry_->skipped_records() > 0) {
+    spdlog::warn("schema registry: skipped {} unreadable record(s) of {}",
+                 schema_registry_->skipped_records(), schema::kSchemasTopic);
+  }
+  auto server = schema::RegistryServer::start(*schema_registry_, *addr);
+  if (!server.ok()) return server.status();
+  registry_server_ = std::move(server.value());
+  spdlog::info("schema registry serving {} ({} subjects)", registry_server_->url(),
+               schema_registry_->subjects(false).size());
   return Status::Ok();
 }
 
@@ -455,6 +488,8 @@ void Broker::run() {
   authorizer_.reset();
   if (cluster_) cluster_->stop();  // fetchers stop writing, the lease goes: before logs close
   metrics_exporter_.reset();       // no scrape may read the services closed below
+  registry_server_.reset();        // no request may write `_schemas` past this
+  if (schemas_journal_) schemas_journal_->stop();
   if (group_journal_) group_journal_->stop();  // no partition load runs past this
   if (txn_journal_) txn_journal_->stop();
   if (txn_forwarder_) txn_forwarder_->stop();

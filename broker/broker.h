@@ -39,7 +39,11 @@ class Server;
 class ProducerIdManager;  // Idempotent producer
 class LogTasks;           // Retention and log cleaner threads
 class RequestDispatcher;
-class PkTables;      // primary-key tables (broker/pk/pk_tables.h)
+class PkTables;     // primary-key tables (broker/pk/pk_tables.h)
+namespace schema {  // the embedded Schema Registry (broker/schema/)
+class SchemaRegistry;
+class RegistryServer;
+}  // namespace schema
 namespace metrics {  // Prometheus metrics (broker/metrics/)
 class BrokerMetrics;
 class MetricsExporter;
@@ -100,6 +104,7 @@ class Broker {
 
  private:
   void schedule_flush();
+  Status start_schema_registry();
   void finish_shutdown();
   void drain_and_stop();
   void run_io_thread();
@@ -119,7 +124,10 @@ class Broker {
   std::unique_ptr<ProducerIdManager> producer_ids_;  // Idempotent producer
   // Transactions: single node only (null in cluster mode); reset before groups_ in run().
   std::unique_ptr<txn::TxnEffects> txn_effects_;
-  std::unique_ptr<group::LogGroupJournal> txn_journal_;  // __transaction_state
+  std::unique_ptr<group::LogGroupJournal> txn_journal_;      // __transaction_state
+  std::unique_ptr<group::LogGroupJournal> schemas_journal_;  // _schemas
+  std::unique_ptr<schema::SchemaRegistry> schema_registry_;
+  std::unique_ptr<schema::RegistryServer> registry_server_;
   std::unique_ptr<txn::TxnCoordinator> txns_;
   std::unique_ptr<txn::TxnOffsetForwarder> txn_forwarder_;  // cluster mode
   std::unique_ptr<quota::ClientQuotas> quotas_;             // client quotas

@@ -111,7 +111,7 @@ wait_for() {  # file, pattern, what[, timeout in 50 ms steps]
 }
 mkdir -p "$work/data"
 start_broker() {  # log file
-  "$BROKER" --override listeners=PLAINTEXT://127.0.0.1:0 --override metrics.listener=127.0.0.1:0 \
+  "$BROKER" --override listeners=PLAINTEXT://127.0.0.1:0 --override metrics.listener=127.0.0.1:0 --override schema.registry.listener=http://127.0.0.1:0 \
     --override "log.dirs=$work/data" >"$1" 2>&1 &
   broker_pid=$!
 }

@@ -25,7 +25,7 @@ fi
 data=$(mktemp -d "${TMPDIR:-/tmp}/strata-bench-compaction-XXXXXX")
 log=$data/broker.log
 overrides=(--override listeners=PLAINTEXT://127.0.0.1:0 --override "log.dirs=$data/logs"
-           --override metrics.listener=127.0.0.1:0
+           --override metrics.listener=127.0.0.1:0 --override schema.registry.listener=http://127.0.0.1:0
            --override log.cleaner.backoff.ms=200 --override log.roll.ms=500)
 if [[ -n ${CLEANER_RATE:-} ]]; then
   overrides+=(--override "log.cleaner.io.max.bytes.per.second=$CLEANER_RATE")

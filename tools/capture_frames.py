@@ -206,6 +206,7 @@ class Broker:
         args = [self.binary,
                 "--override", "listeners=PLAINTEXT://127.0.0.1:0",
                 "--override", "metrics.listener=127.0.0.1:0",
+                "--override", "schema.registry.listener=",
                 "--override", "advertised.listeners=PLAINTEXT://127.0.0.1:%d" % self.advertised_port,
                 "--override", "log.dirs=" + os.path.join(self.dir, "logs")]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

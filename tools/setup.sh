@@ -15,6 +15,8 @@ DEB_PACKAGES=(
   etcd-server etcd-client  # etcdctl: the harness self-test checks its etcd with it
   # real clients used by the integration tests
   kcat python3-kafka python3-confluent-kafka python3-lz4 python3-snappy python3-zstandard
+  # confluent-kafka's Schema Registry client and serializers (its Debian package lacks them)
+  python3-requests python3-jsonschema python3-protobuf
   # reference servers of tools/bench.sh (lookup benchmark)
   redis-server redis-tools
 )

@@ -9,6 +9,7 @@
 #include "broker/cluster/etcd_client.h"  // coordination.etcd.endpoints syntax
 #include "broker/config/security_config.h"
 #include "broker/metrics/exporter.h"      // metrics.listener syntax
+#include "broker/schema/registry_http.h"  // schema.registry.listener syntax
 #include "broker/security/scram_admin.h"  // sasl.scram.bootstrap.users syntax
 
 namespace strata::broker {
@@ -432,6 +433,18 @@ KeyTable<BrokerConfig> build_table() {
              return Status::Ok();
            });
   add_metrics_security_keys(t);
+  // The embedded Schema Registry; docs/schema-registry.md
+  t.custom("schema.registry.listener", ConfigType::string, "http://127.0.0.1:8081",
+           "http://host:port serving the embedded Schema Registry (Confluent's REST API); port 0 "
+           "= a free port; empty = off. Single node only so far.",
+           kNone, [](const std::string& v, C* c) -> Status {
+             if (!v.empty()) {
+               auto a = schema::parse_registry_listener(v);
+               if (!a.ok()) return Status(Errc::invalid_argument, "config " + a.status().message());
+             }
+             if (c) c->schema_registry_listener = v;
+             return Status::Ok();
+           });
   // Checkpoints of primary-key state; docs/pk-tables.md
   t.integer("pk.checkpoint.retained", &C::pk_checkpoint_retained, "2", 1, 100,
             "RocksDB checkpoints kept per primary-key partition (the newest bounds log "

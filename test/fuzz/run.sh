@@ -7,7 +7,7 @@ BUILD=${1:-build-san}
 SECONDS_EACH=${FUZZ_SECONDS:-30}
 for target in request_decode_fuzzer ext_decode_fuzzer dump_scan_fuzzer produce_path_fuzzer \
   segment_recovery_fuzzer state_files_fuzzer connection_framing_fuzzer \
-  sasl_fuzzer; do
+  sasl_fuzzer schema_registry_fuzzer; do
   work=$(mktemp -d)
   [ -d "test/fuzz/corpus/$target" ] && cp -r "test/fuzz/corpus/$target/." "$work/"
   # Real client frames (test/unit/messages/golden) are the best seeds for request decoding.

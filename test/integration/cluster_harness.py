@@ -311,6 +311,7 @@ class Cluster:
                 "node.id": str(node),
                 "listeners": "PLAINTEXT://127.0.0.1:%d" % self.ports[node],
                 "metrics.listener": "127.0.0.1:0",
+                "schema.registry.listener": "",
                 "coordination.etcd.endpoints": self.etcd_endpoints,
                 "coordination.etcd.prefix": self.prefix,
                 "coordination.lease.ttl.seconds": "2",

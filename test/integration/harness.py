@@ -53,6 +53,7 @@ class BrokerProcess:
         # metrics.listener: a free port too (issue 6), so parallel brokers never collide on 9644.
         args = [BROKER, "--override", "listeners=PLAINTEXT://127.0.0.1:0",
                 "--override", "metrics.listener=127.0.0.1:0",
+                "--override", "schema.registry.listener=http://127.0.0.1:0",
                 "--override", "log.dirs=" + os.path.join(self.data_dir, "logs")]
         for k, v in self.overrides.items():
             args += ["--override", "%s=%s" % (k, v)]

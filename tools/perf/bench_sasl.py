@@ -24,7 +24,7 @@ b = harness.BrokerProcess(overrides={
     "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", "sasl.jaas.config": JAAS,
     "sasl.scram.bootstrap.users": "SCRAM-SHA-256=[name=bench,password=bench-secret];"
                                   "SCRAM-SHA-512=[name=bench,password=bench-secret]",
-    "metrics.listener": ""})
+    "metrics.listener": "", "schema.registry.listener": ""})
 b.start()
 
 

@@ -11,7 +11,7 @@ PERF = os.environ.get("STRATA_PERF", "build/tools/perf/strata-perf")
 pki = tls_util.make_pki(tempfile.mkdtemp(prefix="pki-"))
 b = harness.BrokerProcess(overrides={
     "listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
-    "ssl.keystore.location": pki["server"], "metrics.listener": ""})
+    "ssl.keystore.location": pki["server"], "metrics.listener": "", "schema.registry.listener": ""})
 b.start()
 def cpu():
     with open("/proc/%d/stat" % b.proc.pid) as f:

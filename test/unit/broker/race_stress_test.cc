@@ -42,6 +42,7 @@ TEST(RaceStress, RequestsAgainstDeleteRecreateAlterRetentionCompaction) {
   auto config = parse_config(
       "listeners=PLAINTEXT://127.0.0.1:0\n"
       "metrics.listener=\n"
+      "schema.registry.listener=\n"
       "log.dirs=" +
           dir +
           "\n"

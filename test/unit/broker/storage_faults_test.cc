@@ -29,9 +29,9 @@ class RunningBroker {
   RunningBroker(const std::string& dir, storage::Env* env) {
     // Small segments (segment.bytes=1024) need a lower floor.
     auto config = parse_config(
-        "",
-        {"listeners=PLAINTEXT://127.0.0.1:0", "log.dirs=" + dir, "num.io.threads=1",
-         "metrics.listener=", "group.initial.rebalance.delay.ms=0", "log.segment.bytes.min=1024"});
+        "", {"listeners=PLAINTEXT://127.0.0.1:0", "log.dirs=" + dir, "num.io.threads=1",
+             "metrics.listener=", "schema.registry.listener=", "group.initial.rebalance.delay.ms=0",
+             "log.segment.bytes.min=1024"});
     EXPECT_TRUE(config.ok()) << config.status().to_string();
     broker_ = std::make_unique<Broker>(*config, env);
     Status st = broker_->start();

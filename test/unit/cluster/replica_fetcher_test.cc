@@ -58,6 +58,7 @@ class LeaderBroker {
     auto config = parse_config(
         "listeners=PLAINTEXT://127.0.0.1:0\n"
         "metrics.listener=\n"
+        "schema.registry.listener=\n"
         "log.dirs=" +
             dir_ +
             "\n"

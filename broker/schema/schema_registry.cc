@@ -1,0 +1,255 @@
+// SchemaRegistry: state, `_schemas` records and operations; see schema_registry.h.
+#include "broker/schema/schema_registry.h"
+
+#include <algorithm>
+#include <charconv>
+#include <future>
+#include <nlohmann/json.hpp>
+
+#include "broker/schema/registry_records.h"
+
+namespace strata::broker::schema {
+
+using nlohmann::json;
+
+using namespace detail;
+
+std::string detail::schema_key(const std::string& subject, int32_t version) {
+  // Confluent's field order (readers parse JSON, but the bytes then match its own records).
+  json k = {{"keytype", "SCHEMA"}, {"subject", subject}, {"version", version}, {"magic", 1}};
+  return k.dump();
+}
+
+std::string detail::config_key(const std::optional<std::string>& subject, const char* keytype) {
+  json k = {
+      {"keytype", keytype}, {"subject", subject ? json(*subject) : json(nullptr)}, {"magic", 0}};
+  return k.dump();
+}
+
+std::string detail::schema_value(const SubjectVersion& v, const SchemaEntry& e) {
+  json j = {{"subject", v.subject},
+            {"version", v.version},
+            {"id", v.id},
+            {"schema", e.schema},
+            {"deleted", v.deleted}};
+  if (e.type != "AVRO") j["schemaType"] = e.type;
+  if (!e.references.empty()) {
+    json a = json::array();
+    for (const auto& r : e.references) {
+      a.push_back({{"name", r.name}, {"subject", r.subject}, {"version", r.version}});
+    }
+    j["references"] = a;
+  }
+  return j.dump();
+}
+
+std::optional<Compatibility> parse_compatibility(const std::string& s) {
+  static const std::pair<const char*, Compatibility> kNames[] = {
+      {"NONE", Compatibility::none},
+      {"BACKWARD", Compatibility::backward},
+      {"BACKWARD_TRANSITIVE", Compatibility::backward_transitive},
+      {"FORWARD", Compatibility::forward},
+      {"FORWARD_TRANSITIVE", Compatibility::forward_transitive},
+      {"FULL", Compatibility::full},
+      {"FULL_TRANSITIVE", Compatibility::full_transitive}};
+  for (const auto& [n, c] : kNames) {
+    if (s == n) return c;
+  }
+  return std::nullopt;
+}
+
+const char* compatibility_name(Compatibility c) {
+  switch (c) {
+    case Compatibility::none:
+      return "NONE";
+    case Compatibility::backward:
+      return "BACKWARD";
+    case Compatibility::backward_transitive:
+      return "BACKWARD_TRANSITIVE";
+    case Compatibility::forward:
+      return "FORWARD";
+    case Compatibility::forward_transitive:
+      return "FORWARD_TRANSITIVE";
+    case Compatibility::full:
+      return "FULL";
+    case Compatibility::full_transitive:
+      return "FULL_TRANSITIVE";
+  }
+  return "BACKWARD";
+}
+
+std::optional<Mode> parse_mode(const std::string& s) {
+  if (s == "READWRITE") return Mode::readwrite;
+  if (s == "READONLY") return Mode::readonly;
+  if (s == "IMPORT") return Mode::import_;
+  return std::nullopt;
+}
+
+const char* mode_name(Mode m) {
+  switch (m) {
+    case Mode::readwrite:
+      return "READWRITE";
+    case Mode::readonly:
+      return "READONLY";
+    case Mode::import_:
+      return "IMPORT";
+  }
+  return "READWRITE";
+}
+
+SchemaRegistry::SchemaRegistry(group::GroupJournal& journal, int64_t timeout_ms)
+    : journal_(journal), timeout_ms_(timeout_ms) {}
+
+Status SchemaRegistry::load() {
+  std::unique_lock lk(mu_);
+  return journal_.replay(0, [&](const group::JournalRecord& r) {
+    if (!apply_locked(r)) ++skipped_;
+    return Status::Ok();
+  });
+}
+
+bool SchemaRegistry::apply_locked(const group::JournalRecord& r) {
+  json k = json::parse(r.key, nullptr, /*allow_exceptions=*/false);
+  if (!k.is_object() || !k.contains("keytype") || !k["keytype"].is_string()) return false;
+  const std::string type = k["keytype"];
+  std::optional<std::string> subject;
+  if (k.contains("subject") && k["subject"].is_string()) subject = k["subject"].get<std::string>();
+  json v;
+  if (r.value) {
+    v = json::parse(*r.value, nullptr, false);
+    if (!v.is_object()) return false;
+  }
+  if (type == "NOOP") return true;
+  if (type == "SCHEMA") {
+    if (!subject || !k.contains("version") || !k["version"].is_number_integer()) return false;
+    const int32_t version = k["version"];
+    Subject& s = subjects_[*subject];
+    if (!r.value) {  // a permanent delete
+      auto it = s.versions.find(version);
+      if (it == s.versions.end()) return true;
+      const int32_t id = it->second.id;
+      s.versions.erase(it);
+      bool used = false;
+      for (const auto& [name, sub] : subjects_) {
+        for (const auto& [n, sv] : sub.versions) used |= sv.id == id;
+      }
+      if (!used) by_id_.erase(id);
+      return true;
+    }
+    if (!v.contains("id") || !v["id"].is_number_integer() || !v.contains("schema") ||
+        !v["schema"].is_string()) {
+      return false;
+    }
+    SchemaEntry e;
+    e.id = v["id"];
+    e.schema = v["schema"];
+    if (v.contains("schemaType") && v["schemaType"].is_string()) e.type = v["schemaType"];
+    if (v.contains("references") && v["references"].is_array()) {
+      for (const auto& ref : v["references"]) {
+        if (!ref.is_object() || !ref.contains("name") || !ref.contains("subject") ||
+            !ref.contains("version")) {
+          return false;
+        }
+        e.references.push_back({ref["name"].get<std::string>(), ref["subject"].get<std::string>(),
+                                ref["version"].get<int32_t>()});
+      }
+    }
+    SubjectVersion sv{
+        *subject, version, e.id,
+        v.contains("deleted") && v["deleted"].is_boolean() && v["deleted"].get<bool>()};
+    s.versions[version] = sv;
+    max_id_ = std::max(max_id_, e.id);
+    by_id_[e.id] = std::move(e);
+    return true;
+  }
+  if (type == "CONFIG" || type == "MODE") {
+    const bool config = type == "CONFIG";
+    if (!r.value) {
+      if (subject) {
+        auto it = subjects_.find(*subject);
+        if (it != subjects_.end()) {
+          if (config) {
+            it->second.compatibility.reset();
+          } else {
+            it->second.mode.reset();
+          }
+        }
+      }
+      return true;
+    }
+    const char* field = config ? "compatibilityLevel" : "mode";
+    if (!v.contains(field) || !v[field].is_string()) return false;
+    const std::string value = v[field];
+    if (config) {
+      auto c = parse_compatibility(value);
+      if (!c) return false;
+      if (subject) {
+        subjects_[*subject].compatibility = *c;
+      } else {
+        global_level_ = *c;
+      }
+    } else {
+      auto m = parse_mode(value);
+      if (!m) return false;
+      if (subject) {
+        subjects_[*subject].mode = *m;
+      } else {
+        global_mode_ = *m;
+      }
+    }
+    return true;
+  }
+  if (type == "DELETE_SUBJECT" || type == "CLEAR_SUBJECT") {
+    // Confluent's own soft (DELETE_SUBJECT) and permanent (CLEAR_SUBJECT) deletes up to a version;
+    // Strata writes per-version SCHEMA records instead, but reads both.
+    if (!subject || !v.contains("version") || !v["version"].is_number_integer()) return false;
+    const int32_t upto = v["version"];
+    auto it = subjects_.find(*subject);
+    if (it == subjects_.end()) return true;
+    for (auto vit = it->second.versions.begin(); vit != it->second.versions.end();) {
+      if (vit->first <= upto) {
+        if (type == "DELETE_SUBJECT") {
+          vit->second.deleted = true;
+        } else if (vit->second.deleted) {
+          vit = it->second.versions.erase(vit);
+          continue;
+        }
+      }
+      ++vit;
+    }
+    return true;
+  }
+  return false;
+}
+
+Answer<bool> SchemaRegistry::write_locked(std::vector<group::JournalRecord> records) {
+  auto done = std::make_shared<std::promise<protocol::ErrorCode>>();
+  auto result = done->get_future();
+  journal_.append(0, records, [done](protocol::ErrorCode e, int64_t) { done->set_value(e); });
+  // The journal answers every append (an fsync, or its commit timeout): waiting for it keeps
+  // memory and the topic in step — an id is never handed out twice.
+  const protocol::ErrorCode e = result.get();
+  (void)timeout_ms_;
+  if (e != protocol::ErrorCode::none) {
+    return fail<bool>(
+        err(500, 50001,
+            "Error while writing to the schemas topic: " + std::string(protocol::error_name(e))));
+  }
+  std::unique_lock lk(mu_);
+  for (const auto& r : records) apply_locked(r);
+  return okay(true);
+}
+
+Compatibility SchemaRegistry::level_locked(const std::string& subject) const {
+  auto it = subjects_.find(subject);
+  if (it != subjects_.end() && it->second.compatibility) return *it->second.compatibility;
+  return global_level_;
+}
+
+Mode SchemaRegistry::mode_locked(const std::string& subject) const {
+  auto it = subjects_.find(subject);
+  if (it != subjects_.end() && it->second.mode) return *it->second.mode;
+  return global_mode_;
+}
+
+}  // namespace strata::broker::schema

@@ -1,0 +1,74 @@
+// libFuzzer target: the embedded Schema Registry's parsers on arbitrary bytes. First byte even:
+// the input is an Avro schema — parsing must never crash, and a schema it accepts must print a
+// normalized text that parses back to itself and be compatible with itself both ways. Odd: the
+// input is a REST request (a method, a path line, a body) answered by a registry over an
+// in-memory `_schemas` — any answer but a crash, and never a 5xx other than a store error.
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "broker/net/http_server.h"
+#include "broker/schema/registry_http.h"
+#include "broker/schema/schema_registry.h"
+#include "protocol/schema/avro_schema.h"
+
+namespace {
+
+using namespace strata;
+
+// Appends complete inline (the registry only waits on a promise the callback sets); the log is
+// dropped now and then to bound memory.
+class SyncJournal : public broker::group::GroupJournal {
+ public:
+  int32_t partitions() const override { return 1; }
+  bool partitions_fixed() const override { return true; }
+  void append(int32_t, std::vector<broker::group::JournalRecord> records,
+              AppendDone done) override {
+    if (log_.size() > 10000) log_.clear();
+    for (auto& r : records) log_.push_back(std::move(r));
+    done(protocol::ErrorCode::none, 0);
+  }
+  Status replay(int32_t,
+                const std::function<Status(const broker::group::JournalRecord&)>& fn) override {
+    for (const auto& r : log_) STRATA_RETURN_IF_ERROR(fn(r));
+    return Status::Ok();
+  }
+  void run_async(std::function<void()> fn) override { fn(); }
+
+ private:
+  std::vector<broker::group::JournalRecord> log_;
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using protocol::schema::AvroSchema;
+  if (size == 0) return 0;
+  const std::string input(reinterpret_cast<const char*>(data) + 1, size - 1);
+  if ((data[0] & 1) == 0) {
+    auto s = AvroSchema::parse(input);
+    if (!s.ok()) return 0;
+    (void)s->canonical_form();
+    const std::string normalized = s->normalized_json();
+    auto again = AvroSchema::parse(normalized);
+    if (!again.ok() || again->normalized_json() != normalized) __builtin_trap();
+    if (!protocol::schema::avro_incompatibilities(*s, *s).empty()) __builtin_trap();
+    return 0;
+  }
+  static SyncJournal journal;
+  static broker::schema::SchemaRegistry registry(journal);
+  static const char* kMethods[] = {"GET", "POST", "PUT", "DELETE"};
+  broker::HttpRequest req;
+  req.method = kMethods[(data[0] >> 1) & 3];
+  const size_t nl = input.find('\n');
+  const std::string target = input.substr(0, nl);
+  req.body = nl == std::string::npos ? "" : input.substr(nl + 1);
+  const size_t q = target.find('?');
+  req.path = target.substr(0, q);
+  if (q != std::string::npos) req.query = target.substr(q + 1);
+  const broker::HttpResponse r = broker::schema::handle_registry_request(registry, req);
+  if (r.status < 200 || r.status >= 600) __builtin_trap();
+  return 0;
+}

@@ -1,0 +1,216 @@
+"""The embedded Schema Registry (docs/schema-registry.md) on one broker, over HTTP as clients use
+it: confluent-kafka's SchemaRegistryClient and plain requests for the rest of Confluent's API.
+
+- Avro schemas register with global ids (the same schema keeps its id across subjects, a second
+  registration in a subject adds nothing), versions, /schema and /versions reads;
+- BACKWARD (the default) refuses a new field without a default (409) and takes one with a default;
+  FORWARD/FULL/NONE and the transitive levels per subject; the compatibility endpoint says why;
+- soft and permanent deletes of versions and subjects with Confluent's error codes
+  (40401-40408, 42201-42205), READONLY mode, invalid schemas and unsupported types;
+- kill -9 and restart: everything comes back from `_schemas` and new ids never reuse old ones."""
+import json
+import re
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+import itutil
+
+SERVING_RE = re.compile(r"schema registry serving http://([0-9.]+):(\d+)")
+CT = "application/vnd.schemaregistry.v1+json"
+
+
+def avro_record(name, fields):
+    return json.dumps({"type": "record", "name": name, "namespace": "strata.test",
+                       "fields": fields})
+
+
+V1 = avro_record("User", [{"name": "id", "type": "long"}, {"name": "name", "type": "string"}])
+V2 = avro_record("User", [{"name": "id", "type": "long"}, {"name": "name", "type": "string"},
+                          {"name": "email", "type": ["null", "string"], "default": None}])
+V3_NO_DEFAULT = avro_record("User", [{"name": "id", "type": "long"},
+                                     {"name": "name", "type": "string"},
+                                     {"name": "age", "type": "int"}])
+
+
+class SchemaRegistryTest(itutil.BrokerTestCase):
+
+    def url(self):
+        for line in reversed(self.broker.log_lines):
+            m = SERVING_RE.search(line)
+            if m:
+                return "http://%s:%s" % m.groups()
+        self.fail("the broker did not log its schema registry address")
+
+    def call(self, method, path, body=None):
+        """(HTTP status, parsed JSON body) of one request."""
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.url() + path, data=data, method=method,
+                                     headers={"Content-Type": CT, "Accept": CT})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                text = r.read().decode()
+                self.assertEqual(r.headers.get("Content-Type"), CT)
+                try:
+                    return r.status, json.loads(text)
+                except ValueError:
+                    return r.status, text
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read().decode())
+
+    def expect_error(self, status, code, method, path, body=None):
+        got_status, got = self.call(method, path, body)
+        self.assertEqual((got_status, got.get("error_code")), (status, code), got)
+        self.assertTrue(got.get("message"))
+
+    def client(self):
+        from confluent_kafka.schema_registry import SchemaRegistryClient
+        return SchemaRegistryClient({"url": self.url()})
+
+    def test_register_read_and_ids_with_confluent_kafkas_client(self):
+        from confluent_kafka.schema_registry import Schema
+        # Schemas of their own: the broker (and its registry) is shared by the class.
+        V1 = avro_record("Reader", [{"name": "id", "type": "long"}])
+        V2 = avro_record("Reader", [{"name": "id", "type": "long"},
+                                    {"name": "x", "type": "int", "default": 0}])
+        c = self.client()
+        sid = c.register_schema("users-value", Schema(V1, "AVRO"))
+        self.assertEqual(c.register_schema("users-value", Schema(V1, "AVRO")), sid,
+                         "registering the same schema again adds nothing")
+        self.assertEqual(c.register_schema("users-copy", Schema(V1, "AVRO")), sid,
+                         "the same schema keeps its id under another subject")
+        fetched = c.get_schema(sid)
+        self.assertEqual(json.loads(fetched.schema_str), json.loads(V1))
+        latest = c.get_latest_version("users-value")
+        self.assertEqual((latest.schema_id, latest.version), (sid, 1))
+        self.assertIn("users-value", c.get_subjects())
+        self.assertEqual(self.call("GET", "/subjects/users-value/versions"), (200, [1]))
+        st, raw = self.call("GET", "/subjects/users-value/versions/1/schema")
+        self.assertEqual((st, raw), (200, json.loads(V1)))
+        st, vs = self.call("GET", "/schemas/ids/%d/versions" % sid)
+        self.assertEqual(sorted((v["subject"], v["version"]) for v in vs),
+                         [("users-copy", 1), ("users-value", 1)])
+        self.assertEqual(self.call("GET", "/schemas/types"), (200, ["AVRO"]))
+        st, found = self.call("POST", "/subjects/users-value", {"schema": V1})
+        self.assertEqual((st, found["id"], found["version"]), (200, sid, 1))
+        self.expect_error(404, 40403, "POST", "/subjects/users-value", {"schema": V2})
+        self.expect_error(404, 40401, "GET", "/subjects/nobody/versions")
+        self.expect_error(404, 40402, "GET", "/subjects/users-value/versions/7")
+        self.expect_error(422, 42202, "GET", "/subjects/users-value/versions/zero")
+        self.expect_error(404, 40403, "GET", "/schemas/ids/9999")
+
+    def test_backward_compatibility_and_levels(self):
+        subject = "compat-value"
+        self.assertEqual(self.call("POST", "/subjects/%s/versions" % subject,
+                                   {"schema": V1})[0], 200)
+        self.expect_error(409, 409, "POST", "/subjects/%s/versions" % subject,
+                          {"schema": V3_NO_DEFAULT})
+        st, verdict = self.call("POST", "/compatibility/subjects/%s/versions/latest?verbose=true" %
+                                subject, {"schema": V3_NO_DEFAULT})
+        self.assertEqual((st, verdict["is_compatible"]), (200, False))
+        self.assertTrue(any("age" in m for m in verdict["messages"]), verdict)
+        st, body = self.call("POST", "/subjects/%s/versions" % subject, {"schema": V2})
+        self.assertEqual(st, 200, body)
+        self.assertEqual(self.call("GET", "/subjects/%s/versions" % subject), (200, [1, 2]))
+        # FORWARD: the old schema must read new data; dropping a field without default is fine for
+        # the old reader only if it has a default there: `name` has none.
+        self.assertEqual(self.call("PUT", "/config/%s" % subject, {"compatibility": "FORWARD"}),
+                         (200, {"compatibility": "FORWARD"}))
+        only_id = avro_record("User", [{"name": "id", "type": "long"},
+                                       {"name": "email", "type": ["null", "string"],
+                                        "default": None}])
+        self.expect_error(409, 409, "POST", "/subjects/%s/versions" % subject, {"schema": only_id})
+        self.assertEqual(self.call("GET", "/config/%s" % subject),
+                         (200, {"compatibilityLevel": "FORWARD"}))
+        self.expect_error(404, 40408, "GET", "/config/never-configured")
+        self.assertEqual(self.call("GET", "/config/never-configured?defaultToGlobal=true"),
+                         (200, {"compatibilityLevel": "BACKWARD"}))
+        self.expect_error(422, 42203, "PUT", "/config/%s" % subject, {"compatibility": "SIDEWAYS"})
+        self.assertEqual(self.call("PUT", "/config/%s" % subject, {"compatibility": "NONE"})[0],
+                         200)
+        self.assertEqual(self.call("POST", "/subjects/%s/versions" % subject,
+                                   {"schema": only_id})[0], 200, "NONE takes anything valid")
+        self.assertEqual(self.call("DELETE", "/config/%s" % subject),
+                         (200, {"compatibilityLevel": "NONE"}))
+        self.assertEqual(self.call("GET", "/config"), (200, {"compatibilityLevel": "BACKWARD"}))
+        # Transitive: v1 (id, name) -> v2 (id, age with default) is BACKWARD, and a v3 reading
+        # only v2 is fine, but not v1's data if it drops the default.
+        t = "transitive-value"
+        self.assertEqual(self.call("PUT", "/config/%s" % t,
+                                   {"compatibility": "BACKWARD_TRANSITIVE"})[0], 200)
+        a = avro_record("T", [{"name": "x", "type": "int"}])
+        b = avro_record("T", [{"name": "x", "type": "int"},
+                              {"name": "y", "type": "int", "default": 1}])
+        c = avro_record("T", [{"name": "x", "type": "int"}, {"name": "y", "type": "int"}])
+        for s in (a, b):
+            self.assertEqual(self.call("POST", "/subjects/%s/versions" % t, {"schema": s})[0], 200)
+        self.expect_error(409, 409, "POST", "/subjects/%s/versions" % t, {"schema": c})
+
+    def test_deletes_modes_and_bad_input(self):
+        s = "del-value"
+        for schema in (V1, V2):
+            self.assertEqual(self.call("POST", "/subjects/%s/versions" % s,
+                                       {"schema": schema})[0], 200)
+        self.expect_error(404, 40407, "DELETE", "/subjects/%s/versions/1?permanent=true" % s)
+        self.assertEqual(self.call("DELETE", "/subjects/%s/versions/1" % s), (200, 1))
+        self.expect_error(404, 40406, "DELETE", "/subjects/%s/versions/1" % s)
+        self.assertEqual(self.call("GET", "/subjects/%s/versions" % s), (200, [2]))
+        self.assertEqual(self.call("GET", "/subjects/%s/versions?deleted=true" % s), (200, [1, 2]))
+        self.assertEqual(self.call("DELETE", "/subjects/%s/versions/1?permanent=true" % s),
+                         (200, 1))
+        self.assertEqual(self.call("GET", "/subjects/%s/versions?deleted=true" % s), (200, [2]))
+        self.expect_error(404, 40405, "DELETE", "/subjects/%s?permanent=true" % s)
+        self.assertEqual(self.call("DELETE", "/subjects/%s" % s), (200, [2]))
+        self.expect_error(404, 40404, "DELETE", "/subjects/%s" % s)
+        self.assertNotIn(s, self.call("GET", "/subjects")[1])
+        self.assertIn(s, self.call("GET", "/subjects?deleted=true")[1])
+        self.assertEqual(self.call("DELETE", "/subjects/%s?permanent=true" % s), (200, [2]))
+        self.assertNotIn(s, self.call("GET", "/subjects?deleted=true")[1])
+
+        self.expect_error(422, 42201, "POST", "/subjects/bad-value/versions",
+                          {"schema": '{"type": "record", "name": "1bad", "fields": []}'})
+        self.expect_error(422, 42201, "POST", "/subjects/bad-value/versions",
+                          {"schema": '{"type": "nosuchtype"}'})
+        self.expect_error(422, 42201, "POST", "/subjects/bad-value/versions",
+                          {"schema": '{"type": "object"}', "schemaType": "JSON"})
+        self.expect_error(422, 42201, "POST", "/subjects/bad-value/versions", {"schema": ""})
+        self.expect_error(400, 400, "POST", "/subjects/bad-value/versions", ["not", "an object"])
+
+        self.assertEqual(self.call("PUT", "/mode", {"mode": "READONLY"}),
+                         (200, {"mode": "READONLY"}))
+        try:
+            self.expect_error(422, 42205, "POST", "/subjects/ro-value/versions", {"schema": V1})
+        finally:
+            self.assertEqual(self.call("PUT", "/mode", {"mode": "READWRITE"})[0], 200)
+        self.expect_error(422, 42204, "PUT", "/mode", {"mode": "SOMETIMES"})
+        self.assertEqual(self.call("POST", "/subjects/ro-value/versions", {"schema": V1})[0], 200)
+
+    def test_state_survives_kill_9_and_ids_are_never_reused(self):
+        s = "durable-value"
+        ids = [self.call("POST", "/subjects/%s/versions" % s, {"schema": x})[1]["id"]
+               for x in (V1, V2)]
+        self.assertEqual(self.call("PUT", "/config/%s" % s, {"compatibility": "FULL"})[0], 200)
+        self.assertEqual(self.call("DELETE", "/subjects/%s/versions/2" % s), (200, 2))
+        before = {path: self.call("GET", path) for path in (
+            "/subjects", "/subjects?deleted=true", "/subjects/%s/versions?deleted=true" % s,
+            "/subjects/%s/versions/1" % s, "/schemas/ids/%d" % ids[1], "/config/%s" % s)}
+        self.broker.kill()
+        self.broker.start()
+        deadline = time.time() + 20
+        while True:
+            try:
+                after = {path: self.call("GET", path) for path in before}
+                break
+            except OSError:
+                self.assertLess(time.time(), deadline, "the registry did not come back")
+                time.sleep(0.2)
+        self.assertEqual(after, before)
+        fresh = avro_record("Other", [{"name": "z", "type": "string"}])
+        st, body = self.call("POST", "/subjects/other-value/versions", {"schema": fresh})
+        self.assertEqual(st, 200, body)
+        self.assertGreater(body["id"], max(ids), "a new schema after the restart gets a new id")
+
+
+if __name__ == "__main__":
+    unittest.main()

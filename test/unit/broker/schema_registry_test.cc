@@ -1,0 +1,264 @@
+// SchemaRegistry over an in-memory `_schemas` journal: a model test of registrations and deletes
+// (ids global and stable, versions per subject, soft and permanent deletes with Confluent's error
+// codes) with reloads from the journal after random steps — the state is the replay of the topic
+// — plus examples of compatibility levels, modes and failed writes.
+#include "broker/schema/schema_registry.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "broker/schema/registry_http.h"
+
+namespace strata::broker::schema {
+namespace {
+
+// `_schemas` partition 0 in memory. Appends complete on another thread, as the real journal's do
+// (the registry waits for them while holding its write lock); `fail_next` fails one append.
+class MemJournal : public group::GroupJournal {
+ public:
+  ~MemJournal() override {
+    for (auto& t : threads_) t.join();
+  }
+  int32_t partitions() const override { return 1; }
+  bool partitions_fixed() const override { return true; }
+  void append(int32_t, std::vector<group::JournalRecord> records, AppendDone done) override {
+    protocol::ErrorCode e = protocol::ErrorCode::none;
+    {
+      std::lock_guard lk(mu_);
+      if (fail_next) {
+        fail_next = false;
+        e = protocol::ErrorCode::not_coordinator;
+      } else {
+        for (auto& r : records) log_.push_back(std::move(r));
+      }
+    }
+    threads_.emplace_back([done = std::move(done), e] { done(e, 0); });
+  }
+  Status replay(int32_t, const std::function<Status(const group::JournalRecord&)>& fn) override {
+    std::lock_guard lk(mu_);
+    for (const auto& r : log_) STRATA_RETURN_IF_ERROR(fn(r));
+    return Status::Ok();
+  }
+  void run_async(std::function<void()> fn) override { fn(); }
+  size_t size() {
+    std::lock_guard lk(mu_);
+    return log_.size();
+  }
+  bool fail_next = false;
+
+ private:
+  std::mutex mu_;
+  std::vector<group::JournalRecord> log_;
+  std::vector<std::thread> threads_;
+};
+
+std::string record_schema(const std::string& name, int fields) {
+  std::string s = R"({"type":"record","name":")" + name + R"(","fields":[)";
+  for (int i = 0; i < fields; ++i) {
+    if (i) s += ",";
+    s += R"({"name":"f)" + std::to_string(i) + R"(","type":"int","default":0})";
+  }
+  return s + "]}";
+}
+
+RegisterRequest avro(const std::string& schema) {
+  RegisterRequest r;
+  r.schema = schema;
+  return r;
+}
+
+TEST(SchemaRegistry, BackwardByDefaultForwardAndNoneOnRequest) {
+  MemJournal j;
+  SchemaRegistry reg(j);
+  ASSERT_TRUE(reg.load().ok());
+  const std::string v1 = R"({"type":"record","name":"U","fields":[{"name":"a","type":"int"}]})";
+  const std::string v2_default =
+      R"({"type":"record","name":"U","fields":[{"name":"a","type":"int"},)"
+      R"({"name":"b","type":"string","default":"x"}]})";
+  const std::string v2_required =
+      R"({"type":"record","name":"U","fields":[{"name":"a","type":"int"},)"
+      R"({"name":"c","type":"string"}]})";
+  auto id1 = reg.register_schema("s", avro(v1));
+  ASSERT_TRUE(id1.ok()) << id1.error.message;
+  auto bad = reg.register_schema("s", avro(v2_required));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error.http_status, 409);
+  EXPECT_NE(bad.error.message.find("c"), std::string::npos) << bad.error.message;
+  auto id2 = reg.register_schema("s", avro(v2_default));
+  ASSERT_TRUE(id2.ok()) << id2.error.message;
+  EXPECT_NE(*id1.value, *id2.value);
+  ASSERT_TRUE(reg.set_compatibility(std::string("s"), "NONE").ok());
+  EXPECT_TRUE(reg.register_schema("s", avro(v2_required)).ok());
+  auto level = reg.compatibility(std::string("s"), false);
+  EXPECT_EQ(*level.value, Compatibility::none);
+  EXPECT_EQ(reg.compatibility(std::string("t"), false).error.error_code, 40408);
+  EXPECT_EQ(*reg.compatibility(std::string("t"), true).value, Compatibility::backward);
+  EXPECT_EQ(reg.set_compatibility(std::nullopt, "BOGUS").error.error_code, 42203);
+}
+
+TEST(SchemaRegistry, ReadOnlyModeAndFailedWritesChangeNothing) {
+  MemJournal j;
+  SchemaRegistry reg(j);
+  ASSERT_TRUE(reg.set_mode(std::nullopt, "READONLY").ok());
+  EXPECT_EQ(reg.register_schema("s", avro(record_schema("A", 1))).error.error_code, 42205);
+  ASSERT_TRUE(reg.set_mode(std::nullopt, "READWRITE").ok());
+  j.fail_next = true;
+  auto failed = reg.register_schema("s", avro(record_schema("A", 1)));
+  EXPECT_EQ(failed.error.error_code, 50001);
+  EXPECT_TRUE(reg.subjects(true).empty()) << "memory follows the topic: nothing was written";
+  auto ok = reg.register_schema("s", avro(record_schema("A", 1)));
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(*ok.value, 1);
+  EXPECT_EQ(reg.register_schema("s", avro("{\"type\":\"nope\"}")).error.error_code, 42201);
+  RegisterRequest json_type = avro("{}");
+  json_type.type = "JSON";
+  EXPECT_EQ(reg.register_schema("s", json_type).error.error_code, 42201);
+}
+
+// The model: per subject, version -> (schema index, soft-deleted); per schema index, its id while
+// some version refers to it; the largest id handed out (ids are never handed out twice).
+struct Model {
+  std::map<std::string, std::map<int32_t, std::pair<int, bool>>> subjects;
+  std::map<int, int32_t> ids;
+  int32_t max_id = 0;
+};
+
+class SchemaRegistryModel : public ::testing::TestWithParam<int> {};
+
+TEST_P(SchemaRegistryModel, ReadsEqualTheModelAndTheReplayOfTheTopic) {
+  std::mt19937 rng(static_cast<uint32_t>(GetParam()));
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint32_t>(n)); };
+  MemJournal j;
+  auto reg = std::make_unique<SchemaRegistry>(j);
+  ASSERT_TRUE(reg->load().ok());
+  ASSERT_TRUE(reg->set_compatibility(std::nullopt, "NONE").ok());  // levels: examples above
+  std::vector<std::string> pool;
+  for (int i = 0; i < 6; ++i) pool.push_back(record_schema("R" + std::to_string(i % 3), 1 + i));
+  const std::vector<std::string> names = {"a-value", "b-value", "c-key"};
+  Model m;
+  int registered = 0, soft = 0, hard = 0, reloads = 0, refused = 0;
+  for (int step = 0; step < 300; ++step) {
+    const std::string& s = names[pick(3)];
+    auto& versions = m.subjects[s];
+    const int op = pick(10);
+    if (op < 4) {
+      const int k = pick(static_cast<int>(pool.size()));
+      auto got = reg->register_schema(s, avro(pool[k]));
+      ASSERT_TRUE(got.ok()) << got.error.message;
+      std::optional<int32_t> live;  // the subject's live version with this schema
+      int32_t max_version = 0;
+      for (const auto& [v, e] : versions) {
+        max_version = std::max(max_version, v);
+        if (e.first == k && !e.second) live = v;
+      }
+      if (!m.ids.count(k)) m.ids[k] = ++m.max_id;
+      ASSERT_EQ(*got.value, m.ids[k]) << "step " << step;
+      if (!live) versions[max_version + 1] = {k, false};
+      ++registered;
+    } else if (op < 7 && !versions.empty()) {  // one version, soft or permanent
+      auto it = std::next(versions.begin(), pick(static_cast<int>(versions.size())));
+      const bool permanent = pick(2) == 0;
+      auto got = reg->delete_version(s, std::to_string(it->first), permanent);
+      if (permanent && !it->second.second) {
+        ASSERT_EQ(got.error.error_code, 40407) << "step " << step;
+        ++refused;
+      } else if (!permanent && it->second.second) {
+        ASSERT_EQ(got.error.error_code, 40406) << "step " << step;
+        ++refused;
+      } else {
+        ASSERT_TRUE(got.ok()) << "step " << step << ": " << got.error.message;
+        if (permanent) {
+          versions.erase(it);
+          ++hard;
+        } else {
+          it->second.second = true;
+          ++soft;
+        }
+      }
+    } else if (op < 9) {  // the whole subject
+      const bool permanent = pick(2) == 0;
+      bool any_live = false;
+      for (const auto& [v, e] : versions) any_live |= !e.second;
+      auto got = reg->delete_subject(s, permanent);
+      if (versions.empty()) {
+        ASSERT_EQ(got.error.error_code, 40401) << "step " << step;
+      } else if (permanent == any_live) {
+        ASSERT_EQ(got.error.error_code, permanent ? 40405 : 40404) << "step " << step;
+        ++refused;
+      } else {
+        ASSERT_TRUE(got.ok()) << got.error.message;
+        if (permanent) {
+          versions.clear();
+        } else {
+          for (auto& [v, e] : versions) e.second = true;
+        }
+      }
+    } else {  // a restart: the state is the replay of `_schemas`
+      reg = std::make_unique<SchemaRegistry>(j);
+      ASSERT_TRUE(reg->load().ok());
+      ASSERT_EQ(reg->skipped_records(), 0u);
+      // New ids continue after the largest one in the topic (this one is never compacted).
+      ++reloads;
+    }
+    // A schema no version refers to any more (permanently deleted everywhere) has no id: the
+    // same text registered again is a new schema.
+    for (auto it = m.ids.begin(); it != m.ids.end();) {
+      bool used = false;
+      for (const auto& [name, vs] : m.subjects) {
+        for (const auto& [v, e] : vs) used |= e.first == it->first;
+      }
+      it = used ? std::next(it) : m.ids.erase(it);
+    }
+    // Every subject's versions (live and all), and each live version's schema, equal the model.
+    for (const auto& name : names) {
+      std::vector<int32_t> all, live;
+      for (const auto& [v, e] : m.subjects[name]) {
+        all.push_back(v);
+        if (!e.second) live.push_back(v);
+      }
+      auto got_all = reg->versions(name, true);
+      auto got_live = reg->versions(name, false);
+      ASSERT_EQ(got_all.ok() ? *got_all.value : std::vector<int32_t>(), all) << "step " << step;
+      ASSERT_EQ(got_live.ok() ? *got_live.value : std::vector<int32_t>(), live) << "step " << step;
+      for (int32_t v : live) {
+        auto got = reg->version(name, std::to_string(v));
+        ASSERT_TRUE(got.ok());
+        const int k = m.subjects[name][v].first;
+        ASSERT_EQ(got.value->first.id, m.ids[k]);
+        auto by_id = reg->schema_by_id(m.ids[k]);
+        ASSERT_TRUE(by_id.ok());
+        ASSERT_EQ(by_id.value->schema, got.value->second.schema);
+      }
+    }
+  }
+  EXPECT_GT(registered, 0);
+  EXPECT_GT(soft, 0);
+  EXPECT_GT(hard, 0);
+  EXPECT_GT(reloads, 0);
+  EXPECT_GT(refused, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, SchemaRegistryModel, ::testing::Range(1, 9));
+
+TEST(SchemaRegistryListener, ParsesHttpAddressesAndRefusesHttps) {
+  auto a = parse_registry_listener("http://127.0.0.1:8081");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->host, "127.0.0.1");
+  EXPECT_EQ(a->port, 8081);
+  auto b = parse_registry_listener("127.0.0.1:0");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->port, 0);
+  for (const char* bad : {"https://127.0.0.1:8081", "http://nohost", "http://h:99999", "h:x"}) {
+    EXPECT_FALSE(parse_registry_listener(bad).ok()) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace strata::broker::schema
