@@ -71,13 +71,7 @@ std::optional<std::vector<std::string>> segments(const std::string& path) {
 json version_json(const SubjectVersion& v, const SchemaEntry& e) {
   json j = {{"subject", v.subject}, {"version", v.version}, {"id", v.id}};
   if (e.type != "AVRO") j["schemaType"] = e.type;
-  if (!e.references.empty()) {
-    json a = json::array();
-    for (const auto& r : e.references) {
-      a.push_back({{"name", r.name}, {"subject", r.subject}, {"version", r.version}});
-    }
-    j["references"] = a;
-  }
+  if (!e.references.empty()) j["references"] = references_json(e.references);
   j["schema"] = e.schema;
   return j;
 }
@@ -229,13 +223,7 @@ HttpResponse schemas_routes(SchemaRegistry& reg, const HttpRequest& req,
   }
   json j = {{"schema", a.value->schema}};
   if (a.value->type != "AVRO") j["schemaType"] = a.value->type;
-  if (!a.value->references.empty()) {
-    json refs = json::array();
-    for (const auto& r : a.value->references) {
-      refs.push_back({{"name", r.name}, {"subject", r.subject}, {"version", r.version}});
-    }
-    j["references"] = refs;
-  }
+  if (!a.value->references.empty()) j["references"] = references_json(a.value->references);
   return reply(200, j);
 }
 

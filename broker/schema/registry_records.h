@@ -3,6 +3,7 @@
 #pragma once
 
 #include <charconv>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,8 @@ inline bool same_refs(const std::vector<SchemaReference>& a,
 // Record keys and values (schema_registry.cc).
 std::string schema_key(const std::string& subject, int32_t version);
 std::string schema_value(const SubjectVersion& v, const SchemaEntry& e);
+// [{"name","subject","version"}...] of a schema's references.
+nlohmann::json references_json(const std::vector<SchemaReference>& refs);
 // CONFIG or MODE key of a subject (nullopt: the global one).
 std::string config_key(const std::optional<std::string>& subject, const char* keytype);
 

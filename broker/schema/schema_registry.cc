@@ -33,72 +33,57 @@ std::string detail::schema_value(const SubjectVersion& v, const SchemaEntry& e) 
             {"schema", e.schema},
             {"deleted", v.deleted}};
   if (e.type != "AVRO") j["schemaType"] = e.type;
-  if (!e.references.empty()) {
-    json a = json::array();
-    for (const auto& r : e.references) {
-      a.push_back({{"name", r.name}, {"subject", r.subject}, {"version", r.version}});
-    }
-    j["references"] = a;
-  }
+  if (!e.references.empty()) j["references"] = references_json(e.references);
   return j.dump();
 }
 
+json detail::references_json(const std::vector<SchemaReference>& refs) {
+  json a = json::array();
+  for (const auto& r : refs) {
+    a.push_back({{"name", r.name}, {"subject", r.subject}, {"version", r.version}});
+  }
+  return a;
+}
+
+namespace {
+
+// One table per enum: both directions read it.
+constexpr std::pair<const char*, Compatibility> kLevels[] = {
+    {"NONE", Compatibility::none},
+    {"BACKWARD", Compatibility::backward},
+    {"BACKWARD_TRANSITIVE", Compatibility::backward_transitive},
+    {"FORWARD", Compatibility::forward},
+    {"FORWARD_TRANSITIVE", Compatibility::forward_transitive},
+    {"FULL", Compatibility::full},
+    {"FULL_TRANSITIVE", Compatibility::full_transitive}};
+constexpr std::pair<const char*, Mode> kModes[] = {
+    {"READWRITE", Mode::readwrite}, {"READONLY", Mode::readonly}, {"IMPORT", Mode::import_}};
+
+template <typename E, size_t N>
+std::optional<E> by_name(const std::pair<const char*, E> (&table)[N], const std::string& s) {
+  for (const auto& [n, e] : table) {
+    if (s == n) return e;
+  }
+  return std::nullopt;
+}
+template <typename E, size_t N>
+const char* name_of(const std::pair<const char*, E> (&table)[N], E e) {
+  for (const auto& [n, v] : table) {
+    if (v == e) return n;
+  }
+  return table[0].first;
+}
+
+}  // namespace
+
 std::optional<Compatibility> parse_compatibility(const std::string& s) {
-  static const std::pair<const char*, Compatibility> kNames[] = {
-      {"NONE", Compatibility::none},
-      {"BACKWARD", Compatibility::backward},
-      {"BACKWARD_TRANSITIVE", Compatibility::backward_transitive},
-      {"FORWARD", Compatibility::forward},
-      {"FORWARD_TRANSITIVE", Compatibility::forward_transitive},
-      {"FULL", Compatibility::full},
-      {"FULL_TRANSITIVE", Compatibility::full_transitive}};
-  for (const auto& [n, c] : kNames) {
-    if (s == n) return c;
-  }
-  return std::nullopt;
+  return by_name(kLevels, s);
 }
+const char* compatibility_name(Compatibility c) { return name_of(kLevels, c); }
+std::optional<Mode> parse_mode(const std::string& s) { return by_name(kModes, s); }
+const char* mode_name(Mode m) { return name_of(kModes, m); }
 
-const char* compatibility_name(Compatibility c) {
-  switch (c) {
-    case Compatibility::none:
-      return "NONE";
-    case Compatibility::backward:
-      return "BACKWARD";
-    case Compatibility::backward_transitive:
-      return "BACKWARD_TRANSITIVE";
-    case Compatibility::forward:
-      return "FORWARD";
-    case Compatibility::forward_transitive:
-      return "FORWARD_TRANSITIVE";
-    case Compatibility::full:
-      return "FULL";
-    case Compatibility::full_transitive:
-      return "FULL_TRANSITIVE";
-  }
-  return "BACKWARD";
-}
-
-std::optional<Mode> parse_mode(const std::string& s) {
-  if (s == "READWRITE") return Mode::readwrite;
-  if (s == "READONLY") return Mode::readonly;
-  if (s == "IMPORT") return Mode::import_;
-  return std::nullopt;
-}
-
-const char* mode_name(Mode m) {
-  switch (m) {
-    case Mode::readwrite:
-      return "READWRITE";
-    case Mode::readonly:
-      return "READONLY";
-    case Mode::import_:
-      return "IMPORT";
-  }
-  return "READWRITE";
-}
-
-SchemaRegistry::SchemaRegistry(group::GroupJournal& journal, int64_t timeout_ms)
-    : journal_(journal), timeout_ms_(timeout_ms) {}
+SchemaRegistry::SchemaRegistry(group::GroupJournal& journal) : journal_(journal) {}
 
 Status SchemaRegistry::load() {
   std::unique_lock lk(mu_);
@@ -229,7 +214,6 @@ Answer<bool> SchemaRegistry::write_locked(std::vector<group::JournalRecord> reco
   // The journal answers every append (an fsync, or its commit timeout): waiting for it keeps
   // memory and the topic in step — an id is never handed out twice.
   const protocol::ErrorCode e = result.get();
-  (void)timeout_ms_;
   if (e != protocol::ErrorCode::none) {
     return fail<bool>(
         err(500, 50001,

@@ -90,9 +90,9 @@ struct RegisterRequest {
 
 class SchemaRegistry {
  public:
-  // `journal`: partition 0 of `_schemas`; outlives the registry. `timeout_ms`: how long a write
-  // waits for its append.
-  explicit SchemaRegistry(group::GroupJournal& journal, int64_t timeout_ms = 10000);
+  // `journal`: partition 0 of `_schemas`; outlives the registry. A write waits for its append,
+  // which the journal always answers (fsynced, failed, or its commit timeout).
+  explicit SchemaRegistry(group::GroupJournal& journal);
 
   // Replays `_schemas` into memory (before serving). Unreadable records are skipped and counted.
   Status load();
@@ -165,7 +165,6 @@ class SchemaRegistry {
                                             bool include_deleted, RegistryError& err) const;
 
   group::GroupJournal& journal_;
-  int64_t timeout_ms_;
   std::mutex write_mu_;  // one writer at a time (ids, versions)
   mutable std::shared_mutex mu_;
   std::map<std::string, Subject> subjects_;
