@@ -41,7 +41,8 @@ if ((${#missing[@]})); then
 fi
 
 # npm packages for the KafkaJS tests, pinned in test/integration/js/package.json.
-if [ ! -d test/integration/js/node_modules/kafkajs ]; then
+if [ ! -d test/integration/js/node_modules/kafkajs ] ||
+  [ ! -d test/integration/js/node_modules/@kafkajs/confluent-schema-registry ]; then
   echo "setup: installing npm packages for test/integration/js"
   (cd test/integration/js && npm install --no-audit --no-fund --loglevel=error)
 fi

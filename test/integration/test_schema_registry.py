@@ -7,9 +7,13 @@ it: confluent-kafka's SchemaRegistryClient and plain requests for the rest of Co
   FORWARD/FULL/NONE and the transitive levels per subject; the compatibility endpoint says why;
 - soft and permanent deletes of versions and subjects with Confluent's error codes
   (40401-40408, 42201-42205), READONLY mode, invalid schemas and unsupported types;
-- kill -9 and restart: everything comes back from `_schemas` and new ids never reuse old ones."""
+- kill -9 and restart: everything comes back from `_schemas` and new ids never reuse old ones;
+- KafkaJS with @kafkajs/confluent-schema-registry: register, produce Avro records in Confluent's
+  framing, consume and decode them; a librdkafka consumer sees the framing with the same id."""
 import json
+import os
 import re
+import subprocess
 import time
 import unittest
 import urllib.error
@@ -185,6 +189,27 @@ class SchemaRegistryTest(itutil.BrokerTestCase):
             self.assertEqual(self.call("PUT", "/mode", {"mode": "READWRITE"})[0], 200)
         self.expect_error(422, 42204, "PUT", "/mode", {"mode": "SOMETIMES"})
         self.assertEqual(self.call("POST", "/subjects/ro-value/versions", {"schema": V1})[0], 200)
+
+    def test_kafkajs_avro_round_trip_through_the_registry(self):
+        topic = itutil.unique_topic("sr-js")
+        js = os.path.join(os.path.dirname(os.path.abspath(__file__)), "js", "schema_registry.js")
+        r = subprocess.run(["node", js, self.broker.bootstrap, self.url(), topic],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        out = json.loads(r.stdout.strip().splitlines()[-1])
+        self.assertEqual(out["again"], out["id"], "the same schema registered twice: one id")
+        self.assertEqual(sorted((d["account"], d["score"]) for d in out["decoded"]),
+                         sorted(("acct-%d" % (i % 5), i / 4) for i in range(20)))
+        self.assertTrue(out["refused"], "a new required field is not BACKWARD compatible")
+        self.assertIn("incompatible", out["message"].lower())
+        # What KafkaJS wrote is Confluent's framing: magic 0, the schema id, the Avro body.
+        values = [m.value() for m in itutil.ck_consume_to_end(self.broker.bootstrap, topic)]
+        self.assertEqual(len(values), 20)
+        for v in values:
+            self.assertEqual(v[0], 0)
+            self.assertEqual(int.from_bytes(v[1:5], "big"), out["id"])
+        st, by_id = self.call("GET", "/schemas/ids/%d" % out["id"])
+        self.assertEqual(json.loads(by_id["schema"])["name"], "Risk")
 
     def test_state_survives_kill_9_and_ids_are_never_reused(self):
         s = "durable-value"

@@ -1,0 +1,64 @@
+// KafkaJS 2.2.4 with @kafkajs/confluent-schema-registry 3.3.0 against Strata's embedded registry:
+// registers an Avro schema (twice: one id), produces records encoded with it (Confluent framing),
+// consumes and decodes them, and tries an incompatible version (BACKWARD: a new required field).
+// Prints one JSON line: {"id", "again", "decoded", "refused", "message"}.
+// Usage: node schema_registry.js BOOTSTRAP REGISTRY_URL TOPIC
+const { Kafka, logLevel } = require('kafkajs');
+const { SchemaRegistry, SchemaType } = require('@kafkajs/confluent-schema-registry');
+
+const [, , bootstrap, registryUrl, topic] = process.argv;
+const subject = `${topic}-value`;
+const schema = {
+  type: 'record', name: 'Risk', namespace: 'strata.js',
+  fields: [{ name: 'account', type: 'string' }, { name: 'score', type: 'double' }],
+};
+
+(async () => {
+  const registry = new SchemaRegistry({ host: registryUrl });
+  const { id } = await registry.register(
+    { type: SchemaType.AVRO, schema: JSON.stringify(schema) }, { subject });
+  const again = (await registry.register(
+    { type: SchemaType.AVRO, schema: JSON.stringify(schema) }, { subject })).id;
+  const kafka = new Kafka({ clientId: 'strata-sr', brokers: [bootstrap], logLevel: logLevel.NOTHING });
+  const producer = kafka.producer();
+  await producer.connect();
+  const messages = [];
+  for (let i = 0; i < 20; i++) {
+    const account = `acct-${i % 5}`;
+    messages.push({ key: account, value: await registry.encode(id, { account, score: i / 4 }) });
+  }
+  await producer.send({ topic, messages });
+  await producer.disconnect();
+
+  const consumer = kafka.consumer({ groupId: `sr-${topic}` });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  const decoded = [];
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`consumed only ${decoded.length}`)), 60000);
+    consumer.run({
+      eachMessage: async ({ message }) => {
+        decoded.push(await registry.decode(message.value));
+        if (decoded.length === messages.length) {
+          clearTimeout(timer);
+          resolve();
+        }
+      },
+    });
+  });
+  await consumer.disconnect();
+
+  let refused = false;
+  let message = '';
+  try {
+    const next = { ...schema, fields: [...schema.fields, { name: 'limit', type: 'int' }] };
+    await registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(next) }, { subject });
+  } catch (e) {
+    refused = true;
+    message = e.message;
+  }
+  console.log(JSON.stringify({ id, again, decoded, refused, message }));
+})().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
