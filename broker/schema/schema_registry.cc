@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <future>
 #include <nlohmann/json.hpp>
 
@@ -83,7 +84,8 @@ const char* compatibility_name(Compatibility c) { return name_of(kLevels, c); }
 std::optional<Mode> parse_mode(const std::string& s) { return by_name(kModes, s); }
 const char* mode_name(Mode m) { return name_of(kModes, m); }
 
-SchemaRegistry::SchemaRegistry(group::GroupJournal& journal) : journal_(journal) {}
+SchemaRegistry::SchemaRegistry(group::GroupJournal& journal, int64_t write_wait_ms)
+    : journal_(journal), write_wait_ms_(write_wait_ms) {}
 
 Status SchemaRegistry::load() {
   std::unique_lock lk(mu_);
@@ -207,12 +209,34 @@ bool SchemaRegistry::apply_locked(const group::JournalRecord& r) {
   return false;
 }
 
+std::optional<RegistryError> SchemaRegistry::refresh_locked() {
+  if (!stale_) return std::nullopt;
+  // An earlier append's outcome is unknown: the topic is the truth.
+  std::unique_lock lk(mu_);
+  subjects_.clear();
+  by_id_.clear();
+  global_level_ = Compatibility::backward;
+  global_mode_ = Mode::readwrite;
+  max_id_ = 0;
+  Status st = journal_.replay(0, [&](const group::JournalRecord& r) {
+    apply_locked(r);
+    return Status::Ok();
+  });
+  if (!st.ok()) return err(500, 50001, "Error while reading the schemas topic: " + st.message());
+  stale_ = false;
+  return std::nullopt;
+}
+
 Answer<bool> SchemaRegistry::write_locked(std::vector<group::JournalRecord> records) {
   auto done = std::make_shared<std::promise<protocol::ErrorCode>>();
   auto result = done->get_future();
   journal_.append(0, records, [done](protocol::ErrorCode e, int64_t) { done->set_value(e); });
-  // The journal answers every append (an fsync, or its commit timeout): waiting for it keeps
-  // memory and the topic in step — an id is never handed out twice.
+  // Memory changes only once the records are durable, so an id is never handed out twice; an
+  // unknown outcome (the wait's bound passed) makes the next write read the topic again first.
+  if (result.wait_for(std::chrono::milliseconds(write_wait_ms_)) != std::future_status::ready) {
+    stale_ = true;
+    return fail<bool>(err(500, 50002, "Operation timed out writing to the schemas topic"));
+  }
   const protocol::ErrorCode e = result.get();
   if (e != protocol::ErrorCode::none) {
     return fail<bool>(

@@ -91,8 +91,9 @@ struct RegisterRequest {
 class SchemaRegistry {
  public:
   // `journal`: partition 0 of `_schemas`; outlives the registry. A write waits for its append,
-  // which the journal always answers (fsynced, failed, or its commit timeout).
-  explicit SchemaRegistry(group::GroupJournal& journal);
+  // which the journal always answers (fsynced, failed, or its commit timeout) on the broker's
+  // I/O threads — up to `write_wait_ms`, which only matters while they stop (then 50002).
+  explicit SchemaRegistry(group::GroupJournal& journal, int64_t write_wait_ms = 15000);
 
   // Replays `_schemas` into memory (before serving). Unreadable records are skipped and counted.
   Status load();
@@ -150,6 +151,9 @@ class SchemaRegistry {
   // Applies one `_schemas` record (Confluent's key and value JSON; nullopt value = tombstone).
   // Requires mu_ exclusive. False when the record is not understood.
   bool apply_locked(const group::JournalRecord& r);
+  // Requires write_mu_, first in every write: after an append whose outcome is unknown, memory
+  // is rebuilt from the topic before anything is computed from it.
+  std::optional<RegistryError> refresh_locked();
   // Appends `records` and applies them once durable. Requires write_mu_.
   Answer<bool> write_locked(std::vector<group::JournalRecord> records);
   // The schema checked and normalized (its references resolved); 42201 when invalid.
@@ -165,6 +169,8 @@ class SchemaRegistry {
                                             bool include_deleted, RegistryError& err) const;
 
   group::GroupJournal& journal_;
+  int64_t write_wait_ms_;
+  bool stale_ = false;   // an append's outcome is unknown (guarded by write_mu_)
   std::mutex write_mu_;  // one writer at a time (ids, versions)
   mutable std::shared_mutex mu_;
   std::map<std::string, Subject> subjects_;

@@ -133,6 +133,7 @@ std::vector<std::string> SchemaRegistry::incompatibilities_locked(
 Answer<int32_t> SchemaRegistry::register_schema(const std::string& subject,
                                                 const RegisterRequest& req) {
   std::lock_guard wl(write_mu_);
+  if (auto e = refresh_locked()) return fail<int32_t>(*e);
   SubjectVersion sv;
   SchemaEntry entry;
   {
@@ -206,6 +207,7 @@ Answer<int32_t> SchemaRegistry::register_schema(const std::string& subject,
 Answer<std::vector<int32_t>> SchemaRegistry::delete_subject(const std::string& subject,
                                                             bool permanent) {
   std::lock_guard wl(write_mu_);
+  if (auto e = refresh_locked()) return fail<std::vector<int32_t>>(*e);
   std::vector<group::JournalRecord> records;
   std::vector<int32_t> deleted;
   {
@@ -248,6 +250,7 @@ Answer<std::vector<int32_t>> SchemaRegistry::delete_subject(const std::string& s
 Answer<int32_t> SchemaRegistry::delete_version(const std::string& subject,
                                                const std::string& version, bool permanent) {
   std::lock_guard wl(write_mu_);
+  if (auto e = refresh_locked()) return fail<int32_t>(*e);
   group::JournalRecord record;
   int32_t v = 0;
   {
@@ -290,6 +293,7 @@ Answer<Compatibility> SchemaRegistry::set_compatibility(const std::optional<std:
     return fail<Compatibility>(err(422, 42203, "Invalid compatibility level: " + level));
   }
   std::lock_guard wl(write_mu_);
+  if (auto e = refresh_locked()) return fail<Compatibility>(*e);
   nlohmann::json v = {{"compatibilityLevel", compatibility_name(*c)}};
   auto w = write_locked({{config_key(subject, "CONFIG"), v.dump()}});
   if (!w.ok()) return fail<Compatibility>(w.error);
@@ -299,6 +303,7 @@ Answer<Compatibility> SchemaRegistry::set_compatibility(const std::optional<std:
 Answer<Compatibility> SchemaRegistry::delete_compatibility(
     const std::optional<std::string>& subject) {
   std::lock_guard wl(write_mu_);
+  if (auto e = refresh_locked()) return fail<Compatibility>(*e);
   Compatibility had;
   {
     std::shared_lock lk(mu_);
@@ -327,6 +332,7 @@ Answer<Mode> SchemaRegistry::set_mode(const std::optional<std::string>& subject,
   auto m = parse_mode(mode);
   if (!m) return fail<Mode>(err(422, 42204, "Invalid mode: " + mode));
   std::lock_guard wl(write_mu_);
+  if (auto e = refresh_locked()) return fail<Mode>(*e);
   nlohmann::json v = {{"mode", mode_name(*m)}};
   auto w = write_locked({{config_key(subject, "MODE"), v.dump()}});
   if (!w.ok()) return fail<Mode>(w.error);

@@ -32,6 +32,12 @@ class MemJournal : public group::GroupJournal {
     protocol::ErrorCode e = protocol::ErrorCode::none;
     {
       std::lock_guard lk(mu_);
+      if (hold_next) {  // written, but the answer comes only at release()
+        hold_next = false;
+        for (auto& r : records) log_.push_back(std::move(r));
+        held_ = std::move(done);
+        return;
+      }
       if (fail_next) {
         fail_next = false;
         e = protocol::ErrorCode::not_coordinator;
@@ -51,9 +57,14 @@ class MemJournal : public group::GroupJournal {
     std::lock_guard lk(mu_);
     return log_.size();
   }
+  void release() {
+    if (held_) held_(protocol::ErrorCode::none, 0);
+  }
   bool fail_next = false;
+  bool hold_next = false;
 
  private:
+  AppendDone held_;
   std::mutex mu_;
   std::vector<group::JournalRecord> log_;
   std::vector<std::thread> threads_;
@@ -120,6 +131,20 @@ TEST(SchemaRegistry, ReadOnlyModeAndFailedWritesChangeNothing) {
   RegisterRequest json_type = avro("{}");
   json_type.type = "JSON";
   EXPECT_EQ(reg.register_schema("s", json_type).error.error_code, 42201);
+}
+
+TEST(SchemaRegistry, AnAppendWithoutAnswerMakesTheNextWriteReadTheTopicFirst) {
+  MemJournal j;
+  SchemaRegistry reg(j, /*write_wait_ms=*/50);
+  j.hold_next = true;  // the broker's I/O threads stopped answering: the record did land
+  auto lost = reg.register_schema("s", avro(record_schema("A", 1)));
+  EXPECT_EQ(lost.error.error_code, 50002);
+  EXPECT_TRUE(reg.subjects(false).empty()) << "memory waits for the answer";
+  auto next = reg.register_schema("t", avro(record_schema("B", 1)));
+  ASSERT_TRUE(next.ok()) << next.error.message;
+  EXPECT_EQ(*next.value, 2) << "id 1 is in the topic: never handed out twice";
+  EXPECT_EQ(reg.subjects(false), (std::vector<std::string>{"s", "t"}));
+  j.release();
 }
 
 // The model: per subject, version -> (schema index, soft-deleted); per schema index, its id while
