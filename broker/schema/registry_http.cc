@@ -49,7 +49,42 @@ bool flag(const std::string& query, const std::string& name) {
   return false;
 }
 
-// The path's segments, percent-decoded; nullopt when one does not decode.
+// Well-formed UTF-8 (RFC 3629: no overlongs, no surrogates, at most U+10FFFF): subject names go
+// into JSON, which must be UTF-8.
+bool valid_utf8(std::string_view s) {
+  static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};  // by continuation bytes
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = 0;
+    uint32_t cp = c;
+    if (c >= 0x80) {
+      if ((c & 0xe0) == 0xc0) {
+        n = 1;
+        cp = c & 0x1f;
+      } else if ((c & 0xf0) == 0xe0) {
+        n = 2;
+        cp = c & 0x0f;
+      } else if ((c & 0xf8) == 0xf0) {
+        n = 3;
+        cp = c & 0x07;
+      } else {
+        return false;
+      }
+    }
+    if (n >= s.size() - i) return false;  // truncated
+    for (size_t k = 1; k <= n; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (d & 0x3f);
+    }
+    if (cp < kMin[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+// The path's segments, percent-decoded; nullopt when one does not decode (or is not UTF-8).
 std::optional<std::vector<std::string>> segments(const std::string& path) {
   std::vector<std::string> out;
   size_t pos = 0;
@@ -61,7 +96,7 @@ std::optional<std::vector<std::string>> segments(const std::string& path) {
     size_t slash = path.find('/', pos);
     if (slash == std::string::npos) slash = path.size();
     auto s = percent_unescape(std::string_view(path).substr(pos, slash - pos));
-    if (!s) return std::nullopt;
+    if (!s || !valid_utf8(*s)) return std::nullopt;
     out.push_back(std::move(*s));
     pos = slash;
   }
@@ -227,6 +262,8 @@ HttpResponse schemas_routes(SchemaRegistry& reg, const HttpRequest& req,
   return reply(200, j);
 }
 
+HttpResponse route(SchemaRegistry& registry, const HttpRequest& req);
+
 HttpResponse config_routes(SchemaRegistry& reg, const HttpRequest& req,
                            const std::vector<std::string>& seg) {
   if (seg.size() > 2) return not_found();
@@ -295,6 +332,18 @@ Result<RegistryAddress> parse_registry_listener(const std::string& value) {
 }
 
 HttpResponse handle_registry_request(SchemaRegistry& registry, const HttpRequest& req) {
+  // Nothing here should throw; if something does, this request fails, not the broker.
+  try {
+    return route(registry, req);
+  } catch (const std::exception& e) {
+    spdlog::error("schema registry: {} {}: {}", req.method, req.path, e.what());
+    return error_reply(err(500, 50001, "Internal error"));
+  }
+}
+
+namespace {
+
+HttpResponse route(SchemaRegistry& registry, const HttpRequest& req) {
   auto seg = segments(req.path);
   if (!seg) return not_found();
   if (seg->empty()) return req.method == "GET" ? reply(200, json::object()) : not_allowed();
@@ -316,6 +365,8 @@ HttpResponse handle_registry_request(SchemaRegistry& registry, const HttpRequest
   }
   return not_found();
 }
+
+}  // namespace
 
 Result<std::unique_ptr<RegistryServer>> RegistryServer::start(SchemaRegistry& registry,
                                                               const RegistryAddress& address) {
