@@ -488,7 +488,8 @@ class MetricsTest(BrokerTestCase):
 
 class MetricsConfigTest(unittest.TestCase):
     def test_disabled_listener_opens_no_port(self):
-        b = harness.BrokerProcess(overrides={"metrics.listener": ""})
+        # (The Schema Registry's listener is off too: only the Kafka listener may remain.)
+        b = harness.BrokerProcess(overrides={"metrics.listener": "", "schema.registry.listener": ""})
         try:
             b.start()
             with RawConn(b.port) as c:  # the broker serves
