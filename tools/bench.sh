@@ -136,10 +136,13 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # --- throughput: mock cluster vs Strata -----------------------------------------------------
 if want throughput; then
-  workloads=("100B 2000000 100" "1KiB 500000 1024")
+  # name count size batching: `rotate` = ~1 MB round-robin batches; `sticky0` = librdkafka's
+  # sticky.partitioning.linger.ms=0 (about 110-record batches spread over every partition), read
+  # back by a consumer with default settings: the many-partitions small-batch layout.
+  workloads=("100B 2000000 100 rotate" "1KiB 500000 1024 rotate" "100B-sticky0 2000000 100 sticky0")
   topics=()
   for w in "${workloads[@]}"; do
-    read -r name _ _ <<<"$w"
+    read -r name _ _ _ <<<"$w"
     for ((r = 1; r <= repeat; r++)); do topics+=("bench-$name-r$r"); done
   done
   mock_args=()
@@ -151,13 +154,15 @@ if want throughput; then
   for t in "${topics[@]}"; do
     "$perf" create --bootstrap "$strata_bootstrap" --topic "$t" --partitions "$partitions" >/dev/null
   done
-  run_one() {  # target phase workload rep count size topic
-    local target=$1 phase=$2 wname=$3 rep=$4 count=$5 size=$6 topic=$7 bs pid before after json
+  run_one() {  # target phase workload rep count size topic batching
+    local target=$1 phase=$2 wname=$3 rep=$4 count=$5 size=$6 topic=$7 batching=$8 bs pid before after json
+    local spread=(--rotate-bytes 1000000)
+    [[ $batching == sticky0 ]] && spread=(--producer-prop sticky.partitioning.linger.ms=0)
     if [[ $target == mock ]]; then bs=$mock_bootstrap pid=$mock_pid; else bs=$strata_bootstrap pid=$broker_pid; fi
     before=$(cpu_ticks "$pid")
     if [[ $phase == produce ]]; then
       json=$("$perf" produce --bootstrap "$bs" --topic "$topic" --num-records "$count" \
-        --record-size "$size" --rotate-bytes 1000000 --producer-prop acks=1 2>/dev/null)
+        --record-size "$size" "${spread[@]}" --producer-prop acks=1 2>/dev/null)
     else
       json=$("$perf" consume --bootstrap "$bs" --topic "$topic" --num-records "$count" 2>/dev/null)
     fi
@@ -167,12 +172,12 @@ if want throughput; then
     echo "  $wname $phase $target r$rep: $json" >&2
   }
   for w in "${workloads[@]}"; do
-    read -r name count size <<<"$w"
+    read -r name count size batching <<<"$w"
     count=$(scaled "$count")
     for phase in produce consume; do
       for ((r = 1; r <= repeat; r++)); do
         for target in mock strata; do
-          run_one "$target" "$phase" "$count x $name" "$r" "$count" "$size" "bench-$name-r$r"
+          run_one "$target" "$phase" "$count x $name" "$r" "$count" "$size" "bench-$name-r$r" "$batching"
         done
       done
     done
