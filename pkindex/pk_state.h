@@ -316,6 +316,8 @@ class PkState {
   Status end_txn_locked(int64_t producer_id, bool commit, int64_t marker_offset);
   // write_mu_ held: registers an appended batch of `txn` (first offset, key locks).
   void hold_in_txn_locked(int64_t producer_id, OpenTxn& txn, int64_t base_offset);
+  // Releases the key locks `txn` holds (those another producer took since are left alone).
+  void release_locks_locked(int64_t producer_id, const OpenTxn& txn);
   // write_mu_ held, replicated leader: the marker at `marker_offset` decided `producer_id`'s
   // transaction: its keys are released and (COMMIT) its rows pushed onto the overlay as one
   // batch at the marker's offset; an ABORT or a producer with nothing held pushes an empty one.

@@ -42,18 +42,15 @@ Status PkState::end_txn_locked(int64_t producer_id, bool commit, int64_t marker_
   if (!lk) return Status(Errc::shutting_down, "primary-key state is closed");
   rocksdb::WriteBatch wb;
   if (auto it = txns_.find(producer_id); it != txns_.end()) {
+    release_locks_locked(producer_id, it->second);
     for (Overlay::Batch& b : it->second.batches.batches()) {
+      if (!commit) break;
       for (Overlay::Op& op : b.ops) {
-        if (commit) {
-          if (op.encoded.empty()) {
-            wb.Delete(op.key);
-          } else {
-            rf::patch_offset(op.encoded, b.base_offset + op.offset_delta);
-            wb.Put(op.key, op.encoded);
-          }
-        }
-        if (auto l = txn_locks_.find(op.key); l != txn_locks_.end() && l->second == producer_id) {
-          txn_locks_.erase(l);
+        if (op.encoded.empty()) {
+          wb.Delete(op.key);
+        } else {
+          rf::patch_offset(op.encoded, b.base_offset + op.offset_delta);
+          wb.Put(op.key, op.encoded);
         }
       }
     }
@@ -68,16 +65,13 @@ Status PkState::decide_held_txn_locked(int64_t producer_id, bool commit, int64_t
     // Kept as the replay floor until the marker is applied, ABORT too: a marker above the high
     // watermark may still be cut by a leader change, and the transaction is open again.
     decided.txn_first_offset = it->second.first_offset;
+    release_locks_locked(producer_id, it->second);
     for (Overlay::Batch& b : it->second.batches.batches()) {
+      if (!commit) break;
       for (Overlay::Op& op : b.ops) {
-        if (auto l = txn_locks_.find(op.key); l != txn_locks_.end() && l->second == producer_id) {
-          txn_locks_.erase(l);
-        }
-        if (!commit) continue;
         if (!op.encoded.empty()) rf::patch_offset(op.encoded, b.base_offset + op.offset_delta);
         decided.ops.push_back(std::move(op));
       }
-      if (!commit) continue;
       for (auto& [key, row] : b.rows) decided.rows[key] = std::move(row);  // newest batch wins
     }
     txns_.erase(it);
@@ -101,6 +95,16 @@ Status PkState::hold_batch_locked(const protocol::RecordBatchView& batch) {
   return hold_changelog_locked(batch, batch.base_offset(), overlay_);
 }
 
+void PkState::release_locks_locked(int64_t producer_id, const OpenTxn& txn) {
+  for (const Overlay::Batch& b : txn.batches.batches()) {
+    for (const Overlay::Op& op : b.ops) {
+      if (auto l = txn_locks_.find(op.key); l != txn_locks_.end() && l->second == producer_id) {
+        txn_locks_.erase(l);
+      }
+    }
+  }
+}
+
 void PkState::hold_in_txn_locked(int64_t producer_id, OpenTxn& txn, int64_t base_offset) {
   if (txn.first_offset < 0) txn.first_offset = base_offset;
   for (const auto& [key, row] : txn.batches.back().rows) txn_locks_[key] = producer_id;
@@ -116,13 +120,7 @@ Status PkState::replay_batch_locked(const protocol::RecordBatchView& batch) {
       // the state; only what was held again from below the applied offset goes.
       if (commit.has_value()) {
         if (auto it = txns_.find(pid); it != txns_.end()) {
-          for (const Overlay::Batch& b : it->second.batches.batches()) {
-            for (const Overlay::Op& op : b.ops) {
-              if (auto l = txn_locks_.find(op.key); l != txn_locks_.end() && l->second == pid) {
-                txn_locks_.erase(l);
-              }
-            }
-          }
+          release_locks_locked(pid, it->second);
           txns_.erase(it);
         }
       }

@@ -15,6 +15,9 @@ namespace strata::broker::schema::detail {
 inline RegistryError err(int http, int code, std::string message) {
   return RegistryError{http, code, std::move(message)};
 }
+inline RegistryError subject_not_found(const std::string& subject) {
+  return err(404, 40401, "Subject '" + subject + "' not found.");
+}
 template <typename T>
 Answer<T> fail(RegistryError e) {
   Answer<T> a;

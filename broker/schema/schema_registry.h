@@ -157,6 +157,8 @@ class SchemaRegistry {
   // Appends `records` and applies them once durable. Requires write_mu_.
   Answer<bool> write_locked(std::vector<group::JournalRecord> records);
   // The schema checked and normalized (its references resolved); 42201 when invalid.
+  // The schema a reference names (version -1: the subject's latest); null when there is none.
+  const SchemaEntry* find_reference_locked(const SchemaReference& ref) const;
   Answer<std::string> validate_locked(const RegisterRequest& req) const;
   // Reasons `schema` cannot be registered after the subject's live versions under `level`.
   std::vector<std::string> incompatibilities_locked(const std::string& subject,

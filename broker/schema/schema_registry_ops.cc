@@ -16,9 +16,6 @@ using namespace detail;
 
 namespace {
 
-RegistryError subject_not_found(const std::string& s) {
-  return err(404, 40401, "Subject '" + s + "' not found.");
-}
 RegistryError read_only(const std::string& s) {
   return err(422, 42205, "Subject " + s + " is in read-only mode");
 }
@@ -59,6 +56,16 @@ struct Parser {
 
 }  // namespace
 
+const SchemaEntry* SchemaRegistry::find_reference_locked(const SchemaReference& ref) const {
+  auto s = subjects_.find(ref.subject);
+  if (s == subjects_.end()) return nullptr;
+  auto v = ref.version == -1 && !s->second.versions.empty() ? std::prev(s->second.versions.end())
+                                                            : s->second.versions.find(ref.version);
+  if (v == s->second.versions.end()) return nullptr;
+  auto e = by_id_.find(v->second.id);
+  return e == by_id_.end() ? nullptr : &e->second;
+}
+
 Answer<std::string> SchemaRegistry::validate_locked(const RegisterRequest& req) const {
   if (req.type != "AVRO") {
     return fail<std::string>(err(422, 42201,
@@ -66,16 +73,7 @@ Answer<std::string> SchemaRegistry::validate_locked(const RegisterRequest& req) 
                                      " (this registry accepts AVRO; GET /schemas/types)"));
   }
   const std::function<const SchemaEntry*(const SchemaReference&)> find =
-      [this](const SchemaReference& ref) -> const SchemaEntry* {
-    auto s = subjects_.find(ref.subject);
-    if (s == subjects_.end()) return nullptr;
-    auto v = ref.version == -1 && !s->second.versions.empty()
-                 ? std::prev(s->second.versions.end())
-                 : s->second.versions.find(ref.version);
-    if (v == s->second.versions.end()) return nullptr;
-    auto e = by_id_.find(v->second.id);
-    return e == by_id_.end() ? nullptr : &e->second;
-  };
+      [this](const SchemaReference& ref) { return find_reference_locked(ref); };
   auto parsed = Parser{find}.parse(req.schema, req.references, 0);
   if (!parsed.ok()) {
     return fail<std::string>(err(422, 42201, "Invalid schema: " + parsed.status().message()));
@@ -89,14 +87,7 @@ std::vector<std::string> SchemaRegistry::incompatibilities_locked(
   std::vector<std::string> reasons;
   if (level == Compatibility::none || against.empty()) return reasons;
   const std::function<const SchemaEntry*(const SchemaReference&)> find =
-      [this](const SchemaReference& ref) -> const SchemaEntry* {
-    auto s = subjects_.find(ref.subject);
-    if (s == subjects_.end()) return nullptr;
-    auto v = s->second.versions.find(ref.version);
-    if (v == s->second.versions.end()) return nullptr;
-    auto e = by_id_.find(v->second.id);
-    return e == by_id_.end() ? nullptr : &e->second;
-  };
+      [this](const SchemaReference& ref) { return find_reference_locked(ref); };
   const Parser parser{find};
   auto mine = parser.parse(schema, req.references, 0);
   if (!mine.ok()) return {mine.status().message()};

@@ -18,7 +18,7 @@ const SubjectVersion* SchemaRegistry::find_version_locked(const std::string& sub
     for (const auto& [n, ver] : s->second.versions) any |= include_deleted || !ver.deleted;
   }
   if (!any) {
-    e = err(404, 40401, "Subject '" + subject + "' not found.");
+    e = subject_not_found(subject);
     return nullptr;
   }
   if (v == "latest" || v == "-1") {
@@ -63,7 +63,7 @@ Answer<std::vector<int32_t>> SchemaRegistry::versions(const std::string& subject
     }
   }
   if (out.empty()) {
-    return fail<std::vector<int32_t>>(err(404, 40401, "Subject '" + subject + "' not found."));
+    return fail<std::vector<int32_t>>(subject_not_found(subject));
   }
   return okay(std::move(out));
 }
@@ -85,7 +85,7 @@ Answer<std::pair<SubjectVersion, SchemaEntry>> SchemaRegistry::lookup(const std:
   std::shared_lock lk(mu_);
   auto s = subjects_.find(subject);
   if (s == subjects_.end() || s->second.versions.empty()) {
-    return fail<Out>(err(404, 40401, "Subject '" + subject + "' not found."));
+    return fail<Out>(subject_not_found(subject));
   }
   auto normalized = validate_locked(req);
   if (!normalized.ok()) return fail<Out>(normalized.error);
