@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "pkindex/typed_row.h"
+
 namespace strata::pkindex {
 
 std::string_view change_kind_name(ChangeKind k) {
@@ -49,8 +51,17 @@ ChangeKind VersionedMerger::remove(const CurrentRow& cur, const Write& w) const 
   return ChangeKind::del;
 }
 
+ChangeKind AggregationMerger::upsert(const std::optional<CurrentRow>& cur, const Write&) const {
+  return cur ? ChangeKind::update : ChangeKind::insert;
+}
+ChangeKind AggregationMerger::remove(const CurrentRow&, const Write&) const {
+  return ChangeKind::del;
+}
+
 std::unique_ptr<Merger> make_merger(MergeEngine engine) {
   switch (engine) {
+    case MergeEngine::aggregation:
+      return std::make_unique<AggregationMerger>();
     case MergeEngine::first_row:
       return std::make_unique<FirstRowMerger>();
     case MergeEngine::versioned:
@@ -60,6 +71,45 @@ std::unique_ptr<Merger> make_merger(MergeEngine engine) {
   }
   return std::make_unique<LastRowMerger>();
 }
+
+namespace {
+
+// Typed tables: the row after an insert/update (d.kind) or an allowed delete (d.kind = del),
+// or d rejected.
+void typed_row_after(const TableConfig& table, const std::optional<CurrentRow>& cur, const Write& w,
+                     Decision& d) {
+  std::optional<nlohmann::json> cur_row;
+  if (cur) {
+    auto parsed = typed::parse_row(cur->value);
+    if (!parsed.ok()) {  // stored by this table, so canonical: only a corrupt state gets here
+      d.rejected = true;
+      d.reason = "the stored row does not decode: " + parsed.status().message();
+      return;
+    }
+    cur_row = std::move(*parsed);
+  }
+  if (d.kind == ChangeKind::del) {
+    if (!w.columns) return;  // a whole-row delete
+    d.row = typed::partial_delete(*cur_row, *w.columns);
+    if (d.row) d.kind = ChangeKind::update;
+    return;
+  }
+  auto written = typed::parse_row(*w.value);
+  if (!written.ok()) {
+    d.rejected = true;
+    d.reason = written.status().message();
+    return;
+  }
+  auto merged = typed::merge(table, cur_row ? &*cur_row : nullptr, *written, w.columns);
+  if (!merged.ok()) {
+    d.rejected = true;
+    d.reason = merged.status().message();
+    return;
+  }
+  d.row = std::move(*merged);
+}
+
+}  // namespace
 
 Decision decide(const TableConfig& table, const Merger& merger,
                 const std::optional<CurrentRow>& cur, const Write& w) {
@@ -75,13 +125,19 @@ Decision decide(const TableConfig& table, const Merger& merger,
         return d;
       case DeleteBehavior::allow:
         d.kind = cur ? merger.remove(*cur, w) : ChangeKind::none;
-        return d;
+        break;
     }
+  } else {
+    d.kind = merger.upsert(cur, w);
   }
-  d.kind = merger.upsert(cur, w);
+  if (table.typed() && d.kind != ChangeKind::none) {
+    typed_row_after(table, cur, w, d);
+    if (d.rejected) return d;
+  }
   if (d.kind == ChangeKind::update && cur) {
+    const std::span<const uint8_t> after = d.after(w);
     const bool same_value =
-        std::equal(cur->value.begin(), cur->value.end(), w.value->begin(), w.value->end());
+        std::equal(cur->value.begin(), cur->value.end(), after.begin(), after.end());
     const bool same_version =
         table.merge_engine != MergeEngine::versioned || cur->version == w.version;
     if (same_value && same_version) d.kind = ChangeKind::none;

@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "pkindex/table_config.h"
 
@@ -30,14 +31,23 @@ struct CurrentRow {
 };
 
 struct Write {
-  std::optional<std::span<const uint8_t>> value;  // nullopt = delete (null record value)
-  std::optional<int64_t> version;                 // from the version header, when present
+  std::optional<std::span<const uint8_t>> value;      // nullopt = delete (null record value)
+  std::optional<int64_t> version;                     // from the version header, when present
+  const std::vector<std::string>* columns = nullptr;  // typed tables: strata.columns, if set
 };
 
 struct Decision {
   ChangeKind kind = ChangeKind::none;
   bool rejected = false;
   std::string reason;  // when rejected
+  // Typed tables, insert/update: the row after the write (canonical), which is not the written
+  // value (a merge, or the value re-encoded). Raw tables: the written value is the row.
+  std::optional<std::string> row;
+
+  std::span<const uint8_t> after(const Write& w) const {
+    if (!row) return *w.value;
+    return {reinterpret_cast<const uint8_t*>(row->data()), row->size()};
+  }
 };
 
 class Merger {
@@ -69,11 +79,19 @@ class VersionedMerger final : public Merger {
   ChangeKind remove(const CurrentRow& cur, const Write& w) const override;
 };
 
+// Kinds as last_row; the row after is the per-column aggregation (typed_row.h).
+class AggregationMerger final : public Merger {
+ public:
+  ChangeKind upsert(const std::optional<CurrentRow>& cur, const Write& w) const override;
+  ChangeKind remove(const CurrentRow& cur, const Write& w) const override;
+};
+
 std::unique_ptr<Merger> make_merger(MergeEngine engine);
 
 // The full decision for one write: delete behaviour (disable -> rejected, ignore -> none, allow ->
-// the engine; deleting an absent key -> none), then the engine, then byte-identical suppression
-// (an update whose value and version equal the current row's -> none).
+// the engine; deleting an absent key -> none), then the engine, then (typed tables) the row after
+// the merge or partial delete, then byte-identical suppression (an update whose row and version
+// equal the current row's -> none). A typed value that does not decode or fit -> rejected.
 Decision decide(const TableConfig& table, const Merger& merger,
                 const std::optional<CurrentRow>& cur, const Write& w);
 

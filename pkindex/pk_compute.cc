@@ -4,6 +4,7 @@
 
 #include "pkindex/pk_state.h"
 #include "pkindex/row_format.h"
+#include "pkindex/typed_row.h"
 #include "protocol/pk/change_headers.h"
 #include "protocol/record/batch_builder.h"
 #include "protocol/record/record_reader.h"
@@ -136,6 +137,7 @@ PkState::Computed PkState::compute(const protocol::RecordBatchView& in, codec::C
   uint8_t row_clock_be[8];              // a `none` record's row TTL clock
   int64_t none_ttl_clock = -1;
   std::string db_key;
+  std::optional<std::vector<std::string>> columns;  // the record's strata.columns
   protocol::Record r;
   int32_t index = 0;
   size_t oversized = 0;  // record errors that are only a size over max_record_bytes
@@ -177,12 +179,26 @@ PkState::Computed PkState::compute(const protocol::RecordBatchView& in, codec::C
     }
     Write w{r.value, std::nullopt};
     headers.clear();
+    columns.reset();
     bool bad = false;
     auto it = r.headers();
     Header h;
     while (it.next(h)) {
+      if (h.key == kColumnsHeader && table.typed() && !columns) {
+        // Target columns of a partial write: consumed here, not logged (the row after is).
+        auto parsed = typed::parse_columns(h.value ? as_sv(*h.value) : std::string_view());
+        if (!parsed.ok()) {
+          error(parsed.status().message());
+          bad = true;
+          break;
+        }
+        columns = std::move(*parsed);
+        w.columns = &*columns;
+        continue;
+      }
       if (h.key.starts_with(kReservedHeaderPrefix)) {
-        error("header " + std::string(h.key) + ": names under strata. are reserved");
+        error("header " + std::string(h.key) + ": names under strata. are reserved" +
+              (h.key == kColumnsHeader ? " (strata.columns: once, on typed tables only)" : ""));
         bad = true;
         break;
       }
@@ -226,11 +242,10 @@ PkState::Computed PkState::compute(const protocol::RecordBatchView& in, codec::C
     switch (d.kind) {
       case ChangeKind::insert:
       case ChangeKind::update: {
-        after = *w.value;
-        Overlay::Row row{true, std::string(as_sv(*w.value)), w.version, append_time};
+        after = d.after(w);
+        Overlay::Row row{true, std::string(as_sv(*after)), w.version, append_time};
         Overlay::Op op{db_key, {}, index};
-        rf::encode_row(op.encoded, 0, reader->timestamp_of(r), w.version, *w.value,
-                       row_append_time);
+        rf::encode_row(op.encoded, 0, reader->timestamp_of(r), w.version, *after, row_append_time);
         p.ops.push_back(std::move(op));
         p.rows[db_key] = std::move(row);
         break;

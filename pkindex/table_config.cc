@@ -17,7 +17,77 @@ Status bad(std::string_view key, const std::string& value, const std::string& wh
                 "Invalid value " + value + " for configuration " + std::string(key) + ": " + why);
 }
 
+// Applies one per-column key (is_column_key(name)) to `t` (may be null: check only).
+Status apply_column_key(std::string_view name, const std::string& v, TableConfig* t) {
+  std::string column;
+  is_column_key(name, &column);
+  if (name.ends_with(protocol::pk::kAggSuffix)) {
+    auto fn = parse_agg_fn(v);
+    if (!fn) {
+      return bad(name, v,
+                 "String must be one of: sum, product, max, min, last_value, "
+                 "last_value_ignore_nulls, first_value, first_value_ignore_nulls, listagg, "
+                 "string_agg, bool_and, bool_or");
+    }
+    if (t) t->fields[column].fn = *fn;
+  } else if (t) {
+    t->fields[column].delimiter = v;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+std::string_view agg_fn_name(AggFn f) {
+  switch (f) {
+    case AggFn::sum:
+      return "sum";
+    case AggFn::product:
+      return "product";
+    case AggFn::max:
+      return "max";
+    case AggFn::min:
+      return "min";
+    case AggFn::last_value:
+      return "last_value";
+    case AggFn::last_value_ignore_nulls:
+      return "last_value_ignore_nulls";
+    case AggFn::first_value:
+      return "first_value";
+    case AggFn::first_value_ignore_nulls:
+      return "first_value_ignore_nulls";
+    case AggFn::listagg:
+      return "listagg";
+    case AggFn::bool_and:
+      return "bool_and";
+    case AggFn::bool_or:
+      return "bool_or";
+  }
+  return "?";
+}
+
+std::optional<AggFn> parse_agg_fn(std::string_view name) {
+  if (name == "string_agg") return AggFn::listagg;
+  for (int i = 0; i <= static_cast<int>(AggFn::bool_or); ++i) {
+    if (agg_fn_name(static_cast<AggFn>(i)) == name) return static_cast<AggFn>(i);
+  }
+  return std::nullopt;
+}
+
+bool is_column_key(std::string_view name, std::string* column) {
+  using namespace protocol::pk;
+  if (!name.starts_with(kFieldsPrefix)) return false;
+  std::string_view rest = name.substr(kFieldsPrefix.size());
+  for (std::string_view suffix : {kAggSuffix, kListaggDelimiterSuffix, kStringaggDelimiterSuffix}) {
+    // The longest suffix first would matter only for a column named "x.listagg": ".agg" cannot
+    // end ".delimiter", so the order is free.
+    if (rest.size() > suffix.size() && rest.ends_with(suffix)) {
+      if (column) *column = std::string(rest.substr(0, rest.size() - suffix.size()));
+      return true;
+    }
+  }
+  return false;
+}
 
 const KeyTable<TableConfig>& table_key_table() {
   // Names are protocol/pk/table_keys.h's constants (string literals, so .data() is terminated).
@@ -35,8 +105,11 @@ const KeyTable<TableConfig>& table_key_table() {
         kMergeEngine.data(), &C::merge_engine, "last_row",
         {{"last_row", MergeEngine::last_row},
          {"first_row", MergeEngine::first_row},
-         {"versioned", MergeEngine::versioned}},
-        "last_row | first_row | versioned: how a write merges with the key's current row.", kRo);
+         {"versioned", MergeEngine::versioned},
+         {"aggregation", MergeEngine::aggregation}},
+        "last_row | first_row | versioned | aggregation (typed tables; per column "
+        "table.fields.<column>.agg): how a write merges with the key's current row.",
+        kRo);
     t.string(kVersionHeader.data(), &C::version_header, "",
              "versioned engine: record header holding the version (signed 64-bit big-endian).", kRo,
              [](const std::string& v) -> std::string {
@@ -79,6 +152,12 @@ const KeyTable<TableConfig>& table_key_table() {
         kPartitioner.data(), &C::partitioner, "murmur2",
         {{"murmur2", Partitioner::murmur2}, {"crc32", Partitioner::crc32}},
         "murmur2 (Java, kafka-python, KafkaJS) | crc32 (librdkafka consistent_random).", kRo);
+    t.enumeration<ValueFormat>(
+        kValueFormat.data(), &C::value_format, "raw",
+        {{"raw", ValueFormat::raw}, {"json", ValueFormat::json}},
+        "raw: the row is the record value's bytes; json: a JSON object of columns (partial "
+        "updates, aggregation).",
+        kRo);
     return t;
   }();
   return table;
@@ -95,6 +174,7 @@ TableConfig::TableConfig() {
 }
 
 std::string check_table_key(std::string_view name, const std::string& v) {
+  if (is_column_key(name)) return apply_column_key(name, v, nullptr).message();
   const auto* key = table_key_table().find(name);
   if (!key) return bad(name, v, "Unknown table configuration").message();
   Status st = key->check(v);
@@ -110,6 +190,10 @@ Result<TableConfig> parse_table_config(const std::map<std::string, std::string>&
   const auto& table = table_key_table();
   for (const auto& [k, v] : configs) {
     if (k.rfind("table.", 0) != 0) continue;
+    if (is_column_key(k)) {
+      STRATA_RETURN_IF_ERROR(apply_column_key(k, v, nullptr));
+      continue;
+    }
     const auto* key = table.find(k);
     if (!key) return bad(k, v, "Unknown table configuration");
     STRATA_RETURN_IF_ERROR(key->check(v));
@@ -127,6 +211,25 @@ Result<TableConfig> parse_table_config(const std::map<std::string, std::string>&
   table.apply_defaults(t);
   for (const auto& [k, v] : configs) {
     if (const auto* key = table.find(k)) key->apply(v, &t);
+    if (is_column_key(k)) (void)apply_column_key(k, v, &t);
+  }
+  auto require = [](std::string_view key, std::string_view what) {
+    return Status(Errc::invalid_argument,
+                  "Configuration " + std::string(key) + " requires " + std::string(what));
+  };
+  if (t.merge_engine == MergeEngine::aggregation && !t.typed()) {
+    return require(kMergeEngine, "a typed table (table.value.format=json)");
+  }
+  for (const auto& [k, v] : configs) {
+    if (!is_column_key(k)) continue;
+    if (t.merge_engine != MergeEngine::aggregation) {
+      return require(k, "table.merge-engine=aggregation");
+    }
+    std::string column;
+    is_column_key(k, &column);
+    if (!k.ends_with(protocol::pk::kAggSuffix) && t.fields[column].fn != AggFn::listagg) {
+      return require(k, "table.fields." + column + ".agg=listagg");
+    }
   }
   if (t.merge_engine == MergeEngine::versioned && t.version_header.empty()) {
     return Status(Errc::invalid_argument, std::string("Configuration ") +

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -30,11 +31,37 @@ using protocol::pk::kPartitioner;
 using protocol::pk::kSnapshotIntervalMs;
 using protocol::pk::kTableType;
 using protocol::pk::kTtlMs;
+using protocol::pk::kValueFormat;
 using protocol::pk::kVersionHeader;
 using protocol::pk::merge_engine_name;
 using protocol::pk::MergeEngine;
 using protocol::pk::Partitioner;
 using protocol::pk::partitioner_name;
+using protocol::pk::value_format_name;
+using protocol::pk::ValueFormat;
+
+// Aggregation functions of `aggregation` tables (Fluss's names and semantics;
+// docs/typed-tables.md).
+enum class AggFn : uint8_t {
+  sum,
+  product,
+  max,
+  min,
+  last_value,
+  last_value_ignore_nulls,
+  first_value,
+  first_value_ignore_nulls,
+  listagg,
+  bool_and,
+  bool_or,
+};
+std::string_view agg_fn_name(AggFn f);
+std::optional<AggFn> parse_agg_fn(std::string_view name);  // string_agg = listagg
+
+struct ColumnAgg {
+  AggFn fn = AggFn::last_value_ignore_nulls;
+  std::string delimiter = ",";  // listagg
+};
 
 // Field defaults come from table_key_table(): TableConfig() is a primary-key table with no
 // table.* key set (nothing else writes a default value).
@@ -50,7 +77,21 @@ struct TableConfig {
   int64_t ttl_ms{};  // -1 = rows never expire; else a row expires ttl_ms after its append time
   Partitioner partitioner{};
   int64_t snapshot_interval_ms{};  // alterable (read it per round)
+  ValueFormat value_format{};
+  // aggregation: the columns with a table.fields.<column>.* key; any other column aggregates
+  // with last_value_ignore_nulls.
+  std::map<std::string, ColumnAgg> fields;
+
+  bool typed() const { return value_format != ValueFormat::raw; }
+  ColumnAgg column_agg(const std::string& column) const {
+    auto it = fields.find(column);
+    return it == fields.end() ? ColumnAgg{} : it->second;
+  }
 };
+
+// True for a per-column key name (table.fields.<column>.agg / .listagg.delimiter /
+// .string_agg.delimiter); sets `column` to the column's name.
+bool is_column_key(std::string_view name, std::string* column = nullptr);
 
 // The table.* keys (protocol/base/key_table.h; Kafka wording): type, default, allowed values, doc;
 // all read-only but table.kv.snapshot.interval.ms. The broker's topic-key table imports them.

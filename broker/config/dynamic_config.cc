@@ -320,6 +320,14 @@ std::vector<ConfigEntryInfo> DynamicConfig::describe_topic(
     synonyms.insert(synonyms.end(), layers.begin(), layers.end());
     out.push_back(describe_entry(k, std::move(synonyms)));
   }
+  // Per-column table keys exist only where set.
+  for (const auto& [name, value] : topic_overrides) {
+    const TopicKeyDef* k = find_topic_key(name);
+    if (!k || !wanted(keys, name) || k->name == name) continue;
+    ConfigKeyInfo info = *k;
+    info.name = name;
+    out.push_back(describe_entry(info, {{name, value, ConfigSource::dynamic_topic}}));
+  }
   return out;
 }
 

@@ -137,10 +137,27 @@ const TopicKeyDef* find_topic_key(std::string_view name) {
   for (const auto& k : topic_key_table()) {
     if (name == k.name) return &k;
   }
-  return nullptr;
+  // The per-column keys of typed tables (table.fields.<column>.*) have one definition for all
+  // columns; pkindex checks their values.
+  static const TopicKeyDef column_key = [] {
+    TopicKeyDef k;
+    k.name = "table.fields.<column>.*";
+    k.type = ConfigType::string;
+    k.doc =
+        "aggregation tables: table.fields.<column>.agg (function) and "
+        "table.fields.<column>.listagg.delimiter.";
+    k.flags = kConfigReadOnly;
+    k.apply = [](const std::string&, TopicConfig*) { return Status::Ok(); };
+    return k;
+  }();
+  return pkindex::is_column_key(name) ? &column_key : nullptr;
 }
 
 Status validate_topic_config(const std::string& name, const std::string& value) {
+  if (pkindex::is_column_key(name)) {
+    const std::string error = pkindex::check_table_key(name, value);
+    return error.empty() ? Status::Ok() : Status(Errc::invalid_argument, error);
+  }
   const TopicKeyDef* key = find_topic_key(name);
   if (!key) return Status(Errc::invalid_argument, "Unknown topic config name: " + name);
   return key->check(value);

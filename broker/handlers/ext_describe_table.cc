@@ -34,6 +34,12 @@ bool describe_config(Out& t, const TopicEntry& topic, int32_t partitions) {
   t.set_ttl_ms(cfg->ttl_ms);
   t.set_partitioner(std::string(pkindex::partitioner_name(cfg->partitioner)));
   t.set_partition_count(partitions);
+  t.set_value_format(std::string(pkindex::value_format_name(cfg->value_format)));
+  for (const auto& [column, agg] : cfg->fields) {
+    std::string fn(pkindex::agg_fn_name(agg.fn));
+    if (agg.fn == pkindex::AggFn::listagg) fn += "(" + agg.delimiter + ")";
+    (*t.mutable_column_aggregations())[column] = fn;
+  }
   return true;
 }
 }  // namespace

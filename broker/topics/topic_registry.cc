@@ -155,6 +155,17 @@ Result<std::shared_ptr<const TopicEntry>> TopicRegistry::alter_configs(
   if (!old) return Status(Errc::not_found, "unknown topic " + name);
   STRATA_RETURN_IF_ERROR(validate_topic_configs(configs));
   STRATA_RETURN_IF_ERROR(check_topic_config_floors(configs, *broker_defaults(), old->configs));
+  // Per-column keys are read-only too: any added, removed or changed one is refused.
+  for (const auto* side : {&old->configs, &configs}) {
+    for (const auto& [k, v] : *side) {
+      if (!pkindex::is_column_key(k)) continue;
+      auto a = old->configs.find(k);
+      auto b = configs.find(k);
+      if (a == old->configs.end() || b == configs.end() || a->second != b->second) {
+        return Status(Errc::invalid_argument, "Cannot alter read-only configuration " + k);
+      }
+    }
+  }
   for (const auto& key : topic_key_table()) {
     if (!(key.flags & kConfigReadOnly)) continue;
     auto a = old->configs.find(key.name);

@@ -9,6 +9,10 @@
 namespace strata::protocol::pk {
 
 inline constexpr std::string_view kReservedHeaderPrefix = "strata.";
+// The one reserved header a client may set, on typed tables only: the write's target columns,
+// comma-separated (a partial update or partial delete of those columns; listed columns the value
+// lacks are null). Consumed by the broker, never written to the changelog.
+inline constexpr std::string_view kColumnsHeader = "strata.columns";
 // Value: "insert" | "update" | "delete" | "none".
 inline constexpr std::string_view kChangeHeader = "strata.change";
 // Value: the row before the write; only in table.changelog.image=full, on updates and deletes.

@@ -10,7 +10,10 @@
 
 namespace strata::protocol::pk {
 
-enum class MergeEngine : uint8_t { last_row, first_row, versioned };
+enum class MergeEngine : uint8_t { last_row, first_row, versioned, aggregation };
+// raw: the row is the record value's bytes; json: a JSON object of columns (stored canonical:
+// keys sorted, no spaces), merged per column (partial updates, aggregation).
+enum class ValueFormat : uint8_t { raw, json };
 enum class ChangelogImage : uint8_t { full, wal };
 enum class DeleteBehavior : uint8_t { allow, ignore, disable };
 enum class Partitioner : uint8_t { murmur2, crc32 };
@@ -23,6 +26,13 @@ inline constexpr std::string_view kChangelogImage = "table.changelog.image";
 inline constexpr std::string_view kDeleteBehavior = "table.delete.behavior";
 inline constexpr std::string_view kTtlMs = "table.kv.ttl.ms";
 inline constexpr std::string_view kPartitioner = "table.partitioner";
+inline constexpr std::string_view kValueFormat = "table.value.format";
+// Per-column keys of aggregation tables: table.fields.<column>.agg = a function name, and
+// table.fields.<column>.listagg.delimiter (or .string_agg.delimiter) = its separator.
+inline constexpr std::string_view kFieldsPrefix = "table.fields.";
+inline constexpr std::string_view kAggSuffix = ".agg";
+inline constexpr std::string_view kListaggDelimiterSuffix = ".listagg.delimiter";
+inline constexpr std::string_view kStringaggDelimiterSuffix = ".string_agg.delimiter";
 // The one alterable table.* key (AlterConfigs): how often each partition takes a RocksDB
 // checkpoint.
 inline constexpr std::string_view kSnapshotIntervalMs = "table.kv.snapshot.interval.ms";
@@ -36,8 +46,13 @@ constexpr std::string_view merge_engine_name(MergeEngine e) {
       return "first_row";
     case MergeEngine::versioned:
       return "versioned";
+    case MergeEngine::aggregation:
+      return "aggregation";
   }
   return "?";
+}
+constexpr std::string_view value_format_name(ValueFormat f) {
+  return f == ValueFormat::json ? "json" : "raw";
 }
 constexpr std::string_view image_name(ChangelogImage i) {
   return i == ChangelogImage::full ? "full" : "wal";

@@ -46,6 +46,8 @@ json table_json(const client::TableInfo& t) {
               {"ttl_ms", t.ttl_ms},
               {"partitioner", t.partitioner_name},
               {"partition_count", t.partition_count},
+              {"value_format", t.value_format},
+              {"column_aggregations", t.column_aggregations},
               {"partitions", parts}};
 }
 
@@ -266,7 +268,9 @@ int do_describe(Cli& cli, const TableOpts& o) {
             << " changelog-image=" << t->changelog_image
             << " delete-behavior=" << t->delete_behavior << " ttl-ms=" << t->ttl_ms
             << " partitioner=" << t->partitioner_name << " partitions=" << t->partition_count
-            << "\n";
+            << (t->value_format.empty() ? "" : " value-format=" + t->value_format);
+  for (const auto& [column, fn] : t->column_aggregations) std::cout << " " << column << "=" << fn;
+  std::cout << "\n";
   TextTable tt(
       {"PARTITION", "APPLIED", "ROWS(EST)", "CHECKPOINT", "GAP-BELOW", "HIGH-WATERMARK", "ERROR"});
   for (const auto& p : t->partitions) {

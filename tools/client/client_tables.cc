@@ -66,6 +66,8 @@ Result<TableInfo> Client::describe_table(const std::string& topic) {
                     "UNSUPPORTED: table '" + topic + "' uses partitioner " + out.partitioner_name);
     }
     out.partition_count = t.partition_count();
+    out.value_format = t.value_format();
+    out.column_aggregations.insert(t.column_aggregations().begin(), t.column_aggregations().end());
     for (const auto& p : t.partitions()) {
       TablePartition tp;
       tp.partition = p.partition();

@@ -1,0 +1,230 @@
+#include "pkindex/typed_row.h"
+
+#include <cmath>
+#include <set>
+
+namespace strata::pkindex::typed {
+
+using nlohmann::json;
+
+namespace {
+
+// nlohmann's serializer and comparisons recurse per nesting level: a hostile value nested a
+// million deep would overflow the stack. Rows are records, not documents; 64 levels is plenty.
+constexpr int kMaxDepth = 64;
+
+bool too_deep(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > kMaxDepth) return true;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return false;
+}
+
+Status type_error(const std::string& column, AggFn fn, const char* wants, const json& got) {
+  return Status(Errc::invalid_argument, "column " + column + ": " + std::string(agg_fn_name(fn)) +
+                                            " needs " + wants + ", got " + got.type_name());
+}
+
+// Integers stay integers while both are (an overflow is refused rather than wrapped: a total that
+// silently wrapped would be wrong forever); a float on either side makes a float.
+Result<json> arith(const std::string& column, AggFn fn, const json& a, const json& b) {
+  if (!a.is_number() || !b.is_number())
+    return type_error(column, fn, "numbers", a.is_number() ? b : a);
+  const bool mul = fn == AggFn::product;
+  if (a.is_number_float() || b.is_number_float()) {
+    const double r = mul ? a.get<double>() * b.get<double>() : a.get<double>() + b.get<double>();
+    if (!std::isfinite(r)) {
+      return Status(
+          Errc::invalid_argument,
+          "column " + column + ": " + std::string(agg_fn_name(fn)) + " overflows a double");
+    }
+    return json(r);
+  }
+  auto as_i64 = [](const json& v, int64_t& out) {
+    if (v.is_number_unsigned()) {
+      const uint64_t u = v.get<uint64_t>();
+      if (u > static_cast<uint64_t>(INT64_MAX)) return false;
+      out = static_cast<int64_t>(u);
+      return true;
+    }
+    out = v.get<int64_t>();
+    return true;
+  };
+  int64_t x = 0, y = 0, r = 0;
+  const bool fits = as_i64(a, x) && as_i64(b, y);
+  if (!fits || (mul ? __builtin_mul_overflow(x, y, &r) : __builtin_add_overflow(x, y, &r))) {
+    return Status(Errc::invalid_argument, "column " + column + ": " + std::string(agg_fn_name(fn)) +
+                                              " overflows a 64-bit integer");
+  }
+  return json(r);
+}
+
+// -1, 0, 1 for numbers (integers exactly) or strings; nullopt for anything else or a mix.
+std::optional<int> compare(const json& a, const json& b) {
+  if (a.is_number() && b.is_number()) {
+    if (a.is_number_float() || b.is_number_float()) {
+      const double x = a.get<double>(), y = b.get<double>();
+      return x < y ? -1 : x > y ? 1 : 0;
+    }
+    // Both integers; nlohmann compares signed/unsigned exactly.
+    return a < b ? -1 : b < a ? 1 : 0;
+  }
+  if (a.is_string() && b.is_string()) {
+    const int c = a.get_ref<const std::string&>().compare(b.get_ref<const std::string&>());
+    return c < 0 ? -1 : c > 0 ? 1 : 0;
+  }
+  return std::nullopt;
+}
+
+// The column's value after `v` is aggregated into `cur` (null: the column is absent).
+Result<json> aggregate(const std::string& column, const ColumnAgg& agg, const json* cur,
+                       const json& v) {
+  const bool cur_null = !cur || cur->is_null();
+  switch (agg.fn) {
+    case AggFn::last_value:
+      return v;
+    case AggFn::first_value:
+      return cur ? *cur : v;
+    case AggFn::last_value_ignore_nulls:
+      return v.is_null() ? (cur ? *cur : v) : v;
+    case AggFn::first_value_ignore_nulls:
+      return cur_null ? v : *cur;
+    default:
+      break;
+  }
+  // The rest ignore nulls: a null input keeps the column, a null column takes the input.
+  if (v.is_null()) return cur ? *cur : v;
+  switch (agg.fn) {
+    case AggFn::sum:
+    case AggFn::product:
+      if (!v.is_number()) return type_error(column, agg.fn, "numbers", v);
+      return cur_null ? v : arith(column, agg.fn, *cur, v);
+    case AggFn::max:
+    case AggFn::min: {
+      if (!v.is_number() && !v.is_string())
+        return type_error(column, agg.fn, "numbers or strings", v);
+      if (cur_null) return v;
+      auto c = compare(*cur, v);
+      if (!c) return type_error(column, agg.fn, "values of the column's type", v);
+      const bool take = agg.fn == AggFn::max ? *c < 0 : *c > 0;
+      return take ? v : *cur;
+    }
+    case AggFn::listagg:
+      if (!v.is_string()) return type_error(column, agg.fn, "strings", v);
+      if (cur_null) return v;
+      if (!cur->is_string()) return type_error(column, agg.fn, "strings", *cur);
+      return json(cur->get_ref<const std::string&>() + agg.delimiter +
+                  v.get_ref<const std::string&>());
+    case AggFn::bool_and:
+    case AggFn::bool_or:
+      if (!v.is_boolean()) return type_error(column, agg.fn, "booleans", v);
+      if (cur_null) return v;
+      if (!cur->is_boolean()) return type_error(column, agg.fn, "booleans", *cur);
+      return json(agg.fn == AggFn::bool_and ? (cur->get<bool>() && v.get<bool>())
+                                            : (cur->get<bool>() || v.get<bool>()));
+    default:
+      return v;
+  }
+}
+
+}  // namespace
+
+Result<json> parse_row(std::span<const uint8_t> value) {
+  const std::string_view text(reinterpret_cast<const char*>(value.data()), value.size());
+  if (too_deep(text)) {
+    return Status(Errc::invalid_argument,
+                  "value nests deeper than " + std::to_string(kMaxDepth) + " levels");
+  }
+  json row = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (row.is_discarded()) return Status(Errc::invalid_argument, "value is not valid JSON");
+  if (!row.is_object()) {
+    return Status(Errc::invalid_argument,
+                  std::string("value is a JSON ") + row.type_name() + ", not an object");
+  }
+  return row;
+}
+
+std::string canonical(const json& row) {
+  // Objects are std::map-backed: dump() writes keys sorted, and numbers in their shortest
+  // round-trip form. The parser refuses invalid UTF-8, but a listagg delimiter is a config
+  // string: replace rather than throw.
+  return row.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+Result<std::vector<std::string>> parse_columns(std::string_view header) {
+  std::vector<std::string> out;
+  std::set<std::string_view> seen;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = header.find(',', start);
+    const std::string_view name = header.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    if (name.empty()) return Status(Errc::invalid_argument, "strata.columns: an empty column name");
+    if (!seen.insert(name).second) {
+      return Status(Errc::invalid_argument,
+                    "strata.columns: column " + std::string(name) + " named twice");
+    }
+    out.emplace_back(name);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+Result<std::string> merge(const TableConfig& table, const json* cur, const json& write,
+                          const std::vector<std::string>* columns) {
+  static const json kNull;
+  const bool whole_row =
+      table.merge_engine == MergeEngine::first_row || table.merge_engine == MergeEngine::versioned;
+  if (whole_row && !columns) return canonical(write);
+  json row = whole_row || !cur ? json::object() : *cur;
+  auto apply = [&](const std::string& column, const json& v) -> Status {
+    if (table.merge_engine != MergeEngine::aggregation) {
+      row[column] = v;
+      return Status::Ok();
+    }
+    auto it = row.find(column);
+    auto agg = aggregate(column, table.column_agg(column), it == row.end() ? nullptr : &*it, v);
+    if (!agg.ok()) return agg.status();
+    row[column] = std::move(*agg);
+    return Status::Ok();
+  };
+  if (columns) {
+    for (const auto& c : *columns) {
+      auto it = write.find(c);
+      STRATA_RETURN_IF_ERROR(apply(c, it == write.end() ? kNull : *it));
+    }
+  } else {
+    for (const auto& [c, v] : write.items()) STRATA_RETURN_IF_ERROR(apply(c, v));
+  }
+  return canonical(row);
+}
+
+std::optional<std::string> partial_delete(const json& cur,
+                                          const std::vector<std::string>& columns) {
+  json row = cur;
+  for (const auto& c : columns) {
+    if (auto it = row.find(c); it != row.end()) *it = nullptr;
+  }
+  for (const auto& [c, v] : row.items()) {
+    if (!v.is_null()) return canonical(row);
+  }
+  return std::nullopt;
+}
+
+}  // namespace strata::pkindex::typed
