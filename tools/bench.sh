@@ -251,7 +251,7 @@ fi
 if want apply; then
   apply_records=$(scaled 1000000)
   for rep in 1 2 3; do
-    json=$("$perf" pk-apply --records "$apply_records" --batch 1000 --value-size 100 --read-variants \
+    json=$("$perf" pk-apply --records "$apply_records" --batch 1000 --value-size 100 --read-variants --typed \
       --dir "$work" 2>/dev/null)
     record apply "pk-apply" "$json" "{\"rep\":$rep}"
     echo "  pk-apply r$rep: $json" >&2

@@ -108,6 +108,12 @@ def main():
                   for r, v in zip(by["apply"], var)]
             print(f"\nDiagnostics (medians): Strata / raw Get+Put per key = {med(gp):.2f}x; "
                   f"raw Get+Put with a memtable bloom filter / raw puts = {med(bl):.2f}x")
+        typed = [r["result"].get("typed") or {} for r in by["apply"]]
+        if all("aggregation" in t for t in typed):
+            agg = med([t["aggregation"]["ratio_vs_strata_raw"] for t in typed])
+            jl = med([t["json_last_row"]["ratio_vs_strata_raw"] for t in typed])
+            print(f"\nTyped tables (medians, vs last_row on raw values): aggregation on JSON rows "
+                  f"**{agg:.2f}x** (goal >= 0.7x); last_row on JSON rows {jl:.2f}x")
 
     if "restart" in by:
         print("\n### Restart time\n")

@@ -85,6 +85,9 @@ struct PkApplyOptions {
   size_t block_cache_mb = 128;
   bool read_variants = false;  // also time raw Get+Put (with / without a memtable bloom filter)
   bool keep = false;           // keep the directory
+  // Also load JSON values of the same size into an aggregation table (n, amount: sum; pad:
+  // last_value_ignore_nulls) and into a last_row json table; ratios vs the raw last_row run.
+  bool typed = false;
 };
 
 struct PkRestartOptions {

@@ -107,6 +107,8 @@ int main(int argc, char** argv) {
   apply->add_option("--dir", ao.dir, "parent of the temporary directory ($TMPDIR)");
   apply->add_flag("--read-variants", ao.read_variants,
                   "also time raw Get+Put per key, with and without a memtable bloom filter");
+  apply->add_flag("--typed", ao.typed,
+                  "also JSON rows: an aggregation table and a last_row json table");
   apply->add_flag("--keep", ao.keep, "keep the directory");
   apply->callback([&] { run = [&] { return run_pk_apply(ao); }; });
 

@@ -24,6 +24,17 @@ int64_t Workload::key_index(int64_t i) const {
 }
 
 void Workload::value(int64_t i, std::string& out) const {
+  if (json) {
+    char buf[96];
+    const int n = std::snprintf(buf, sizeof buf, "{\"amount\":%" PRId64 ".25,\"n\":1,\"pad\":\"",
+                                (i + salt) % 100000);
+    out.assign(buf, static_cast<size_t>(n));
+    if (static_cast<int64_t>(out.size()) + 2 < value_size) {
+      out.append(static_cast<size_t>(value_size) - out.size() - 2, 'v');
+    }
+    out += "\"}";
+    return;
+  }
   out.assign(static_cast<size_t>(value_size), 'v');
   char buf[48];
   const int n = std::snprintf(buf, sizeof buf, "%020" PRId64 "/%" PRId64, i, salt);
@@ -51,7 +62,8 @@ TempDir::~TempDir() {
 }
 
 Result<PkPartition> open_pk_partition(pkindex::PkEnvironment& env, const std::string& dir,
-                                      const std::string& image, bool flush_on_close) {
+                                      const std::string& image, bool flush_on_close,
+                                      std::map<std::string, std::string> table_keys) {
   PkPartition p;
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
@@ -59,8 +71,9 @@ Result<PkPartition> open_pk_partition(pkindex::PkEnvironment& env, const std::st
   auto log = storage::PartitionLog::open(storage::default_env(), dir, storage::LogConfig{}, now_ms);
   if (!log.ok()) return log.status();
   p.log = std::move(*log);
-  auto table = pkindex::parse_table_config(
-      {{"table.type", "primary-key"}, {"table.changelog.image", image}});
+  table_keys["table.type"] = "primary-key";
+  table_keys["table.changelog.image"] = image;
+  auto table = pkindex::parse_table_config(table_keys);
   if (!table.ok()) return table.status();
   pkindex::PkState::Options so;
   so.table = *table;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -24,6 +25,9 @@ struct Workload {
   int64_t key_space = 0;
   int64_t value_size = 100;
   int64_t salt = 0;  // changes every value (a second pass then updates every row)
+  // A JSON object instead ({"amount":..,"n":1,"pad":"vv.."} of about value_size bytes), for
+  // typed (table.value.format=json) tables.
+  bool json = false;
   int64_t key_index(int64_t i) const;
   void value(int64_t i, std::string& out) const;
 };
@@ -47,9 +51,11 @@ struct PkPartition {
   std::unique_ptr<pkindex::PkState> state;
 };
 
-// Opens (or reopens) the log in `dir` and its PkState ("full" or "wal" changelog image).
+// Opens (or reopens) the log in `dir` and its PkState ("full" or "wal" changelog image, plus any
+// other table.* keys in `table`).
 Result<PkPartition> open_pk_partition(pkindex::PkEnvironment& env, const std::string& dir,
-                                      const std::string& image, bool flush_on_close = true);
+                                      const std::string& image, bool flush_on_close = true,
+                                      std::map<std::string, std::string> table = {});
 
 struct LoadTimes {
   double total_s = 0;    // compute + append + apply
