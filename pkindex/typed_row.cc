@@ -227,4 +227,15 @@ std::optional<std::string> partial_delete(const json& cur,
   return std::nullopt;
 }
 
+std::string project(std::string_view row, const std::vector<std::string>& columns) {
+  auto parsed = parse_row({reinterpret_cast<const uint8_t*>(row.data()), row.size()});
+  if (!parsed.ok()) return std::string(row);
+  json out = json::object();
+  for (const auto& c : columns) {
+    auto it = parsed->find(c);
+    out[c] = it == parsed->end() ? json(nullptr) : std::move(*it);
+  }
+  return canonical(out);
+}
+
 }  // namespace strata::pkindex::typed

@@ -40,4 +40,8 @@ Result<std::string> merge(const TableConfig& table, const nlohmann::json* cur,
 std::optional<std::string> partial_delete(const nlohmann::json& cur,
                                           const std::vector<std::string>& columns);
 
+// The listed columns of a stored (canonical) row, canonical; a column the row lacks is null, so
+// every answer has the shape asked for. A row that does not decode comes back unchanged.
+std::string project(std::string_view row, const std::vector<std::string>& columns);
+
 }  // namespace strata::pkindex::typed

@@ -12,6 +12,7 @@
 #include "broker/pk/pk_tables.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
+#include "pkindex/typed_row.h"
 
 namespace strata::broker::handlers {
 
@@ -112,6 +113,31 @@ size_t response_budget(const Services& svc, int64_t requested, size_t default_by
     want = std::min(want, static_cast<size_t>(std::max<int64_t>(left, 1)));
   }
   return want;
+}
+
+std::string RowProjection::init(const TopicEntry& topic, std::vector<std::string> columns) {
+  columns_.clear();
+  if (columns.empty()) return "";
+  auto table = PkTables::table_config(topic);
+  if (!table || !table->typed()) {
+    return "column projection needs a typed table (table.value.format=json); " + topic.name +
+           " is not one";
+  }
+  if (columns.size() > kMaxColumns) {
+    return "at most " + std::to_string(kMaxColumns) + " columns per request";
+  }
+  std::vector<std::string> sorted = columns;
+  std::sort(sorted.begin(), sorted.end());
+  if (sorted.front().empty()) return "an empty column name";
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    return "a column named twice";
+  }
+  columns_ = std::move(columns);
+  return "";
+}
+
+void RowProjection::apply(std::string& row) const {
+  if (active()) row = pkindex::typed::project(row, columns_);
 }
 
 }  // namespace strata::broker::handlers

@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "broker/handler.h"
 #include "protocol/wire/errors.h"
@@ -50,6 +51,26 @@ struct PkPartition {
 PkPartition resolve_pk_partition(RequestContext& ctx, const TopicEntry* topic,
                                  const std::string& name, int32_t partition,
                                  bool any_replica = false);
+
+// Column projection of typed rows (Lookup, PrefixLookup, Scan: a request's `columns`; none = whole
+// rows). docs/typed-tables.md, "Projection".
+class RowProjection {
+ public:
+  // Empty when fine; else the INVALID_REQUEST message (columns on a table that is not typed, an
+  // empty or repeated name, more than kMaxColumns).
+  template <typename Names>
+  std::string init(const TopicEntry& topic, const Names& columns) {
+    return init(topic, std::vector<std::string>(columns.begin(), columns.end()));
+  }
+  std::string init(const TopicEntry& topic, std::vector<std::string> columns);
+  bool active() const { return !columns_.empty(); }
+  // The row reduced to the columns (each present, null when the row lacks it).
+  void apply(std::string& row) const;
+  static constexpr size_t kMaxColumns = 1000;
+
+ private:
+  std::vector<std::string> columns_;
+};
 
 // Parses the rest of `body` into `msg`; false on undecodable bytes.
 inline bool parse_ext_body(protocol::Reader& body, google::protobuf::MessageLite& msg) {

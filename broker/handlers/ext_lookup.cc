@@ -85,6 +85,11 @@ void ext_lookup(RequestContext& ctx, protocol::Reader& body) {
         fail(target.error, std::move(target.message));
         continue;
       }
+      RowProjection projection;
+      if (std::string bad = projection.init(*topic, req.columns()); !bad.empty()) {
+        fail(ErrorCode::invalid_request, std::move(bad));
+        continue;
+      }
       const auto& state = target.state;
       // Everything below this offset is in the state (committed rows only on a replica).
       const int64_t applied = state->applied_offset() + 1;
@@ -117,6 +122,7 @@ void ext_lookup(RequestContext& ctx, protocol::Reader& body) {
         r->set_found(row->found);
         r->set_offset(row->offset);
         r->set_timestamp(row->timestamp);
+        if (row->found) projection.apply(row->value);
         served_bytes += row->value.size();
         ++served;
         if (row->found) r->set_value(std::move(row->value));

@@ -64,6 +64,10 @@ void ext_prefix_lookup(RequestContext& ctx, protocol::Reader& body) {
   auto topic = ctx.svc.topics.find(req.topic());
   auto target = resolve_pk_partition(ctx, topic.get(), req.topic(), req.partition());
   if (!target.state) return fail(target.error, std::move(target.message));
+  RowProjection projection;
+  if (std::string bad = projection.init(*topic, req.columns()); !bad.empty()) {
+    return fail(ErrorCode::invalid_request, std::move(bad));
+  }
   const auto& state = target.state;
   const size_t max_row = static_cast<size_t>(std::max<int64_t>(topic->config.max_message_bytes, 1));
   const uint32_t rows_per_chunk =
@@ -85,6 +89,7 @@ void ext_prefix_lookup(RequestContext& ctx, protocol::Reader& body) {
     size_t taken = 0;
     for (auto& r : page->rows) {
       if (used >= budget) break;  // the page is full; the first row always fits
+      projection.apply(r.value);
       const size_t bytes = r.key.size() + r.value.size();
       used += bytes;
       largest = std::max(largest, bytes);

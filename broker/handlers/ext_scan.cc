@@ -111,6 +111,10 @@ void ext_scan(RequestContext& ctx, protocol::Reader& body) {
   auto topic = ctx.svc.topics.find(req.topic());
   auto target = resolve_pk_partition(ctx, topic.get(), req.topic(), req.partition());
   if (!target.state) return fail(target.error, std::move(target.message));
+  RowProjection projection;  // per page: each page names its columns
+  if (std::string bad = projection.init(*topic, req.columns()); !bad.empty()) {
+    return fail(ErrorCode::invalid_request, std::move(bad));
+  }
   const auto& state = target.state;
   const std::string topic_id(reinterpret_cast<const char*>(topic->id.bytes.data()),
                              topic->id.bytes.size());
@@ -165,6 +169,7 @@ void ext_scan(RequestContext& ctx, protocol::Reader& body) {
   for (auto& r : page->rows) {
     auto* out = resp.add_rows();
     out->set_key(std::move(r.key));
+    projection.apply(r.value);
     out->set_value(std::move(r.value));
     out->set_offset(r.offset);
     out->set_timestamp(r.timestamp);

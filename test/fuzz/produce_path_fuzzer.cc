@@ -2,13 +2,15 @@
 // validation (prepare_batch: magic, CRC, codec, record structure, recompression, LogAppendTime)
 // and, for what it accepts, a primary-key table's write (PkState::write: compute against RocksDB
 // and the overlay, append to a real partition log, apply). The first byte picks the topic's
-// codec / timestamp type and the table's merge engine; the rest is the batch, whose length and
+// codec / timestamp type and the table (three raw merge engines, a json last_row table, a json
+// aggregation table: the typed-row decoder and merge); the rest is the batch, whose length and
 // CRC are patched so the fuzzer reaches the records instead of failing the CRC check.
 // Must not crash, trip a sanitizer or allocate without bound; the PK state must keep serving.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,10 +41,12 @@ strata::pkindex::PkEnvironment& env() {
   return *e;
 }
 
-// One table per merge engine, opened once per process under a temporary directory.
+constexpr int kTables = 5;
+
+// One table per kind, opened once per process under a temporary directory.
 Table& table(int engine) {
   strata::pkindex::PkEnvironment& shared_env = env();
-  static auto* tables = new Table[3];
+  static auto* tables = new Table[kTables];
   static std::string root = [] {
     std::string t = (std::filesystem::temp_directory_path() / "strata-fuzz-XXXXXX").string();
     if (!::mkdtemp(t.data())) std::abort();
@@ -55,9 +59,27 @@ Table& table(int engine) {
     if (!log.ok()) std::abort();
     t.log = std::move(*log);
     strata::pkindex::PkState::Options o;
-    o.table.merge_engine = static_cast<strata::pkindex::MergeEngine>(engine);
-    if (engine == 2) o.table.version_header = "v";
-    o.table.ttl_ms = engine == 1 ? 60000 : -1;
+    if (engine < 3) {
+      o.table.merge_engine = static_cast<strata::pkindex::MergeEngine>(engine);
+      if (engine == 2) o.table.version_header = "v";
+      o.table.ttl_ms = engine == 1 ? 60000 : -1;
+    } else {
+      std::map<std::string, std::string> keys{{"table.type", "primary-key"},
+                                              {"table.value.format", "json"},
+                                              {"table.delete.behavior", "allow"}};
+      if (engine == 4) {
+        keys.insert({{"table.merge-engine", "aggregation"},
+                     {"table.fields.n.agg", "sum"},
+                     {"table.fields.p.agg", "product"},
+                     {"table.fields.m.agg", "max"},
+                     {"table.fields.s.agg", "listagg"},
+                     {"table.fields.b.agg", "bool_or"},
+                     {"table.fields.f.agg", "first_value"}});
+      }
+      auto cfg = strata::pkindex::parse_table_config(keys);
+      if (!cfg.ok()) std::abort();
+      o.table = *cfg;
+    }
     auto s = strata::pkindex::PkState::open(shared_env, *t.log, o);
     if (!s.ok()) std::abort();
     t.state = std::move(*s);
@@ -84,7 +106,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   topic.max_message_bytes = 1 << 20;
   auto prepared = strata::broker::prepare_batch(batch, topic, 9, 1'700'000'000'000);
   if (prepared.error != sp::ErrorCode::none) return 0;
-  Table& t = table((pick >> 4) % 3);
+  Table& t = table((pick >> 4) % kTables);
   strata::pkindex::WriteInput in{sp::RecordBatchView(prepared.batch)};
   in.max_batch_bytes = topic.max_message_bytes;
   auto w = t.state->write(in, 1'700'000'000'000, [&](std::span<uint8_t> out) {

@@ -9,9 +9,12 @@
 - configs: table.fields.<column>.agg is validated at creation, read-only afterwards, listed by
   DescribeConfigs, and DescribeTable reports the format and functions;
 - a value that is not a JSON object fails its batch with INVALID_RECORD naming the record; a
-  strata.columns header makes a partial update or a partial delete.
+  strata.columns header makes a partial update or a partial delete;
+- projection: Lookup, PrefixLookup and Scan with `columns` return just those (null when absent),
+  over the wire and through `strata table get|scan --columns`; a raw table refuses it.
 """
 import json
+import os
 import subprocess
 import threading
 import unittest
@@ -22,6 +25,10 @@ import test_pk_tables as pkt
 from itutil import BrokerTestCase, RawConn, unique_topic
 
 KCAT = "/usr/bin/kcat"
+CLI = os.environ.get("STRATA_CLI") or os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+    "build", "tools", "cli", "strata")
+INVALID_REQUEST = 42
 INVALID_RECORD = 87
 INVALID_CONFIG = 40
 ACCOUNTS = [("acct-%03d" % i).encode() for i in range(40)]
@@ -206,6 +213,56 @@ class TypedTablesTest(BrokerTestCase):
         msgs = itutil.ck_consume(self.broker.bootstrap, topic, [0], 4, timeout=30)
         for m in msgs:
             self.assertNotIn("strata.columns", [h[0] for h in (m.headers() or [])])
+
+    def test_projection(self):
+        topic = unique_topic("proj")
+        itutil.ck_create_topic(self.broker.bootstrap, topic, 1,
+                               {"table.type": "primary-key", "table.value.format": "json"})
+        raw = unique_topic("projraw")
+        itutil.ck_create_topic(self.broker.bootstrap, raw, 1, {"table.type": "primary-key"})
+        conn = self.conn()
+        wide = {"c%02d" % i: i for i in range(50)}
+        for k in (b"a", b"b"):
+            err, _, _, _ = pkt.produce_v8(conn, topic, 0, [(k, json.dumps(wide).encode(), [])])
+            self.assertEqual(err, 0)
+        err, _, _, _ = pkt.produce_v8(conn, raw, 0, [(b"a", b"opaque", [])])
+        self.assertEqual(err, 0)
+
+        def lookup(t, keys, columns):
+            body = pkt.pb_len(1, pkt.pb_len(1, t.encode()) + pkt.pb_len(
+                2, pkt.pb_int(1, 0) + b"".join(pkt.pb_len(2, k) for k in keys)))
+            body += b"".join(pkt.pb_len(4, c.encode()) for c in columns)
+            r = conn.request(pkt.API_LOOKUP, 0, body, flexible=True)
+            resp = pkt.pb_parse(r.data[r.pos:])
+            part = pkt.pb_parse(pkt.pb_parse(resp[3][0])[2][0])
+            rows = [pkt.pb_parse(row) for row in part.get(4, [])]
+            return pkt.one(part, 2), pkt.one(part, 3, b"").decode(), [
+                pkt.one(row, 2, b"") if pkt.one(row, 1) else None for row in rows]
+
+        err, _, rows = lookup(topic, [b"a", b"zz"], ["c07", "c42", "missing"])
+        self.assertEqual(err, 0)
+        self.assertEqual(json.loads(rows[0]), {"c07": 7, "c42": 42, "missing": None})
+        self.assertIsNone(rows[1])
+        full = lookup(topic, [b"a"], [])[2][0]
+        self.assertLess(len(rows[0]) * 10, len(full), "3 of 50 columns: a fraction of the bytes")
+        err, msg, _ = lookup(raw, [b"a"], ["c07"])
+        self.assertEqual(err, INVALID_REQUEST)
+        self.assertIn("typed table", msg)
+        err, msg, _ = lookup(topic, [b"a"], ["c07", "c07"])
+        self.assertEqual(err, INVALID_REQUEST)
+
+        def cli(*args):
+            p = subprocess.run([CLI, "-b", self.broker.bootstrap, "-o", "json"] + list(args),
+                               capture_output=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr.decode(errors="replace"))
+            return json.loads(p.stdout)
+
+        got = cli("table", "get", topic, "a", "--columns", "c01,c02")
+        self.assertEqual(json.loads(got["rows"][0]["value"]), {"c01": 1, "c02": 2})
+        got = cli("table", "scan", topic, "--columns", "c03")
+        self.assertEqual(sorted(json.loads(r["value"])["c03"] for r in got["rows"]), [3, 3])
+        got = cli("table", "scan", topic, "--prefix", "b", "--columns", "c04")
+        self.assertEqual([json.loads(r["value"]) for r in got["rows"]], [{"c04": 4}])
 
 
 if __name__ == "__main__":

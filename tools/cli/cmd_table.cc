@@ -22,8 +22,9 @@ struct TableOpts {
   int64_t limit = 0;
   std::optional<int64_t> from;
   bool follow = false;
-  bool follower_read = false;  // get: any replica answers
-  int64_t min_offset = 0;      // get: read-your-writes token
+  bool follower_read = false;        // get: any replica answers
+  int64_t min_offset = 0;            // get: read-your-writes token
+  std::vector<std::string> columns;  // get, scan: typed tables' projection
 };
 
 json table_json(const client::TableInfo& t) {
@@ -103,6 +104,7 @@ int do_get(Cli& cli, const TableOpts& o) {
   client::LookupOptions lo;
   lo.follower_read = o.follower_read;
   lo.min_offset = o.min_offset;
+  lo.columns = o.columns;
   auto rows = cli.client().lookup(*t, o.keys, lo);
   if (!rows.ok()) return fail(cli, rows.status());
   if (cli.json_out()) {
@@ -132,11 +134,11 @@ int do_scan(Cli& cli, const TableOpts& o) {
   std::vector<client::TableRow> rows;
   std::map<int32_t, int64_t> snapshots;
   if (o.prefix) {
-    auto r = cli.client().prefix_lookup(*t, *o.prefix, o.limit);
+    auto r = cli.client().prefix_lookup(*t, *o.prefix, o.limit, 1000, o.columns);
     if (!r.ok()) return fail(cli, r.status());
     rows = std::move(*r);
   } else {
-    auto r = cli.client().scan(*t, o.limit);
+    auto r = cli.client().scan(*t, o.limit, 1000, o.columns);
     if (!r.ok()) return fail(cli, r.status());
     rows = std::move(r->rows);
     snapshots = std::move(r->snapshot_offsets);
@@ -326,6 +328,8 @@ void register_table(CLI::App& app, Cli& cli) {
     s->add_option("--min-offset", o->min_offset,
                   "Read-your-writes: only a state covering the log below this offset answers")
         ->check(CLI::NonNegativeNumber);
+    s->add_option("--columns", o->columns, "Typed tables: only these columns (a,b,c)")
+        ->delimiter(',');
     on_run(s, cli, o, do_get);
   }
   {
@@ -335,6 +339,8 @@ void register_table(CLI::App& app, Cli& cli) {
     s->add_option("--prefix", o->prefix, "Only keys starting with this prefix");
     s->add_option("--limit", o->limit, "At most this many rows (0 = all)")
         ->check(CLI::NonNegativeNumber);
+    s->add_option("--columns", o->columns, "Typed tables: only these columns (a,b,c)")
+        ->delimiter(',');
     on_run(s, cli, o, do_scan);
   }
   {

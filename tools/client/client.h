@@ -153,10 +153,12 @@ class Client {
   // Rows whose key starts with `prefix` over all partitions (fan out, following cursors), at
   // most `limit` rows in total (0 = no limit). `page` is the per-request limit.
   Result<std::vector<TableRow>> prefix_lookup(const TableInfo& table, const std::string& prefix,
-                                              int64_t limit = 0, int32_t page = 1000);
+                                              int64_t limit = 0, int32_t page = 1000,
+                                              const std::vector<std::string>& columns = {});
   // All rows of all partitions (paged with cursors; one snapshot per partition), at most `limit`
-  // (0 = no limit).
-  Result<ScanResult> scan(const TableInfo& table, int64_t limit = 0, int32_t page = 1000);
+  // (0 = no limit). `columns`: as LookupOptions::columns.
+  Result<ScanResult> scan(const TableInfo& table, int64_t limit = 0, int32_t page = 1000,
+                          const std::vector<std::string>& columns = {});
   // One ReadChangelog round over the partitions in `from` (partition -> from_offset), grouped per
   // leader; waits up to max_wait_ms when nothing is available.
   Result<ChangelogPage> read_changelog(const TableInfo& table,

@@ -127,6 +127,7 @@ Result<std::vector<LookupRow>> Client::lookup(const TableInfo& table,
       }
       ext::LookupRequest req;
       req.set_follower_read(options.follower_read);
+      for (const auto& c : options.columns) req.add_columns(c);
       auto* tk = req.add_topics();
       tk->set_topic(table.topic);
       for (const auto& [p, idx] : sent) {
@@ -191,7 +192,8 @@ Result<std::vector<LookupRow>> Client::lookup(const TableInfo& table,
 
 Result<std::vector<TableRow>> Client::prefix_lookup(const TableInfo& table,
                                                     const std::string& prefix, int64_t limit,
-                                                    int32_t page) {
+                                                    int32_t page,
+                                                    const std::vector<std::string>& columns) {
   std::vector<TableRow> out;
   for (int32_t p = 0; p < table.partition_count; ++p) {
     auto conn = leader_connection(table.topic, p);
@@ -203,6 +205,7 @@ Result<std::vector<TableRow>> Client::prefix_lookup(const TableInfo& table,
       req.set_topic(table.topic);
       req.set_partition(p);
       req.set_prefix(prefix);
+      for (const auto& c : columns) req.add_columns(c);
       int64_t want = page;
       if (limit > 0) want = std::min<int64_t>(want, limit - static_cast<int64_t>(out.size()));
       req.set_limit(static_cast<int32_t>(want));
@@ -227,7 +230,8 @@ Result<std::vector<TableRow>> Client::prefix_lookup(const TableInfo& table,
   return out;
 }
 
-Result<ScanResult> Client::scan(const TableInfo& table, int64_t limit, int32_t page) {
+Result<ScanResult> Client::scan(const TableInfo& table, int64_t limit, int32_t page,
+                                const std::vector<std::string>& columns) {
   ScanResult out;
   for (int32_t p = 0; p < table.partition_count; ++p) {
     auto conn = leader_connection(table.topic, p);
@@ -238,6 +242,7 @@ Result<ScanResult> Client::scan(const TableInfo& table, int64_t limit, int32_t p
       ext::ScanRequest req;
       req.set_topic(table.topic);
       req.set_partition(p);
+      for (const auto& c : columns) req.add_columns(c);
       int64_t want = page;
       if (limit > 0) want = std::min<int64_t>(want, limit - static_cast<int64_t>(out.rows.size()));
       req.set_limit(static_cast<int32_t>(want));

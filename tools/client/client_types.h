@@ -292,6 +292,9 @@ struct LookupOptions {
   // Read-your-writes: answered only by a replica whose state covers the log below this offset
   // (OFFSET_NOT_AVAILABLE otherwise: retry). 0 = none.
   int64_t min_offset = 0;
+  // Typed tables: only these columns of each row (JSON; a column the row lacks is null); empty =
+  // whole rows. Lookup, prefix_lookup and scan take it.
+  std::vector<std::string> columns;
 };
 
 struct TableRow {

@@ -157,6 +157,10 @@ TEST(TypedRows, DecodingAndColumns) {
             R"({"a":5,"b":null,"c":3})");
   EXPECT_EQ(*typed::partial_delete(cur, cols), R"({"a":null,"b":null,"c":3})");
   EXPECT_EQ(typed::partial_delete(cur, {"a", "b", "c"}), std::nullopt);
+  // Projection: the listed columns in canonical form, a missing one as null.
+  EXPECT_EQ(typed::project(R"({"a":1,"b":[2],"c":3})", {"c", "b", "x"}),
+            R"({"b":[2],"c":3,"x":null})");
+  EXPECT_EQ(typed::project("not json", {"a"}), "not json");
 }
 
 // --- PkState on json tables ---
