@@ -90,7 +90,7 @@ void typed_row_after(const TableConfig& table, const std::optional<CurrentRow>& 
   }
   if (d.kind == ChangeKind::del) {
     if (!w.columns) return;  // a whole-row delete
-    d.row = typed::partial_delete(*cur_row, *w.columns);
+    d.row = typed::partial_delete(std::move(*cur_row), *w.columns);
     if (d.row) d.kind = ChangeKind::update;
     return;
   }
@@ -100,7 +100,7 @@ void typed_row_after(const TableConfig& table, const std::optional<CurrentRow>& 
     d.reason = written.status().message();
     return;
   }
-  auto merged = typed::merge(table, cur_row ? &*cur_row : nullptr, *written, w.columns);
+  auto merged = typed::merge(table, std::move(cur_row), std::move(*written), w.columns);
   if (!merged.ok()) {
     d.rejected = true;
     d.reason = merged.status().message();

@@ -91,55 +91,80 @@ std::optional<int> compare(const json& a, const json& b) {
   return std::nullopt;
 }
 
-// The column's value after `v` is aggregated into `cur` (null: the column is absent).
-Result<json> aggregate(const std::string& column, const ColumnAgg& agg, const json* cur,
-                       const json& v) {
+// Aggregates `v` into `row[column]` in place (moving, not copying, the values: this is the
+// write path of every record of an aggregation table).
+Status aggregate_into(json& row, const std::string& column, const ColumnAgg& agg, json v) {
+  auto it = row.find(column);
+  json* cur = it == row.end() ? nullptr : &*it;
+  auto set = [&](json x) {
+    if (cur) {
+      *cur = std::move(x);
+    } else {
+      row.emplace(column, std::move(x));
+    }
+  };
   const bool cur_null = !cur || cur->is_null();
   switch (agg.fn) {
     case AggFn::last_value:
-      return v;
+      set(std::move(v));
+      return Status::Ok();
     case AggFn::first_value:
-      return cur ? *cur : v;
+      if (!cur) set(std::move(v));
+      return Status::Ok();
     case AggFn::last_value_ignore_nulls:
-      return v.is_null() ? (cur ? *cur : v) : v;
+      if (!v.is_null() || !cur) set(std::move(v));
+      return Status::Ok();
     case AggFn::first_value_ignore_nulls:
-      return cur_null ? v : *cur;
+      if (cur_null) set(std::move(v));
+      return Status::Ok();
     default:
       break;
   }
   // The rest ignore nulls: a null input keeps the column, a null column takes the input.
-  if (v.is_null()) return cur ? *cur : v;
+  if (v.is_null()) {
+    if (!cur) set(std::move(v));
+    return Status::Ok();
+  }
   switch (agg.fn) {
     case AggFn::sum:
-    case AggFn::product:
+    case AggFn::product: {
       if (!v.is_number()) return type_error(column, agg.fn, "numbers", v);
-      return cur_null ? v : arith(column, agg.fn, *cur, v);
+      if (cur_null) break;
+      auto r = arith(column, agg.fn, *cur, v);
+      if (!r.ok()) return r.status();
+      *cur = std::move(*r);
+      return Status::Ok();
+    }
     case AggFn::max:
     case AggFn::min: {
-      if (!v.is_number() && !v.is_string())
+      if (!v.is_number() && !v.is_string()) {
         return type_error(column, agg.fn, "numbers or strings", v);
-      if (cur_null) return v;
+      }
+      if (cur_null) break;
       auto c = compare(*cur, v);
       if (!c) return type_error(column, agg.fn, "values of the column's type", v);
-      const bool take = agg.fn == AggFn::max ? *c < 0 : *c > 0;
-      return take ? v : *cur;
+      if (agg.fn == AggFn::max ? *c < 0 : *c > 0) *cur = std::move(v);
+      return Status::Ok();
     }
     case AggFn::listagg:
       if (!v.is_string()) return type_error(column, agg.fn, "strings", v);
-      if (cur_null) return v;
+      if (cur_null) break;
       if (!cur->is_string()) return type_error(column, agg.fn, "strings", *cur);
-      return json(cur->get_ref<const std::string&>() + agg.delimiter +
-                  v.get_ref<const std::string&>());
+      cur->get_ref<std::string&>().append(agg.delimiter).append(v.get_ref<const std::string&>());
+      return Status::Ok();
     case AggFn::bool_and:
     case AggFn::bool_or:
       if (!v.is_boolean()) return type_error(column, agg.fn, "booleans", v);
-      if (cur_null) return v;
+      if (cur_null) break;
       if (!cur->is_boolean()) return type_error(column, agg.fn, "booleans", *cur);
-      return json(agg.fn == AggFn::bool_and ? (cur->get<bool>() && v.get<bool>())
-                                            : (cur->get<bool>() || v.get<bool>()));
+      *cur = agg.fn == AggFn::bool_and ? (cur->get<bool>() && v.get<bool>())
+                                       : (cur->get<bool>() || v.get<bool>());
+      return Status::Ok();
     default:
-      return v;
+      break;
   }
+  set(std::move(v));  // the column was null or absent: it takes the input
+  return Status::Ok();
 }
 
 }  // namespace
@@ -186,38 +211,33 @@ Result<std::vector<std::string>> parse_columns(std::string_view header) {
   return out;
 }
 
-Result<std::string> merge(const TableConfig& table, const json* cur, const json& write,
+Result<std::string> merge(const TableConfig& table, std::optional<json> cur, json write,
                           const std::vector<std::string>* columns) {
-  static const json kNull;
   const bool whole_row =
       table.merge_engine == MergeEngine::first_row || table.merge_engine == MergeEngine::versioned;
   if (whole_row && !columns) return canonical(write);
-  json row = whole_row || !cur ? json::object() : *cur;
-  auto apply = [&](const std::string& column, const json& v) -> Status {
+  json row = whole_row || !cur ? json::object() : std::move(*cur);
+  auto apply = [&](const std::string& column, json v) -> Status {
     if (table.merge_engine != MergeEngine::aggregation) {
-      row[column] = v;
+      row[column] = std::move(v);
       return Status::Ok();
     }
-    auto it = row.find(column);
-    auto agg = aggregate(column, table.column_agg(column), it == row.end() ? nullptr : &*it, v);
-    if (!agg.ok()) return agg.status();
-    row[column] = std::move(*agg);
-    return Status::Ok();
+    auto agg = table.fields.find(column);
+    return aggregate_into(row, column, agg == table.fields.end() ? ColumnAgg{} : agg->second,
+                          std::move(v));
   };
   if (columns) {
     for (const auto& c : *columns) {
       auto it = write.find(c);
-      STRATA_RETURN_IF_ERROR(apply(c, it == write.end() ? kNull : *it));
+      STRATA_RETURN_IF_ERROR(apply(c, it == write.end() ? json() : std::move(*it)));
     }
   } else {
-    for (const auto& [c, v] : write.items()) STRATA_RETURN_IF_ERROR(apply(c, v));
+    for (auto& el : write.items()) STRATA_RETURN_IF_ERROR(apply(el.key(), std::move(el.value())));
   }
   return canonical(row);
 }
 
-std::optional<std::string> partial_delete(const json& cur,
-                                          const std::vector<std::string>& columns) {
-  json row = cur;
+std::optional<std::string> partial_delete(json row, const std::vector<std::string>& columns) {
   for (const auto& c : columns) {
     if (auto it = row.find(c); it != row.end()) *it = nullptr;
   }

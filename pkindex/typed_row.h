@@ -32,12 +32,13 @@ Result<std::vector<std::string>> parse_columns(std::string_view header);
 //   first_row, versioned - the written row (target columns only when `columns` is given).
 // Targets: `columns` when given (a listed column the value lacks is null), else the value's
 // fields. A value of the wrong type for its column's function -> invalid_argument naming it.
-Result<std::string> merge(const TableConfig& table, const nlohmann::json* cur,
-                          const nlohmann::json& write, const std::vector<std::string>* columns);
+// Both rows are consumed (moved from): this runs for every record of a typed table.
+Result<std::string> merge(const TableConfig& table, std::optional<nlohmann::json> cur,
+                          nlohmann::json write, const std::vector<std::string>* columns);
 
 // A partial delete of `columns` from `cur`: those columns become null; nullopt when every column
 // of the row is then null (the row is deleted).
-std::optional<std::string> partial_delete(const nlohmann::json& cur,
+std::optional<std::string> partial_delete(nlohmann::json cur,
                                           const std::vector<std::string>& columns);
 
 // The listed columns of a stored (canonical) row, canonical; a column the row lacks is null, so

@@ -57,7 +57,7 @@ Result<std::string> fold(const TableConfig& t, const std::vector<std::string>& w
   for (const auto& w : writes) {
     auto parsed = typed::parse_row(bytes(w));
     if (!parsed.ok()) return parsed.status();
-    auto merged = typed::merge(t, cur ? &*cur : nullptr, *parsed, nullptr);
+    auto merged = typed::merge(t, cur, *parsed, nullptr);
     if (!merged.ok()) return merged.status();
     out = *merged;
     cur = json::parse(out);
@@ -153,7 +153,7 @@ TEST(TypedRows, DecodingAndColumns) {
   t.merge_engine = MergeEngine::last_row;
   auto cur = json::parse(R"({"a":1,"b":2,"c":3})");
   const std::vector<std::string> cols{"a", "b"};
-  EXPECT_EQ(*typed::merge(t, &cur, json::parse(R"({"a":5,"c":9})"), &cols),
+  EXPECT_EQ(*typed::merge(t, cur, json::parse(R"({"a":5,"c":9})"), &cols),
             R"({"a":5,"b":null,"c":3})");
   EXPECT_EQ(*typed::partial_delete(cur, cols), R"({"a":null,"b":null,"c":3})");
   EXPECT_EQ(typed::partial_delete(cur, {"a", "b", "c"}), std::nullopt);
