@@ -9,7 +9,9 @@ it: confluent-kafka's SchemaRegistryClient and plain requests for the rest of Co
   (40401-40408, 42201-42205), READONLY mode, invalid schemas and unsupported types;
 - kill -9 and restart: everything comes back from `_schemas` and new ids never reuse old ones;
 - KafkaJS with @kafkajs/confluent-schema-registry: register, produce Avro records in Confluent's
-  framing, consume and decode them; a librdkafka consumer sees the framing with the same id."""
+  framing, consume and decode them; a librdkafka consumer sees the framing with the same id;
+- the `strata schema` CLI: register (file and stdin), list, get, id, soft and permanent delete,
+  the registry's error codes and an unreachable registry as exit codes."""
 import json
 import os
 import re
@@ -20,6 +22,10 @@ import urllib.error
 import urllib.request
 
 import itutil
+
+CLI = os.environ.get("STRATA_CLI") or os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+    "build", "tools", "cli", "strata")
 
 SERVING_RE = re.compile(r"schema registry serving http://([0-9.]+):(\d+)")
 CT = "application/vnd.schemaregistry.v1+json"
@@ -71,6 +77,48 @@ class SchemaRegistryTest(itutil.BrokerTestCase):
     def client(self):
         from confluent_kafka.schema_registry import SchemaRegistryClient
         return SchemaRegistryClient({"url": self.url()})
+
+    def cli(self, *args, stdin=None, registry=None):
+        """(exit code, stdout, stderr) of `strata -o json schema ... --registry URL`."""
+        p = subprocess.run([CLI, "-o", "json", "schema"] + list(args) +
+                           ["--registry", registry or self.url()],
+                           input=stdin, capture_output=True, timeout=60, text=True)
+        return p.returncode, p.stdout, p.stderr
+
+    def test_cli(self):
+        subject = "cli-" + itutil.unique_topic("s")
+        path = os.path.join(self.broker.data_dir, "v1.avsc")
+        with open(path, "w") as f:
+            f.write(V1)
+        rc, out, err = self.cli("register", subject, "-f", path)
+        self.assertEqual(rc, 0, err)
+        sid = json.loads(out)["id"]
+        rc, out, _ = self.cli("register", subject, "-f", "-", stdin=V2)
+        self.assertEqual(rc, 0)
+        rc, out, _ = self.cli("list")
+        self.assertIn(subject, json.loads(out))
+        rc, out, _ = self.cli("get", subject, "--version", "1")
+        got = json.loads(out)
+        self.assertEqual((got["version"], got["id"]), (1, sid))
+        rc, out, _ = self.cli("id", str(sid))
+        self.assertEqual(json.loads(json.loads(out)["schema"]), json.loads(V1))
+        # BACKWARD refuses a field without a default: the registry's code, exit 1.
+        rc, out, err = self.cli("register", subject, "-f", "-", stdin=V3_NO_DEFAULT)
+        self.assertEqual(rc, 1)
+        self.assertIn("SCHEMA_REGISTRY_409", err)
+        self.assertEqual(json.loads(out)["error"]["name"], "SCHEMA_REGISTRY_409")
+        rc, out, _ = self.cli("delete", subject, "--version", "2")
+        self.assertEqual((rc, json.loads(out)), (0, 2))
+        rc, out, _ = self.cli("delete", subject)
+        self.assertEqual(rc, 0)
+        self.assertIn(1, json.loads(out))
+        rc, out, _ = self.cli("delete", subject, "--permanent")
+        self.assertEqual(rc, 0)
+        rc, _, err = self.cli("get", subject)
+        self.assertEqual(rc, 1)
+        self.assertIn("SCHEMA_REGISTRY_40401", err)
+        rc, _, err = self.cli("list", registry="http://127.0.0.1:1")
+        self.assertEqual(rc, 3, err)
 
     def test_register_read_and_ids_with_confluent_kafkas_client(self):
         from confluent_kafka.schema_registry import Schema

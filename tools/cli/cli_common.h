@@ -109,7 +109,8 @@ void register_cluster(CLI::App& app, Cli& cli);  // cmd_cluster.cc
 void register_quota(CLI::App& app, Cli& cli);
 void register_user(CLI::App& app, Cli& cli);
 void register_records(CLI::App& app, Cli& cli);
-void register_acl(CLI::App& app, Cli& cli);  // cmd_acl.cc
-void register_txn(CLI::App& app, Cli& cli);  // cmd_txn.cc
+void register_acl(CLI::App& app, Cli& cli);     // cmd_acl.cc
+void register_txn(CLI::App& app, Cli& cli);     // cmd_txn.cc
+void register_schema(CLI::App& app, Cli& cli);  // cmd_schema.cc (HTTP, not Kafka)
 
 }  // namespace strata::cli

@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
   Cli cli;
   CLI::App app{
       "strata: admin CLI for the Strata broker (topics, PK tables, groups, configs, quotas, ACLs, "
-      "transactions)"};
+      "transactions, schemas)"};
   app.fallthrough();
   app.require_subcommand(1);
   app.add_option("--bootstrap-server,-b", cli.bootstrap, "Broker address HOST:PORT")
@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   register_records(app, cli);
   register_acl(app, cli);
   register_txn(app, cli);
+  register_schema(app, cli);
 
   try {
     app.parse(argc, argv);
