@@ -1,5 +1,6 @@
 #include "pkindex/typed_row.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -247,11 +248,111 @@ std::optional<std::string> partial_delete(json row, const std::vector<std::strin
   return std::nullopt;
 }
 
-std::string project(std::string_view row, const std::vector<std::string>& columns) {
+namespace {
+
+// The end of the JSON value starting at `i` in compact text (a string, an object or array, or a
+// scalar up to the next ',' '}' ']'), or npos when the text ends first.
+size_t skip_value(std::string_view t, size_t i) {
+  if (i >= t.size()) return std::string_view::npos;
+  if (t[i] == '"') {
+    for (++i; i < t.size(); ++i) {
+      if (t[i] == '\\') {
+        ++i;
+      } else if (t[i] == '"') {
+        return i + 1;
+      }
+    }
+    return std::string_view::npos;
+  }
+  if (t[i] == '{' || t[i] == '[') {
+    int depth = 0;
+    bool in_string = false;
+    for (; i < t.size(); ++i) {
+      const char c = t[i];
+      if (in_string) {
+        if (c == '\\') {
+          ++i;
+        } else if (c == '"') {
+          in_string = false;
+        }
+      } else if (c == '"') {
+        in_string = true;
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if ((c == '}' || c == ']') && --depth == 0) {
+        return i + 1;
+      }
+    }
+    return std::string_view::npos;
+  }
+  while (i < t.size() && t[i] != ',' && t[i] != '}' && t[i] != ']') ++i;
+  return i < t.size() ? i : std::string_view::npos;
+}
+
+bool plain_key(std::string_view k) {
+  for (unsigned char c : k) {
+    if (c == '"' || c == '\\' || c < 0x20) return false;
+  }
+  return true;
+}
+
+// The projection from a stored row's text without building a tree: stored rows are canonical
+// (compact, keys sorted, each value canonical), so the answer is the wanted values' text spliced
+// together (`wanted` sorted and distinct, plain names). nullopt when the text needs the tree.
+std::optional<std::string> project_canonical(std::string_view t,
+                                             const std::vector<std::string>& wanted) {
+  if (t.size() < 2 || t.front() != '{' || t.back() != '}') return std::nullopt;
+  std::vector<std::string_view> found(wanted.size());
+  size_t i = 1;
+  size_t w = 0;  // keys and wanted names are both sorted: one merge pass
+  while (i < t.size() - 1 && w < wanted.size()) {
+    if (t[i] != '"') return std::nullopt;
+    const size_t key_end = t.find('"', i + 1);
+    if (key_end == std::string_view::npos || key_end + 1 >= t.size() || t[key_end + 1] != ':') {
+      return std::nullopt;
+    }
+    const std::string_view key = t.substr(i + 1, key_end - i - 1);
+    if (key.find('\\') != std::string_view::npos) return std::nullopt;
+    const size_t v = key_end + 2;
+    const size_t end = skip_value(t, v);
+    if (end == std::string_view::npos) return std::nullopt;
+    while (w < wanted.size() && wanted[w] < key) ++w;
+    if (w < wanted.size() && wanted[w] == key) found[w] = t.substr(v, end - v);
+    i = end;
+    if (t[i] == ',') ++i;
+  }
+  size_t bytes = 2;
+  for (size_t k = 0; k < wanted.size(); ++k) {
+    bytes += wanted[k].size() + 4 + (found[k].empty() ? 4 : found[k].size());
+  }
+  std::string out;
+  out.reserve(bytes);
+  out += '{';
+  for (size_t k = 0; k < wanted.size(); ++k) {
+    if (k > 0) out += ',';
+    out.append("\"").append(wanted[k]).append("\":");
+    out.append(found[k].empty() ? std::string_view("null") : found[k]);
+  }
+  out += '}';
+  return out;
+}
+
+}  // namespace
+
+Projection::Projection(std::vector<std::string> columns) : columns_(std::move(columns)) {
+  std::sort(columns_.begin(), columns_.end());
+  columns_.erase(std::unique(columns_.begin(), columns_.end()), columns_.end());
+  for (const auto& c : columns_) plain_ &= plain_key(c);
+}
+
+std::string Projection::apply(std::string_view row) const {
+  if (plain_) {
+    if (auto fast = project_canonical(row, columns_)) return std::move(*fast);
+  }
   auto parsed = parse_row({reinterpret_cast<const uint8_t*>(row.data()), row.size()});
   if (!parsed.ok()) return std::string(row);
   json out = json::object();
-  for (const auto& c : columns) {
+  for (const auto& c : columns_) {
     auto it = parsed->find(c);
     out[c] = it == parsed->end() ? json(nullptr) : std::move(*it);
   }

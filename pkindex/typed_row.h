@@ -41,8 +41,21 @@ Result<std::string> merge(const TableConfig& table, std::optional<nlohmann::json
 std::optional<std::string> partial_delete(nlohmann::json cur,
                                           const std::vector<std::string>& columns);
 
-// The listed columns of a stored (canonical) row, canonical; a column the row lacks is null, so
-// every answer has the shape asked for. A row that does not decode comes back unchanged.
-std::string project(std::string_view row, const std::vector<std::string>& columns);
+// A column projection, prepared once per request: apply() gives the listed columns of a stored
+// (canonical) row, canonical; a column the row lacks is null, so every answer has the shape
+// asked for. A row that does not decode comes back unchanged.
+class Projection {
+ public:
+  explicit Projection(std::vector<std::string> columns);
+  std::string apply(std::string_view row) const;
+
+ private:
+  std::vector<std::string> columns_;  // sorted, distinct
+  bool plain_ = true;                 // no name needs escaping: the splice path may be used
+};
+
+inline std::string project(std::string_view row, const std::vector<std::string>& columns) {
+  return Projection(columns).apply(row);
+}
 
 }  // namespace strata::pkindex::typed

@@ -7,6 +7,8 @@
 #               starts with the same keys and value size ( bar: batch >= 0.5x Redis)
 #   apply       strata-perf pk-apply: upserts through compute -> append -> apply vs raw RocksDB
 #               puts of the same data ( bar: >= 0.5x)
+#   projection  typed (json) PK table of 200k rows x 50 columns: Lookups of 3 columns vs whole
+#               rows (keys/s, bytes per key, broker CPU), paired rounds
 #   restart     broker restart (clean and kill -9) with the lookup table loaded, until a Lookup
 #               answers; in-process pk-restart of a 10M-key partition (clean and crash)
 #   cluster     (only when named in BENCH_SECTIONS; not in the default set, not run in CI)
@@ -17,7 +19,7 @@
 # usage: tools/bench.sh
 # environment:
 #   BENCH_SCALE        multiplies every record/key count (default 1); 0.1 = quick
-#   BENCH_SECTIONS     comma list of throughput,lookup,apply,restart (default) and cluster
+#   BENCH_SECTIONS     comma list of throughput,lookup,projection,apply,restart (default) and cluster
 #                      (tools/bench_cluster.sh's own knobs: CLUSTER_ROUNDS, CLUSTER_KILLS, ...)
 #   BENCH_REPEAT       runs per (workload, phase, target) in throughput (default 5; medians)
 #   PARTITIONS         partitions per throughput topic, same for both targets (default 256)
@@ -36,7 +38,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 
 scale=${BENCH_SCALE:-1}
-sections=${BENCH_SECTIONS:-throughput,lookup,apply,restart}
+sections=${BENCH_SECTIONS:-throughput,lookup,projection,apply,restart}
 repeat=${BENCH_REPEAT:-5}
 partitions=${PARTITIONS:-256}
 pk_partitions=${PK_PARTITIONS:-4}
@@ -245,6 +247,41 @@ print(json.dumps({"keys_per_s": float(r["rps"]), "p50_us": 1000 * float(r["p50_l
   done
   kill "$redis_pid" && wait "$redis_pid" 2>/dev/null || true
   redis_pid=""
+fi
+
+# --- projection: 3 of 50 columns vs whole rows of a typed table -----------------------------
+if want projection; then
+  proj_keys=$(scaled 200000)
+  echo "bench.sh: loading $proj_keys rows x 50 columns into json table bench-typed" >&2
+  "$perf" create --bootstrap "$strata_bootstrap" --topic bench-typed --partitions "$pk_partitions" \
+    --config table.type=primary-key --config table.value.format=json >/dev/null
+  /usr/bin/python3 - "$strata_bootstrap" "$proj_keys" <<'EOF'  # Debian's confluent-kafka
+import json, sys
+from confluent_kafka import Producer
+p = Producer({"bootstrap.servers": sys.argv[1], "partitioner": "murmur2_random", "linger.ms": 20,
+              "queue.buffering.max.messages": 1000000})
+for i in range(int(sys.argv[2])):
+    row = {"c%02d" % c: i * 100 + c for c in range(50)}
+    while True:
+        try:
+            p.produce("bench-typed", key=b"key:%012d" % i, value=json.dumps(row).encode())
+            break
+        except BufferError:
+            p.poll(0.1)
+assert p.flush(120) == 0
+EOF
+  for rep in 1 2 3; do
+    for cols in all c07,c21,c42; do
+      before=$(cpu_ticks "$broker_pid")
+      json=$("$perf" lookup --bootstrap "$strata_bootstrap" --table bench-typed --keys "$proj_keys" \
+        --batch-size 16 --concurrency "$concurrency" --duration "$lookup_seconds" --expect-found \
+        $([[ $cols == all ]] || echo "--columns $cols") 2>/dev/null)
+      after=$(cpu_ticks "$broker_pid")
+      record projection "$cols" "$json" \
+        "{\"rep\":$rep,\"server_cpu_s\":$(python3 -c "print(($after-$before)/$clk_tck)")}"
+      echo "  projection $cols r$rep: $json" >&2
+    done
+  done
 fi
 
 # --- apply: PK upserts vs raw RocksDB puts --------------------------------------------------

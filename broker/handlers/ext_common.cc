@@ -115,8 +115,11 @@ size_t response_budget(const Services& svc, int64_t requested, size_t default_by
   return want;
 }
 
+RowProjection::RowProjection() = default;
+RowProjection::~RowProjection() = default;
+
 std::string RowProjection::init(const TopicEntry& topic, std::vector<std::string> columns) {
-  columns_.clear();
+  projection_.reset();
   if (columns.empty()) return "";
   auto table = PkTables::table_config(topic);
   if (!table || !table->typed()) {
@@ -132,12 +135,12 @@ std::string RowProjection::init(const TopicEntry& topic, std::vector<std::string
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
     return "a column named twice";
   }
-  columns_ = std::move(columns);
+  projection_ = std::make_unique<pkindex::typed::Projection>(std::move(columns));
   return "";
 }
 
 void RowProjection::apply(std::string& row) const {
-  if (active()) row = pkindex::typed::project(row, columns_);
+  if (projection_) row = projection_->apply(row);
 }
 
 }  // namespace strata::broker::handlers

@@ -19,6 +19,9 @@
 
 namespace strata::pkindex {
 class PkState;
+namespace typed {
+class Projection;
+}  // namespace typed
 }  // namespace strata::pkindex
 namespace strata::broker {
 struct TopicEntry;
@@ -56,6 +59,8 @@ PkPartition resolve_pk_partition(RequestContext& ctx, const TopicEntry* topic,
 // rows). docs/typed-tables.md, "Projection".
 class RowProjection {
  public:
+  RowProjection();
+  ~RowProjection();
   // Empty when fine; else the INVALID_REQUEST message (columns on a table that is not typed, an
   // empty or repeated name, more than kMaxColumns).
   template <typename Names>
@@ -63,13 +68,13 @@ class RowProjection {
     return init(topic, std::vector<std::string>(columns.begin(), columns.end()));
   }
   std::string init(const TopicEntry& topic, std::vector<std::string> columns);
-  bool active() const { return !columns_.empty(); }
+  bool active() const { return projection_ != nullptr; }
   // The row reduced to the columns (each present, null when the row lacks it).
   void apply(std::string& row) const;
   static constexpr size_t kMaxColumns = 1000;
 
  private:
-  std::vector<std::string> columns_;
+  std::unique_ptr<pkindex::typed::Projection> projection_;
 };
 
 // Parses the rest of `body` into `msg`; false on undecodable bytes.

@@ -181,6 +181,26 @@ class PerfTest(BrokerTestCase):
         self.assertEqual(j["found"], j["keys"])
         self.assertGreaterEqual(j["seconds"], 0.5)
 
+    def test_lookup_projection_on_a_typed_table(self):
+        table = unique_topic("perf-typed")
+        itutil.ck_create_topic(self.broker.bootstrap, table, 2,
+                               {"table.type": "primary-key", "table.value.format": "json"})
+        p = itutil.ck_producer(self.broker.bootstrap, partitioner="murmur2_random")
+        rows = [{"topic": table, "key": b"key:%012d" % i,
+                 "value": json.dumps({"c%02d" % c: c for c in range(50)}).encode()}
+                for i in range(500)]
+        itutil.ck_produce_all(p, rows)
+        full, _ = perf("lookup", "--bootstrap", self.broker.bootstrap, "--table", table,
+                       "--keys", 500, "--num-requests", 50, "--expect-found")
+        proj, _ = perf("lookup", "--bootstrap", self.broker.bootstrap, "--table", table,
+                       "--keys", 500, "--num-requests", 50, "--expect-found",
+                       "--columns", "c07,c21,c42")
+        self.assertEqual(proj["columns"], ["c07", "c21", "c42"])
+        self.assertEqual(full["keys"], proj["keys"])
+        per_key = len(json.dumps({"c07": 7, "c21": 21, "c42": 42}, separators=(",", ":")))
+        self.assertEqual(proj["value_bytes"], per_key * proj["keys"])
+        self.assertGreater(full["value_bytes"], 10 * proj["value_bytes"])
+
     def test_lookup_errors(self):
         log_topic = unique_topic("perf-log")
         self.create(log_topic, 1)

@@ -115,6 +115,26 @@ def main():
             print(f"\nTyped tables (medians, vs last_row on raw values): aggregation on JSON rows "
                   f"**{agg:.2f}x** (goal >= 0.7x); last_row on JSON rows {jl:.2f}x")
 
+    if "projection" in by:
+        print(f"\n### Projection: Lookup of 3 of 50 columns vs whole rows (typed table, 16 keys/request, "
+              f"{conc} connections, median of runs)\n")
+        print("| columns | keys/s | bytes per key | p99 µs | broker CPU-s per 1M keys |")
+        print("|---|---:|---:|---:|---:|")
+        meds = {}
+        for name in ("all", "c07,c21,c42"):
+            rs = [r for r in by["projection"] if r["name"] == name]
+            if not rs:
+                continue
+            ks = med([r["result"]["keys_per_s"] for r in rs])
+            bpk = med([r["result"]["value_bytes"] / max(1, r["result"]["keys"]) for r in rs])
+            p99 = med([r["result"]["latency"]["p99_us"] for r in rs])
+            cpu = sum(r["server_cpu_s"] for r in rs) / max(1, sum(r["result"]["keys"] for r in rs)) * 1e6
+            meds[name] = (ks, bpk)
+            print(f"| {name} | {ks:,.0f} | {bpk:.0f} | {p99:.0f} | {cpu:.2f} |")
+        if len(meds) == 2:
+            (ka, ba), (kp, bp) = meds["all"], meds["c07,c21,c42"]
+            print(f"\nProjected / whole rows: keys/s **{kp / ka:.2f}x**, bytes per key {bp / ba:.3f}x")
+
     if "restart" in by:
         print("\n### Restart time\n")
         print("| what | keys | ready after (s) |")

@@ -55,6 +55,7 @@ struct Worker {
   int64_t found = 0;
   int64_t keys = 0;
   int64_t requests = 0;
+  int64_t value_bytes = 0;  // row bytes received (projected when --columns)
   Status status;
 };
 
@@ -93,6 +94,7 @@ void worker_loop(const LookupOptions& o, const Table& table, const KeyChooser& c
     std::sort(order.begin(), order.end(),
               [&](size_t a, size_t b) { return part_of[a] < part_of[b]; });
     req.Clear();
+    for (const auto& c : o.columns) req.add_columns(c);
     auto* topic = req.add_topics();
     topic->set_topic(o.table);
     strata::ext::LookupRequest::PartitionKeys* pk = nullptr;
@@ -129,6 +131,7 @@ void worker_loop(const LookupOptions& o, const Table& table, const KeyChooser& c
         for (const auto& r : p.rows()) {
           ++rows;
           if (r.found()) ++w.found;
+          w.value_bytes += static_cast<int64_t>(r.value().size());
         }
       }
     }
@@ -190,8 +193,9 @@ Status run_lookup(const LookupOptions& o) {
   const double secs = seconds_since(t0);
   progress.stop();
   Histogram all;
-  int64_t found = 0, keys = 0, requests = 0;
+  int64_t found = 0, keys = 0, requests = 0, value_bytes = 0;
   for (const auto& w : workers) {
+    value_bytes += w.value_bytes;
     if (!w.status.ok()) return w.status;
     all.merge(w.latency);
     found += w.found;
@@ -212,6 +216,8 @@ Status run_lookup(const LookupOptions& o) {
                  {"requests", requests},
                  {"keys", keys},
                  {"found", found},
+                 {"columns", o.columns},
+                 {"value_bytes", value_bytes},
                  {"seconds", secs},
                  {"requests_per_s", static_cast<double>(requests) / secs},
                  {"keys_per_s", static_cast<double>(keys) / secs},

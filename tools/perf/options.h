@@ -70,9 +70,10 @@ struct LookupOptions {
   int32_t concurrency = 4;               // threads, one connection each
   std::string distribution = "uniform";  // uniform | zipf[:s]
   double duration_s = 10;
-  int64_t num_requests = 0;   // > 0 overrides duration (total over all threads)
-  int32_t partitions = 0;     // 0 = from DescribeTable
-  bool expect_found = false;  // fail unless every key looked up was found
+  int64_t num_requests = 0;          // > 0 overrides duration (total over all threads)
+  int32_t partitions = 0;            // 0 = from DescribeTable
+  bool expect_found = false;         // fail unless every key looked up was found
+  std::vector<std::string> columns;  // typed tables: the projection asked for (empty = rows)
 };
 
 struct PkApplyOptions {

@@ -93,6 +93,8 @@ int main(int argc, char** argv) {
   lookup->add_option("--duration", lo.duration_s, "seconds")->capture_default_str();
   lookup->add_option("--num-requests", lo.num_requests, "> 0: total requests instead of duration");
   lookup->add_flag("--expect-found", lo.expect_found, "fail unless every key is found");
+  lookup->add_option("--columns", lo.columns, "typed tables: only these columns (a,b,c)")
+      ->delimiter(',');
   lookup->callback([&] { run = [&] { return run_lookup(lo); }; });
 
   PkApplyOptions ao;
