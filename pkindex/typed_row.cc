@@ -14,11 +14,13 @@ namespace {
 // million deep would overflow the stack. Rows are records, not documents; 64 levels is plenty.
 constexpr int kMaxDepth = 64;
 
-bool too_deep(std::string_view text) {
+// Walks the object or array starting at t[i] ('{' or '['), strings honoured, to just past its
+// end (npos when the text ends first); `deepest` gets the deepest nesting seen.
+size_t end_of_nested(std::string_view t, size_t i, int* deepest = nullptr) {
   int depth = 0;
   bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
+  for (; i < t.size(); ++i) {
+    const char c = t[i];
     if (in_string) {
       if (c == '\\') {
         ++i;
@@ -28,12 +30,21 @@ bool too_deep(std::string_view text) {
     } else if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {
-      if (++depth > kMaxDepth) return true;
-    } else if (c == '}' || c == ']') {
-      --depth;
+      ++depth;
+      if (deepest && depth > *deepest) *deepest = depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      return i + 1;
     }
   }
-  return false;
+  return std::string_view::npos;
+}
+
+bool too_deep(std::string_view text) {
+  const size_t i = text.find_first_not_of(" \t\r\n");
+  if (i == std::string_view::npos || (text[i] != '{' && text[i] != '[')) return false;
+  int deepest = 0;
+  end_of_nested(text, i, &deepest);
+  return deepest > kMaxDepth;
 }
 
 Status type_error(const std::string& column, AggFn fn, const char* wants, const json& got) {
@@ -264,27 +275,7 @@ size_t skip_value(std::string_view t, size_t i) {
     }
     return std::string_view::npos;
   }
-  if (t[i] == '{' || t[i] == '[') {
-    int depth = 0;
-    bool in_string = false;
-    for (; i < t.size(); ++i) {
-      const char c = t[i];
-      if (in_string) {
-        if (c == '\\') {
-          ++i;
-        } else if (c == '"') {
-          in_string = false;
-        }
-      } else if (c == '"') {
-        in_string = true;
-      } else if (c == '{' || c == '[') {
-        ++depth;
-      } else if ((c == '}' || c == ']') && --depth == 0) {
-        return i + 1;
-      }
-    }
-    return std::string_view::npos;
-  }
+  if (t[i] == '{' || t[i] == '[') return end_of_nested(t, i);
   while (i < t.size() && t[i] != ',' && t[i] != '}' && t[i] != ']') ++i;
   return i < t.size() ? i : std::string_view::npos;
 }
