@@ -215,6 +215,11 @@ HttpResponse subjects_routes(SchemaRegistry& reg, const HttpRequest& req,
     }
     return not_allowed();
   }
+  if (seg.size() == 5 && seg[4] == "referencedby") {
+    if (req.method != "GET") return not_allowed();
+    auto a = reg.referenced_by(subject, version);
+    return a.ok() ? reply(200, *a.value) : error_reply(a.error);
+  }
   if (seg.size() == 5 && seg[4] == "schema") {
     if (req.method != "GET") return not_allowed();
     auto a = reg.version(subject, version, deleted);

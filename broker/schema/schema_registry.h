@@ -130,6 +130,10 @@ class SchemaRegistry {
   Answer<SchemaEntry> schema_by_id(int32_t id) const;
   // GET /schemas/ids/{id}/versions.
   Answer<std::vector<SubjectVersion>> versions_of_id(int32_t id) const;
+  // GET /subjects/{s}/versions/{v|latest}/referencedby: the ids of the live schemas whose
+  // references name this version (a deleted one cannot be deleted while any does: 42206).
+  Answer<std::vector<int32_t>> referenced_by(const std::string& subject,
+                                             const std::string& version) const;
   // GET /config[/{s}]: the subject's own level (40408 when it has none, unless
   // `default_to_global`), or the global one.
   Answer<Compatibility> compatibility(const std::optional<std::string>& subject,
@@ -157,6 +161,9 @@ class SchemaRegistry {
   // Appends `records` and applies them once durable. Requires write_mu_.
   Answer<bool> write_locked(std::vector<group::JournalRecord> records);
   // The schema checked and normalized (its references resolved); 42201 when invalid.
+  // The ids of live schema versions referencing `subject` version `version` (a reference to -1
+  // counts for the subject's newest version), sorted.
+  std::vector<int32_t> referencing_ids_locked(const std::string& subject, int32_t version) const;
   // The schema a reference names (version -1: the subject's latest); null when there is none.
   const SchemaEntry* find_reference_locked(const SchemaReference& ref) const;
   Answer<std::string> validate_locked(const RegisterRequest& req) const;

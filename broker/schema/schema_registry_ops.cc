@@ -19,6 +19,13 @@ namespace {
 RegistryError read_only(const std::string& s) {
   return err(422, 42205, "Subject " + s + " is in read-only mode");
 }
+RegistryError referenced(const std::string& s, int32_t v, const std::vector<int32_t>& ids) {
+  std::string list;
+  for (int32_t id : ids) list += (list.empty() ? "" : ", ") + std::to_string(id);
+  return err(422, 42206,
+             "One or more references exist to the schema {subject=" + s +
+                 ", version=" + std::to_string(v) + "}: schema ids [" + list + "]");
+}
 
 bool is_transitive(Compatibility c) {
   return c == Compatibility::backward_transitive || c == Compatibility::forward_transitive ||
@@ -223,6 +230,11 @@ Answer<std::vector<int32_t>> SchemaRegistry::delete_subject(const std::string& s
               "Subject '" + subject + "' was not deleted first before being permanently deleted"));
     }
     for (const auto& [v, ver] : s->second.versions) {
+      if (auto ids = referencing_ids_locked(subject, v); !ids.empty()) {
+        return fail<std::vector<int32_t>>(referenced(subject, v, ids));
+      }
+    }
+    for (const auto& [v, ver] : s->second.versions) {
       deleted.push_back(v);
       if (permanent) {
         records.push_back({schema_key(subject, v), std::nullopt});
@@ -263,6 +275,9 @@ Answer<int32_t> SchemaRegistry::delete_version(const std::string& subject,
       return fail<int32_t>(err(404, 40407,
                                "Subject '" + subject + "' Version " + std::to_string(v) +
                                    " was not deleted first before being permanently deleted"));
+    }
+    if (auto ids = referencing_ids_locked(subject, v); !ids.empty()) {
+      return fail<int32_t>(referenced(subject, v, ids));
     }
     if (permanent) {
       record = {schema_key(subject, v), std::nullopt};

@@ -100,6 +100,38 @@ Answer<std::pair<SubjectVersion, SchemaEntry>> SchemaRegistry::lookup(const std:
   return fail<Out>(err(404, 40403, "Schema not found"));
 }
 
+std::vector<int32_t> SchemaRegistry::referencing_ids_locked(const std::string& subject,
+                                                            int32_t version) const {
+  std::vector<int32_t> out;
+  auto target = subjects_.find(subject);
+  const bool newest = target != subjects_.end() && !target->second.versions.empty() &&
+                      std::prev(target->second.versions.end())->first == version;
+  for (const auto& [name, s] : subjects_) {
+    for (const auto& [n, ver] : s.versions) {
+      if (ver.deleted) continue;
+      const SchemaEntry& e = by_id_.at(ver.id);
+      for (const auto& ref : e.references) {
+        if (ref.subject == subject && (ref.version == version || (ref.version == -1 && newest))) {
+          out.push_back(ver.id);
+          break;
+        }
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+Answer<std::vector<int32_t>> SchemaRegistry::referenced_by(const std::string& subject,
+                                                           const std::string& version) const {
+  std::shared_lock lk(mu_);
+  RegistryError e;
+  const SubjectVersion* sv = find_version_locked(subject, version, false, e);
+  if (!sv) return fail<std::vector<int32_t>>(e);
+  return okay(referencing_ids_locked(subject, sv->version));
+}
+
 Answer<SchemaEntry> SchemaRegistry::schema_by_id(int32_t id) const {
   std::shared_lock lk(mu_);
   auto it = by_id_.find(id);

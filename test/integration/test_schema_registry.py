@@ -6,7 +6,9 @@ it: confluent-kafka's SchemaRegistryClient and plain requests for the rest of Co
 - BACKWARD (the default) refuses a new field without a default (409) and takes one with a default;
   FORWARD/FULL/NONE and the transitive levels per subject; the compatibility endpoint says why;
 - soft and permanent deletes of versions and subjects with Confluent's error codes
-  (40401-40408, 42201-42205), READONLY mode, invalid schemas and unsupported types;
+  (40401-40408, 42201-42206), READONLY mode, invalid schemas and unsupported types;
+- references: `referencedby` lists the schemas naming a version, which cannot be deleted while
+  one does (42206);
 - kill -9 and restart: everything comes back from `_schemas` and new ids never reuse old ones;
 - KafkaJS with @kafkajs/confluent-schema-registry: register, produce Avro records in Confluent's
   framing, consume and decode them; a librdkafka consumer sees the framing with the same id;
@@ -198,6 +200,35 @@ class SchemaRegistryTest(itutil.BrokerTestCase):
         for s in (a, b):
             self.assertEqual(self.call("POST", "/subjects/%s/versions" % t, {"schema": s})[0], 200)
         self.expect_error(409, 409, "POST", "/subjects/%s/versions" % t, {"schema": c})
+
+    def test_references_and_referencedby(self):
+        addr_subject = "addr-" + itutil.unique_topic("r")
+        user_subject = "user-" + itutil.unique_topic("r")
+        address = json.dumps({"type": "record", "name": "Address", "namespace": "strata.ref",
+                              "fields": [{"name": "city", "type": "string"}]})
+        user = json.dumps({"type": "record", "name": "Person", "namespace": "strata.ref",
+                           "fields": [{"name": "home", "type": "strata.ref.Address"}]})
+        st, got = self.call("POST", "/subjects/%s/versions" % addr_subject, {"schema": address})
+        self.assertEqual(st, 200, got)
+        refs = [{"name": "strata.ref.Address", "subject": addr_subject, "version": 1}]
+        st, got = self.call("POST", "/subjects/%s/versions" % user_subject,
+                            {"schema": user, "references": refs})
+        self.assertEqual(st, 200, got)
+        user_id = got["id"]
+        st, got = self.call("GET", "/subjects/%s/versions/1/referencedby" % addr_subject)
+        self.assertEqual((st, got), (200, [user_id]))
+        st, got = self.call("GET", "/subjects/%s/versions/latest/referencedby" % user_subject)
+        self.assertEqual((st, got), (200, []))
+        self.expect_error(404, 40401, "GET", "/subjects/nope-%s/versions/1/referencedby" % user_id)
+        # A referenced schema cannot be deleted while a live schema references it.
+        self.expect_error(422, 42206, "DELETE", "/subjects/%s/versions/1" % addr_subject)
+        self.expect_error(422, 42206, "DELETE", "/subjects/%s" % addr_subject)
+        st, _ = self.call("DELETE", "/subjects/%s/versions/1" % user_subject)
+        self.assertEqual(st, 200)
+        st, got = self.call("GET", "/subjects/%s/versions/1/referencedby" % addr_subject)
+        self.assertEqual((st, got), (200, []))
+        st, got = self.call("DELETE", "/subjects/%s/versions/1" % addr_subject)
+        self.assertEqual((st, got), (200, 1))
 
     def test_deletes_modes_and_bad_input(self):
         s = "del-value"
