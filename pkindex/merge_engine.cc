@@ -78,19 +78,19 @@ namespace {
 // or d rejected.
 void typed_row_after(const TableConfig& table, const std::optional<CurrentRow>& cur, const Write& w,
                      Decision& d) {
-  std::optional<std::string_view> cur_text;
-  if (cur)
-    cur_text =
-        std::string_view(reinterpret_cast<const char*>(cur->value.data()), cur->value.size());
-  if (d.kind == ChangeKind::del) {
-    if (!w.columns) return;  // a whole-row delete
+  std::optional<nlohmann::json> cur_row;
+  if (cur) {
     auto parsed = typed::parse_row(cur->value);
     if (!parsed.ok()) {  // stored by this table, so canonical: only a corrupt state gets here
       d.rejected = true;
       d.reason = "the stored row does not decode: " + parsed.status().message();
       return;
     }
-    d.row = typed::partial_delete(std::move(*parsed), *w.columns);
+    cur_row = std::move(*parsed);
+  }
+  if (d.kind == ChangeKind::del) {
+    if (!w.columns) return;  // a whole-row delete
+    d.row = typed::partial_delete(std::move(*cur_row), *w.columns);
     if (d.row) d.kind = ChangeKind::update;
     return;
   }
@@ -100,7 +100,7 @@ void typed_row_after(const TableConfig& table, const std::optional<CurrentRow>& 
     d.reason = written.status().message();
     return;
   }
-  auto merged = typed::merge(table, cur_text, std::move(*written), w.columns);
+  auto merged = typed::merge(table, std::move(cur_row), std::move(*written), w.columns);
   if (!merged.ok()) {
     d.rejected = true;
     d.reason = merged.status().message();

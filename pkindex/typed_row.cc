@@ -223,14 +223,12 @@ Result<std::vector<std::string>> parse_columns(std::string_view header) {
   return out;
 }
 
-namespace {
-
-bool plain_key(std::string_view k);
-size_t skip_value(std::string_view t, size_t i);
-
-// The DOM merge: `row` (the current row, or empty) with the targets applied.
-Result<std::string> merge_tree(const TableConfig& table, json row, json write,
-                               const std::vector<std::string>* columns) {
+Result<std::string> merge(const TableConfig& table, std::optional<json> cur, json write,
+                          const std::vector<std::string>* columns) {
+  const bool whole_row =
+      table.merge_engine == MergeEngine::first_row || table.merge_engine == MergeEngine::versioned;
+  if (whole_row && !columns) return canonical(write);
+  json row = whole_row || !cur ? json::object() : std::move(*cur);
   auto apply = [&](const std::string& column, json v) -> Status {
     if (table.merge_engine != MergeEngine::aggregation) {
       row[column] = std::move(v);
@@ -249,108 +247,6 @@ Result<std::string> merge_tree(const TableConfig& table, json row, json write,
     for (auto& el : write.items()) STRATA_RETURN_IF_ERROR(apply(el.key(), std::move(el.value())));
   }
   return canonical(row);
-}
-
-// A canonical row's top-level (key, value text) pairs, in key order; nullopt when a key needs
-// escapes or the text is not a compact object (the tree handles those).
-std::optional<std::vector<std::pair<std::string_view, std::string_view>>> split_canonical(
-    std::string_view t) {
-  std::vector<std::pair<std::string_view, std::string_view>> out;
-  if (t.size() < 2 || t.front() != '{' || t.back() != '}') return std::nullopt;
-  size_t i = 1;
-  while (i < t.size() - 1) {
-    if (t[i] != '"') return std::nullopt;
-    const size_t key_end = t.find('"', i + 1);
-    if (key_end == std::string_view::npos || key_end + 1 >= t.size() || t[key_end + 1] != ':') {
-      return std::nullopt;
-    }
-    const std::string_view key = t.substr(i + 1, key_end - i - 1);
-    if (!plain_key(key)) return std::nullopt;
-    const size_t v = key_end + 2;
-    const size_t end = skip_value(t, v);
-    if (end == std::string_view::npos) return std::nullopt;
-    out.emplace_back(key, t.substr(v, end - v));
-    i = end;
-    if (t[i] == ',') ++i;
-  }
-  return out;
-}
-
-}  // namespace
-
-Result<std::string> merge(const TableConfig& table, std::optional<std::string_view> cur, json write,
-                          const std::vector<std::string>* columns) {
-  const bool whole_row =
-      table.merge_engine == MergeEngine::first_row || table.merge_engine == MergeEngine::versioned;
-  if (whole_row && !columns) return canonical(write);
-  if (whole_row || !cur) return merge_tree(table, json::object(), std::move(write), columns);
-  // The current row is canonical text: only the target columns are decoded and re-encoded, the
-  // others are copied as text (the write path of every record of a typed table).
-  auto spans = split_canonical(*cur);
-  bool plain_targets = true;  // names that need escapes: the tree writes them
-  if (columns) {
-    for (const auto& c : *columns) plain_targets &= plain_key(c);
-  } else {
-    for (const auto& el : write.items()) plain_targets &= plain_key(el.key());
-  }
-  if (!spans || !plain_targets) {
-    auto row = parse_row({reinterpret_cast<const uint8_t*>(cur->data()), cur->size()});
-    if (!row.ok()) return row.status();
-    return merge_tree(table, std::move(*row), std::move(write), columns);
-  }
-  std::vector<std::pair<std::string, std::string>> updates;  // column, new value text
-  auto current = [&](const std::string& column) -> const std::string_view* {
-    auto it = std::lower_bound(spans->begin(), spans->end(), column,
-                               [](const auto& kv, const std::string& c) { return kv.first < c; });
-    return it != spans->end() && it->first == column ? &it->second : nullptr;
-  };
-  auto apply = [&](const std::string& column, json v) -> Status {
-    json slot = json::object();
-    if (table.merge_engine != MergeEngine::aggregation) {
-      slot[column] = std::move(v);
-    } else {
-      auto agg = table.fields.find(column);
-      const ColumnAgg fn = agg == table.fields.end() ? ColumnAgg{} : agg->second;
-      const bool replaces =
-          fn.fn == AggFn::last_value || (fn.fn == AggFn::last_value_ignore_nulls && !v.is_null());
-      if (const std::string_view* c = current(column); c && !replaces) {
-        slot[column] = json::parse(*c, nullptr, /*allow_exceptions=*/false);
-      }
-      STRATA_RETURN_IF_ERROR(aggregate_into(slot, column, fn, std::move(v)));
-    }
-    updates.emplace_back(column, slot[column].dump(-1, ' ', false, json::error_handler_t::replace));
-    return Status::Ok();
-  };
-  if (columns) {
-    for (const auto& c : *columns) {
-      auto it = write.find(c);
-      STRATA_RETURN_IF_ERROR(apply(c, it == write.end() ? json() : std::move(*it)));
-    }
-  } else {
-    for (auto& el : write.items()) STRATA_RETURN_IF_ERROR(apply(el.key(), std::move(el.value())));
-  }
-  std::sort(updates.begin(), updates.end());
-  std::string out;
-  out.reserve(cur->size() + 64);
-  out += '{';
-  auto emit = [&](std::string_view key, std::string_view value) {
-    if (out.size() > 1) out += ',';
-    out.append("\"").append(key).append("\":").append(value);
-  };
-  size_t u = 0;
-  for (const auto& [key, value] : *spans) {
-    for (; u < updates.size() && updates[u].first < key; ++u)
-      emit(updates[u].first, updates[u].second);
-    if (u < updates.size() && updates[u].first == key) {
-      emit(key, updates[u].second);
-      ++u;
-    } else {
-      emit(key, value);
-    }
-  }
-  for (; u < updates.size(); ++u) emit(updates[u].first, updates[u].second);
-  out += '}';
-  return out;
 }
 
 std::optional<std::string> partial_delete(json row, const std::vector<std::string>& columns) {

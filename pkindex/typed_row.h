@@ -26,15 +26,14 @@ std::string canonical(const nlohmann::json& row);
 // The strata.columns header's value: comma-separated, non-empty, distinct column names.
 Result<std::vector<std::string>> parse_columns(std::string_view header);
 
-// The row after an upsert of `write` onto `cur` (nullopt: the key has no row), canonical text:
+// The row after an upsert of `write` onto `cur` (null: the key has no row), canonical text:
 //   last_row    - the current row with each target column replaced;
 //   aggregation - each target column aggregated with its function (docs/typed-tables.md);
 //   first_row, versioned - the written row (target columns only when `columns` is given).
 // Targets: `columns` when given (a listed column the value lacks is null), else the value's
 // fields. A value of the wrong type for its column's function -> invalid_argument naming it.
-// `cur` is the stored row's canonical text: only the target columns are decoded (this runs for
-// every record of a typed table); `write` is consumed.
-Result<std::string> merge(const TableConfig& table, std::optional<std::string_view> cur,
+// Both rows are consumed (moved from): this runs for every record of a typed table.
+Result<std::string> merge(const TableConfig& table, std::optional<nlohmann::json> cur,
                           nlohmann::json write, const std::vector<std::string>* columns);
 
 // A partial delete of `columns` from `cur`: those columns become null; nullopt when every column
