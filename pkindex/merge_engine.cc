@@ -78,6 +78,7 @@ namespace {
 // or d rejected.
 void typed_row_after(const TableConfig& table, const std::optional<CurrentRow>& cur, const Write& w,
                      Decision& d) {
+  if (d.kind == ChangeKind::del && !w.columns) return;  // a whole-row delete: nothing to merge
   std::optional<nlohmann::json> cur_row;
   if (cur) {
     auto parsed = typed::parse_row(cur->value);
@@ -89,7 +90,6 @@ void typed_row_after(const TableConfig& table, const std::optional<CurrentRow>& 
     cur_row = std::move(*parsed);
   }
   if (d.kind == ChangeKind::del) {
-    if (!w.columns) return;  // a whole-row delete
     d.row = typed::partial_delete(std::move(*cur_row), *w.columns);
     if (d.row) d.kind = ChangeKind::update;
     return;

@@ -155,26 +155,17 @@ Result<std::shared_ptr<const TopicEntry>> TopicRegistry::alter_configs(
   if (!old) return Status(Errc::not_found, "unknown topic " + name);
   STRATA_RETURN_IF_ERROR(validate_topic_configs(configs));
   STRATA_RETURN_IF_ERROR(check_topic_config_floors(configs, *broker_defaults(), old->configs));
-  // Per-column keys are read-only too: any added, removed or changed one is refused.
+  // Read-only keys (the table.* keys, per-column ones included) keep their value: one added,
+  // removed or changed is refused.
   for (const auto* side : {&old->configs, &configs}) {
     for (const auto& [k, v] : *side) {
-      if (!pkindex::is_column_key(k)) continue;
+      const TopicKeyDef* def = find_topic_key(k);
+      if (!def || !(def->flags & kConfigReadOnly)) continue;
       auto a = old->configs.find(k);
       auto b = configs.find(k);
       if (a == old->configs.end() || b == configs.end() || a->second != b->second) {
         return Status(Errc::invalid_argument, "Cannot alter read-only configuration " + k);
       }
-    }
-  }
-  for (const auto& key : topic_key_table()) {
-    if (!(key.flags & kConfigReadOnly)) continue;
-    auto a = old->configs.find(key.name);
-    auto b = configs.find(key.name);
-    bool same = (a == old->configs.end()) == (b == configs.end()) &&
-                (a == old->configs.end() || a->second == b->second);
-    if (!same) {
-      return Status(Errc::invalid_argument,
-                    std::string("Cannot alter read-only configuration ") + key.name);
     }
   }
   auto e = std::make_shared<TopicEntry>(*old);
