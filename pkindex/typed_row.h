@@ -54,8 +54,4 @@ class Projection {
   bool plain_ = true;                 // no name needs escaping: the splice path may be used
 };
 
-inline std::string project(std::string_view row, const std::vector<std::string>& columns) {
-  return Projection(columns).apply(row);
-}
-
 }  // namespace strata::pkindex::typed

@@ -158,9 +158,9 @@ TEST(TypedRows, DecodingAndColumns) {
   EXPECT_EQ(*typed::partial_delete(cur, cols), R"({"a":null,"b":null,"c":3})");
   EXPECT_EQ(typed::partial_delete(cur, {"a", "b", "c"}), std::nullopt);
   // Projection: the listed columns in canonical form, a missing one as null.
-  EXPECT_EQ(typed::project(R"({"a":1,"b":[2],"c":3})", {"c", "b", "x"}),
+  EXPECT_EQ(typed::Projection({"c", "b", "x"}).apply(R"({"a":1,"b":[2],"c":3})"),
             R"({"b":[2],"c":3,"x":null})");
-  EXPECT_EQ(typed::project("not json", {"a"}), "not json");
+  EXPECT_EQ(typed::Projection({"a"}).apply("not json"), "not json");
   // The splice over canonical text equals building the answer as a tree, on random rows with
   // nested values, escapes and odd names.
   std::mt19937 rng(7);
@@ -185,7 +185,7 @@ TEST(TypedRows, DecodingAndColumns) {
     if (cols.empty()) cols.push_back("missing");
     json want = json::object();
     for (const auto& c : cols) want[c] = row.contains(c) ? row[c] : json(nullptr);
-    ASSERT_EQ(typed::project(typed::canonical(row), cols), want.dump()) << row.dump();
+    ASSERT_EQ(typed::Projection(cols).apply(typed::canonical(row)), want.dump()) << row.dump();
   }
 }
 
