@@ -9,8 +9,9 @@
 // could lose, and ids stay unique. Reads are served from memory under a shared lock.
 // load() replays `_schemas` at start (before serving): the state is the replay of the topic.
 //
-// Schema types: AVRO (parsed and checked by protocol/schema/avro_schema.h). JSON and PROTOBUF
-// are not accepted yet (42201 "unsupported schema type"; GET /schemas/types lists AVRO only).
+// Schema types: AVRO (protocol/schema/avro_schema.h) and JSON, i.e. JSON Schema
+// (protocol/schema/json_schema.h), each parsed and checked by its rules; a reference must be of
+// its referrer's type. PROTOBUF is not accepted yet (42201 "unsupported schema type").
 // Thread-safe.
 #pragma once
 
@@ -144,7 +145,7 @@ class SchemaRegistry {
   Answer<std::vector<std::string>> check_compatibility(const std::string& subject,
                                                        const std::string& version,
                                                        const RegisterRequest& req) const;
-  static std::vector<std::string> types() { return {"AVRO"}; }
+  static std::vector<std::string> types() { return {"JSON", "AVRO"}; }
 
  private:
   struct Subject {

@@ -3,14 +3,17 @@
 #include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "broker/schema/registry_records.h"
 #include "broker/schema/schema_registry.h"
 #include "protocol/schema/avro_schema.h"
+#include "protocol/schema/json_schema.h"
 
 namespace strata::broker::schema {
 
 using protocol::schema::AvroSchema;
+using protocol::schema::JsonSchema;
 
 using namespace detail;
 
@@ -36,13 +39,29 @@ bool is_transitive(Compatibility c) {
 
 namespace {
 
-// Parses a schema with its references (their schemas parsed first, recursively).
+// A parsed schema of one of the registry's types.
+struct Parsed {
+  std::optional<AvroSchema> avro;
+  std::optional<JsonSchema> json;
+  std::string normalized() const {
+    return avro ? avro->normalized_json() : json->normalized_json();
+  }
+};
+
+// Can data written with `writer` be read with `reader`? (Same type: the caller checks.)
+std::vector<std::string> incompatibilities(const Parsed& reader, const Parsed& writer) {
+  if (reader.avro) return protocol::schema::avro_incompatibilities(*reader.avro, *writer.avro);
+  return protocol::schema::json_schema_incompatibilities(*reader.json, *writer.json);
+}
+
+// Parses a schema of `type` with its references (their schemas parsed first, recursively; a
+// reference must be of the same type).
 struct Parser {
   const std::function<const SchemaEntry*(const SchemaReference&)>& find;
-  Result<AvroSchema> parse(const std::string& text, const std::vector<SchemaReference>& refs,
-                           int depth) const {
+  Result<Parsed> parse(const std::string& type, const std::string& text,
+                       const std::vector<SchemaReference>& refs, int depth) const {
     if (depth > 32) return Status(Errc::invalid_argument, "schema references nest too deep");
-    std::vector<AvroSchema> parsed;
+    std::vector<Parsed> parsed;
     parsed.reserve(refs.size());
     for (const auto& ref : refs) {
       const SchemaEntry* e = find(ref);
@@ -51,13 +70,29 @@ struct Parser {
                                                   " version " + std::to_string(ref.version) +
                                                   ") not found");
       }
-      auto p = parse(e->schema, e->references, depth + 1);
+      if (e->type != type) {
+        return Status(Errc::invalid_argument,
+                      "reference " + ref.name + " is a " + e->type + " schema, not " + type);
+      }
+      auto p = parse(e->type, e->schema, e->references, depth + 1);
       if (!p.ok()) return p.status();
       parsed.push_back(std::move(*p));
     }
-    std::vector<const AvroSchema*> ptrs;
-    for (const auto& p : parsed) ptrs.push_back(&p);
-    return AvroSchema::parse(text, ptrs);
+    Parsed out;
+    if (type == "AVRO") {
+      std::vector<const AvroSchema*> ptrs;
+      for (const auto& p : parsed) ptrs.push_back(&*p.avro);
+      auto a = AvroSchema::parse(text, ptrs);
+      if (!a.ok()) return a.status();
+      out.avro = std::move(*a);
+    } else {
+      std::vector<JsonSchema::Reference> named;
+      for (size_t i = 0; i < parsed.size(); ++i) named.emplace_back(refs[i].name, &*parsed[i].json);
+      auto j = JsonSchema::parse(text, named);
+      if (!j.ok()) return j.status();
+      out.json = std::move(*j);
+    }
+    return out;
   }
 };
 
@@ -74,18 +109,19 @@ const SchemaEntry* SchemaRegistry::find_reference_locked(const SchemaReference& 
 }
 
 Answer<std::string> SchemaRegistry::validate_locked(const RegisterRequest& req) const {
-  if (req.type != "AVRO") {
+  const auto known = types();
+  if (std::find(known.begin(), known.end(), req.type) == known.end()) {
     return fail<std::string>(err(422, 42201,
                                  "Invalid schema: unsupported schema type " + req.type +
-                                     " (this registry accepts AVRO; GET /schemas/types)"));
+                                     " (GET /schemas/types lists the accepted ones)"));
   }
   const std::function<const SchemaEntry*(const SchemaReference&)> find =
       [this](const SchemaReference& ref) { return find_reference_locked(ref); };
-  auto parsed = Parser{find}.parse(req.schema, req.references, 0);
+  auto parsed = Parser{find}.parse(req.type, req.schema, req.references, 0);
   if (!parsed.ok()) {
     return fail<std::string>(err(422, 42201, "Invalid schema: " + parsed.status().message()));
   }
-  return okay(parsed->normalized_json());
+  return okay(parsed->normalized());
 }
 
 std::vector<std::string> SchemaRegistry::incompatibilities_locked(
@@ -96,7 +132,7 @@ std::vector<std::string> SchemaRegistry::incompatibilities_locked(
   const std::function<const SchemaEntry*(const SchemaReference&)> find =
       [this](const SchemaReference& ref) { return find_reference_locked(ref); };
   const Parser parser{find};
-  auto mine = parser.parse(schema, req.references, 0);
+  auto mine = parser.parse(req.type, schema, req.references, 0);
   if (!mine.ok()) return {mine.status().message()};
   const bool backward =
       level != Compatibility::forward && level != Compatibility::forward_transitive;
@@ -105,22 +141,22 @@ std::vector<std::string> SchemaRegistry::incompatibilities_locked(
   const auto& versions = subjects_.at(subject).versions;
   for (int32_t v : against) {
     const SchemaEntry& e = by_id_.at(versions.at(v).id);
-    if (e.type != "AVRO") {
+    if (e.type != req.type) {
       reasons.push_back("version " + std::to_string(v) + " is of type " + e.type);
       continue;
     }
-    auto old = parser.parse(e.schema, e.references, 0);
+    auto old = parser.parse(e.type, e.schema, e.references, 0);
     if (!old.ok()) {
       reasons.push_back("version " + std::to_string(v) + ": " + old.status().message());
       continue;
     }
     if (backward) {  // the new schema reads what the old one wrote
-      for (auto& r : protocol::schema::avro_incompatibilities(*mine, *old)) {
+      for (auto& r : incompatibilities(*mine, *old)) {
         reasons.push_back("reading version " + std::to_string(v) + "'s data: " + r);
       }
     }
     if (forward) {  // the old schema reads what the new one writes
-      for (auto& r : protocol::schema::avro_incompatibilities(*old, *mine)) {
+      for (auto& r : incompatibilities(*old, *mine)) {
         reasons.push_back("version " + std::to_string(v) + " reading new data: " + r);
       }
     }

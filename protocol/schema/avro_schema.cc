@@ -1,9 +1,5 @@
-// Avro schema parsing, canonical forms and compatibility; see avro_schema.h.
-//
-// A parsed schema is a graph of nodes owned by one AvroGraph. Named types are nodes referred to
-// by pointer from every use, so recursive records are cycles of raw pointers inside one graph
-// (shared_ptr cycles would leak); a graph holds the graphs of its references to keep their nodes
-// alive.
+// Avro schema parsing, canonical forms and compatibility; see avro_schema.h (the parsed graph is
+// in avro_graph.h).
 #include "protocol/schema/avro_schema.h"
 
 #include <algorithm>
@@ -16,72 +12,9 @@
 #include <set>
 #include <utility>
 
+#include "protocol/schema/avro_graph.h"
+
 namespace strata::protocol::schema {
-
-// Ordered: normalized_json() keeps the input order of properties and default values.
-using ojson = nlohmann::ordered_json;
-
-namespace detail {
-
-// clang-format off
-enum class Kind : uint8_t { null, boolean, int_, long_, float_, double_, bytes, string,  // primitives
-                            record, enum_, array, map, union_, fixed };
-// clang-format on
-
-constexpr std::array<std::string_view, 14> kKindNames = {
-    "null",   "boolean", "int",  "long",  "float", "double", "bytes",
-    "string", "record",  "enum", "array", "map",   "union",  "fixed"};
-
-std::string_view kind_name(Kind k) { return kKindNames[static_cast<size_t>(k)]; }
-
-bool is_named(Kind k) { return k == Kind::record || k == Kind::enum_ || k == Kind::fixed; }
-
-std::optional<Kind> primitive_kind(std::string_view s) {
-  for (size_t i = 0; i <= static_cast<size_t>(Kind::string); ++i) {
-    if (kKindNames[i] == s) return static_cast<Kind>(i);
-  }
-  return std::nullopt;
-}
-
-struct AvroNode;
-
-struct AvroField {
-  std::string name;
-  const AvroNode* type = nullptr;
-  std::optional<ojson> default_value;
-  std::string order = "ascending";
-  std::vector<std::string> aliases;
-  std::optional<std::string> doc;
-  ojson props = ojson::object();  // attributes Avro does not interpret, in input order
-};
-
-struct AvroNode {
-  Kind kind = Kind::null;
-  const AvroGraph* owner = nullptr;
-  // Named types only ("" namespace = the null namespace).
-  std::string name, space, full_name;
-  bool is_error = false;  // a record spelled "error" (protocols), kept for normalized_json()
-  std::optional<std::string> doc;
-  std::vector<std::string> aliases;  // full names
-  std::vector<AvroField> fields;     // record
-  std::vector<std::string> symbols;  // enum
-  std::optional<std::string> enum_default;
-  const AvroNode* child = nullptr;        // array items, map values
-  std::vector<const AvroNode*> branches;  // union
-  int64_t size = 0;                       // fixed
-  ojson props = ojson::object();  // logicalType, precision, custom attributes, in input order
-};
-
-struct AvroGraph {
-  std::vector<std::unique_ptr<AvroNode>> nodes;        // the nodes this schema's text defines
-  std::vector<std::shared_ptr<const AvroGraph>> deps;  // references, kept alive
-  std::map<std::string, const AvroNode*> names;  // every named type usable by name, by full name
-  const AvroNode* root = nullptr;
-  // Bound on the nesting of a walk that inlines referenced types (the canonical form does).
-  int inline_depth = 0;
-};
-
-}  // namespace detail
 
 namespace {
 

@@ -20,7 +20,8 @@ namespace strata::protocol::schema {
 
 namespace detail {
 struct AvroGraph;
-}
+struct AvroAccess;
+}  // namespace detail
 
 class AvroSchema {
  public:
@@ -56,6 +57,7 @@ class AvroSchema {
  private:
   friend std::vector<std::string> avro_incompatibilities(const AvroSchema& reader,
                                                          const AvroSchema& writer);
+  friend struct detail::AvroAccess;  // avro_codec.cc walks the graph
   explicit AvroSchema(std::shared_ptr<const detail::AvroGraph> graph) : graph_(std::move(graph)) {}
 
   std::shared_ptr<const detail::AvroGraph> graph_;

@@ -1,6 +1,7 @@
-// libFuzzer target: the embedded Schema Registry's parsers on arbitrary bytes. First byte even:
-// the input is an Avro schema — parsing must never crash, and a schema it accepts must print a
-// normalized text that parses back to itself and be compatible with itself both ways. Odd: the
+// libFuzzer target: the embedded Schema Registry's parsers on arbitrary bytes. First byte 0 mod 8:
+// the input is an Avro schema, 2 mod 4: a JSON Schema — parsing must never crash, and a schema it
+// accepts must print a normalized text that parses back to itself and be compatible with itself
+// both ways. 4 mod 8: an Avro schema line and a datum for the binary codec. Odd: the
 // input is a REST request (a method, a path line, a body) answered by a registry over an
 // in-memory `_schemas` — any answer but a crash, and never a 5xx other than a store error.
 #include <cstddef>
@@ -12,7 +13,9 @@
 #include "broker/net/http_server.h"
 #include "broker/schema/registry_http.h"
 #include "broker/schema/schema_registry.h"
+#include "protocol/schema/avro_codec.h"
 #include "protocol/schema/avro_schema.h"
+#include "protocol/schema/json_schema.h"
 
 namespace {
 
@@ -47,6 +50,33 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using protocol::schema::AvroSchema;
   if (size == 0) return 0;
   const std::string input(reinterpret_cast<const char*>(data) + 1, size - 1);
+  if ((data[0] & 3) == 2) {
+    auto s = protocol::schema::JsonSchema::parse(input);
+    if (!s.ok()) return 0;
+    const std::string normalized = s->normalized_json();
+    auto again = protocol::schema::JsonSchema::parse(normalized);
+    if (!again.ok() || again->normalized_json() != normalized) __builtin_trap();
+    if (!protocol::schema::json_schema_incompatibilities(*s, *s).empty()) __builtin_trap();
+    return 0;
+  }
+  if ((data[0] & 7) == 4) {
+    // Avro's binary encoding: a schema line, then a datum decoded with it; what decodes must
+    // encode and decode back to the same value.
+    const size_t nl = input.find('\n');
+    if (nl == std::string::npos) return 0;
+    auto s = AvroSchema::parse(std::string_view(input).substr(0, nl));
+    if (!s.ok()) return 0;
+    auto v = protocol::schema::avro_decode(
+        *s,
+        std::span(reinterpret_cast<const uint8_t*>(input.data()) + nl + 1, input.size() - nl - 1));
+    if (!v.ok()) return 0;
+    auto bytes = protocol::schema::avro_encode(*s, *v);
+    if (!bytes.ok()) __builtin_trap();
+    auto again = protocol::schema::avro_decode(
+        *s, std::span(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()));
+    if (!again.ok() || *again != *v) __builtin_trap();
+    return 0;
+  }
   if ((data[0] & 1) == 0) {
     auto s = AvroSchema::parse(input);
     if (!s.ok()) return 0;

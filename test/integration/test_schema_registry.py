@@ -10,8 +10,11 @@ it: confluent-kafka's SchemaRegistryClient and plain requests for the rest of Co
 - references: `referencedby` lists the schemas naming a version, which cannot be deleted while
   one does (42206);
 - kill -9 and restart: everything comes back from `_schemas` and new ids never reuse old ones;
-- KafkaJS with @kafkajs/confluent-schema-registry: register, produce Avro records in Confluent's
-  framing, consume and decode them; a librdkafka consumer sees the framing with the same id;
+- KafkaJS with @kafkajs/confluent-schema-registry: register, produce Avro and JSON Schema records
+  in Confluent's framing, consume and decode them; a librdkafka consumer sees the framing with the
+  same id;
+- JSON Schemas: confluent-kafka's JSONSerializer registers and writes, its JSONDeserializer reads;
+  Confluent's compatibility rules for open and closed content models decide 409s;
 - the `strata schema` CLI: register (file and stdin), list, get, id, soft and permanent delete,
   the registry's error codes and an unreachable registry as exit codes."""
 import json
@@ -145,7 +148,7 @@ class SchemaRegistryTest(itutil.BrokerTestCase):
         st, vs = self.call("GET", "/schemas/ids/%d/versions" % sid)
         self.assertEqual(sorted((v["subject"], v["version"]) for v in vs),
                          [("users-copy", 1), ("users-value", 1)])
-        self.assertEqual(self.call("GET", "/schemas/types"), (200, ["AVRO"]))
+        self.assertEqual(self.call("GET", "/schemas/types"), (200, ["JSON", "AVRO"]))
         st, found = self.call("POST", "/subjects/users-value", {"schema": V1})
         self.assertEqual((st, found["id"], found["version"]), (200, sid, 1))
         self.expect_error(404, 40403, "POST", "/subjects/users-value", {"schema": V2})
@@ -256,7 +259,10 @@ class SchemaRegistryTest(itutil.BrokerTestCase):
         self.expect_error(422, 42201, "POST", "/subjects/bad-value/versions",
                           {"schema": '{"type": "nosuchtype"}'})
         self.expect_error(422, 42201, "POST", "/subjects/bad-value/versions",
-                          {"schema": '{"type": "object"}', "schemaType": "JSON"})
+                          {"schema": '{"type": "objekt"}', "schemaType": "JSON"})
+        self.expect_error(422, 42201, "POST", "/subjects/bad-value/versions",
+                          {"schema": 'syntax = "proto3"; message M {}',
+                           "schemaType": "PROTOBUF"})
         self.expect_error(422, 42201, "POST", "/subjects/bad-value/versions", {"schema": ""})
         self.expect_error(400, 400, "POST", "/subjects/bad-value/versions", ["not", "an object"])
 
@@ -269,10 +275,10 @@ class SchemaRegistryTest(itutil.BrokerTestCase):
         self.expect_error(422, 42204, "PUT", "/mode", {"mode": "SOMETIMES"})
         self.assertEqual(self.call("POST", "/subjects/ro-value/versions", {"schema": V1})[0], 200)
 
-    def test_kafkajs_avro_round_trip_through_the_registry(self):
+    def run_kafkajs(self, fmt):
         topic = itutil.unique_topic("sr-js")
         js = os.path.join(os.path.dirname(os.path.abspath(__file__)), "js", "schema_registry.js")
-        r = subprocess.run(["node", js, self.broker.bootstrap, self.url(), topic],
+        r = subprocess.run(["node", js, self.broker.bootstrap, self.url(), topic, fmt],
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr[-3000:])
         out = json.loads(r.stdout.strip().splitlines()[-1])
@@ -281,14 +287,79 @@ class SchemaRegistryTest(itutil.BrokerTestCase):
                          sorted(("acct-%d" % (i % 5), i / 4) for i in range(20)))
         self.assertTrue(out["refused"], "a new required field is not BACKWARD compatible")
         self.assertIn("incompatible", out["message"].lower())
-        # What KafkaJS wrote is Confluent's framing: magic 0, the schema id, the Avro body.
+        # What KafkaJS wrote is Confluent's framing: magic 0, the schema id, the body.
         values = [m.value() for m in itutil.ck_consume_to_end(self.broker.bootstrap, topic)]
         self.assertEqual(len(values), 20)
         for v in values:
             self.assertEqual(v[0], 0)
             self.assertEqual(int.from_bytes(v[1:5], "big"), out["id"])
         st, by_id = self.call("GET", "/schemas/ids/%d" % out["id"])
+        self.assertEqual(st, 200)
+        return out, by_id, values
+
+    def test_kafkajs_avro_round_trip_through_the_registry(self):
+        _, by_id, _ = self.run_kafkajs("AVRO")
         self.assertEqual(json.loads(by_id["schema"])["name"], "Risk")
+        self.assertNotIn("schemaType", by_id)
+
+    def test_kafkajs_json_schema_round_trip_through_the_registry(self):
+        _, by_id, values = self.run_kafkajs("JSON")
+        self.assertEqual(by_id["schemaType"], "JSON")
+        self.assertFalse(json.loads(by_id["schema"])["additionalProperties"])
+        self.assertEqual(json.loads(values[0][5:])["account"], "acct-0", "a JSON body")
+
+    def test_json_schemas_with_confluent_kafkas_serializers(self):
+        from confluent_kafka import Producer
+        from confluent_kafka.schema_registry import Schema
+        from confluent_kafka.schema_registry.error import SchemaRegistryError
+        from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
+        from confluent_kafka.serialization import MessageField, SerializationContext
+        topic = itutil.unique_topic("sr-json")
+        subject = topic + "-value"
+        txn = {"$schema": "http://json-schema.org/draft-07/schema#", "title": "Txn",
+               "type": "object",
+               "properties": {"account": {"type": "string"}, "amount": {"type": "number"},
+                              "txn_count": {"type": "integer", "minimum": 0}},
+               "required": ["account", "amount"]}
+        c = self.client()
+        ser = JSONSerializer(json.dumps(txn), c)
+        ctx = SerializationContext(topic, MessageField.VALUE)
+        p = Producer({"bootstrap.servers": self.broker.bootstrap})
+        sent = [{"account": "a%d" % (i % 3), "amount": i * 1.5, "txn_count": 1} for i in range(12)]
+        for v in sent:
+            p.produce(topic, key=v["account"].encode(), value=ser(v, ctx))
+        self.assertEqual(p.flush(30), 0)
+        latest = c.get_latest_version(subject)
+        self.assertEqual(latest.schema.schema_type, "JSON")
+        self.assertEqual(json.loads(latest.schema.schema_str), txn, "kept as registered")
+        de = JSONDeserializer(json.dumps(txn))
+        msgs = itutil.ck_consume_to_end(self.broker.bootstrap, topic)
+        self.assertEqual([de(m.value(), ctx) for m in msgs], sent)
+        self.assertTrue(all(int.from_bytes(m.value()[1:5], "big") == latest.schema_id
+                            for m in msgs))
+        # Open content model (no additionalProperties): adding a typed property is refused,
+        # removing one and widening integer -> number are not.
+        added = dict(txn, properties=dict(txn["properties"], risk={"type": "number"}))
+        with self.assertRaises(SchemaRegistryError) as cm:
+            c.register_schema(subject, Schema(json.dumps(added), "JSON"))
+        self.assertEqual(cm.exception.error_code, 409)
+        self.assertIn("PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL at #/properties/risk",
+                      cm.exception.error_message)
+        st, why = self.call("POST", "/compatibility/subjects/%s/versions/latest?verbose=true"
+                            % subject, {"schema": json.dumps(added), "schemaType": "JSON"})
+        self.assertEqual((st, why["is_compatible"]), (200, False))
+        widened = dict(txn, properties={"account": {"type": "string"},
+                                        "amount": {"type": "number"},
+                                        "txn_count": {"type": "number"}})
+        v2 = c.register_schema(subject, Schema(json.dumps(widened), "JSON"))
+        self.assertNotEqual(v2, latest.schema_id)
+        self.assertEqual(self.call("GET", "/subjects/%s/versions" % subject), (200, [1, 2]))
+        # Lookup compares the normalized text: whitespace and indentation do not matter.
+        st, found = self.call("POST", "/subjects/" + subject,
+                              {"schema": json.dumps(widened, indent=4), "schemaType": "JSON"})
+        self.assertEqual((st, found["id"], found["version"]), (200, v2, 2))
+        self.expect_error(422, 42201, "POST", "/subjects/" + subject,
+                          {"schema": json.dumps(widened)})  # read as AVRO: not a valid schema
 
     def test_state_survives_kill_9_and_ids_are_never_reused(self):
         s = "durable-value"

@@ -1,24 +1,36 @@
 // KafkaJS 2.2.4 with @kafkajs/confluent-schema-registry 3.3.0 against Strata's embedded registry:
-// registers an Avro schema (twice: one id), produces records encoded with it (Confluent framing),
-// consumes and decodes them, and tries an incompatible version (BACKWARD: a new required field).
-// Prints one JSON line: {"id", "again", "decoded", "refused", "message"}.
-// Usage: node schema_registry.js BOOTSTRAP REGISTRY_URL TOPIC
+// registers an Avro or a JSON Schema (twice: one id), produces records encoded with it (Confluent
+// framing), consumes and decodes them, and tries an incompatible version (BACKWARD: a new
+// required field; for JSON in a closed content model). Prints one JSON line:
+// {"id", "again", "decoded", "refused", "message"}.
+// Usage: node schema_registry.js BOOTSTRAP REGISTRY_URL TOPIC [AVRO|JSON]
 const { Kafka, logLevel } = require('kafkajs');
 const { SchemaRegistry, SchemaType } = require('@kafkajs/confluent-schema-registry');
 
-const [, , bootstrap, registryUrl, topic] = process.argv;
+const [, , bootstrap, registryUrl, topic, format = 'AVRO'] = process.argv;
 const subject = `${topic}-value`;
-const schema = {
+const type = format === 'JSON' ? SchemaType.JSON : SchemaType.AVRO;
+const schema = format === 'JSON' ? {
+  type: 'object',
+  properties: { account: { type: 'string' }, score: { type: 'number' } },
+  required: ['account', 'score'],
+  additionalProperties: false,
+} : {
   type: 'record', name: 'Risk', namespace: 'strata.js',
   fields: [{ name: 'account', type: 'string' }, { name: 'score', type: 'double' }],
 };
+const incompatible = format === 'JSON' ? {
+  ...schema,
+  properties: { ...schema.properties, limit: { type: 'integer' } },
+  required: [...schema.required, 'limit'],
+} : { ...schema, fields: [...schema.fields, { name: 'limit', type: 'int' }] };
 
 (async () => {
   const registry = new SchemaRegistry({ host: registryUrl });
   const { id } = await registry.register(
-    { type: SchemaType.AVRO, schema: JSON.stringify(schema) }, { subject });
+    { type, schema: JSON.stringify(schema) }, { subject });
   const again = (await registry.register(
-    { type: SchemaType.AVRO, schema: JSON.stringify(schema) }, { subject })).id;
+    { type, schema: JSON.stringify(schema) }, { subject })).id;
   const kafka = new Kafka({ clientId: 'strata-sr', brokers: [bootstrap], logLevel: logLevel.NOTHING });
   const producer = kafka.producer();
   await producer.connect();
@@ -51,8 +63,7 @@ const schema = {
   let refused = false;
   let message = '';
   try {
-    const next = { ...schema, fields: [...schema.fields, { name: 'limit', type: 'int' }] };
-    await registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(next) }, { subject });
+    await registry.register({ type, schema: JSON.stringify(incompatible) }, { subject });
   } catch (e) {
     refused = true;
     message = e.message;

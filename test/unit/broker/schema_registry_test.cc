@@ -129,9 +129,72 @@ TEST(SchemaRegistry, ReadOnlyModeAndFailedWritesChangeNothing) {
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(*ok.value, 1);
   EXPECT_EQ(reg.register_schema("s", avro("{\"type\":\"nope\"}")).error.error_code, 42201);
+  RegisterRequest proto_type = avro("syntax = \"proto3\"; message M {}");
+  proto_type.type = "PROTOBUF";
+  EXPECT_EQ(reg.register_schema("s", proto_type).error.error_code, 42201) << "not accepted yet";
   RegisterRequest json_type = avro("{}");
   json_type.type = "JSON";
-  EXPECT_EQ(reg.register_schema("s", json_type).error.error_code, 42201);
+  auto other_type = reg.register_schema("s", json_type);
+  EXPECT_EQ(other_type.error.error_code, 409) << "an AVRO subject under BACKWARD";
+  EXPECT_NE(other_type.error.message.find("is of type AVRO"), std::string::npos);
+}
+
+RegisterRequest json_schema(const std::string& text) {
+  RegisterRequest r;
+  r.type = "JSON";
+  r.schema = text;
+  return r;
+}
+
+TEST(SchemaRegistry, JsonSchemasRegisterCheckCompatibilityAndReference) {
+  MemJournal j;
+  SchemaRegistry reg(j);
+  const std::string v1 = R"({"type": "object", "properties": {"a": {"type": "integer"}}})";
+  auto id1 = reg.register_schema("j", json_schema(v1));
+  ASSERT_TRUE(id1.ok()) << id1.error.message;
+  auto e = reg.schema_by_id(*id1.value);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e.value->type, "JSON");
+  EXPECT_EQ(e.value->schema, R"({"type":"object","properties":{"a":{"type":"integer"}}})")
+      << "compact, key order kept";
+  // Making a property required is not backward compatible (an untyped new one would be).
+  auto added = reg.register_schema(
+      "j", json_schema(R"({"type":"object","properties":{"a":{"type":"integer"},"b":{}},
+                           "required":["a"]})"));
+  EXPECT_FALSE(added.ok());
+  EXPECT_EQ(added.error.error_code, 409);
+  EXPECT_NE(added.error.message.find("REQUIRED_ATTRIBUTE_ADDED at #/required/a"), std::string::npos)
+      << added.error.message;
+  auto widened = reg.register_schema(
+      "j", json_schema(R"({"type":"object","properties":{"a":{"type":"number"}}})"));
+  ASSERT_TRUE(widened.ok()) << widened.error.message;
+  auto narrowed = reg.register_schema(
+      "j", json_schema(R"({"type":"object","properties":{"a":{"type":"integer","title":"A"}}})"));
+  EXPECT_FALSE(narrowed.ok());
+  EXPECT_EQ(narrowed.error.error_code, 409);
+  EXPECT_NE(narrowed.error.message.find("TYPE_NARROWED at #/properties/a"), std::string::npos)
+      << narrowed.error.message;
+  auto again = reg.register_schema("j", json_schema(v1));
+  ASSERT_TRUE(again.ok()) << "a live version's schema: its id, nothing checked";
+  EXPECT_EQ(*again.value, *id1.value);
+  EXPECT_EQ(reg.register_schema("bad", json_schema(R"({"type":"objekt"})")).error.error_code,
+            42201);
+  EXPECT_EQ(reg.register_schema("bad", json_schema(R"({"$ref":"other.json"})")).error.error_code,
+            42201)
+      << "an unresolved reference";
+  // References: the referrer's $ref uses the reference's name.
+  ASSERT_TRUE(reg.register_schema("addr", json_schema(R"({"type":"string","maxLength":64})")).ok());
+  RegisterRequest referrer =
+      json_schema(R"({"type":"object","properties":{"home":{"$ref":"addr.json"}}})");
+  referrer.references.push_back({"addr.json", "addr", 1});
+  auto rid = reg.register_schema("person", referrer);
+  ASSERT_TRUE(rid.ok()) << rid.error.message;
+  RegisterRequest avro_ref = referrer;
+  avro_ref.references = {{"addr.json", "s-avro", 1}};
+  ASSERT_TRUE(reg.register_schema("s-avro", avro(record_schema("A", 1))).ok());
+  auto cross = reg.register_schema("person2", avro_ref);
+  EXPECT_FALSE(cross.ok());
+  EXPECT_EQ(cross.error.error_code, 42201) << "a reference of another type";
 }
 
 TEST(SchemaRegistry, AnAppendWithoutAnswerMakesTheNextWriteReadTheTopicFirst) {
