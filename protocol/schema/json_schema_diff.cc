@@ -26,6 +26,13 @@ using Node = detail::JsonNode;
 
 constexpr int kMaxDepth = detail::kJsonSchemaMaxDepth;
 
+// Work budget of one json_schema_incompatibilities call (nodes read + pairs compared). Schemas
+// whose definitions fan out through "$ref"s or nested combinations would otherwise take time
+// exponential in their size; past the budget the answer is "incompatible", never a hang.
+// Thread-local rather than a parameter of every helper: a call runs on one thread, start to end.
+constexpr int64_t kBudget = 200000;
+thread_local int64_t tl_budget = 0;
+
 enum class K {
   empty,
   false_,
@@ -76,7 +83,7 @@ View typed_view(Node n, std::string_view type) {
 }
 
 View load(Node n, int depth) {
-  if (depth > kMaxDepth) return View{K::empty, n};
+  if (depth > kMaxDepth || --tl_budget < 0) return View(K::empty, n);
   const ojson& j = *n.j;
   if (j.is_boolean()) return View{j.get<bool>() ? K::empty : K::false_, n};
   if (!j.is_object()) return View{K::empty, n};
@@ -574,7 +581,7 @@ void compare_combined(Ctx& ctx, const View& o, const View& u) {
 }
 
 void compare(Ctx& ctx, const std::optional<View>& original, const std::optional<View>& update) {
-  if (!original && !update) return;
+  if (--tl_budget < 0 || (!original && !update)) return;
   if (!original) return ctx.add("SCHEMA_ADDED");
   if (!update) return;  // SCHEMA_REMOVED: compatible
   const View& o = *original;
@@ -640,8 +647,12 @@ std::vector<std::string> json_schema_incompatibilities(const JsonSchema& reader,
                                                        const JsonSchema& writer) {
   std::set<std::pair<const ojson*, const ojson*>> visiting;
   Ctx ctx{{}, "", &visiting, 0};
+  tl_budget = kBudget;
   compare(ctx, load(Node{writer.doc_.get(), &writer.doc_->root}, 0),
           load(Node{reader.doc_.get(), &reader.doc_->root}, 0));
+  if (tl_budget < 0) {
+    return {"SCHEMA_TOO_COMPLEX_TO_COMPARE at # (more than " + std::to_string(kBudget) + " steps)"};
+  }
   return ctx.incompatible;
 }
 

@@ -56,7 +56,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string normalized = s->normalized_json();
     auto again = protocol::schema::JsonSchema::parse(normalized);
     if (!again.ok() || again->normalized_json() != normalized) __builtin_trap();
-    if (!protocol::schema::json_schema_incompatibilities(*s, *s).empty()) __builtin_trap();
+    // Compatible with itself, unless the diff ran out of its work budget (then it says so).
+    const auto self = protocol::schema::json_schema_incompatibilities(*s, *s);
+    if (!self.empty() && self[0].rfind("SCHEMA_TOO_COMPLEX_TO_COMPARE", 0) != 0) __builtin_trap();
     return 0;
   }
   if ((data[0] & 7) == 4) {

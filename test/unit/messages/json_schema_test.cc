@@ -237,6 +237,16 @@ TEST(JsonSchemaCompat, ArraysCombinationsAndRecursion) {
   expect_backward(tree, tree, "");
   expect_backward(tree, tree2, "TYPE_CHANGED at #/properties/v");
   expect_backward(R"({"allOf":[{"$ref":"#"}]})", R"({"allOf":[{"$ref":"#"}]})", "");
+  // Definitions that fan out (each an anyOf of the next, twice): 2^40 paths. The diff stops at
+  // its budget and answers incompatible instead of running for ages.
+  std::string defs;
+  for (int i = 0; i < 40; ++i) {
+    const std::string next = R"({"$ref":"#/definitions/d)" + std::to_string(i + 1) + R"("})";
+    defs += R"("d)" + std::to_string(i) + R"(":{"anyOf":[)" + next + "," + next + "]},";
+  }
+  const std::string fan =
+      R"({"$ref":"#/definitions/d0","definitions":{)" + defs + R"("d40":{"type":"string"}}})";
+  expect_backward(fan, fan, "SCHEMA_TOO_COMPLEX_TO_COMPARE");
 }
 
 // Random schemas: each is compatible with itself both ways, its normalized text parses back
