@@ -441,6 +441,7 @@ Status Broker::start_schema_registry() {
   auto server = schema::RegistryServer::start(*schema_registry_, *addr);
   if (!server.ok()) return server.status();
   registry_server_ = std::move(server.value());
+  pk_tables_->registry_handle()->registry.store(schema_registry_.get());  // confluent tables
   spdlog::info("schema registry serving {} ({} subjects)", registry_server_->url(),
                schema_registry_->subjects(false).size());
   return Status::Ok();
@@ -489,6 +490,7 @@ void Broker::run() {
   if (cluster_) cluster_->stop();  // fetchers stop writing, the lease goes: before logs close
   metrics_exporter_.reset();       // no scrape may read the services closed below
   registry_server_.reset();        // no request may write `_schemas` past this
+  pk_tables_->registry_handle()->registry.store(nullptr);  // the registry goes before the tables
   if (schemas_journal_) schemas_journal_->stop();
   if (group_journal_) group_journal_->stop();  // no partition load runs past this
   if (txn_journal_) txn_journal_->stop();

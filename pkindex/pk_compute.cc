@@ -25,6 +25,14 @@ std::span<const uint8_t> as_span(std::string_view s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
 
+// `image` in the table schema's framing, built in `buf`.
+std::span<const uint8_t> frame(std::string& buf, std::span<const uint8_t> image, int32_t id) {
+  buf.clear();
+  append_confluent_header(buf, id);
+  buf.append(reinterpret_cast<const char*>(image.data()), image.size());
+  return as_span(buf);
+}
+
 }  // namespace
 
 WriteResult PkState::write(const WriteInput& input, int64_t now_ms, const AppendFn& append) {
@@ -138,6 +146,10 @@ PkState::Computed PkState::compute(const protocol::RecordBatchView& in, codec::C
   int64_t none_ttl_clock = -1;
   std::string db_key;
   std::optional<std::vector<std::string>> columns;  // the record's strata.columns
+  // confluent tables: the record's value decoded (the row's JSON), and the images it logs in
+  // the table schema's framing.
+  const bool confluent = table.value_format == ValueFormat::confluent;
+  std::string decoded, framed_after, framed_before;
   protocol::Record r;
   int32_t index = 0;
   size_t oversized = 0;  // record errors that are only a size over max_record_bytes
@@ -178,6 +190,19 @@ PkState::Computed PkState::compute(const protocol::RecordBatchView& in, codec::C
       continue;
     }
     Write w{r.value, std::nullopt};
+    if (confluent && r.value) {
+      if (!options_.decoder) {
+        error("this broker has no schema registry to decode the table's values");
+        continue;
+      }
+      auto d = options_.decoder->decode(*r.value);
+      if (!d.ok()) {
+        error(d.status().message());
+        continue;
+      }
+      decoded = std::move(*d);
+      w.value = as_span(decoded);
+    }
     headers.clear();
     columns.reset();
     bool bad = false;
@@ -277,8 +302,11 @@ PkState::Computed PkState::compute(const protocol::RecordBatchView& in, codec::C
     headers.push_back(Header{kChangeHeader, as_span(change_kind_name(d.kind))});
     if (table.image == ChangelogImage::full && cur &&
         (d.kind == ChangeKind::update || d.kind == ChangeKind::del)) {
-      headers.push_back(Header{kBeforeHeader, cur->value});
+      std::span<const uint8_t> before = cur->value;
+      if (confluent) before = frame(framed_before, before, table.value_schema_id);
+      headers.push_back(Header{kBeforeHeader, before});
     }
+    if (confluent && after) after = frame(framed_after, *after, table.value_schema_id);
     const bool carries_row = d.kind == ChangeKind::none && cur;
     if (carries_row) headers.push_back(Header{kRowVersionHeader, row_version_be});
     if (ttl && carries_row) {

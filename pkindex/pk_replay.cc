@@ -78,10 +78,19 @@ Status after_images(const protocol::RecordBatchView& batch, int64_t base_offset,
     if (*kind == ChangeKind::del || !r.value) {
       a.del = true;
     } else {
+      std::span<const uint8_t> value = *r.value;
+      if (table.value_format == ValueFormat::confluent) {  // logged framed, stored bare
+        auto body = confluent_body(value, table.value_schema_id);
+        if (!body.ok()) {
+          return Status(Errc::corruption,
+                        "offset " + std::to_string(offset) + ": " + body.status().message());
+        }
+        value = *body;
+      }
       const int64_t ts = reader.timestamp_of(r);
-      rf::encode_row(a.encoded, offset, ts, version, *r.value, append_time);
+      rf::encode_row(a.encoded, offset, ts, version, value, append_time);
       a.row.present = true;
-      a.row.value.assign(reinterpret_cast<const char*>(r.value->data()), r.value->size());
+      a.row.value.assign(reinterpret_cast<const char*>(value.data()), value.size());
       a.row.version = version;
       a.row.ttl_clock = append_time ? *append_time : ts;
     }

@@ -43,6 +43,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "pkindex/confluent_values.h"
 #include "pkindex/merge_engine.h"
 #include "pkindex/pk_environment.h"
 #include "pkindex/pk_overlay.h"
@@ -135,6 +136,9 @@ class PkState {
     TableConfig table;
     int32_t partition = 0;
     int32_t partition_count = 1;
+    // confluent tables: decodes writers' framed values (null: such a table refuses writes with
+    // an error naming why; replay and reads need none).
+    std::shared_ptr<const ConfluentDecoder> decoder;
     // Tests only: false makes close() behave like a crash (the memtable is dropped, not flushed).
     bool flush_on_close = true;
     // The TTL clock of reads (null = system clock) and how many checkpoints create_checkpoint()

@@ -154,10 +154,21 @@ const KeyTable<TableConfig>& table_key_table() {
         "murmur2 (Java, kafka-python, KafkaJS) | crc32 (librdkafka consistent_random).", kRo);
     t.enumeration<ValueFormat>(
         kValueFormat.data(), &C::value_format, "raw",
-        {{"raw", ValueFormat::raw}, {"json", ValueFormat::json}},
+        {{"raw", ValueFormat::raw},
+         {"json", ValueFormat::json},
+         {"confluent", ValueFormat::confluent}},
         "raw: the row is the record value's bytes; json: a JSON object of columns (partial "
-        "updates, aggregation).",
+        "updates, aggregation); confluent: values in Confluent's schema-registry framing, rows "
+        "as json's (needs table.value.schema.subject).",
         kRo);
+    t.string(kValueSchemaSubject.data(), &C::value_schema_subject, "",
+             "confluent tables: the registry subject whose latest schema (at creation) is the "
+             "table schema; its fields are the columns.",
+             kRo);
+    t.integer(kValueSchemaId.data(), &C::value_schema_id, "-1", int32_t{-1}, INT32_MAX,
+              "confluent tables: the table schema's id, set by the broker at creation (the log's "
+              "framing).",
+              kRo);
     return t;
   }();
   return table;
@@ -218,7 +229,17 @@ Result<TableConfig> parse_table_config(const std::map<std::string, std::string>&
                   "Configuration " + std::string(key) + " requires " + std::string(what));
   };
   if (t.merge_engine == MergeEngine::aggregation && !t.typed()) {
-    return require(kMergeEngine, "a typed table (table.value.format=json)");
+    return require(kMergeEngine, "a typed table (table.value.format=json or confluent)");
+  }
+  if (t.value_format == ValueFormat::confluent && t.value_schema_subject.empty()) {
+    return Status(Errc::invalid_argument, "Configuration " + std::string(kValueFormat) +
+                                              "=confluent requires " +
+                                              std::string(kValueSchemaSubject));
+  }
+  if (t.value_format != ValueFormat::confluent &&
+      (!t.value_schema_subject.empty() || t.value_schema_id >= 0)) {
+    return require(t.value_schema_subject.empty() ? kValueSchemaId : kValueSchemaSubject,
+                   "table.value.format=confluent");
   }
   for (const auto& [k, v] : configs) {
     if (!is_column_key(k)) continue;

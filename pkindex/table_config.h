@@ -32,6 +32,8 @@ using protocol::pk::kSnapshotIntervalMs;
 using protocol::pk::kTableType;
 using protocol::pk::kTtlMs;
 using protocol::pk::kValueFormat;
+using protocol::pk::kValueSchemaId;
+using protocol::pk::kValueSchemaSubject;
 using protocol::pk::kVersionHeader;
 using protocol::pk::merge_engine_name;
 using protocol::pk::MergeEngine;
@@ -78,6 +80,8 @@ struct TableConfig {
   Partitioner partitioner{};
   int64_t snapshot_interval_ms{};  // alterable (read it per round)
   ValueFormat value_format{};
+  std::string value_schema_subject;  // confluent: the table schema's subject
+  int32_t value_schema_id = -1;      // confluent: the table schema's id (framing of the log)
   // aggregation: the columns with a table.fields.<column>.* key; any other column aggregates
   // with last_value_ignore_nulls.
   std::map<std::string, ColumnAgg> fields;

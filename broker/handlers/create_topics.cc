@@ -8,6 +8,8 @@
 #include "broker/cluster/cluster_node.h"
 #include "broker/config/dynamic_config.h"
 #include "broker/handlers/handlers.h"
+#include "broker/pk/pk_tables.h"
+#include "broker/schema/table_schema.h"
 #include "broker/security/authorize.h"
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
@@ -175,6 +177,14 @@ void create_topics(RequestContext& ctx, protocol::Reader& body) {
     std::map<std::string, std::string> configs;
     for (const auto& c : rt.configs) {
       if (c.value.has_value()) configs[c.name] = *c.value;
+    }
+    // A confluent table's schema is checked and pinned (table.value.schema.id) here; the
+    // registry is single-node, so a cluster has none to pin it with.
+    if (Status st = schema::pin_table_schema(
+            svc.cluster ? nullptr : svc.pk_tables.registry_handle()->registry.load(), configs);
+        !st.ok()) {
+      fail(ErrorCode::invalid_config, st.message());
+      continue;
     }
     if (svc.cluster) {
       create_in_cluster(ctx, rt, partitions, configs, req.validate_only, out);

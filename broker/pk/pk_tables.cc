@@ -55,6 +55,7 @@ Result<std::shared_ptr<pkindex::PkState>> PkTables::get(const TopicEntry& topic,
   o.partition_count = static_cast<int32_t>(topic.partitions.size());
   o.checkpoints_retained = tasks_.checkpoints_retained;
   o.replicated = replicated_;
+  o.decoder = schema::make_table_decoder(registry_, *table);
   auto s = pkindex::PkState::open(env_, *log, o);
   if (!s.ok()) {
     spdlog::error("cannot open the state of {}-{}: {}; the partition is offline", topic.name,

@@ -21,6 +21,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "broker/schema/table_schema.h"
 #include "broker/topics/topic_registry.h"
 #include "pkindex/pk_environment.h"
 #include "pkindex/pk_state.h"
@@ -57,6 +58,8 @@ class PkTables {
   // the shared RocksDB environment (block cache, statistics).
   std::shared_ptr<pkindex::PkState> find_open(const TopicEntry& topic, int32_t partition);
   const pkindex::PkEnvironment& environment() const { return env_; }
+  // The Schema Registry confluent tables decode their writers' values with (set once it serves).
+  const std::shared_ptr<schema::RegistryHandle>& registry_handle() const { return registry_; }
   // Closes (flushing) every state. Later get() calls fail with Errc::shutting_down.
   Status close_all();
 
@@ -103,6 +106,7 @@ class PkTables {
 
   TopicRegistry& topics_;
   pkindex::PkEnvironment env_;
+  std::shared_ptr<schema::RegistryHandle> registry_ = std::make_shared<schema::RegistryHandle>();
   std::mutex mu_;
   bool closed_ = false;
   // Key: topic id bytes + partition index.

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -28,6 +29,10 @@
 #include "protocol/base/result.h"
 
 namespace strata::broker::schema {
+
+namespace detail {
+struct ParsedSchema;  // registry_parse.h
+}
 
 inline constexpr const char* kSchemasTopic = "_schemas";
 
@@ -147,6 +152,11 @@ class SchemaRegistry {
                                                        const RegisterRequest& req) const;
   static std::vector<std::string> types() { return {"JSON", "AVRO"}; }
 
+  // --- Typed tables ---
+  // The parsed schema of an id, its references resolved (registry_parse.h), or Errc::not_found
+  // / invalid_argument. Cached: an id's schema never changes while the broker runs.
+  Result<std::shared_ptr<const detail::ParsedSchema>> parsed_schema(int32_t id) const;
+
  private:
   struct Subject {
     std::map<int32_t, SubjectVersion> versions;  // by version, soft-deleted ones included
@@ -189,6 +199,8 @@ class SchemaRegistry {
   Mode global_mode_ = Mode::readwrite;
   int32_t max_id_ = 0;
   size_t skipped_ = 0;
+  mutable std::mutex parsed_mu_;  // the cache below; taken after mu_, never before
+  mutable std::map<int32_t, std::shared_ptr<const detail::ParsedSchema>> parsed_;
 };
 
 }  // namespace strata::broker::schema

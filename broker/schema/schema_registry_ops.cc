@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "broker/schema/registry_parse.h"
 #include "broker/schema/registry_records.h"
 #include "broker/schema/schema_registry.h"
 #include "protocol/schema/avro_schema.h"
@@ -37,66 +38,54 @@ bool is_transitive(Compatibility c) {
 
 }  // namespace
 
-namespace {
+std::string detail::ParsedSchema::normalized() const {
+  return avro ? avro->normalized_json() : json->normalized_json();
+}
 
-// A parsed schema of one of the registry's types.
-struct Parsed {
-  std::optional<AvroSchema> avro;
-  std::optional<JsonSchema> json;
-  std::string normalized() const {
-    return avro ? avro->normalized_json() : json->normalized_json();
-  }
-};
-
-// Can data written with `writer` be read with `reader`? (Same type: the caller checks.)
-std::vector<std::string> incompatibilities(const Parsed& reader, const Parsed& writer) {
+std::vector<std::string> detail::incompatibilities(const ParsedSchema& reader,
+                                                   const ParsedSchema& writer) {
   if (reader.avro) return protocol::schema::avro_incompatibilities(*reader.avro, *writer.avro);
   return protocol::schema::json_schema_incompatibilities(*reader.json, *writer.json);
 }
 
-// Parses a schema of `type` with its references (their schemas parsed first, recursively; a
-// reference must be of the same type).
-struct Parser {
-  const std::function<const SchemaEntry*(const SchemaReference&)>& find;
-  Result<Parsed> parse(const std::string& type, const std::string& text,
-                       const std::vector<SchemaReference>& refs, int depth) const {
-    if (depth > 32) return Status(Errc::invalid_argument, "schema references nest too deep");
-    std::vector<Parsed> parsed;
-    parsed.reserve(refs.size());
-    for (const auto& ref : refs) {
-      const SchemaEntry* e = find(ref);
-      if (!e) {
-        return Status(Errc::invalid_argument, "reference " + ref.name + " (subject " + ref.subject +
-                                                  " version " + std::to_string(ref.version) +
-                                                  ") not found");
-      }
-      if (e->type != type) {
-        return Status(Errc::invalid_argument,
-                      "reference " + ref.name + " is a " + e->type + " schema, not " + type);
-      }
-      auto p = parse(e->type, e->schema, e->references, depth + 1);
-      if (!p.ok()) return p.status();
-      parsed.push_back(std::move(*p));
+Result<detail::ParsedSchema> detail::SchemaParser::parse(const std::string& type,
+                                                         const std::string& text,
+                                                         const std::vector<SchemaReference>& refs,
+                                                         int depth) const {
+  if (depth > 32) return Status(Errc::invalid_argument, "schema references nest too deep");
+  std::vector<ParsedSchema> parsed;
+  parsed.reserve(refs.size());
+  for (const auto& ref : refs) {
+    const SchemaEntry* e = find(ref);
+    if (!e) {
+      return Status(Errc::invalid_argument, "reference " + ref.name + " (subject " + ref.subject +
+                                                " version " + std::to_string(ref.version) +
+                                                ") not found");
     }
-    Parsed out;
-    if (type == "AVRO") {
-      std::vector<const AvroSchema*> ptrs;
-      for (const auto& p : parsed) ptrs.push_back(&*p.avro);
-      auto a = AvroSchema::parse(text, ptrs);
-      if (!a.ok()) return a.status();
-      out.avro = std::move(*a);
-    } else {
-      std::vector<JsonSchema::Reference> named;
-      for (size_t i = 0; i < parsed.size(); ++i) named.emplace_back(refs[i].name, &*parsed[i].json);
-      auto j = JsonSchema::parse(text, named);
-      if (!j.ok()) return j.status();
-      out.json = std::move(*j);
+    if (e->type != type) {
+      return Status(Errc::invalid_argument,
+                    "reference " + ref.name + " is a " + e->type + " schema, not " + type);
     }
-    return out;
+    auto p = parse(e->type, e->schema, e->references, depth + 1);
+    if (!p.ok()) return p.status();
+    parsed.push_back(std::move(*p));
   }
-};
-
-}  // namespace
+  ParsedSchema out;
+  if (type == "AVRO") {
+    std::vector<const AvroSchema*> ptrs;
+    for (const auto& p : parsed) ptrs.push_back(&*p.avro);
+    auto a = AvroSchema::parse(text, ptrs);
+    if (!a.ok()) return a.status();
+    out.avro = std::move(*a);
+  } else {
+    std::vector<JsonSchema::Reference> named;
+    for (size_t i = 0; i < parsed.size(); ++i) named.emplace_back(refs[i].name, &*parsed[i].json);
+    auto j = JsonSchema::parse(text, named);
+    if (!j.ok()) return j.status();
+    out.json = std::move(*j);
+  }
+  return out;
+}
 
 const SchemaEntry* SchemaRegistry::find_reference_locked(const SchemaReference& ref) const {
   auto s = subjects_.find(ref.subject);
@@ -117,7 +106,7 @@ Answer<std::string> SchemaRegistry::validate_locked(const RegisterRequest& req) 
   }
   const std::function<const SchemaEntry*(const SchemaReference&)> find =
       [this](const SchemaReference& ref) { return find_reference_locked(ref); };
-  auto parsed = Parser{find}.parse(req.type, req.schema, req.references, 0);
+  auto parsed = SchemaParser{find}.parse(req.type, req.schema, req.references, 0);
   if (!parsed.ok()) {
     return fail<std::string>(err(422, 42201, "Invalid schema: " + parsed.status().message()));
   }
@@ -131,7 +120,7 @@ std::vector<std::string> SchemaRegistry::incompatibilities_locked(
   if (level == Compatibility::none || against.empty()) return reasons;
   const std::function<const SchemaEntry*(const SchemaReference&)> find =
       [this](const SchemaReference& ref) { return find_reference_locked(ref); };
-  const Parser parser{find};
+  const SchemaParser parser{find};
   auto mine = parser.parse(req.type, schema, req.references, 0);
   if (!mine.ok()) return {mine.status().message()};
   const bool backward =

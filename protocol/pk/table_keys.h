@@ -12,8 +12,10 @@ namespace strata::protocol::pk {
 
 enum class MergeEngine : uint8_t { last_row, first_row, versioned, aggregation };
 // raw: the row is the record value's bytes; json: a JSON object of columns (stored canonical:
-// keys sorted, no spaces), merged per column (partial updates, aggregation).
-enum class ValueFormat : uint8_t { raw, json };
+// keys sorted, no spaces), merged per column (partial updates, aggregation); confluent: values
+// in Confluent's framing (magic 0, a registered schema id, the body), rows stored as json's and
+// logged in the table schema's framing.
+enum class ValueFormat : uint8_t { raw, json, confluent };
 enum class ChangelogImage : uint8_t { full, wal };
 enum class DeleteBehavior : uint8_t { allow, ignore, disable };
 enum class Partitioner : uint8_t { murmur2, crc32 };
@@ -27,6 +29,10 @@ inline constexpr std::string_view kDeleteBehavior = "table.delete.behavior";
 inline constexpr std::string_view kTtlMs = "table.kv.ttl.ms";
 inline constexpr std::string_view kPartitioner = "table.partitioner";
 inline constexpr std::string_view kValueFormat = "table.value.format";
+// confluent tables: the subject of the table schema (its fields are the columns) and the id of
+// the version the table was created with (set by the broker at creation, not by clients).
+inline constexpr std::string_view kValueSchemaSubject = "table.value.schema.subject";
+inline constexpr std::string_view kValueSchemaId = "table.value.schema.id";
 // Per-column keys of aggregation tables: table.fields.<column>.agg = a function name, and
 // table.fields.<column>.listagg.delimiter (or .string_agg.delimiter) = its separator.
 inline constexpr std::string_view kFieldsPrefix = "table.fields.";
@@ -52,7 +58,7 @@ constexpr std::string_view merge_engine_name(MergeEngine e) {
   return "?";
 }
 constexpr std::string_view value_format_name(ValueFormat f) {
-  return f == ValueFormat::json ? "json" : "raw";
+  return f == ValueFormat::json ? "json" : f == ValueFormat::confluent ? "confluent" : "raw";
 }
 constexpr std::string_view image_name(ChangelogImage i) {
   return i == ChangelogImage::full ? "full" : "wal";

@@ -1,0 +1,185 @@
+// Table schemas of confluent tables and the decoding of their writers' values; see
+// table_schema.h.
+#include "broker/schema/table_schema.h"
+
+#include <algorithm>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+
+#include "broker/schema/registry_parse.h"
+#include "broker/schema/schema_registry.h"
+#include "pkindex/typed_row.h"
+#include "protocol/pk/table_keys.h"
+#include "protocol/schema/avro_codec.h"
+
+namespace strata::broker::schema {
+
+namespace {
+
+using nlohmann::json;
+namespace pk = protocol::pk;
+
+Status bad(std::string message) { return Status(Errc::invalid_argument, std::move(message)); }
+
+// Does a column's JSON Schema accept null? Explicitly: a type naming "null", a combination with
+// a branch that does, an enum or const of null; a schema without a type or a combination accepts
+// anything. A "$ref", allOf or not is not looked into: the column must say null itself.
+bool accepts_null(const json& p) {
+  if (p.is_boolean()) return p.get<bool>();
+  if (!p.is_object()) return false;
+  if (auto t = p.find("type"); t != p.end()) {
+    if (t->is_string()) return *t == "null";
+    return t->is_array() && std::find(t->begin(), t->end(), json("null")) != t->end();
+  }
+  for (const char* k : {"anyOf", "oneOf"}) {
+    if (auto c = p.find(k); c != p.end() && c->is_array()) {
+      return std::any_of(c->begin(), c->end(), [](const json& b) { return accepts_null(b); });
+    }
+  }
+  if (auto e = p.find("enum"); e != p.end()) {
+    return e->is_array() && std::find(e->begin(), e->end(), json(nullptr)) != e->end();
+  }
+  if (auto c = p.find("const"); c != p.end()) return c->is_null();
+  return !p.contains("$ref") && !p.contains("allOf") && !p.contains("not");
+}
+
+// The columns of a table schema: the properties of its JSON Schema object.
+Result<std::set<std::string>> table_columns(const SchemaEntry& e) {
+  const std::string which = "the table schema (id " + std::to_string(e.id) + ")";
+  if (e.type != "JSON") {
+    return bad(which + " is " + e.type +
+               ": a confluent table's schema must be a JSON Schema for now (writers may use "
+               "Avro or JSON Schema)");
+  }
+  const json j = json::parse(e.schema, nullptr, false);
+  if (!j.is_object() || !j.contains("properties") || !j["properties"].is_object() ||
+      (j.contains("type") && j["type"] != "object")) {
+    return bad(which + " must be an object schema whose properties are the columns");
+  }
+  if (auto r = j.find("required"); r != j.end() && r->is_array() && !r->empty()) {
+    return bad(which + " must not require columns: a partial write leaves the others null");
+  }
+  std::set<std::string> columns;
+  for (const auto& [name, p] : j["properties"].items()) {
+    if (!accepts_null(p)) {
+      return bad(which + ": column " + name +
+                 " must accept null (\"type\": [..., \"null\"]): a partial write leaves it null");
+    }
+    columns.insert(name);
+  }
+  if (columns.empty()) return bad(which + " has no properties (columns)");
+  return columns;
+}
+
+class TableDecoder : public pkindex::ConfluentDecoder {
+ public:
+  TableDecoder(std::shared_ptr<const RegistryHandle> handle, int32_t table_id)
+      : handle_(std::move(handle)), table_id_(table_id) {}
+
+  Result<std::string> decode(std::span<const uint8_t> framed) const override {
+    const SchemaRegistry* reg = handle_->registry.load();
+    if (!reg) return bad("the Schema Registry is not serving: values cannot be decoded");
+    if (framed.size() < pkindex::kConfluentHeaderSize || framed[0] != 0) {
+      return bad(
+          "value is not in Confluent's framing (magic byte 0, a 4-byte schema id, the body)");
+    }
+    const auto id = static_cast<int32_t>((uint32_t{framed[1]} << 24) | (uint32_t{framed[2]} << 16) |
+                                         (uint32_t{framed[3]} << 8) | uint32_t{framed[4]});
+    auto columns = columns_of(*reg);
+    if (!columns.ok()) return columns.status();
+    auto parsed = reg->parsed_schema(id);
+    if (!parsed.ok()) return bad(parsed.status().message());
+    const std::span<const uint8_t> body = framed.subspan(pkindex::kConfluentHeaderSize);
+    json row;
+    if ((*parsed)->avro) {
+      auto v = protocol::schema::avro_decode(*(*parsed)->avro, body);
+      if (!v.ok()) {
+        return bad("Avro value of schema id " + std::to_string(id) +
+                   " does not decode: " + v.status().message());
+      }
+      if (!v->is_object()) {
+        return bad("schema id " + std::to_string(id) + " writes " +
+                   std::string((*parsed)->avro->type_name()) + ", not a record of columns");
+      }
+      row = std::move(*v);
+    } else {
+      // JSON Schema serializers write the JSON text right after the id; parse_row bounds its
+      // nesting and wants an object.
+      auto v = pkindex::typed::parse_row(body);
+      if (!v.ok()) {
+        return bad("JSON value of schema id " + std::to_string(id) + ": " + v.status().message());
+      }
+      row = std::move(*v);
+    }
+    for (const auto& [name, value] : row.items()) {
+      if (!(*columns)->count(name)) {
+        return bad("field " + name + " of schema id " + std::to_string(id) +
+                   " is not a column of the table schema (id " + std::to_string(table_id_) + ")");
+      }
+    }
+    return pkindex::typed::canonical(row);
+  }
+
+ private:
+  // The table schema's columns, read once the registry has them (a failure is not cached).
+  Result<const std::set<std::string>*> columns_of(const SchemaRegistry& reg) const {
+    std::lock_guard lk(mu_);
+    if (!columns_) {
+      auto e = reg.schema_by_id(table_id_);
+      if (!e.ok()) {
+        return bad("the table schema (id " + std::to_string(table_id_) +
+                   ") is not registered: " + e.error.message);
+      }
+      auto c = table_columns(*e.value);
+      if (!c.ok()) return c.status();
+      columns_ = std::move(*c);
+    }
+    return &*columns_;  // never changes once set
+  }
+
+  std::shared_ptr<const RegistryHandle> handle_;
+  int32_t table_id_;
+  mutable std::mutex mu_;
+  mutable std::optional<std::set<std::string>> columns_;
+};
+
+}  // namespace
+
+Status pin_table_schema(const SchemaRegistry* registry,
+                        std::map<std::string, std::string>& configs) {
+  if (configs.count(std::string(pk::kValueSchemaId))) {
+    return bad("Configuration " + std::string(pk::kValueSchemaId) +
+               " is set by the broker when it creates a confluent table");
+  }
+  auto format = configs.find(std::string(pk::kValueFormat));
+  if (format == configs.end() || format->second != "confluent") return Status::Ok();
+  auto subject = configs.find(std::string(pk::kValueSchemaSubject));
+  if (subject == configs.end() || subject->second.empty()) {
+    return bad("Configuration table.value.format=confluent requires " +
+               std::string(pk::kValueSchemaSubject));
+  }
+  if (!registry) {
+    return bad(
+        "table.value.format=confluent needs this broker's Schema Registry "
+        "(schema.registry.listener; single node for now)");
+  }
+  auto v = registry->version(subject->second, "latest");
+  if (!v.ok()) {
+    return bad("Configuration " + std::string(pk::kValueSchemaSubject) + "=" + subject->second +
+               ": " + v.error.message);
+  }
+  auto columns = table_columns(v.value->second);
+  if (!columns.ok()) return columns.status();
+  configs[std::string(pk::kValueSchemaId)] = std::to_string(v.value->second.id);
+  return Status::Ok();
+}
+
+std::shared_ptr<const pkindex::ConfluentDecoder> make_table_decoder(
+    std::shared_ptr<const RegistryHandle> registry, const pkindex::TableConfig& table) {
+  if (table.value_format != pk::ValueFormat::confluent) return nullptr;
+  return std::make_shared<TableDecoder>(std::move(registry), table.value_schema_id);
+}
+
+}  // namespace strata::broker::schema

@@ -1,0 +1,56 @@
+// Values of `confluent` tables (table.value.format=confluent): what a writer sends is Confluent's
+// schema-registry framing — magic byte 0, a 4-byte big-endian schema id, the body in that
+// schema's encoding. The state keeps rows as json tables do (canonical JSON of the columns), so
+// merges, projection and lookups are the json table's; the log carries each after- and
+// before-image in the *table schema's* framing, so a plain consumer's deserializer reads the
+// changelog, and replay only strips the 5 bytes (no registry needed to recover).
+//
+// Decoding a writer's value needs the registry (the schema of its id), which lives in broker/:
+// the broker gives each confluent table's state a ConfluentDecoder.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "protocol/base/result.h"
+
+namespace strata::pkindex {
+
+inline constexpr size_t kConfluentHeaderSize = 5;
+
+class ConfluentDecoder {
+ public:
+  virtual ~ConfluentDecoder() = default;
+  // The columns a framed value writes, as canonical JSON of an object (typed_row.h), or why
+  // not (Errc::invalid_argument: unknown id, undecodable body, a field the table lacks, ...).
+  // Called on the produce path of any partition: thread-safe.
+  virtual Result<std::string> decode(std::span<const uint8_t> framed) const = 0;
+};
+
+// Appends the 5-byte header of `schema_id`.
+inline void append_confluent_header(std::string& out, int32_t schema_id) {
+  const auto id = static_cast<uint32_t>(schema_id);
+  out += '\0';
+  out += static_cast<char>(id >> 24);
+  out += static_cast<char>(id >> 16);
+  out += static_cast<char>(id >> 8);
+  out += static_cast<char>(id);
+}
+
+// The body of a value logged in `schema_id`'s framing; an error if it is not one.
+inline Result<std::span<const uint8_t>> confluent_body(std::span<const uint8_t> v,
+                                                       int32_t schema_id) {
+  if (v.size() < kConfluentHeaderSize || v[0] != 0) {
+    return Status(Errc::invalid_argument, "value is not in Confluent's framing");
+  }
+  const int32_t id = static_cast<int32_t>((uint32_t{v[1]} << 24) | (uint32_t{v[2]} << 16) |
+                                          (uint32_t{v[3]} << 8) | uint32_t{v[4]});
+  if (id != schema_id) {
+    return Status(Errc::invalid_argument, "value framed with schema id " + std::to_string(id) +
+                                              ", the table schema is " + std::to_string(schema_id));
+  }
+  return v.subspan(kConfluentHeaderSize);
+}
+
+}  // namespace strata::pkindex

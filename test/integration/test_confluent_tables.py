@@ -1,0 +1,197 @@
+"""Confluent-framed typed tables (table.value.format=confluent, docs/typed-tables.md) against one
+real broker and its embedded Schema Registry — the seed's scenario with the clients users run:
+
+- table `account_state` bound to a JSON Schema table schema (txn_count sum, amount_total sum,
+  risk_score last_value_ignore_nulls); confluent-kafka's JSONSerializer streams transactions
+  under its own schema (TopicRecordNameStrategy: subject TOPIC-Txn) while a KafkaJS producer
+  with @kafkajs/confluent-schema-registry streams Avro risk scores (subject TOPIC-Risk) for the
+  same accounts; Lookups return JSON rows equal to a model; the changelog's values are framed
+  with the table schema's id and confluent-kafka's JSONDeserializer reads the rows from it; a
+  kill -9 and restart keep every row (replay strips the framing, never re-aggregates);
+- creation: the table schema is pinned (table.value.schema.id), must exist, be a JSON Schema
+  object whose columns accept null; the id is the broker's to set;
+- a value that is not framed, names an unknown id, or writes a field the table lacks fails its
+  batch with INVALID_RECORD naming the record.
+"""
+import json
+import os
+import re
+import subprocess
+import unittest
+import urllib.request
+
+import itutil
+import test_pk_durability as pkd
+import test_pk_tables as pkt
+from itutil import BrokerTestCase, RawConn, unique_topic
+
+SERVING_RE = re.compile(r"schema registry serving http://([0-9.]+):(\d+)")
+CT = "application/vnd.schemaregistry.v1+json"
+INVALID_RECORD = 87
+ACCOUNTS = ["acct-%03d" % i for i in range(30)]
+TABLE_SCHEMA = {
+    "$schema": "http://json-schema.org/draft-07/schema#", "title": "AccountState",
+    "type": "object",
+    "properties": {"txn_count": {"type": ["integer", "null"]},
+                   "amount_total": {"type": ["number", "null"]},
+                   "risk_score": {"type": ["number", "null"]}},
+}
+TXN_SCHEMA = {
+    "$schema": "http://json-schema.org/draft-07/schema#", "title": "Txn", "type": "object",
+    "properties": {"txn_count": {"type": "integer"}, "amount_total": {"type": "number"}},
+    "required": ["txn_count", "amount_total"],
+}
+
+
+def table_config(subject):
+    return {"table.type": "primary-key", "table.value.format": "confluent",
+            "table.value.schema.subject": subject, "table.merge-engine": "aggregation",
+            "table.fields.txn_count.agg": "sum", "table.fields.amount_total.agg": "sum",
+            "table.fields.risk_score.agg": "last_value_ignore_nulls"}
+
+
+class ConfluentTablesTest(BrokerTestCase):
+    P = 3
+
+    def url(self):
+        for line in reversed(self.broker.log_lines):
+            m = SERVING_RE.search(line)
+            if m:
+                return "http://%s:%s" % m.groups()
+        self.fail("the broker did not log its schema registry address")
+
+    def register(self, subject, schema, schema_type="JSON"):
+        body = json.dumps({"schema": json.dumps(schema), "schemaType": schema_type}).encode()
+        req = urllib.request.Request(self.url() + "/subjects/%s/versions" % subject, data=body,
+                                     method="POST", headers={"Content-Type": CT})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.loads(r.read())["id"]
+
+    def conn(self):
+        c = RawConn(self.broker.port)
+        self.addCleanup(c.close)
+        return c
+
+    def rows(self, conn, topic):
+        keys = [a.encode() for a in ACCOUNTS]
+        got = pkd.lookup_all(conn, topic, self.P, keys)
+        return {k.decode(): json.loads(v) for k, v in got.items() if v is not None}
+
+    def create_error(self, topic, config):
+        with self.assertRaises(Exception) as cm:
+            itutil.ck_create_topic(self.broker.bootstrap, topic, 1, config)
+        return str(cm.exception)
+
+    def test_creation_pins_and_checks_the_table_schema(self):
+        subject = unique_topic("acct") + "-table"
+        self.assertIn("not found", self.create_error(unique_topic("t"), table_config(subject)))
+        required = dict(TABLE_SCHEMA, required=["txn_count"])
+        self.register(subject, required)
+        self.assertIn("must not require columns",
+                      self.create_error(unique_topic("t"), table_config(subject)))
+        strict = unique_topic("acct") + "-strict"
+        self.register(strict, dict(TABLE_SCHEMA, properties={"n": {"type": "integer"}}))
+        self.assertIn("column n must accept null",
+                      self.create_error(unique_topic("t"), table_config(strict)))
+        cfg = table_config(subject)
+        cfg["table.value.schema.id"] = "1"
+        self.assertIn("set by the broker", self.create_error(unique_topic("t"), cfg))
+        cfg = table_config(subject)
+        del cfg["table.value.schema.subject"]
+        self.assertIn("requires table.value.schema.subject",
+                      self.create_error(unique_topic("t"), cfg))
+
+    def test_account_state_json_and_avro_writers_lookups_changelog_and_kill(self):
+        from confluent_kafka.schema_registry import SchemaRegistryClient
+        from confluent_kafka.schema_registry import topic_record_subject_name_strategy
+        from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
+        from confluent_kafka.serialization import MessageField, SerializationContext
+        topic = unique_topic("account_state")
+        table_id = self.register(topic + "-value", TABLE_SCHEMA)
+        itutil.ck_create_topic(self.broker.bootstrap, topic, self.P, table_config(topic + "-value"))
+        from confluent_kafka.admin import ConfigResource
+        res = ConfigResource(ConfigResource.Type.TOPIC, topic)
+        admin = itutil.ck_admin(self.broker.bootstrap)
+        entries = admin.describe_configs([res])[res].result(timeout=30)
+        self.assertEqual(entries["table.value.schema.id"].value, str(table_id), "pinned")
+
+        # Transactions through JSONSerializer, the writer's own schema and subject.
+        client = SchemaRegistryClient({"url": self.url()})
+        ser = JSONSerializer(json.dumps(TXN_SCHEMA), client,
+                             conf={"subject.name.strategy": topic_record_subject_name_strategy})
+        ctx = SerializationContext(topic, MessageField.VALUE)
+        counts, model = {}, {}
+        producer = itutil.ck_producer(self.broker.bootstrap, partitioner="murmur2_random",
+                                      **{"enable.idempotence": True})
+        items = []
+        for i in range(3000):
+            k = ACCOUNTS[(i * 7) % len(ACCOUNTS)]
+            counts[k] = counts.get(k, 0) + 1
+            items.append({"topic": topic, "key": k.encode(),
+                          "value": ser({"txn_count": 1, "amount_total": counts[k] * 0.25}, ctx)})
+        itutil.ck_produce_all(producer, items)
+        self.assertIn(topic + "-Txn", client.get_subjects())
+        for k, n in counts.items():
+            model[k] = {"txn_count": n, "amount_total": 0.25 * n * (n + 1) / 2}
+
+        # Risk scores through KafkaJS, Avro, its own subject; some nulls (ignored by the column).
+        lines, last_risk = [], {}
+        for i in range(1000):
+            k = ACCOUNTS[(i * 3) % len(ACCOUNTS)]
+            score = None if i % 11 == 0 else round((i % 97) / 97.0, 4)
+            lines.append("%s\t%s" % (k, "null" if score is None else score))
+            if score is not None:
+                last_risk[k] = score
+        js = os.path.join(os.path.dirname(os.path.abspath(__file__)), "js", "risk_writer.js")
+        r = subprocess.run(["node", js, self.broker.bootstrap, self.url(), topic],
+                           input="\n".join(lines) + "\n", capture_output=True, text=True,
+                           timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        risk_id = json.loads(r.stdout.strip().splitlines()[-1])["id"]
+        self.assertNotIn(risk_id, (table_id,))
+        for k, s in last_risk.items():
+            model.setdefault(k, {"txn_count": None, "amount_total": None})["risk_score"] = s
+        for k in model:
+            model[k].setdefault("risk_score", None)
+
+        conn = self.conn()
+        got = self.rows(conn, topic)
+        self.assertEqual(len(got), len(ACCOUNTS))
+        self.assertTrue(any(set(row) == {"txn_count", "amount_total", "risk_score"}
+                            and row["risk_score"] is not None for row in got.values()),
+                        "both writers' columns in one row")
+        self.assertEqual({k: {c: v for c, v in row.items() if v is not None}
+                          for k, row in got.items()},
+                         {k: {c: v for c, v in row.items() if v is not None}
+                          for k, row in model.items()})
+
+        # The changelog is in the table schema's framing: JSONDeserializer reads the rows.
+        _, replay = pkd.consume_log(self.broker.bootstrap, topic, self.P, conn)
+        de = JSONDeserializer(json.dumps(TABLE_SCHEMA))
+        for k, v in replay.items():
+            self.assertEqual((v[0], int.from_bytes(v[1:5], "big")), (0, table_id))
+        self.assertEqual({k.decode(): de(v, ctx) for k, v in replay.items()}, got)
+
+        # Bad values fail their batch with INVALID_RECORD naming the record and why.
+        key = ACCOUNTS[0].encode()
+        part = pkt.murmur2_partition(key, self.P)
+        txn_id = client.get_latest_version(topic + "-Txn").schema_id
+        framed = lambda sid, body: b"\x00" + sid.to_bytes(4, "big") + body  # noqa: E731
+        for value, why in [(b'{"txn_count": 1}', "not in Confluent's framing"),
+                           (framed(9999, b"{}"), "schema id 9999 is not registered"),
+                           (framed(txn_id, b'{"fraud": true}'), "field fraud of schema id"),
+                           (framed(txn_id, b"[1]"), "not an object")]:
+            err, _, rec_errs, _ = pkt.produce_v8(conn, topic, part, [(key, value, [])])
+            self.assertEqual(err, INVALID_RECORD, why)
+            self.assertEqual(len(rec_errs), 1, rec_errs)
+            self.assertIn(why, rec_errs[0][1])
+        self.assertEqual(self.rows(conn, topic), got, "nothing of a refused batch is applied")
+
+        self.broker.restart(clean=False)
+        conn = self.conn()
+        self.assertEqual(self.rows(conn, topic), got,
+                         "after kill -9: the framed after-images replayed, nothing summed twice")
+
+
+if __name__ == "__main__":
+    unittest.main()
