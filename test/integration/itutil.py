@@ -10,6 +10,7 @@
 Used from Debian's /usr/bin/python3 (kafka-python 2.0.2, confluent-kafka 1.7 / librdkafka 2.0.2).
 """
 import os
+import re
 import socket
 import struct
 import sys
@@ -63,6 +64,18 @@ def unique_topic(prefix):
 
 
 # ---------------------------------------------------------------- confluent-kafka helpers
+
+
+REGISTRY_SERVING_RE = re.compile(r"schema registry serving http://([0-9.]+):(\d+)")
+
+
+def registry_url(broker):
+    """The embedded Schema Registry's URL, as the broker logged it (its port is the OS's)."""
+    for line in reversed(broker.log_lines):
+        m = REGISTRY_SERVING_RE.search(line)
+        if m:
+            return "http://%s:%s" % m.groups()
+    raise AssertionError("the broker did not log its schema registry address")
 
 
 def ck_admin(bootstrap):

@@ -15,7 +15,6 @@ real broker and its embedded Schema Registry — the seed's scenario with the cl
 """
 import json
 import os
-import re
 import subprocess
 import unittest
 import urllib.request
@@ -25,7 +24,6 @@ import test_pk_durability as pkd
 import test_pk_tables as pkt
 from itutil import BrokerTestCase, RawConn, unique_topic
 
-SERVING_RE = re.compile(r"schema registry serving http://([0-9.]+):(\d+)")
 CT = "application/vnd.schemaregistry.v1+json"
 INVALID_RECORD = 87
 ACCOUNTS = ["acct-%03d" % i for i in range(30)]
@@ -54,11 +52,7 @@ class ConfluentTablesTest(BrokerTestCase):
     P = 3
 
     def url(self):
-        for line in reversed(self.broker.log_lines):
-            m = SERVING_RE.search(line)
-            if m:
-                return "http://%s:%s" % m.groups()
-        self.fail("the broker did not log its schema registry address")
+        return itutil.registry_url(self.broker)
 
     def register(self, subject, schema, schema_type="JSON"):
         body = json.dumps({"schema": json.dumps(schema), "schemaType": schema_type}).encode()

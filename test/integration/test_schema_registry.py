@@ -19,7 +19,6 @@ it: confluent-kafka's SchemaRegistryClient and plain requests for the rest of Co
   the registry's error codes and an unreachable registry as exit codes."""
 import json
 import os
-import re
 import subprocess
 import time
 import unittest
@@ -32,7 +31,6 @@ CLI = os.environ.get("STRATA_CLI") or os.path.join(
     os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
     "build", "tools", "cli", "strata")
 
-SERVING_RE = re.compile(r"schema registry serving http://([0-9.]+):(\d+)")
 CT = "application/vnd.schemaregistry.v1+json"
 
 
@@ -52,11 +50,7 @@ V3_NO_DEFAULT = avro_record("User", [{"name": "id", "type": "long"},
 class SchemaRegistryTest(itutil.BrokerTestCase):
 
     def url(self):
-        for line in reversed(self.broker.log_lines):
-            m = SERVING_RE.search(line)
-            if m:
-                return "http://%s:%s" % m.groups()
-        self.fail("the broker did not log its schema registry address")
+        return itutil.registry_url(self.broker)
 
     def call(self, method, path, body=None):
         """(HTTP status, parsed JSON body) of one request."""
