@@ -25,6 +25,9 @@ import test_pk_tables as pkt
 from itutil import BrokerTestCase, RawConn, unique_topic
 
 CT = "application/vnd.schemaregistry.v1+json"
+CLI = os.environ.get("STRATA_CLI") or os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+    "build", "tools", "cli", "strata")
 INVALID_RECORD = 87
 ACCOUNTS = ["acct-%03d" % i for i in range(30)]
 TABLE_SCHEMA = {
@@ -165,6 +168,21 @@ class ConfluentTablesTest(BrokerTestCase):
         for k, v in replay.items():
             self.assertEqual((v[0], int.from_bytes(v[1:5], "big")), (0, table_id))
         self.assertEqual({k.decode(): de(v, ctx) for k, v in replay.items()}, got)
+
+        # The CLI shows a row, and the changelog's rows without the framing.
+        def cli(*args):
+            p = subprocess.run([CLI, "-b", self.broker.bootstrap, "-o", "json"] + list(args),
+                               capture_output=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr.decode(errors="replace"))
+            return json.loads(p.stdout)
+
+        row = cli("table", "get", topic, ACCOUNTS[0])
+        self.assertEqual(json.loads(row["rows"][0]["value"]), got[ACCOUNTS[0]])
+        newest = {}
+        changes = cli("table", "changelog", topic)["changes"]
+        for c in sorted(changes, key=lambda c: (c["partition"], c["offset"])):
+            newest[c["key"]] = json.loads(c["after"])
+        self.assertEqual(newest, got)
 
         # Bad values fail their batch with INVALID_RECORD naming the record and why.
         key = ACCOUNTS[0].encode()

@@ -271,7 +271,7 @@ struct TableInfo {
   protocol::pk::Partitioner partitioner = protocol::pk::Partitioner::murmur2;
   int32_t partition_count = 0;
   std::vector<TablePartition> partitions;
-  std::string value_format;  // "raw" | "json" ("" from brokers before typed tables)
+  std::string value_format;  // "raw" | "json" | "confluent" ("" from brokers before typed tables)
   std::map<std::string, std::string> column_aggregations;  // aggregation tables
 };
 
