@@ -111,47 +111,58 @@ class ClusterTest(ClusterClientCase):
         # topic is being created, then names it on every broker; the other brokers answer
         # NOT_COORDINATOR (16) to the transaction's requests, which clients take as "find it again".
         import itutil
-        deadline = time.time() + DEADLINE
-        while True:
-            with itutil.RawConn(self.cluster.broker(1).port) as conn:
-                r = conn.request(10, 1, itutil.str16("tid") + struct.pack(">b", 1))
-                r.i32()
-                err = r.i16()
-                r.str16()
-                node = r.i32()
-            self.assertIn(err, (0, 15))
-            if err == 0:
-                break
-            self.assertLess(time.time(), deadline, "no transaction coordinator")
-            time.sleep(0.2)
-        self.assertIn(node, self.cluster.node_ids)
-        other = next(n for n in self.cluster.node_ids if n != node)
         topic = unique_topic("txn-target")
         self.create_topic(topic, partitions=1)
-        with itutil.RawConn(self.cluster.broker(other).port) as conn:
-            r = conn.request(22, 1, itutil.str16("tid") + struct.pack(">i", 60000))  # InitProducerId
-            r.i32()
-            self.assertEqual(r.i16(), 16)
-            r = conn.request(26, 0, itutil.str16("tid") + struct.pack(">qhb", 1, 0, 1))  # EndTxn
-            r.i32()
-            self.assertEqual(r.i16(), 16)
-            r = conn.request(24, 0, itutil.str16("tid") + struct.pack(">qh", 1, 0) + itutil.array32(
-                [itutil.str16(topic) + itutil.array32([struct.pack(">i", 0)])]))  # AddPartitions
-            r.i32()
-            self.assertEqual(r.array(lambda: (r.str16(), r.array(lambda: (r.i32(), r.i16())))),
-                             [(topic, [(0, 16)])])
-        with itutil.RawConn(self.cluster.broker(node).port) as conn:
-            deadline = time.time() + DEADLINE
-            while True:  # 14 (COORDINATOR_LOAD_IN_PROGRESS) while the partition loads
-                r = conn.request(22, 1, itutil.str16("tid") + struct.pack(">i", 60000))
-                r.i32()
-                err = r.i16()
+        deadline = time.time() + DEADLINE
+
+        def find_coordinator():
+            while True:
+                with itutil.RawConn(self.cluster.broker(1).port) as conn:
+                    r = conn.request(10, 1, itutil.str16("tid") + struct.pack(">b", 1))
+                    r.i32()
+                    err = r.i16()
+                    r.str16()
+                    node = r.i32()
+                self.assertIn(err, (0, 15))
                 if err == 0:
-                    break
-                self.assertEqual(err, 14)
-                self.assertLess(time.time(), deadline)
+                    self.assertIn(node, self.cluster.node_ids)
+                    return node
+                self.assertLess(time.time(), deadline, "no transaction coordinator")
                 time.sleep(0.2)
-            self.assertGreaterEqual(r.i64(), 0)  # the producer id
+
+        # While the cluster settles the coordinator may move (its partition's leadership does):
+        # an answer naming that (16 from the one found, not 16 from another) starts over.
+        while True:
+            self.assertLess(time.time(), deadline, "the coordinator never held still")
+            node = find_coordinator()
+            other = next(n for n in self.cluster.node_ids if n != node)
+            with itutil.RawConn(self.cluster.broker(other).port) as conn:
+                r = conn.request(22, 1, itutil.str16("tid") + struct.pack(">i", 60000))  # InitPid
+                r.i32()
+                if r.i16() != 16:
+                    continue  # `other` became the coordinator meanwhile
+                r = conn.request(26, 0, itutil.str16("tid") + struct.pack(">qhb", 1, 0, 1))  # EndTxn
+                r.i32()
+                self.assertEqual(r.i16(), 16)
+                r = conn.request(24, 0, itutil.str16("tid") + struct.pack(">qh", 1, 0) +
+                                 itutil.array32([itutil.str16(topic) +
+                                                 itutil.array32([struct.pack(">i", 0)])]))
+                r.i32()
+                self.assertEqual(r.array(lambda: (r.str16(), r.array(lambda: (r.i32(), r.i16())))),
+                                 [(topic, [(0, 16)])])
+            with itutil.RawConn(self.cluster.broker(node).port) as conn:
+                while True:  # 14 (COORDINATOR_LOAD_IN_PROGRESS) while the partition loads
+                    r = conn.request(22, 1, itutil.str16("tid") + struct.pack(">i", 60000))
+                    r.i32()
+                    err = r.i16()
+                    if err in (0, 16):
+                        break
+                    self.assertEqual(err, 14)
+                    self.assertLess(time.time(), deadline)
+                    time.sleep(0.2)
+            if err == 0:
+                self.assertGreaterEqual(r.i64(), 0)  # the producer id
+                return
 
     def test_rf3_topic_is_replicated_on_every_broker(self):
         topic = unique_topic("rf3")
