@@ -2,6 +2,7 @@
 // `--override key=value`. Exits non-zero with a message naming the key on a bad configuration.
 // `--enable-test-faults` permits the test-only `test.` keys (refused otherwise, so a production
 // config can never turn fault injection on by accident).
+#include <google/protobuf/stubs/logging.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
@@ -37,6 +38,20 @@ void raise_open_files_limit() {
   }
   spdlog::info("open files limit: {} (soft limit was {}, hard limit {})", rl.rlim_cur, before,
                rl.rlim_max);
+}
+
+// libprotobuf writes its complaints to stderr: a client's undecodable Protobuf value (the
+// registry and typed tables parse them) would print lines no operator asked for. The broker
+// already answers such values with an error naming why; keep the library's words at debug.
+void route_protobuf_logs() {
+  google::protobuf::SetLogHandler(
+      [](google::protobuf::LogLevel level, const char* file, int line, const std::string& message) {
+        if (level >= google::protobuf::LOGLEVEL_FATAL) {
+          spdlog::critical("libprotobuf {}:{}: {}", file, line, message);
+        } else {
+          spdlog::debug("libprotobuf {}:{}: {}", file, line, message);
+        }
+      });
 }
 
 }  // namespace
@@ -77,6 +92,7 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(config->log_level));
   spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%^%l%$] %v");
   raise_open_files_limit();
+  route_protobuf_logs();
 
   strata::broker::Broker broker(std::move(config.value()));
   auto st = broker.start();

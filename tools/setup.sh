@@ -8,7 +8,7 @@ DEB_PACKAGES=(
   # build
   meson ninja-build pkg-config g++ clang lld libclang-rt-14-dev clang-format-14 ccache python3
   # libraries
-  libboost-dev librocksdb-dev libprotobuf-dev protobuf-compiler prometheus-cpp-dev
+  libboost-dev librocksdb-dev libprotobuf-dev libprotoc-dev protobuf-compiler prometheus-cpp-dev
   libgtest-dev libgmock-dev librdkafka-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev libssl-dev
   # cluster coordination (tests start their own etcd on loopback)

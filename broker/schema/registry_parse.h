@@ -11,12 +11,14 @@
 #include "broker/schema/schema_registry.h"
 #include "protocol/schema/avro_schema.h"
 #include "protocol/schema/json_schema.h"
+#include "protocol/schema/protobuf_schema.h"
 
 namespace strata::broker::schema::detail {
 
 struct ParsedSchema {
   std::optional<protocol::schema::AvroSchema> avro;
   std::optional<protocol::schema::JsonSchema> json;
+  std::optional<protocol::schema::ProtobufSchema> protobuf;
   std::string normalized() const;
 };
 

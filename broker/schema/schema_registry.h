@@ -9,9 +9,9 @@
 // could lose, and ids stay unique. Reads are served from memory under a shared lock.
 // load() replays `_schemas` at start (before serving): the state is the replay of the topic.
 //
-// Schema types: AVRO (protocol/schema/avro_schema.h) and JSON, i.e. JSON Schema
-// (protocol/schema/json_schema.h), each parsed and checked by its rules; a reference must be of
-// its referrer's type. PROTOBUF is not accepted yet (42201 "unsupported schema type").
+// Schema types: AVRO (protocol/schema/avro_schema.h), JSON, i.e. JSON Schema
+// (protocol/schema/json_schema.h), and PROTOBUF (protocol/schema/protobuf_schema.h), each parsed
+// and checked by its rules; a reference must be of its referrer's type.
 // Thread-safe.
 #pragma once
 
@@ -150,7 +150,7 @@ class SchemaRegistry {
   Answer<std::vector<std::string>> check_compatibility(const std::string& subject,
                                                        const std::string& version,
                                                        const RegisterRequest& req) const;
-  static std::vector<std::string> types() { return {"JSON", "AVRO"}; }
+  static std::vector<std::string> types() { return {"JSON", "PROTOBUF", "AVRO"}; }
 
   // --- Typed tables ---
   // The parsed schema of an id, its references resolved (registry_parse.h), or Errc::not_found

@@ -15,6 +15,7 @@ namespace strata::broker::schema {
 
 using protocol::schema::AvroSchema;
 using protocol::schema::JsonSchema;
+using protocol::schema::ProtobufSchema;
 
 using namespace detail;
 
@@ -39,12 +40,16 @@ bool is_transitive(Compatibility c) {
 }  // namespace
 
 std::string detail::ParsedSchema::normalized() const {
-  return avro ? avro->normalized_json() : json->normalized_json();
+  if (avro) return avro->normalized_json();
+  return protobuf ? protobuf->normalized() : json->normalized_json();
 }
 
 std::vector<std::string> detail::incompatibilities(const ParsedSchema& reader,
                                                    const ParsedSchema& writer) {
   if (reader.avro) return protocol::schema::avro_incompatibilities(*reader.avro, *writer.avro);
+  if (reader.protobuf) {
+    return protocol::schema::protobuf_schema_incompatibilities(*reader.protobuf, *writer.protobuf);
+  }
   return protocol::schema::json_schema_incompatibilities(*reader.json, *writer.json);
 }
 
@@ -77,6 +82,13 @@ Result<detail::ParsedSchema> detail::SchemaParser::parse(const std::string& type
     auto a = AvroSchema::parse(text, ptrs);
     if (!a.ok()) return a.status();
     out.avro = std::move(*a);
+  } else if (type == "PROTOBUF") {
+    std::vector<ProtobufSchema::Reference> named;
+    for (size_t i = 0; i < parsed.size(); ++i)
+      named.emplace_back(refs[i].name, &*parsed[i].protobuf);
+    auto p = ProtobufSchema::parse(text, named);
+    if (!p.ok()) return p.status();
+    out.protobuf = std::move(*p);
   } else {
     std::vector<JsonSchema::Reference> named;
     for (size_t i = 0; i < parsed.size(); ++i) named.emplace_back(refs[i].name, &*parsed[i].json);

@@ -13,6 +13,7 @@
 #include "pkindex/typed_row.h"
 #include "protocol/pk/table_keys.h"
 #include "protocol/schema/avro_codec.h"
+#include "protocol/schema/protobuf_codec.h"
 
 namespace strata::broker::schema {
 
@@ -102,6 +103,13 @@ class TableDecoder : public pkindex::ConfluentDecoder {
       if (!v->is_object()) {
         return bad("schema id " + std::to_string(id) + " writes " +
                    std::string((*parsed)->avro->type_name()) + ", not a record of columns");
+      }
+      row = std::move(*v);
+    } else if ((*parsed)->protobuf) {
+      auto v = protocol::schema::protobuf_decode(*(*parsed)->protobuf, body);
+      if (!v.ok()) {
+        return bad("Protobuf value of schema id " + std::to_string(id) +
+                   " does not decode: " + v.status().message());
       }
       row = std::move(*v);
     } else {

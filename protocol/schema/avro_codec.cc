@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "protocol/base/utf8.h"
 #include "protocol/schema/avro_graph.h"
 
 namespace strata::protocol::schema {
@@ -22,38 +23,6 @@ Status bad(std::string message) { return Status(Errc::invalid_argument, std::mov
 // Where an error happened, for messages: "field amount", "item 3 of tags", ...
 std::string at(const std::string& where, const std::string& what) {
   return where.empty() ? what : where + ": " + what;
-}
-
-// Code points 0-255 (bytes, fixed) as UTF-8.
-void append_latin1(std::string& out, uint8_t b) {
-  if (b < 0x80) {
-    out += static_cast<char>(b);
-  } else {
-    out += static_cast<char>(0xC0 | (b >> 6));
-    out += static_cast<char>(0x80 | (b & 0x3F));
-  }
-}
-
-bool valid_utf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<uint8_t>(s[i]);
-    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    if (n == 0 || i + n > s.size()) return false;
-    uint32_t cp = n == 1 ? c : c & (0x7F >> n);
-    for (size_t k = 1; k < n; ++k) {
-      const auto cc = static_cast<uint8_t>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
-    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-        (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) {
-      return false;
-    }
-    i += n;
-  }
-  return true;
 }
 
 class Decoder {

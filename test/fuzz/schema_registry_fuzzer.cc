@@ -1,7 +1,9 @@
 // libFuzzer target: the embedded Schema Registry's parsers on arbitrary bytes. First byte 0 mod 8:
-// the input is an Avro schema, 2 mod 4: a JSON Schema — parsing must never crash, and a schema it
-// accepts must print a normalized text that parses back to itself and be compatible with itself
-// both ways. 4 mod 8: an Avro schema line and a datum for the binary codec. Odd: the
+// the input is an Avro schema, 2 mod 8: a JSON Schema, 6 mod 8: a Protobuf schema (.proto text
+// or a base64 descriptor), optionally followed by a NUL and a framed value's bytes after its
+// schema id — parsing must never crash, and a schema it accepts must print a normalized text
+// that parses back to itself and be compatible with itself both ways; a value that decodes is
+// an object. 4 mod 8: an Avro schema line and a datum for the binary codec. Odd: the
 // input is a REST request (a method, a path line, a body) answered by a registry over an
 // in-memory `_schemas` — any answer but a crash, and never a 5xx other than a store error.
 #include <cstddef>
@@ -16,6 +18,8 @@
 #include "protocol/schema/avro_codec.h"
 #include "protocol/schema/avro_schema.h"
 #include "protocol/schema/json_schema.h"
+#include "protocol/schema/protobuf_codec.h"
+#include "protocol/schema/protobuf_schema.h"
 
 namespace {
 
@@ -50,6 +54,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using protocol::schema::AvroSchema;
   if (size == 0) return 0;
   const std::string input(reinterpret_cast<const char*>(data) + 1, size - 1);
+  if ((data[0] & 7) == 6) {
+    const size_t nul = input.find('\0');
+    auto s = protocol::schema::ProtobufSchema::parse(std::string_view(input).substr(0, nul));
+    if (!s.ok()) return 0;
+    const std::string normalized = s->normalized();
+    auto again = protocol::schema::ProtobufSchema::parse(normalized);
+    if (!again.ok() || again->normalized() != normalized) __builtin_trap();
+    if (!protocol::schema::protobuf_schema_incompatibilities(*s, *s).empty()) __builtin_trap();
+    if (nul == std::string::npos) return 0;
+    auto v = protocol::schema::protobuf_decode(
+        *s, std::span(reinterpret_cast<const uint8_t*>(input.data()) + nul + 1,
+                      input.size() - nul - 1));
+    if (v.ok() && (!v->is_object() || v->dump().empty())) __builtin_trap();
+    return 0;
+  }
   if ((data[0] & 3) == 2) {
     auto s = protocol::schema::JsonSchema::parse(input);
     if (!s.ok()) return 0;

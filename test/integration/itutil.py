@@ -78,6 +78,22 @@ def registry_url(broker):
     raise AssertionError("the broker did not log its schema registry address")
 
 
+def compile_proto(directory, name, text):
+    """The Python module protoc generates for .proto `text` (file `name`, e.g. "risk.proto"),
+    as confluent-kafka's ProtobufSerializer wants a generated message class."""
+    import importlib.util
+    import subprocess
+    with open(os.path.join(directory, name), "w") as f:
+        f.write(text)
+    subprocess.run(["protoc", "--proto_path", directory, "--python_out", directory,
+                    os.path.join(directory, name)], check=True, timeout=60)
+    module = name[:-len(".proto")] + "_pb2"
+    spec = importlib.util.spec_from_file_location(module, os.path.join(directory, module + ".py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def ck_admin(bootstrap):
     from confluent_kafka.admin import AdminClient
     return AdminClient({"bootstrap.servers": bootstrap})

@@ -10,8 +10,10 @@ real broker and its embedded Schema Registry — the seed's scenario with the cl
   kill -9 and restart keep every row (replay strips the framing, never re-aggregates);
 - creation: the table schema is pinned (table.value.schema.id), must exist, be a JSON Schema
   object whose columns accept null; the id is the broker's to set;
-- a value that is not framed, names an unknown id, or writes a field the table lacks fails its
-  batch with INVALID_RECORD naming the record.
+- Protobuf writers in each client's framing of the message indexes (confluent-kafka's plain
+  varints, Java's zigzag, KafkaJS's none) feed the same table;
+- a value that is not framed, names an unknown id, does not decode, or writes a field the table
+  lacks fails its batch with INVALID_RECORD naming the record.
 """
 import json
 import os
@@ -203,6 +205,90 @@ class ConfluentTablesTest(BrokerTestCase):
         conn = self.conn()
         self.assertEqual(self.rows(conn, topic), got,
                          "after kill -9: the framed after-images replayed, nothing summed twice")
+
+    PROTO = """syntax = "proto3";
+package strata.it;
+message Txn {
+  int64 txn_count = 1;
+  double amount_total = 2;
+}
+message Risk {
+  optional double risk_score = 1;
+}
+message Profile {
+  string nickname = 1;
+}
+"""
+
+    def test_protobuf_writers_in_every_clients_framing(self):
+        """Protobuf writers: confluent-kafka's ProtobufSerializer (message indexes as plain
+        varints, [0] as one zero byte), Java's zigzag indexes and KafkaJS's none, all into one
+        aggregation table; a message with a field the table lacks, or bytes that parse as no
+        message of the schema, fail their batch."""
+        import tempfile
+        from confluent_kafka.schema_registry import SchemaRegistryClient
+        from confluent_kafka.schema_registry import topic_record_subject_name_strategy
+        from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
+        from confluent_kafka.serialization import MessageField, SerializationContext
+        with tempfile.TemporaryDirectory() as d:
+            pb = itutil.compile_proto(d, "acct_%s.proto" % unique_topic("p")[-10:], self.PROTO)
+        topic = unique_topic("account_state_pb")
+        self.register(topic + "-value", TABLE_SCHEMA)
+        itutil.ck_create_topic(self.broker.bootstrap, topic, self.P, table_config(topic + "-value"))
+        client = SchemaRegistryClient({"url": self.url()})
+        conf = {"subject.name.strategy": topic_record_subject_name_strategy}
+        txn_ser = ProtobufSerializer(pb.Txn, client, conf=conf)
+        risk_ser = ProtobufSerializer(pb.Risk, client, conf=conf)
+        ctx = SerializationContext(topic, MessageField.VALUE)
+        model = {k: {} for k in ACCOUNTS}  # the non-null columns of each row
+        items = []
+        for i in range(600):
+            k = ACCOUNTS[i % len(ACCOUNTS)]
+            m = model[k]
+            if i % 3 == 2:
+                score = round(i / 1000.0, 3)
+                items.append({"topic": topic, "key": k.encode(),
+                              "value": risk_ser(pb.Risk(risk_score=score), ctx)})
+                m["risk_score"] = score
+            else:
+                items.append({"topic": topic, "key": k.encode(),
+                              "value": txn_ser(pb.Txn(txn_count=1, amount_total=0.5), ctx)})
+                m["txn_count"] = m.get("txn_count", 0) + 1
+                m["amount_total"] = m.get("amount_total", 0) + 0.5
+        itutil.ck_produce_all(itutil.ck_producer(self.broker.bootstrap,
+                                                 partitioner="murmur2_random"), items)
+        txn_id = client.get_latest_version(topic + "-strata.it.Txn").schema_id
+        self.assertEqual(items[0]["value"][5], 0, "[0] as one zero byte")
+        self.assertEqual(items[2]["value"][5:7], b"\x01\x01", "[1] as plain varints")
+
+        # The same file's messages framed as Java (zigzag: [1] is 02 02) and KafkaJS (none) do.
+        framed = lambda sid, body: b"\x00" + sid.to_bytes(4, "big") + body  # noqa: E731
+        conn = self.conn()
+        for k in ACCOUNTS[:10]:
+            part = pkt.murmur2_partition(k.encode(), self.P)
+            java = framed(txn_id, b"\x02\x02" + pb.Risk(risk_score=0.75).SerializeToString())
+            kafkajs = framed(txn_id, pb.Txn(txn_count=2, amount_total=1.25).SerializeToString())
+            err, _, rec_errs, _ = pkt.produce_v8(conn, topic, part,
+                                                 [(k.encode(), java, []), (k.encode(), kafkajs, [])])
+            self.assertEqual(err, 0, rec_errs)
+            model[k]["risk_score"] = 0.75
+            model[k]["txn_count"] = model[k].get("txn_count", 0) + 2
+            model[k]["amount_total"] = model[k].get("amount_total", 0) + 1.25
+        non_null = lambda rows: {k: {c: v for c, v in row.items() if v is not None}  # noqa: E731
+                                 for k, row in rows.items()}
+        self.assertEqual(non_null(self.rows(conn, topic)), model)
+
+        key = ACCOUNTS[0].encode()
+        part = pkt.murmur2_partition(key, self.P)
+        profile = framed(txn_id, b"\x02\x04" + pb.Profile(nickname="x").SerializeToString())
+        for value, why in [(profile, "field nickname of schema id"),
+                           (framed(txn_id, b"\x02\x04\x08"), "does not decode"),
+                           (framed(txn_id, b"\x0a\x02\xff\xfe"), "does not decode")]:
+            err, _, rec_errs, _ = pkt.produce_v8(conn, topic, part, [(key, value, [])])
+            self.assertEqual(err, INVALID_RECORD, why)
+            self.assertIn(why, rec_errs[0][1])
+        self.assertEqual(non_null(self.rows(conn, topic)), model,
+                         "nothing of a refused batch is applied")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@
 
 #include "broker/net/http_server.h"
 #include "broker/schema/registry_http.h"
+#include "broker/schema/registry_parse.h"
 
 namespace strata::broker::schema {
 namespace {
@@ -129,9 +130,9 @@ TEST(SchemaRegistry, ReadOnlyModeAndFailedWritesChangeNothing) {
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(*ok.value, 1);
   EXPECT_EQ(reg.register_schema("s", avro("{\"type\":\"nope\"}")).error.error_code, 42201);
-  RegisterRequest proto_type = avro("syntax = \"proto3\"; message M {}");
-  proto_type.type = "PROTOBUF";
-  EXPECT_EQ(reg.register_schema("s", proto_type).error.error_code, 42201) << "not accepted yet";
+  RegisterRequest unknown_type = avro("syntax = \"proto3\"; message M {}");
+  unknown_type.type = "THRIFT";
+  EXPECT_EQ(reg.register_schema("s", unknown_type).error.error_code, 42201);
   RegisterRequest json_type = avro("{}");
   json_type.type = "JSON";
   auto other_type = reg.register_schema("s", json_type);
@@ -195,6 +196,55 @@ TEST(SchemaRegistry, JsonSchemasRegisterCheckCompatibilityAndReference) {
   auto cross = reg.register_schema("person2", avro_ref);
   EXPECT_FALSE(cross.ok());
   EXPECT_EQ(cross.error.error_code, 42201) << "a reference of another type";
+}
+
+RegisterRequest protobuf(const std::string& text) {
+  RegisterRequest r;
+  r.type = "PROTOBUF";
+  r.schema = text;
+  return r;
+}
+
+TEST(SchemaRegistry, ProtobufSchemasRegisterLookUpCheckCompatibilityAndReference) {
+  MemJournal j;
+  SchemaRegistry reg(j);
+  const std::string v1 = "syntax = \"proto3\";\npackage t;\nmessage Txn { int64 amount = 1; }";
+  auto id1 = reg.register_schema("p", protobuf(v1));
+  ASSERT_TRUE(id1.ok()) << id1.error.message;
+  auto e = reg.schema_by_id(*id1.value);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e.value->type, "PROTOBUF");
+  EXPECT_NE(e.value->schema.find("message Txn {"), std::string::npos) << e.value->schema;
+  // The same file formatted differently is the same schema.
+  auto again = reg.register_schema("p", protobuf("syntax=\"proto3\"; package t; message Txn {"
+                                                 " int64 amount = 1; } // v1"));
+  ASSERT_TRUE(again.ok()) << again.error.message;
+  EXPECT_EQ(*again.value, *id1.value);
+  // Confluent's rules: a new field and a widened varint are fine, a new scalar kind is not.
+  auto v2 = reg.register_schema(
+      "p", protobuf("syntax = \"proto3\"; package t; message Txn { int64 amount = 1;"
+                    " string note = 2; }"));
+  ASSERT_TRUE(v2.ok()) << v2.error.message;
+  auto bad = reg.register_schema(
+      "p", protobuf("syntax = \"proto3\"; package t; message Txn { double amount = 1;"
+                    " string note = 2; }"));
+  EXPECT_EQ(bad.error.http_status, 409);
+  EXPECT_NE(bad.error.message.find("FIELD_SCALAR_KIND_CHANGED at #/Txn/1"), std::string::npos)
+      << bad.error.message;
+  EXPECT_EQ(reg.register_schema("q", protobuf("message {")).error.error_code, 42201);
+  // An import is a reference by its path.
+  ASSERT_TRUE(reg.register_schema("money", protobuf("syntax = \"proto3\"; package m;"
+                                                    " message Money { int64 cents = 1; }"))
+                  .ok());
+  RegisterRequest referrer = protobuf(
+      "syntax = \"proto3\"; import \"m/money.proto\"; message Pay { m.Money amount = 1; }");
+  EXPECT_EQ(reg.register_schema("pay", referrer).error.error_code, 42201) << "unresolved import";
+  referrer.references.push_back({"m/money.proto", "money", 1});
+  auto rid = reg.register_schema("pay", referrer);
+  ASSERT_TRUE(rid.ok()) << rid.error.message;
+  auto parsed = reg.parsed_schema(*rid.value);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_TRUE((*parsed)->protobuf.has_value());
 }
 
 TEST(SchemaRegistry, AnAppendWithoutAnswerMakesTheNextWriteReadTheTopicFirst) {
