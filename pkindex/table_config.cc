@@ -236,6 +236,13 @@ Result<TableConfig> parse_table_config(const std::map<std::string, std::string>&
                                               "=confluent requires " +
                                               std::string(kValueSchemaSubject));
   }
+  // The broker pins the id at creation; a confluent table without one has no table schema to
+  // frame its changelog with.
+  if (t.value_format == ValueFormat::confluent && t.value_schema_id < 0) {
+    return Status(Errc::invalid_argument, "Configuration " + std::string(kValueFormat) +
+                                              "=confluent requires " + std::string(kValueSchemaId) +
+                                              " (pinned by the broker at creation)");
+  }
   if (t.value_format != ValueFormat::confluent &&
       (!t.value_schema_subject.empty() || t.value_schema_id >= 0)) {
     return require(t.value_schema_subject.empty() ? kValueSchemaId : kValueSchemaSubject,

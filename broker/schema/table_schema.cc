@@ -3,6 +3,7 @@
 #include "broker/schema/table_schema.h"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -132,7 +133,9 @@ class TableDecoder : public pkindex::ConfluentDecoder {
 
  private:
   // The table schema's columns, read once the registry has them (a failure is not cached).
+  // Published through an atomic pointer: the produce path reads it per record without a lock.
   Result<const std::set<std::string>*> columns_of(const SchemaRegistry& reg) const {
+    if (const auto* c = published_.load(std::memory_order_acquire)) return c;
     std::lock_guard lk(mu_);
     if (!columns_) {
       auto e = reg.schema_by_id(table_id_);
@@ -143,6 +146,7 @@ class TableDecoder : public pkindex::ConfluentDecoder {
       auto c = table_columns(*e.value);
       if (!c.ok()) return c.status();
       columns_ = std::move(*c);
+      published_.store(&*columns_, std::memory_order_release);
     }
     return &*columns_;  // never changes once set
   }
@@ -151,6 +155,7 @@ class TableDecoder : public pkindex::ConfluentDecoder {
   int32_t table_id_;
   mutable std::mutex mu_;
   mutable std::optional<std::set<std::string>> columns_;
+  mutable std::atomic<const std::set<std::string>*> published_{nullptr};
 };
 
 }  // namespace

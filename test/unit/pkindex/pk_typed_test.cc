@@ -496,6 +496,11 @@ TEST(TypedConfig, ConfluentTablesNeedTheirSchemaSubject) {
       parse_table_config({{"table.type", "primary-key"}, {"table.value.format", "confluent"}});
   EXPECT_NE(no_subject.status().message().find("requires table.value.schema.subject"),
             std::string::npos);
+  auto unpinned = parse_table_config({{"table.type", "primary-key"},
+                                      {"table.value.format", "confluent"},
+                                      {"table.value.schema.subject", "acct-value"}});
+  EXPECT_NE(unpinned.status().message().find("requires table.value.schema.id"), std::string::npos)
+      << unpinned.status().to_string();
   auto not_confluent = parse_table_config({{"table.type", "primary-key"},
                                            {"table.value.format", "json"},
                                            {"table.value.schema.subject", "acct-value"}});
