@@ -201,6 +201,7 @@ Status PkState::recover_ahead_of_log(PkEnvironment& env) {
   if (!a.ok()) return a.status();
   applied_offset_.store(*a);
   STRATA_RETURN_IF_ERROR(load_txn_floor());
+  STRATA_RETURN_IF_ERROR(load_history_meta());
   persisted_applied_.store(std::min(*a, txn_floor_ - 1));
   return Status::Ok();
 }

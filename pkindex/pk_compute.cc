@@ -269,14 +269,14 @@ PkState::Computed PkState::compute(const protocol::RecordBatchView& in, codec::C
       case ChangeKind::update: {
         after = d.after(w);
         Overlay::Row row{true, std::string(as_sv(*after)), w.version, append_time};
-        Overlay::Op op{db_key, {}, index};
+        Overlay::Op op{db_key, {}, index, reader->timestamp_of(r), -1};
         rf::encode_row(op.encoded, 0, reader->timestamp_of(r), w.version, *after, row_append_time);
         p.ops.push_back(std::move(op));
         p.rows[db_key] = std::move(row);
         break;
       }
       case ChangeKind::del:
-        p.ops.push_back(Overlay::Op{db_key, {}, index});
+        p.ops.push_back(Overlay::Op{db_key, {}, index, reader->timestamp_of(r), -1});
         p.rows[db_key] = Overlay::Row{};
         break;
       case ChangeKind::none:
@@ -291,7 +291,7 @@ PkState::Computed PkState::compute(const protocol::RecordBatchView& in, codec::C
             row_version_be.resize(8);
             rf::put_be64(row_version_be.data(), *cur->version);
           }
-          Overlay::Op op{db_key, {}, index};
+          Overlay::Op op{db_key, {}, index, reader->timestamp_of(r), -1};
           rf::encode_row(op.encoded, 0, reader->timestamp_of(r), cur->version, cur->value,
                          ttl ? std::optional<int64_t>(cur_row->ttl_clock) : std::nullopt);
           p.ops.push_back(std::move(op));

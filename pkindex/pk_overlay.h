@@ -39,6 +39,8 @@ class Overlay {
     std::string key;  // RocksDB key
     std::string encoded;
     int32_t offset_delta = 0;
+    int64_t timestamp = -1;  // the record's (a delete's history entry needs it)
+    int64_t offset = -1;     // absolute, once a transaction's marker moved it to another batch
   };
   struct Batch {
     uint64_t id = 0;

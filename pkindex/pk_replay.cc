@@ -30,6 +30,7 @@ struct AfterImage {
   std::string encoded;
   Overlay::Row row;  // the same row as the overlay sees it
   int32_t offset_delta = 0;
+  int64_t timestamp = -1;  // the record's
 };
 
 // Decodes the after-images of `batch` (records at base_offset + delta, only those past
@@ -74,6 +75,7 @@ Status after_images(const protocol::RecordBatchView& batch, int64_t base_offset,
     }
     AfterImage a;
     a.offset_delta = r.offset_delta;
+    a.timestamp = reader.timestamp_of(r);
     rf::append_row_key(a.key, *r.key);
     if (*kind == ChangeKind::del || !r.value) {
       a.del = true;
@@ -127,6 +129,8 @@ Status PkState::apply_changelog_locked(const protocol::RecordBatchView& batch,
       } else {
         wb.Put(a.key, a.encoded);
       }
+      put_history(wb, a.key, a.del ? std::string_view() : a.encoded, a.timestamp,
+                  base_offset + a.offset_delta);
     }
   }
   return write_applied(wb, last);
@@ -140,8 +144,8 @@ Status PkState::hold_changelog_locked(const protocol::RecordBatchView& batch, in
     std::vector<AfterImage> images;
     STRATA_RETURN_IF_ERROR(after_images(batch, base_offset, -1, options_.table, images));
     for (auto& a : images) {
-      b.ops.push_back(
-          Overlay::Op{a.key, a.del ? std::string() : std::move(a.encoded), a.offset_delta});
+      b.ops.push_back(Overlay::Op{a.key, a.del ? std::string() : std::move(a.encoded),
+                                  a.offset_delta, a.timestamp, -1});
       b.rows[a.key] = a.del ? Overlay::Row{} : std::move(a.row);
     }
   }
@@ -190,6 +194,9 @@ Status PkState::replay() {
     }
     rocksdb::WriteBatch wb;
     wb.DeleteRange(std::string(1, rf::kRowPrefix), std::string(1, rf::kRowPrefix + 1));
+    wb.DeleteRange(std::string(1, rf::kHistoryPrefix), std::string(1, rf::kHistoryPrefix + 1));
+    wb.Delete(rocksdb::Slice(rf::kHistoryHorizonKey.data(), rf::kHistoryHorizonKey.size()));
+    wb.Delete(rocksdb::Slice(rf::kHistoryWatermarkKey.data(), rf::kHistoryWatermarkKey.size()));
     wb.Delete(rocksdb::Slice(rf::kAppliedKey.data(), rf::kAppliedKey.size()));
     wb.Delete(rocksdb::Slice(rf::kTxnFloorKey.data(), rf::kTxnFloorKey.size()));
     rocksdb::WriteOptions wo;
@@ -198,6 +205,8 @@ Status PkState::replay() {
     if (!st.ok()) return Status(Errc::io_error, st.ToString());
     applied_offset_.store(-1);
     txn_floor_ = std::numeric_limits<int64_t>::max();
+    hist_horizon_.store(0);
+    hist_watermark_.store(std::numeric_limits<int64_t>::min());
   }
   std::lock_guard wl(write_mu_);
   return replay_range_locked(end);

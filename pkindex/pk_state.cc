@@ -90,6 +90,7 @@ Result<std::unique_ptr<PkState>> PkState::open(PkEnvironment& env, storage::Part
     return Status(Errc::corruption, s->path_ + ": bad applied offset: " + st.ToString());
   }
   STRATA_RETURN_IF_ERROR(s->load_txn_floor());
+  STRATA_RETURN_IF_ERROR(s->load_history_meta());
   // What open() read is in SSTs (WAL off).
   s->persisted_applied_.store(std::min(s->applied_offset(), s->txn_floor_ - 1));
   // State ahead of the log (torn tail truncated) or behind its start (retention passed it):
@@ -278,12 +279,14 @@ Status PkState::apply_front() {
   overlay_.pop_front();
   rocksdb::WriteBatch wb;
   for (Overlay::Op& op : p.ops) {
+    const int64_t offset = op.offset >= 0 ? op.offset : p.base_offset + op.offset_delta;
     if (op.encoded.empty()) {
       wb.Delete(op.key);
     } else {
-      if (p.txn_first_offset < 0) rf::patch_offset(op.encoded, p.base_offset + op.offset_delta);
+      if (p.txn_first_offset < 0) rf::patch_offset(op.encoded, offset);
       wb.Put(op.key, op.encoded);
     }
+    put_history(wb, op.key, op.encoded, op.timestamp, offset);
   }
   return write_applied(wb, p.last_offset());
 }

@@ -130,6 +130,25 @@ struct LookupResult {
   int64_t timestamp = -1;  // of the row's last change
 };
 
+// A point in the partition's past (LookupAsOf): a log offset, or a time in the records' own
+// timestamps (CreateTime, or the broker's append time on a LogAppendTime topic).
+struct AsOf {
+  enum class Kind : uint8_t { timestamp, offset };
+  Kind kind = Kind::timestamp;
+  int64_t at = 0;
+};
+
+struct AsOfResult {
+  bool found = false;
+  std::string value;
+  int64_t offset = -1;     // of the change that made the row (found)
+  int64_t timestamp = -1;  // of that change (found)
+  // The history no longer covers `at` (trimmed with the log's start): the earliest `at` of the
+  // same kind it can answer for this partition.
+  bool out_of_retention = false;
+  int64_t earliest = -1;
+};
+
 class PkState {
  public:
   struct Options {
@@ -222,6 +241,20 @@ class PkState {
   // Current rows (RocksDB only: applied writes; a produce is acknowledged after apply, so a
   // lookup after the acknowledgement sees it). Errc::io_error on a RocksDB failure.
   Result<LookupResult> lookup(std::span<const uint8_t> key) const;
+
+  // --- History (table.history.enabled; pk_history.cc) ---
+  // The key's row as of `at`: the newest change (in log order) at an offset <= at.at, or with a
+  // timestamp <= at.at (a late record — one whose timestamp is older than an earlier change's —
+  // is found at its own timestamp). Applied changes only, as lookup(). On a TTL table a row whose
+  // TTL clock + ttl <= at.at is absent at that time. Errc::invalid_argument when the table keeps
+  // no history.
+  Result<AsOfResult> lookup_as_of(std::span<const uint8_t> key, const AsOf& at) const;
+  // Drops the changes below `horizon` (the log's start offset) but each key's newest one (a
+  // delete's too), so every point from horizon - 1 on stays exact; points before it then answer
+  // out_of_retention. A no-op unless `horizon` passed the last one. One caller at a time (its
+  // own mutex; writes and reads go on). Returns the changes removed.
+  Result<uint64_t> trim_history(int64_t horizon);
+  int64_t history_horizon() const { return hist_horizon_.load(std::memory_order_acquire); }
 
   // Up to `limit` rows whose key starts with `prefix`, in key order, strictly after `cursor` (the
   // previous page's next_cursor) when given. Reads one RocksDB snapshot per call.
@@ -335,6 +368,13 @@ class PkState {
   int64_t open_txn_floor_locked() const;
   // write_mu_ held: the oldest overlay batch (appended) into RocksDB.
   Status apply_front();
+  // A change's history entry into `wb` (history tables; `encoded` empty = a delete).
+  void put_history(rocksdb::WriteBatch& wb, std::string_view row_key, std::string_view encoded,
+                   int64_t timestamp, int64_t offset) const;
+  Status load_history_meta();  // the horizon and watermark from RocksDB (open)
+  std::mutex trim_mu_;         // one trim_history() at a time
+  std::atomic<int64_t> hist_horizon_{0};
+  std::atomic<int64_t> hist_watermark_{std::numeric_limits<int64_t>::min()};
   // write_mu_ held, db_mu_ shared: one RocksDB write of rows + the applied offset.
   Status write_applied(rocksdb::WriteBatch& wb, int64_t applied);
   // The key's row as of `building`, `own` (a transaction's rows, newest first), the overlay

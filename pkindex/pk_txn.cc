@@ -52,6 +52,7 @@ Status PkState::end_txn_locked(int64_t producer_id, bool commit, int64_t marker_
           rf::patch_offset(op.encoded, b.base_offset + op.offset_delta);
           wb.Put(op.key, op.encoded);
         }
+        put_history(wb, op.key, op.encoded, op.timestamp, b.base_offset + op.offset_delta);
       }
     }
     txns_.erase(it);
@@ -69,7 +70,8 @@ Status PkState::decide_held_txn_locked(int64_t producer_id, bool commit, int64_t
     for (Overlay::Batch& b : it->second.batches.batches()) {
       if (!commit) break;
       for (Overlay::Op& op : b.ops) {
-        if (!op.encoded.empty()) rf::patch_offset(op.encoded, b.base_offset + op.offset_delta);
+        op.offset = b.base_offset + op.offset_delta;
+        if (!op.encoded.empty()) rf::patch_offset(op.encoded, op.offset);
         decided.ops.push_back(std::move(op));
       }
       for (auto& [key, row] : b.rows) decided.rows[key] = std::move(row);  // newest batch wins

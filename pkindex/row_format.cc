@@ -39,6 +39,13 @@ void encode_row(std::string& out, int64_t offset, int64_t timestamp, std::option
   out.append(reinterpret_cast<const char*>(value.data()), value.size());
 }
 
+void append_history_prefix(std::string& out, std::span<const uint8_t> key) {
+  const auto n = static_cast<uint32_t>(key.size());
+  out.push_back(kHistoryPrefix);
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>(n >> shift));
+  out.append(reinterpret_cast<const char*>(key.data()), key.size());
+}
+
 void patch_offset(std::string& encoded, int64_t offset) {
   put_be64(reinterpret_cast<uint8_t*>(encoded.data() + kOffsetPos), offset);
 }

@@ -7,6 +7,12 @@
 //                offset of the last change | int64 BE timestamp of the last change | [int64 BE
 //                version] | [int64 BE broker append time, ms: the TTL clock] | row bytes
 //                (rows written before TTL existed have neither flag and stay readable)
+// With table.history.enabled, every change is kept too (pk_history.cc):
+//   history key   = 'h' + u32 BE key length + primary key bytes + int64 BE offset of the change
+//                   (the length keeps one key's changes contiguous and apart from longer keys')
+//   history value = the row value as above (a put), or 'D' + int64 BE timestamp (a delete)
+//   meta key      = "m.hist-horizon" -> int64 BE: changes below it were trimmed to each key's
+//                   newest; "m.hist-watermark" -> int64 BE: the newest timestamp among them
 // The offset sits at a fixed position so a row encoded before its offset is known (compute) can be
 // patched at apply time. Owned by pkindex. Pure functions; any thread.
 #pragma once
@@ -25,6 +31,10 @@ inline constexpr std::string_view kAppliedKey = "m.applied";
 // int64 BE: the first offset of the oldest transaction open at the applied offset (absent: none);
 // replay starts at min(it, applied + 1).
 inline constexpr std::string_view kTxnFloorKey = "m.txn-floor";
+inline constexpr char kHistoryPrefix = 'h';
+inline constexpr std::string_view kHistoryHorizonKey = "m.hist-horizon";
+inline constexpr std::string_view kHistoryWatermarkKey = "m.hist-watermark";
+inline constexpr uint8_t kHistoryDelete = 'D';
 inline constexpr uint8_t kFormat = 1;
 inline constexpr uint8_t kHasVersion = 1;
 inline constexpr uint8_t kHasAppendTime = 2;
@@ -45,6 +55,8 @@ void append_row_key(std::string& out, std::span<const uint8_t> key);
 void encode_row(std::string& out, int64_t offset, int64_t timestamp, std::optional<int64_t> version,
                 std::span<const uint8_t> value, std::optional<int64_t> append_time = std::nullopt);
 void patch_offset(std::string& encoded, int64_t offset);
+// 'h' + u32 BE length + key: every history key of `key` starts with it.
+void append_history_prefix(std::string& out, std::span<const uint8_t> key);
 // nullopt on a value that is not a well-formed row.
 std::optional<RowView> decode_row(std::span<const uint8_t> encoded);
 

@@ -169,6 +169,10 @@ const KeyTable<TableConfig>& table_key_table() {
               "confluent tables: the table schema's id, set by the broker at creation (the log's "
               "framing).",
               kRo);
+    t.boolean(kHistoryEnabled.data(), &C::history, "false",
+              "Keep every change of every key in a history index, for point-in-time reads "
+              "(LookupAsOf); each change is then written twice to the state.",
+              kRo);
     return t;
   }();
   return table;

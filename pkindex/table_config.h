@@ -26,6 +26,7 @@ using protocol::pk::image_name;
 using protocol::pk::kChangelogImage;
 using protocol::pk::kDefaultSnapshotIntervalMs;
 using protocol::pk::kDeleteBehavior;
+using protocol::pk::kHistoryEnabled;
 using protocol::pk::kMergeEngine;
 using protocol::pk::kPartitioner;
 using protocol::pk::kSnapshotIntervalMs;
@@ -82,6 +83,7 @@ struct TableConfig {
   ValueFormat value_format{};
   std::string value_schema_subject;  // confluent: the table schema's subject
   int32_t value_schema_id = -1;      // confluent: the table schema's id (framing of the log)
+  bool history = false;              // a history index for LookupAsOf (table.history.enabled)
   // aggregation: the columns with a table.fields.<column>.* key; any other column aggregates
   // with last_value_ignore_nulls.
   std::map<std::string, ColumnAgg> fields;

@@ -33,6 +33,9 @@ inline constexpr std::string_view kValueFormat = "table.value.format";
 // the version the table was created with (set by the broker at creation, not by clients).
 inline constexpr std::string_view kValueSchemaSubject = "table.value.schema.subject";
 inline constexpr std::string_view kValueSchemaId = "table.value.schema.id";
+// Keep every change of every key (a history index in the state) for point-in-time reads
+// (LookupAsOf); false by default: it writes each change a second time.
+inline constexpr std::string_view kHistoryEnabled = "table.history.enabled";
 // Per-column keys of aggregation tables: table.fields.<column>.agg = a function name, and
 // table.fields.<column>.listagg.delimiter (or .string_agg.delimiter) = its separator.
 inline constexpr std::string_view kFieldsPrefix = "table.fields.";
