@@ -89,6 +89,7 @@ const std::vector<HandlerDef>& handler_table() {
         def<p::WriteTxnMarkersRequest>(handlers::write_txn_markers),
         // Extension APIs of primary-key tables (Protobuf bodies, protocol/ext/*.proto)
         ext_def(protocol::ext::kLookup, handlers::ext_lookup),
+        ext_def(protocol::ext::kLookupAsOf, handlers::ext_lookup_as_of),
         ext_def(protocol::ext::kPrefixLookup, handlers::ext_prefix_lookup),
         ext_def(protocol::ext::kDescribeTable, handlers::ext_describe_table),
         ext_def(protocol::ext::kReplicaCheckpoint, handlers::ext_replica_checkpoint),

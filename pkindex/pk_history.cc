@@ -98,7 +98,8 @@ Status PkState::load_history_meta() {
   return Status::Ok();
 }
 
-Result<AsOfResult> PkState::lookup_as_of(std::span<const uint8_t> key, const AsOf& at) const {
+Result<AsOfResult> PkState::lookup_as_of(std::span<const uint8_t> key, const AsOf& at,
+                                         uint64_t* steps) const {
   if (!options_.table.history) {
     return Status(Errc::invalid_argument,
                   "the table keeps no history (created without table.history.enabled=true)");
@@ -151,6 +152,10 @@ Result<AsOfResult> PkState::lookup_as_of(std::span<const uint8_t> key, const AsO
       hit = std::move(c);
       break;
     }
+    if (steps && (*steps == 0 || --*steps == 0)) {
+      out.truncated = true;
+      return out;
+    }
   }
   if (!it->status().ok()) return Status(Errc::io_error, it->status().ToString());
   if (!hit && !by_offset && horizon > 0 && at.at < watermark) out.out_of_retention = true;
@@ -165,6 +170,10 @@ Result<AsOfResult> PkState::lookup_as_of(std::span<const uint8_t> key, const AsO
   out.offset = hit->offset;
   out.timestamp = hit->timestamp;
   return out;
+}
+
+Result<uint64_t> PkState::trim_history_to_log_start() {
+  return trim_history(log_.log_start_offset());
 }
 
 Result<uint64_t> PkState::trim_history(int64_t horizon) {

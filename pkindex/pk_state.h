@@ -147,6 +147,8 @@ struct AsOfResult {
   // same kind it can answer for this partition.
   bool out_of_retention = false;
   int64_t earliest = -1;
+  // The read stepped over its budget of newer changes before finding the point (not answered).
+  bool truncated = false;
 };
 
 class PkState {
@@ -247,13 +249,17 @@ class PkState {
   // timestamp <= at.at (a late record — one whose timestamp is older than an earlier change's —
   // is found at its own timestamp). Applied changes only, as lookup(). On a TTL table a row whose
   // TTL clock + ttl <= at.at is absent at that time. Errc::invalid_argument when the table keeps
-  // no history.
-  Result<AsOfResult> lookup_as_of(std::span<const uint8_t> key, const AsOf& at) const;
+  // no history. A time read steps back over the key's changes newer than the point: `steps`
+  // (when given) bounds how many, across calls; past it the answer is `truncated`.
+  Result<AsOfResult> lookup_as_of(std::span<const uint8_t> key, const AsOf& at,
+                                  uint64_t* steps = nullptr) const;
   // Drops the changes below `horizon` (the log's start offset) but each key's newest one (a
   // delete's too), so every point from horizon - 1 on stays exact; points before it then answer
   // out_of_retention. A no-op unless `horizon` passed the last one. One caller at a time (its
   // own mutex; writes and reads go on). Returns the changes removed.
   Result<uint64_t> trim_history(int64_t horizon);
+  // trim_history() to where the partition log starts now (the broker's maintenance loop).
+  Result<uint64_t> trim_history_to_log_start();
   int64_t history_horizon() const { return hist_horizon_.load(std::memory_order_acquire); }
 
   // Up to `limit` rows whose key starts with `prefix`, in key order, strictly after `cursor` (the

@@ -67,6 +67,7 @@ void write_txn_markers(RequestContext& ctx, protocol::Reader& body);
 
 // Extension APIs of primary-key tables (keys 16000-16099, Protobuf bodies).
 void ext_lookup(RequestContext& ctx, protocol::Reader& body);
+void ext_lookup_as_of(RequestContext& ctx, protocol::Reader& body);
 void ext_prefix_lookup(RequestContext& ctx, protocol::Reader& body);
 void ext_describe_table(RequestContext& ctx, protocol::Reader& body);
 void ext_replica_checkpoint(RequestContext& ctx, protocol::Reader& body);

@@ -83,6 +83,18 @@ void PkTables::checkpoint_loop() {
           if (it == states_.end()) continue;  // not opened (yet) or offline
           state = it->second;
         }
+        // The history index follows the log's start (retention, DeleteRecords): a no-op until
+        // it moved.
+        if (state->options().table.history) {
+          auto trimmed = state->trim_history_to_log_start();
+          if (!trimmed.ok()) {
+            spdlog::warn("trimming the history of {}-{}: {}", topic->name, p,
+                         trimmed.status().to_string());
+          } else if (*trimmed > 0) {
+            spdlog::info("history of {}-{} trimmed to offset {}: {} changes removed", topic->name,
+                         p, state->history_horizon(), *trimmed);
+          }
+        }
         auto [lit, fresh] = last_ms.try_emplace(key, now);
         if (fresh) {
           const int64_t created = state->newest_checkpoint().created_ms;

@@ -1,6 +1,8 @@
-// `strata table ...`: primary-key tables: create, put, delete, get, scan, changelog,
+// `strata table ...`: primary-key tables: create, put, delete, get, as-of, scan, changelog,
 // describe. Keys are routed with the table's partitioner read from DescribeTable.
+#include <charconv>
 #include <csignal>
+#include <fstream>
 #include <iostream>
 
 #include "tools/cli/cli_common.h"
@@ -25,6 +27,10 @@ struct TableOpts {
   bool follower_read = false;        // get: any replica answers
   int64_t min_offset = 0;            // get: read-your-writes token
   std::vector<std::string> columns;  // get, scan: typed tables' projection
+  std::optional<int64_t> at;         // as-of: a time (ms)
+  std::optional<int64_t> at_offset;  // as-of: a log offset
+  std::string events;                // as-of: a file of "key<TAB>point" lines (- = stdin)
+  bool event_offsets = false;        // as-of --events: the points are offsets
 };
 
 json table_json(const client::TableInfo& t) {
@@ -123,6 +129,89 @@ int do_get(Cli& cli, const TableOpts& o) {
     for (size_t i = 0; i < o.keys.size(); ++i) {
       const auto& r = (*rows)[i];
       std::cout << o.keys[i] << "\t" << (r.found ? r.value : "(absent)") << "\n";
+    }
+  }
+  return kExitOk;
+}
+
+// Reads "key<TAB>point" lines (point: ms, or an offset with --offset) for as-of --events.
+Status read_events(const std::string& path, std::vector<std::string>& keys,
+                   std::vector<int64_t>& points) {
+  std::ifstream file;
+  if (path != "-") {
+    file.open(path);
+    if (!file) return Status(Errc::not_found, "cannot read " + path);
+  }
+  std::istream& in = path == "-" ? std::cin : file;
+  std::string line;
+  for (size_t n = 1; std::getline(in, line); ++n) {
+    if (line.empty()) continue;
+    const size_t tab = line.rfind('\t');
+    int64_t point = 0;
+    const char* end = line.data() + line.size();
+    auto [p, ec] = tab == std::string::npos ? std::from_chars(end, end, point)
+                                            : std::from_chars(line.data() + tab + 1, end, point);
+    if (tab == std::string::npos || ec != std::errc() || p != end) {
+      return Status(Errc::invalid_argument,
+                    path + " line " + std::to_string(n) + ": want KEY<TAB>POINT (an integer)");
+    }
+    keys.push_back(line.substr(0, tab));
+    points.push_back(point);
+  }
+  return Status::Ok();
+}
+
+int do_as_of(Cli& cli, const TableOpts& o) {
+  const int ways = (o.at ? 1 : 0) + (o.at_offset ? 1 : 0) + (o.events.empty() ? 0 : 1);
+  if (ways != 1) {
+    return usage_error(cli, "give one point: --at MS or --offset OFFSET, or --events FILE");
+  }
+  std::vector<std::string> keys = o.keys;
+  std::vector<int64_t> points(keys.size(), o.at ? *o.at : o.at_offset.value_or(0));
+  if (!o.events.empty()) {
+    if (!keys.empty()) return usage_error(cli, "--events takes the keys from the file");
+    if (Status st = read_events(o.events, keys, points); !st.ok()) {
+      return usage_error(cli, st.message());
+    }
+  } else if (keys.empty()) {
+    return usage_error(cli, "name keys, or --events FILE");
+  }
+  auto t = cli.client().describe_table(o.name);
+  if (!t.ok()) return fail(cli, t.status());
+  client::AsOfOptions ao;
+  ao.by_offset = o.at_offset.has_value() || o.event_offsets;
+  ao.columns = o.columns;
+  auto rows = cli.client().lookup_as_of(*t, keys, points, ao);
+  if (!rows.ok()) return fail(cli, rows.status());
+  auto row_json = [&](size_t i) {
+    const auto& r = (*rows)[i];
+    json j{{"key", keys[i]}, {"at", points[i]}};
+    if (r.out_of_retention) {
+      j["error"] = "OFFSET_OUT_OF_RANGE";
+      j["earliest"] = r.earliest;
+      return j;
+    }
+    j["found"] = r.found;
+    j["value"] = r.found ? json(r.value) : json(nullptr);
+    j["offset"] = r.offset;
+    j["timestamp"] = r.timestamp;
+    return j;
+  };
+  if (!o.events.empty()) {  // a training set: one JSON line per event
+    for (size_t i = 0; i < keys.size(); ++i) std::cout << row_json(i).dump() << "\n";
+  } else if (cli.json_out()) {
+    json arr = json::array();
+    for (size_t i = 0; i < keys.size(); ++i) arr.push_back(row_json(i));
+    print_json({{"topic", o.name}, {"rows", arr}});
+  } else {
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const auto& r = (*rows)[i];
+      std::cout << keys[i] << "\t"
+                << (r.out_of_retention
+                        ? "(not covered; earliest " + std::to_string(r.earliest) + ")"
+                    : r.found ? r.value
+                              : std::string("(absent)"))
+                << "\n";
     }
   }
   return kExitOk;
@@ -340,6 +429,22 @@ void register_table(CLI::App& app, Cli& cli) {
     s->add_option("--columns", o->columns, "Typed tables: only these columns (a,b,c)")
         ->delimiter(',');
     on_run(s, cli, o, do_get);
+  }
+  {
+    auto o = std::make_shared<TableOpts>();
+    auto* s = table->add_subcommand(
+        "as-of", "Rows as they were at a time or offset (tables with table.history.enabled)");
+    s->add_option("name", o->name)->required();
+    s->add_option("keys", o->keys, "Keys");
+    s->add_option("--at", o->at, "The point: a time, ms since the epoch (record timestamps)");
+    s->add_option("--offset", o->at_offset, "The point: a log offset");
+    s->add_option("--events", o->events,
+                  "KEY<TAB>POINT lines (- = stdin): one answer per line, as JSON lines");
+    s->add_flag("--event-offsets", o->event_offsets,
+                "The points of --events are log offsets (default: times in ms)");
+    s->add_option("--columns", o->columns, "Typed tables: only these columns (a,b,c)")
+        ->delimiter(',');
+    on_run(s, cli, o, do_as_of);
   }
   {
     auto o = std::make_shared<TableOpts>();

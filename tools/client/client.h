@@ -47,6 +47,10 @@ class Client {
   Result<Connection*> broker_connection(int32_t node_id);
   // The leader of topic/partition (refreshes Metadata for the topic when unknown).
   Result<Connection*> leader_connection(const std::string& topic, int32_t partition);
+  // A keyed read's keys by the connection that serves them (each partition's leader, or the
+  // bootstrap broker for follower reads): (partition, key index), partition then input order.
+  Result<std::map<Connection*, std::vector<std::pair<int32_t, size_t>>>> route_keys(
+      const TableInfo& table, std::span<const std::string> keys, bool follower_read);
 
   // ---- cluster and topics (client_admin.cc)
   // Metadata for `topics` (nullopt = all topics). Per-topic errors are kept in TopicInfo.
@@ -150,6 +154,13 @@ class Client {
   // truncated (its byte budget was reached) are asked again in the next round.
   Result<std::vector<LookupRow>> lookup(const TableInfo& table, std::span<const std::string> keys,
                                         const LookupOptions& options = {});
+  // Rows of `keys` as of `points` (one per key: a time in ms, or an offset with
+  // AsOfOptions::by_offset) from tables with table.history.enabled, routed and batched as
+  // lookup(). A point the history no longer covers comes back out_of_retention.
+  Result<std::vector<AsOfRow>> lookup_as_of(const TableInfo& table,
+                                            std::span<const std::string> keys,
+                                            std::span<const int64_t> points,
+                                            const AsOfOptions& options = {});
   // Rows whose key starts with `prefix` over all partitions (fan out, following cursors), at
   // most `limit` rows in total (0 = no limit). `page` is the per-request limit.
   Result<std::vector<TableRow>> prefix_lookup(const TableInfo& table, const std::string& prefix,

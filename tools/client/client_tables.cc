@@ -1,10 +1,11 @@
-// Client: primary-key table calls over the extension APIs (DescribeTable, Lookup, PrefixLookup,
-// Scan, ReadChangelog; protocol/ext/*.proto). See client.h.
+// Client: primary-key table calls over the extension APIs (DescribeTable, Lookup, LookupAsOf,
+// PrefixLookup, Scan, ReadChangelog; protocol/ext/*.proto). See client.h.
 #include <algorithm>
 
 #include "protocol/ext/api_keys.h"
 #include "protocol/ext/describe_table.pb.h"
 #include "protocol/ext/lookup.pb.h"
+#include "protocol/ext/lookup_as_of.pb.h"
 #include "protocol/ext/prefix_lookup.pb.h"
 #include "protocol/ext/read_changelog.pb.h"
 #include "protocol/ext/scan.pb.h"
@@ -91,11 +92,8 @@ Result<TableInfo> Client::describe_table(const std::string& topic) {
   return kafka_status(3, "table '" + topic + "'");
 }
 
-Result<std::vector<LookupRow>> Client::lookup(const TableInfo& table,
-                                              std::span<const std::string> keys,
-                                              const LookupOptions& options) {
-  std::vector<LookupRow> out(keys.size());
-  if (keys.empty()) return out;
+Result<std::map<Connection*, std::vector<std::pair<int32_t, size_t>>>> Client::route_keys(
+    const TableInfo& table, std::span<const std::string> keys, bool follower_read) {
   // leader -> (partition, key index), in partition then request order
   std::map<Connection*, std::vector<std::pair<int32_t, size_t>>> by_leader;
   std::map<int32_t, Connection*> leaders;
@@ -104,8 +102,7 @@ Result<std::vector<LookupRow>> Client::lookup(const TableInfo& table,
                                                       table.partition_count);
     auto it = leaders.find(p);
     if (it == leaders.end()) {
-      auto conn =
-          options.follower_read ? bootstrap_connection() : leader_connection(table.topic, p);
+      auto conn = follower_read ? bootstrap_connection() : leader_connection(table.topic, p);
       if (!conn.ok()) return conn.status();
       it = leaders.emplace(p, *conn).first;
     }
@@ -114,78 +111,157 @@ Result<std::vector<LookupRow>> Client::lookup(const TableInfo& table,
   for (auto& [conn, todo] : by_leader) {
     std::stable_sort(todo.begin(), todo.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
-    // Rounds: each request takes what the broker's request bounds allow, and the keys an answer
-    // marks truncated (its byte budget was reached) go into the next round, until none is left.
-    while (!todo.empty()) {
-      std::map<int32_t, std::vector<size_t>> sent;  // partition -> key indexes, request order
-      size_t n = 0, bytes = 0;
-      while (n < todo.size() && n < kLookupMaxKeys &&
-             (n == 0 || bytes + keys[todo[n].second].size() <= kLookupMaxKeyBytes)) {
-        bytes += keys[todo[n].second].size();
-        sent[todo[n].first].push_back(todo[n].second);
-        ++n;
-      }
-      ext::LookupRequest req;
-      req.set_follower_read(options.follower_read);
-      for (const auto& c : options.columns) req.add_columns(c);
-      auto* tk = req.add_topics();
-      tk->set_topic(table.topic);
-      for (const auto& [p, idx] : sent) {
-        auto* pk = tk->add_partitions();
-        pk->set_partition(p);
-        pk->set_min_offset(options.min_offset);
-        for (size_t i : idx) pk->add_keys(keys[i]);
-      }
-      ext::LookupResponse resp;
-      STRATA_RETURN_IF_ERROR(conn->call_ext(api::kLookup, req, resp));
-      if (resp.error_code() != 0) {
-        return kafka_status(static_cast<int16_t>(resp.error_code()), "Lookup",
-                            resp.error_message());
-      }
-      std::vector<std::pair<int32_t, size_t>> next;
-      size_t answered = 0, served = 0;
-      for (const auto& tr : resp.topics()) {
-        for (const auto& pr : tr.partitions()) {
-          if (pr.error_code() != 0) {
-            return kafka_status(static_cast<int16_t>(pr.error_code()),
-                                part_ctx(table.topic, pr.partition()), pr.error_message());
-          }
-          auto it = sent.find(pr.partition());
-          if (it == sent.end() || static_cast<size_t>(pr.rows_size()) != it->second.size()) {
-            return connection_status("Lookup response does not match the request for " +
-                                     part_ctx(table.topic, pr.partition()));
-          }
-          for (int r = 0; r < pr.rows_size(); ++r) {
-            const auto& row = pr.rows(r);
-            const size_t i = it->second[static_cast<size_t>(r)];
-            if (row.truncated()) {
-              next.push_back({pr.partition(), i});
-              continue;
-            }
-            LookupRow& dst = out[i];
-            dst.found = row.found();
-            dst.value = row.value();
-            dst.offset = row.offset();
-            dst.timestamp = row.timestamp();
-            dst.applied_offset = pr.applied_offset();
-            ++served;
-          }
-          ++answered;
-        }
-      }
-      if (answered != sent.size()) {
-        return connection_status("Lookup response is missing partitions of table '" + table.topic +
-                                 "'");
-      }
-      if (served == 0) {  // a broker serving nothing would make this loop forever
-        return Status(Errc::corruption, "UNKNOWN_SERVER_ERROR: Lookup of table '" + table.topic +
-                                            "': no progress (the broker served no key)");
-      }
-      next.insert(next.end(), todo.begin() + static_cast<std::ptrdiff_t>(n), todo.end());
-      std::stable_sort(next.begin(), next.end(),
-                       [](const auto& a, const auto& b) { return a.first < b.first; });
-      todo = std::move(next);
+  }
+  return by_leader;
+}
+
+namespace {
+
+// One leader's keys of a keyed read (Lookup, LookupAsOf) in rounds: each request takes what the
+// broker's request bounds allow, and the keys an answer marks truncated (its byte budget was
+// reached) go into the next round, until none is left. `fill(req, partition keys, sent)` builds
+// a request from the keys per partition; `take(partition answer, row, key index)` stores a row.
+template <typename Req, typename Resp, typename Fill, typename Take>
+Status keyed_rounds(Connection& conn, int16_t api_key, const char* api_name,
+                    const std::string& topic, std::vector<std::pair<int32_t, size_t>> todo,
+                    std::span<const std::string> keys, const Fill& fill, const Take& take) {
+  while (!todo.empty()) {
+    std::map<int32_t, std::vector<size_t>> sent;  // partition -> key indexes, request order
+    size_t n = 0, bytes = 0;
+    while (n < todo.size() && n < kLookupMaxKeys &&
+           (n == 0 || bytes + keys[todo[n].second].size() <= kLookupMaxKeyBytes)) {
+      bytes += keys[todo[n].second].size();
+      sent[todo[n].first].push_back(todo[n].second);
+      ++n;
     }
+    Req req;
+    fill(req, sent);
+    Resp resp;
+    STRATA_RETURN_IF_ERROR(conn.call_ext(api_key, req, resp));
+    if (resp.error_code() != 0) {
+      return kafka_status(static_cast<int16_t>(resp.error_code()), api_name, resp.error_message());
+    }
+    std::vector<std::pair<int32_t, size_t>> next;
+    size_t answered = 0, served = 0;
+    for (const auto& tr : resp.topics()) {
+      for (const auto& pr : tr.partitions()) {
+        if (pr.error_code() != 0) {
+          return kafka_status(static_cast<int16_t>(pr.error_code()),
+                              part_ctx(topic, pr.partition()), pr.error_message());
+        }
+        auto it = sent.find(pr.partition());
+        if (it == sent.end() || static_cast<size_t>(pr.rows_size()) != it->second.size()) {
+          return connection_status(std::string(api_name) +
+                                   " response does not match the request for " +
+                                   part_ctx(topic, pr.partition()));
+        }
+        for (int r = 0; r < pr.rows_size(); ++r) {
+          const size_t i = it->second[static_cast<size_t>(r)];
+          if (pr.rows(r).truncated()) {
+            next.push_back({pr.partition(), i});
+            continue;
+          }
+          take(pr, pr.rows(r), i);
+          ++served;
+        }
+        ++answered;
+      }
+    }
+    if (answered != sent.size()) {
+      return connection_status(std::string(api_name) +
+                               " response is missing partitions of table '" + topic + "'");
+    }
+    if (served == 0) {  // a broker serving nothing would make this loop forever
+      return Status(Errc::corruption, "UNKNOWN_SERVER_ERROR: " + std::string(api_name) +
+                                          " of table '" + topic +
+                                          "': no progress (the broker served no key)");
+    }
+    next.insert(next.end(), todo.begin() + static_cast<std::ptrdiff_t>(n), todo.end());
+    std::stable_sort(next.begin(), next.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    todo = std::move(next);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<LookupRow>> Client::lookup(const TableInfo& table,
+                                              std::span<const std::string> keys,
+                                              const LookupOptions& options) {
+  std::vector<LookupRow> out(keys.size());
+  if (keys.empty()) return out;
+  auto by_leader = route_keys(table, keys, options.follower_read);
+  if (!by_leader.ok()) return by_leader.status();
+  for (auto& [conn, todo] : *by_leader) {
+    STRATA_RETURN_IF_ERROR((keyed_rounds<ext::LookupRequest, ext::LookupResponse>(
+        *conn, api::kLookup, "Lookup", table.topic, std::move(todo), keys,
+        [&](ext::LookupRequest& req, const std::map<int32_t, std::vector<size_t>>& sent) {
+          req.set_follower_read(options.follower_read);
+          for (const auto& c : options.columns) req.add_columns(c);
+          auto* tk = req.add_topics();
+          tk->set_topic(table.topic);
+          for (const auto& [p, idx] : sent) {
+            auto* pk = tk->add_partitions();
+            pk->set_partition(p);
+            pk->set_min_offset(options.min_offset);
+            for (size_t i : idx) pk->add_keys(keys[i]);
+          }
+        },
+        [&](const ext::LookupResponse::PartitionRows& pr, const ext::LookupResponse::Row& row,
+            size_t i) {
+          LookupRow& dst = out[i];
+          dst.found = row.found();
+          dst.value = row.value();
+          dst.offset = row.offset();
+          dst.timestamp = row.timestamp();
+          dst.applied_offset = pr.applied_offset();
+        })));
+  }
+  return out;
+}
+
+Result<std::vector<AsOfRow>> Client::lookup_as_of(const TableInfo& table,
+                                                  std::span<const std::string> keys,
+                                                  std::span<const int64_t> points,
+                                                  const AsOfOptions& options) {
+  if (points.size() != keys.size()) {
+    return Status(Errc::invalid_argument, "one point per key");
+  }
+  std::vector<AsOfRow> out(keys.size());
+  if (keys.empty()) return out;
+  auto by_leader = route_keys(table, keys, options.follower_read);
+  if (!by_leader.ok()) return by_leader.status();
+  for (auto& [conn, todo] : *by_leader) {
+    STRATA_RETURN_IF_ERROR((keyed_rounds<ext::LookupAsOfRequest, ext::LookupAsOfResponse>(
+        *conn, api::kLookupAsOf, "LookupAsOf", table.topic, std::move(todo), keys,
+        [&](ext::LookupAsOfRequest& req, const std::map<int32_t, std::vector<size_t>>& sent) {
+          req.set_kind(options.by_offset ? ext::LookupAsOfRequest::OFFSET
+                                         : ext::LookupAsOfRequest::TIMESTAMP);
+          req.set_follower_read(options.follower_read);
+          for (const auto& c : options.columns) req.add_columns(c);
+          auto* tk = req.add_topics();
+          tk->set_topic(table.topic);
+          for (const auto& [p, idx] : sent) {
+            auto* pk = tk->add_partitions();
+            pk->set_partition(p);
+            for (size_t i : idx) {
+              auto* k = pk->add_keys();
+              k->set_key(keys[i]);
+              k->set_at(points[i]);
+            }
+          }
+        },
+        [&](const ext::LookupAsOfResponse::PartitionRows&, const ext::LookupAsOfResponse::Row& row,
+            size_t i) {
+          AsOfRow& dst = out[i];
+          dst.found = row.found();
+          dst.value = row.value();
+          dst.offset = row.offset();
+          dst.timestamp = row.timestamp();
+          dst.out_of_retention = row.error_code() != 0;
+          dst.earliest = row.earliest();
+        })));
   }
   return out;
 }

@@ -297,6 +297,22 @@ struct LookupOptions {
   std::vector<std::string> columns;
 };
 
+struct AsOfRow {
+  bool found = false;
+  std::string value;
+  int64_t offset = -1;     // the change that made the row
+  int64_t timestamp = -1;  // its timestamp
+  // The partition's history no longer covers the point; `earliest` is the earliest it covers.
+  bool out_of_retention = false;
+  int64_t earliest = -1;
+};
+
+struct AsOfOptions {
+  bool by_offset = false;  // points are log offsets, not times (ms)
+  bool follower_read = false;
+  std::vector<std::string> columns;  // as LookupOptions::columns
+};
+
 struct TableRow {
   int32_t partition = 0;
   std::string key;

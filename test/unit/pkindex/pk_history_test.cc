@@ -122,6 +122,23 @@ TEST_F(PkHistoryTest, RowsAsOfOffsetsAndTimesIncludingALateRecordAndTtl) {
   EXPECT_EQ(state_->lookup_as_of(bytes("k"), AsOf{}).status().code(), Errc::invalid_argument);
 }
 
+TEST_F(PkHistoryTest, ATimeReadStepsOverAtMostItsBudget) {
+  open(history_table());
+  write({{"k", 100, "old"}});
+  for (int i = 0; i < 10; ++i) write({{"k", 1000 + i, "new" + std::to_string(i)}});
+  uint64_t steps = 5;
+  auto r = state_->lookup_as_of(bytes("k"), AsOf{AsOf::Kind::timestamp, 500}, &steps);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->truncated) << "ten newer changes, five steps";
+  EXPECT_FALSE(r->found);
+  steps = 20;
+  r = state_->lookup_as_of(bytes("k"), AsOf{AsOf::Kind::timestamp, 500}, &steps);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->truncated);
+  EXPECT_EQ(r->value, "old");
+  EXPECT_EQ(steps, 10u) << "one step per newer change";
+}
+
 TEST_F(PkHistoryTest, TtlRowsAreAbsentFromTheirExpiryOn) {
   open(history_table(/*ttl_ms=*/50));
   now_ = 1000;
