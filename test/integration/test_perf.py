@@ -219,7 +219,7 @@ class PerfTest(BrokerTestCase):
 
     def test_pk_apply_and_restart_in_process(self):
         j, _ = perf("pk-apply", "--records", 6000, "--keys", 4000, "--batch", 500,
-                    "--read-variants", "--typed")
+                    "--read-variants", "--typed", "--history")
         self.assertEqual((j["records"], j["key_space"], j["batch"]), (6000, 4000, 500))
         s, r = j["strata"], j["rocksdb"]
         self.assertGreater(s["records_per_s"], 0)
@@ -231,8 +231,9 @@ class PerfTest(BrokerTestCase):
         for v in ("get_put", "get_put_memtable_bloom"):
             self.assertEqual(j["rocksdb_variants"][v]["existing"], 2000)
             self.assertGreater(j["rocksdb_variants"][v]["records_per_s"], 0)
-        # Typed tables: JSON rows through an aggregation table and a last_row json table.
-        for t in ("aggregation", "json_last_row"):
+        # Typed tables: JSON rows through an aggregation table and a last_row json table; raw
+        # rows through a table keeping history.
+        for t in ("aggregation", "json_last_row", "history_last_row"):
             typed = j["typed"][t]
             self.assertGreater(typed["records_per_s"], 0)
             self.assertAlmostEqual(typed["ratio_vs_strata_raw"],

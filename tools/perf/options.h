@@ -89,6 +89,7 @@ struct PkApplyOptions {
   // Also load JSON values of the same size into an aggregation table (n, amount: sum; pad:
   // last_value_ignore_nulls) and into a last_row json table; ratios vs the raw last_row run.
   bool typed = false;
+  bool history = false;  // also a raw last_row table with table.history.enabled
 };
 
 struct PkRestartOptions {

@@ -111,6 +111,8 @@ int main(int argc, char** argv) {
                   "also time raw Get+Put per key, with and without a memtable bloom filter");
   apply->add_flag("--typed", ao.typed,
                   "also JSON rows: an aggregation table and a last_row json table");
+  apply->add_flag("--history", ao.history,
+                  "also a raw last_row table keeping history (table.history.enabled)");
   apply->add_flag("--keep", ao.keep, "keep the directory");
   apply->callback([&] { run = [&] { return run_pk_apply(ao); }; });
 

@@ -156,22 +156,25 @@ Status run_pk_apply(const PkApplyOptions& o) {
           {"seconds", v->total_s}, {"records_per_s", rate}, {"existing", v->hits}};
     }
   }
-  // Typed tables: the same keys with JSON values of the same size, through the same path.
+  // Typed tables: the same keys with JSON values of the same size, through the same path; and
+  // the raw values into a table keeping history.
   nlohmann::json typed = nlohmann::json::object();
-  if (o.typed) {
+  if (o.typed || o.history) {
     Workload jw = w;
     jw.json = true;
-    const std::map<std::string, std::map<std::string, std::string>> tables = {
-        {"aggregation",
-         {{"table.value.format", "json"},
-          {"table.merge-engine", "aggregation"},
-          {"table.fields.n.agg", "sum"},
-          {"table.fields.amount.agg", "sum"}}},
-        {"json_last_row", {{"table.value.format", "json"}}}};
+    std::map<std::string, std::map<std::string, std::string>> tables;
+    if (o.typed) {
+      tables["aggregation"] = {{"table.value.format", "json"},
+                               {"table.merge-engine", "aggregation"},
+                               {"table.fields.n.agg", "sum"},
+                               {"table.fields.amount.agg", "sum"}};
+      tables["json_last_row"] = {{"table.value.format", "json"}};
+    }
+    if (o.history) tables["history_last_row"] = {{"table.history.enabled", "true"}};
     for (const auto& [name, keys] : tables) {
       auto p = open_pk_partition(env, dir->path() + "/" + name, o.image, true, keys);
       if (!p.ok()) return p.status();
-      auto t = load_pk(*p, jw, o.batch);
+      auto t = load_pk(*p, name == "history_last_row" ? w : jw, o.batch);
       if (!t.ok()) return t.status();
       STRATA_RETURN_IF_ERROR(p->state->close());
       STRATA_RETURN_IF_ERROR(p->log->close());
