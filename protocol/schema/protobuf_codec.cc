@@ -79,7 +79,14 @@ const pb::Descriptor* message_at(const pb::FileDescriptor& file, const std::vect
   return d;
 }
 
+// A well-known wrapper, by name and by shape: a schema may define its own message under a
+// wrapper's name (in package google.protobuf, or as a reference named like wrappers.proto), and
+// unwrapping one that is not a single `value` field would read a field that is not there.
 bool is_wrapper(const pb::Descriptor& d) {
+  if (d.field_count() != 1 || d.field(0)->name() != "value" || d.field(0)->is_repeated() ||
+      d.field(0)->cpp_type() == Field::CPPTYPE_MESSAGE) {
+    return false;
+  }
   static const char* const kWrappers[] = {
       "google.protobuf.DoubleValue", "google.protobuf.FloatValue",  "google.protobuf.Int64Value",
       "google.protobuf.UInt64Value", "google.protobuf.Int32Value",  "google.protobuf.UInt32Value",
@@ -99,7 +106,8 @@ class ToJson {
     if (!r.GetUnknownFields(m).empty()) {
       return bad(d.full_name() + " holds a field number its schema does not declare");
     }
-    if (is_wrapper(d)) return value(m, *d.field(0), -1, depth);
+    // A wrapper field is its value; a row (depth 0) stays an object whatever its type's name.
+    if (depth > 0 && is_wrapper(d)) return value(m, *d.field(0), -1, depth);
     json out = json::object();
     for (int i = 0; i < d.field_count(); ++i) {
       const Field& f = *d.field(i);

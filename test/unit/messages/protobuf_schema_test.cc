@@ -313,6 +313,24 @@ TEST(ProtobufCodec, BadValuesAreRefusedWithTheReason) {
   EXPECT_NE(latin1.status().message().find("UTF-8"), std::string::npos);
 }
 
+// A schema may name its own messages like the wrappers: only the real shape is unwrapped, and a
+// row is an object even when its message is a wrapper.
+TEST(ProtobufCodec, WrapperNamesDoNotUnwrapOtherShapesOrRows) {
+  const ProtobufSchema empty = must(R"(syntax = "proto3"; package google.protobuf;
+    message Int64Value {}
+    message Row { Int64Value n = 1; BoolValue b = 2; }
+    message BoolValue { bool value = 1; })");
+  auto top = decode(empty, std::string(1, '\0'));
+  ASSERT_TRUE(top.ok()) << top.status().message();
+  EXPECT_EQ(*top, json::object());
+  auto row = decode(empty, std::string("\x02\x02") + len(1, "") + len(2, tag(1, 0) + varint(1)));
+  ASSERT_TRUE(row.ok()) << row.status().message();
+  EXPECT_EQ(*row, (json{{"n", json::object()}, {"b", true}})) << row->dump();
+  auto wrapper_row = decode(empty, std::string("\x02\x04") + tag(1, 0) + varint(1));
+  ASSERT_TRUE(wrapper_row.ok()) << wrapper_row.status().message();
+  EXPECT_EQ(*wrapper_row, (json{{"value", true}}));
+}
+
 TEST(ProtobufCodec, RandomBytesNeverCrashAndDecodeOnlyToObjects) {
   const ProtobufSchema s = must(kRisk);
   std::mt19937 rng(7);
