@@ -8,6 +8,9 @@ against one real broker, through the client library (the strata CLI):
   producer keeps updating the same keys with later timestamps (none of which may leak into an
   answer); points by offset likewise;
 - after kill -9 and restart (the history replayed with the rows) every answer is the same;
+- a training set read from a log topic of events (`--topic`: keys and record timestamps, 12,500
+  events over 2 partitions, more than one round of lookups) answers every keyed event once,
+  carrying where it came from, and equals the model;
 - a table without history refuses the read (INVALID_REQUEST)."""
 import json
 import os
@@ -141,6 +144,33 @@ class PkHistoryTest(BrokerTestCase):
         self.broker.restart(clean=False)
         self.assertEqual(self.as_of_events(topic, events), answers,
                          "after kill -9 the history answers as before")
+
+        # The events as a log topic (keys, record timestamps = the points), more than one round
+        # of lookups (the CLI answers 10,000 events per round); keyless events are skipped.
+        events_topic = unique_topic("events")
+        itutil.ck_create_topic(self.broker.bootstrap, events_topic, 2)
+        p = itutil.ck_producer(self.broker.bootstrap, partitioner="murmur2_random")
+        stream = [{"topic": events_topic, "key": rng.choice(KEYS).encode(),
+                   "value": b"label-%d" % i, "timestamp": BASE - 1000 + rng.randint(0, 32_000)}
+                  for i in range(12_500)]
+        stream += [{"topic": events_topic, "value": b"no key", "timestamp": BASE}] * 3
+        sent = itutil.ck_produce_all(p, stream)
+        where = {(m.partition(), m.offset()): item for item, m in zip(stream, sent)}
+        rc, out, err = self.cli("table", "as-of", topic, "--topic", events_topic)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("3 events without a key skipped", err)
+        lines = [json.loads(line) for line in out.splitlines()]
+        self.assertEqual(len(lines), 12_500)
+        seen = set()
+        for a in lines:
+            origin = (a["event"]["partition"], a["event"]["offset"])
+            self.assertNotIn(origin, seen, "each event answered once")
+            seen.add(origin)
+            item = where[origin]
+            self.assertEqual((a["key"], a["at"], a["event"]["value"]),
+                             (item["key"].decode(), item["timestamp"], item["value"].decode()))
+        self.check(model, [(a["key"], a["at"]) for a in lines],
+                   [{k: v for k, v in a.items() if k != "event"} for a in lines])
 
     def test_a_table_without_history_refuses(self):
         topic = unique_topic("plain")

@@ -30,6 +30,7 @@ struct TableOpts {
   std::optional<int64_t> at;         // as-of: a time (ms)
   std::optional<int64_t> at_offset;  // as-of: a log offset
   std::string events;                // as-of: a file of "key<TAB>point" lines (- = stdin)
+  std::string events_topic;          // as-of: a log topic of events (key, record timestamp)
   bool event_offsets = false;        // as-of --events: the points are offsets
 };
 
@@ -161,56 +162,162 @@ Status read_events(const std::string& path, std::vector<std::string>& keys,
   return Status::Ok();
 }
 
+// Events of a log topic for a training set: every partition's records from its log start to the
+// end the topic had when the read began (events appended meanwhile are left for the next run),
+// fetched in order, keyed records only; each event's point is its record timestamp.
+class TopicEvents {
+ public:
+  TopicEvents(client::Client& c, std::string topic) : c_(c), topic_(std::move(topic)) {}
+
+  Status start() {
+    auto first = c_.list_offsets(topic_, client::kEarliest);
+    if (!first.ok()) return first.status();
+    auto last = c_.list_offsets(topic_, client::kLatest);
+    if (!last.ok()) return last.status();
+    for (const auto& p : *first) ranges_[p.partition].first = p.offset;
+    for (const auto& p : *last) ranges_[p.partition].second = p.offset;
+    it_ = ranges_.begin();
+    return Status::Ok();
+  }
+
+  // Appends at least one fetch's events (fewer at the end) to `out`; false when none are left.
+  Result<bool> next(std::vector<client::FetchedRecord>& out) {
+    while (it_ != ranges_.end()) {
+      auto& [partition, range] = *it_;
+      if (range.first >= range.second) {
+        ++it_;
+        continue;
+      }
+      auto got = c_.fetch(topic_, partition, range.first, 0);
+      if (!got.ok()) return got.status();
+      // Past the end's offset already (aborted or compacted records): nothing more to read here.
+      if (got->next_offset <= range.first) {
+        range.first = range.second;
+        continue;
+      }
+      for (auto& r : got->records) {
+        if (r.offset < range.first || r.offset >= range.second) continue;
+        if (!r.key) {
+          ++keyless_;
+          continue;
+        }
+        out.push_back(std::move(r));
+      }
+      range.first = got->next_offset;
+      return true;
+    }
+    return false;
+  }
+
+  uint64_t keyless() const { return keyless_; }
+
+ private:
+  client::Client& c_;
+  std::string topic_;
+  std::map<int32_t, std::pair<int64_t, int64_t>> ranges_;  // partition -> [next, end)
+  std::map<int32_t, std::pair<int64_t, int64_t>>::iterator it_;
+  uint64_t keyless_ = 0;
+};
+
+// One JSON line of a training set (bytes that are not UTF-8 replaced, as print_json does).
+std::string json_line(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 int do_as_of(Cli& cli, const TableOpts& o) {
-  const int ways = (o.at ? 1 : 0) + (o.at_offset ? 1 : 0) + (o.events.empty() ? 0 : 1);
+  const int ways = (o.at ? 1 : 0) + (o.at_offset ? 1 : 0) + (o.events.empty() ? 0 : 1) +
+                   (o.events_topic.empty() ? 0 : 1);
   if (ways != 1) {
-    return usage_error(cli, "give one point: --at MS or --offset OFFSET, or --events FILE");
+    return usage_error(cli,
+                       "give one point: --at MS or --offset OFFSET, or --events FILE, or "
+                       "--topic EVENTS");
+  }
+  const bool training = !o.events.empty() || !o.events_topic.empty();
+  if (o.event_offsets && o.events.empty()) {
+    return usage_error(cli, "--event-offsets goes with --events FILE");
   }
   std::vector<std::string> keys = o.keys;
   std::vector<int64_t> points(keys.size(), o.at ? *o.at : o.at_offset.value_or(0));
+  if (training && !keys.empty()) return usage_error(cli, "a training set takes its keys from it");
   if (!o.events.empty()) {
-    if (!keys.empty()) return usage_error(cli, "--events takes the keys from the file");
     if (Status st = read_events(o.events, keys, points); !st.ok()) {
       return usage_error(cli, st.message());
     }
-  } else if (keys.empty()) {
-    return usage_error(cli, "name keys, or --events FILE");
+  } else if (!training && keys.empty()) {
+    return usage_error(cli, "name keys, or --events FILE, or --topic EVENTS");
   }
   auto t = cli.client().describe_table(o.name);
   if (!t.ok()) return fail(cli, t.status());
   client::AsOfOptions ao;
   ao.by_offset = o.at_offset.has_value() || o.event_offsets;
   ao.columns = o.columns;
-  auto rows = cli.client().lookup_as_of(*t, keys, points, ao);
-  if (!rows.ok()) return fail(cli, rows.status());
-  auto row_json = [&](size_t i) {
-    const auto& r = (*rows)[i];
-    json j{{"key", keys[i]}, {"at", points[i]}};
-    if (r.out_of_retention) {
-      j["error"] = "OFFSET_OUT_OF_RANGE";
-      j["earliest"] = r.earliest;
-      return j;
-    }
-    j["found"] = r.found;
-    j["value"] = r.found ? json(r.value) : json(nullptr);
-    j["offset"] = r.offset;
-    j["timestamp"] = r.timestamp;
-    return j;
-  };
-  if (!o.events.empty()) {  // a training set: one JSON line per event
-    for (size_t i = 0; i < keys.size(); ++i) std::cout << row_json(i).dump() << "\n";
-  } else if (cli.json_out()) {
-    json arr = json::array();
-    for (size_t i = 0; i < keys.size(); ++i) arr.push_back(row_json(i));
-    print_json({{"topic", o.name}, {"rows", arr}});
-  } else {
+  // Answers `keys` at `points`; `events` (from a topic) say where each event came from.
+  auto answer = [&](const std::vector<std::string>& keys, const std::vector<int64_t>& points,
+                    const std::vector<client::FetchedRecord>* events) -> Result<std::vector<json>> {
+    auto rows = cli.client().lookup_as_of(*t, keys, points, ao);
+    if (!rows.ok()) return rows.status();
+    std::vector<json> out;
+    out.reserve(keys.size());
     for (size_t i = 0; i < keys.size(); ++i) {
       const auto& r = (*rows)[i];
-      std::cout << keys[i] << "\t"
-                << (r.out_of_retention
-                        ? "(not covered; earliest " + std::to_string(r.earliest) + ")"
-                    : r.found ? r.value
-                              : std::string("(absent)"))
+      json j{{"key", keys[i]}, {"at", points[i]}};
+      if (events) {
+        const auto& e = (*events)[i];
+        j["event"] = {{"partition", e.partition},
+                      {"offset", e.offset},
+                      {"value", e.value ? json(*e.value) : json(nullptr)}};
+      }
+      if (r.out_of_retention) {
+        j["error"] = "OFFSET_OUT_OF_RANGE";
+        j["earliest"] = r.earliest;
+      } else {
+        j["found"] = r.found;
+        j["value"] = r.found ? json(r.value) : json(nullptr);
+        j["offset"] = r.offset;
+        j["timestamp"] = r.timestamp;
+      }
+      out.push_back(std::move(j));
+    }
+    return out;
+  };
+  if (!o.events_topic.empty()) {  // a training set streamed from a topic, one JSON line per event
+    TopicEvents source(cli.client(), o.events_topic);
+    if (Status st = source.start(); !st.ok()) return fail(cli, st);
+    constexpr size_t kChunk = 10000;  // events per round of lookups: bounded memory per step
+    std::vector<client::FetchedRecord> events;
+    for (bool more = true; more;) {
+      auto got = source.next(events);
+      if (!got.ok()) return fail(cli, got.status());
+      more = *got;
+      if (events.empty() || (more && events.size() < kChunk)) continue;
+      std::vector<std::string> ks;
+      std::vector<int64_t> ps;
+      for (const auto& e : events) {
+        ks.push_back(*e.key);
+        ps.push_back(e.timestamp);
+      }
+      auto lines = answer(ks, ps, &events);
+      if (!lines.ok()) return fail(cli, lines.status());
+      for (const auto& j : *lines) std::cout << json_line(j) << "\n";
+      events.clear();
+    }
+    if (source.keyless() > 0) {
+      std::cerr << source.keyless() << " events without a key skipped\n";
+    }
+    return kExitOk;
+  }
+  auto lines = answer(keys, points, nullptr);
+  if (!lines.ok()) return fail(cli, lines.status());
+  if (training) {  // a training set: one JSON line per event
+    for (const auto& j : *lines) std::cout << json_line(j) << "\n";
+  } else if (cli.json_out()) {
+    print_json({{"topic", o.name}, {"rows", *lines}});
+  } else {
+    for (const auto& j : *lines) {
+      std::cout << j["key"].get<std::string>() << "\t"
+                << (j.contains("error") ? "(not covered; earliest " + j["earliest"].dump() + ")"
+                    : j["found"].get<bool>() ? j["value"].get<std::string>()
+                                             : std::string("(absent)"))
                 << "\n";
     }
   }
@@ -440,6 +547,9 @@ void register_table(CLI::App& app, Cli& cli) {
     s->add_option("--offset", o->at_offset, "The point: a log offset");
     s->add_option("--events", o->events,
                   "KEY<TAB>POINT lines (- = stdin): one answer per line, as JSON lines");
+    s->add_option("--topic", o->events_topic,
+                  "A log topic of events (its records' keys and timestamps, as of the start of "
+                  "the read): one answer per event, as JSON lines");
     s->add_flag("--event-offsets", o->event_offsets,
                 "The points of --events are log offsets (default: times in ms)");
     s->add_option("--columns", o->columns, "Typed tables: only these columns (a,b,c)")
