@@ -17,6 +17,8 @@ DEB_PACKAGES=(
   kcat python3-kafka python3-confluent-kafka python3-lz4 python3-snappy python3-zstandard
   # confluent-kafka's Schema Registry client and serializers (its Debian package lacks them)
   python3-requests python3-jsonschema python3-protobuf
+  # the Python client package tools/python (test_python_client.py: venv install, lint)
+  python3-venv python3-setuptools python3-wheel python3-pyflakes
   # reference servers of tools/bench.sh (lookup benchmark)
   redis-server redis-tools
 )
