@@ -19,6 +19,7 @@
 #include "broker/pk/pk_tables.h"
 #include "broker/pk/scan_sessions.h"
 #include "broker/quota/client_quotas.h"
+#include "broker/schema/registry_cluster.h"
 #include "broker/schema/registry_http.h"
 #include "broker/schema/schema_registry.h"
 #include "broker/security/acl_authorizer.h"
@@ -374,10 +375,18 @@ Status Broker::start() {
   services_->advertised_listeners = advertised_listeners(config_, bound_);
   advertised_ = services_->advertised_for(inter_broker_listener(config_));
   services_->advertised = advertised_;  // before the first accept
-  if (cluster_) {                       // roles in place before the first request is read
+  // Bound before the cluster is joined: the registration carries its address (the writer's is
+  // where other brokers forward registry requests).
+  STRATA_RETURN_IF_ERROR(start_schema_registry());
+  if (cluster_) {  // roles in place before the first request is read
     std::map<std::string, std::string> endpoints;
     for (const auto& l : services_->advertised_listeners) {
       endpoints[l.name] = l.host + ":" + std::to_string(l.port);
+    }
+    if (registry_server_) {
+      const std::string& h = registry_server_->host();
+      endpoints[schema::kRegistryEndpoint] = (h == "0.0.0.0" || h == "::" ? advertised_.host : h) +
+                                             ":" + std::to_string(registry_server_->port());
     }
     STRATA_RETURN_IF_ERROR(
         cluster_->start(advertised_.host, advertised_.port, std::move(endpoints)));
@@ -407,7 +416,6 @@ Status Broker::start() {
     spdlog::info("metrics listening on {}{}", metrics_exporter_->url(),
                  config_.metrics_basic_auth_user.empty() ? "" : " (basic auth)");
   }
-  STRATA_RETURN_IF_ERROR(start_schema_registry());
   for (const auto& b : bound_) {
     spdlog::info("listening on {}://{}:{} ({}; cluster {}, node {}, {} topics)", b.name, b.host,
                  b.port, security_protocol_name(b.protocol), cluster_id(), config_.node_id,
@@ -417,22 +425,31 @@ Status Broker::start() {
 }
 
 // The embedded Schema Registry (docs/schema-registry.md): its state is the replay of `_schemas`
-// (one partition, compacted, fsynced per write on a single node), loaded before it serves.
+// (one partition, compacted, fsynced per write on a single node), loaded before it serves. In a
+// cluster the topic is replicated and its leader is the one writer (registry_cluster.h).
 Status Broker::start_schema_registry() {
   if (config_.schema_registry_listener.empty()) return Status::Ok();
-  if (cluster_) {
-    spdlog::warn("schema.registry.listener: the Schema Registry is not served in cluster mode yet");
-    return Status::Ok();
-  }
   auto addr = schema::parse_registry_listener(config_.schema_registry_listener);
   if (!addr.ok()) return addr.status();
   group::OffsetsTopicOptions so;
   so.name = schema::kSchemasTopic;
   so.partitions = 1;
+  so.replication_factor = config_.schema_registry_topic_replication_factor;
   so.commit_timeout_ms = config_.offsets_commit_timeout_ms;
   schemas_journal_ =
       std::make_unique<group::LogGroupJournal>(so, *topics_, watchers_, io_, cluster_.get());
   schema_registry_ = std::make_unique<schema::SchemaRegistry>(*schemas_journal_);
+  if (cluster_) {
+    registry_router_ = std::make_unique<schema::RegistryRouter>(
+        *schema_registry_, *schemas_journal_, *cluster_, config_.node_id);
+    auto server = schema::RegistryServer::start(
+        *addr, [r = registry_router_.get()](const HttpRequest& req) { return r->handle(req); });
+    if (!server.ok()) return server.status();
+    registry_server_ = std::move(server.value());
+    spdlog::info("schema registry serving {} (cluster: the leader of {} writes)",
+                 registry_server_->url(), schema::kSchemasTopic);
+    return Status::Ok();
+  }
   STRATA_RETURN_IF_ERROR(schema_registry_->load());
   if (schema_registry_->skipped_records() > 0) {
     spdlog::warn("schema registry: skipped {} unreadable record(s) of {}",

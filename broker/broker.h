@@ -42,6 +42,7 @@ class RequestDispatcher;
 class PkTables;     // primary-key tables (broker/pk/pk_tables.h)
 namespace schema {  // the embedded Schema Registry (broker/schema/)
 class SchemaRegistry;
+class RegistryRouter;
 class RegistryServer;
 }  // namespace schema
 namespace metrics {  // Prometheus metrics (broker/metrics/)
@@ -127,6 +128,7 @@ class Broker {
   std::unique_ptr<group::LogGroupJournal> txn_journal_;      // __transaction_state
   std::unique_ptr<group::LogGroupJournal> schemas_journal_;  // _schemas
   std::unique_ptr<schema::SchemaRegistry> schema_registry_;
+  std::unique_ptr<schema::RegistryRouter> registry_router_;  // cluster mode
   std::unique_ptr<schema::RegistryServer> registry_server_;
   std::unique_ptr<txn::TxnCoordinator> txns_;
   std::unique_ptr<txn::TxnOffsetForwarder> txn_forwarder_;  // cluster mode

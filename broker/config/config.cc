@@ -436,7 +436,8 @@ KeyTable<BrokerConfig> build_table() {
   // The embedded Schema Registry; docs/schema-registry.md
   t.custom("schema.registry.listener", ConfigType::string, "http://127.0.0.1:8081",
            "http://host:port serving the embedded Schema Registry (Confluent's REST API); port 0 "
-           "= a free port; empty = off. Single node only so far.",
+           "= a free port; empty = off. In a cluster every broker serves it; the leader of "
+           "_schemas is its one writer, the others forward to it.",
            kNone, [](const std::string& v, C* c) -> Status {
              if (!v.empty()) {
                auto a = schema::parse_registry_listener(v);
@@ -445,6 +446,9 @@ KeyTable<BrokerConfig> build_table() {
              if (c) c->schema_registry_listener = v;
              return Status::Ok();
            });
+  t.integer("schema.registry.topic.replication.factor",
+            &C::schema_registry_topic_replication_factor, "3", 1, 32767,
+            "Replicas of _schemas in cluster mode (created once this many brokers live).");
   // Checkpoints of primary-key state; docs/pk-tables.md
   t.integer("pk.checkpoint.retained", &C::pk_checkpoint_retained, "2", 1, 100,
             "RocksDB checkpoints kept per primary-key partition (the newest bounds log "

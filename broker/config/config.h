@@ -138,7 +138,8 @@ struct BrokerConfig {
   std::string sasl_mechanism_inter_broker_protocol;
   // host:port of the /metrics endpoint; empty = disabled.
   std::string metrics_listener;
-  std::string schema_registry_listener;     // "" = off
+  std::string schema_registry_listener;  // "" = off
+  int32_t schema_registry_topic_replication_factor{};
   bool metrics_ssl_enabled{};               // the TLS keys are read with make_prefixed_tls_context
   std::string metrics_basic_auth_user;      // "" = no basic auth
   std::string metrics_basic_auth_password;  // sensitive

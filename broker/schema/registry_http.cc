@@ -373,16 +373,29 @@ HttpResponse route(SchemaRegistry& registry, const HttpRequest& req) {
 
 }  // namespace
 
+HttpResponse registry_error_response(int http_status, int error_code, std::string message) {
+  return error_reply(err(http_status, error_code, std::move(message)));
+}
+
 Result<std::unique_ptr<RegistryServer>> RegistryServer::start(SchemaRegistry& registry,
                                                               const RegistryAddress& address) {
+  return start(address, [&registry](const HttpRequest& req) {
+    return handle_registry_request(registry, req);
+  });
+}
+
+Result<std::unique_ptr<RegistryServer>> RegistryServer::start(const RegistryAddress& address,
+                                                              HttpHandler handler) {
   HttpServerOptions o;
   o.name = "schema registry";
   o.max_body_bytes = 4 * 1024 * 1024;  // schemas with many fields run to hundreds of KiB
   std::unique_ptr<RegistryServer> s(new RegistryServer());
   s->http_ = std::make_unique<HttpServer>(o);
   s->host_ = address.host.empty() ? "0.0.0.0" : address.host;
-  s->http_->route_prefix(
-      "/", [&registry](const HttpRequest& req) { return handle_registry_request(registry, req); });
+  // Forwarding (cluster mode) holds a thread for the writer's answer: a few more than the
+  // metrics endpoint's, so one slow writer does not stall every client.
+  o.threads = 4;
+  s->http_->route_prefix("/", std::move(handler));
   STRATA_RETURN_IF_ERROR(s->http_->start(address.host, address.port));
   return s;
 }

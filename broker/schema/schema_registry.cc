@@ -95,6 +95,13 @@ Status SchemaRegistry::load() {
   });
 }
 
+Status SchemaRegistry::reload() {
+  std::lock_guard w(write_mu_);
+  stale_ = true;
+  if (auto e = refresh_locked()) return Status(Errc::io_error, e->message);
+  return Status::Ok();
+}
+
 bool SchemaRegistry::apply_locked(const group::JournalRecord& r) {
   json k = json::parse(r.key, nullptr, /*allow_exceptions=*/false);
   if (!k.is_object() || !k.contains("keytype") || !k["keytype"].is_string()) return false;

@@ -104,6 +104,9 @@ class SchemaRegistry {
   // Replays `_schemas` into memory (before serving). Unreadable records are skipped and counted.
   Status load();
   size_t skipped_records() const { return skipped_; }
+  // Rebuilds memory from `_schemas` — in a cluster, when this broker becomes the registry's
+  // writer (its replica holds every committed record; another writer may have added some).
+  Status reload();
 
   // --- Writes ---
   // POST /subjects/{s}/versions: the schema's id (an existing version of the subject with the

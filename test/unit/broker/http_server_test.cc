@@ -2,7 +2,8 @@
 // (401 with WWW-Authenticate, constant-time match), request bounds (431 / 413), the connection
 // limit, timeouts, a failing handler, stop() with connections open (also racing sessions that end
 // meanwhile), HTTPS with a certificate made here and given as PEM text through the metrics.ssl.*
-// keys (make_prefixed_tls_context), and that context's errors naming the metrics.ssl.* key.
+// keys (make_prefixed_tls_context), and that context's errors naming the metrics.ssl.* key; the
+// blocking client (http_client.h) against it.
 #include "broker/net/http_server.h"
 
 #include <gtest/gtest.h>
@@ -23,6 +24,7 @@
 
 #include "broker/config/config.h"
 #include "broker/net/asio_ssl.h"
+#include "broker/net/http_client.h"
 #include "broker/security/tls_context.h"
 #include "protocol/base/base64.h"
 
@@ -134,6 +136,33 @@ TEST(HttpServer, RoutesHeadAndKeepAlive) {
   c.send(get("/metrics", "Connection: close\r\n"));
   EXPECT_EQ(status_of(c.response()), 200);
   EXPECT_TRUE(c.closed_by_server());
+}
+
+// The blocking client other brokers forward with (http_client.h), against this server.
+TEST(HttpClient, CallsRelayStatusHeadersAndBodyAndNameUnreachableBrokers) {
+  auto s = serve({});
+  HttpRequest req;
+  req.method = "GET";
+  req.path = "/subjects/x/versions";
+  req.query = "deleted=true";
+  req.headers = {{"x-a", "relayed"}, {"host", "ignored"}};
+  auto r = http_call("127.0.0.1", s->port(), req);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "subject /subjects/x/versions relayed");
+  EXPECT_EQ(r->content_type, "text/plain");
+  req.path = "/subjects/deep/1";
+  r = http_call("127.0.0.1", s->port(), req);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 201);
+  bool routed = false;
+  for (const auto& [name, value] : r->headers) routed |= name == "X-Route" && value == "deep";
+  EXPECT_TRUE(routed);
+  const uint16_t port = s->port();
+  s->stop();
+  r = http_call("127.0.0.1", port, req, HttpCallOptions{500, 1000, 1 << 20});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Errc::io_error) << r.status().message();
 }
 
 TEST(HttpServer, BasicAuth) {

@@ -1,0 +1,64 @@
+// The Schema Registry in cluster mode: every broker serves the REST API on its
+// schema.registry.listener, and one of them holds the state — the leader of `_schemas`
+// partition 0, replicated like any topic (schema.registry.topic.replication.factor). That writer
+// answers from memory, rebuilt from its replica whenever it becomes the leader (a new leader
+// epoch), so ids stay unique across failovers: every committed record is in the new leader's
+// log. Every other broker forwards each request to the writer's registry endpoint (published in
+// its etcd registration) and relays the answer, as Confluent's followers forward to their leader.
+// While the topic is being created or has no leader, or the writer cannot be reached, a request
+// waits (up to `wait_ms`) and then gets 50003; a request that was already forwarded is never
+// forwarded again (a stale view on both ends answers 50003 at once, and the first broker retries).
+// Thread-safe (the HTTP server's threads).
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "broker/net/http_server.h"
+
+namespace strata::broker {
+namespace cluster {
+class ClusterNode;
+}
+namespace group {
+class LogGroupJournal;
+}
+}  // namespace strata::broker
+
+namespace strata::broker::schema {
+
+class SchemaRegistry;
+
+// The etcd registration's endpoint name of a broker's registry listener ("host:port"); not a
+// valid Kafka listener name, so it never meets one.
+inline constexpr const char* kRegistryEndpoint = "schema.registry";
+
+class RegistryRouter {
+ public:
+  RegistryRouter(SchemaRegistry& registry, group::LogGroupJournal& journal,
+                 cluster::ClusterNode& cluster, int32_t self, int64_t wait_ms = 10000);
+  HttpResponse handle(const HttpRequest& req);
+
+ private:
+  struct Writer {
+    int32_t id = -1;
+    int32_t epoch = -1;
+    std::string host;
+    uint16_t port = 0;
+  };
+  // The writer in this broker's view, or id -1 with `why`.
+  Writer writer(std::string& why);
+  // Rebuilds the registry's memory once per leader epoch of this broker's leadership.
+  Status ensure_loaded(int32_t epoch);
+
+  SchemaRegistry& registry_;
+  group::LogGroupJournal& journal_;
+  cluster::ClusterNode& cluster_;
+  const int32_t self_;
+  const int64_t wait_ms_;
+  std::mutex mu_;
+  int32_t loaded_epoch_ = -1;  // guarded by mu_
+};
+
+}  // namespace strata::broker::schema
