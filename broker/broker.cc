@@ -446,6 +446,8 @@ Status Broker::start_schema_registry() {
         *addr, [r = registry_router_.get()](const HttpRequest& req) { return r->handle(req); });
     if (!server.ok()) return server.status();
     registry_server_ = std::move(server.value());
+    schema_source_ = schema::forwarded_schema_source(*registry_router_);
+    pk_tables_->registry_handle()->source.store(schema_source_.get());  // confluent tables
     spdlog::info("schema registry serving {} (cluster: the leader of {} writes)",
                  registry_server_->url(), schema::kSchemasTopic);
     return Status::Ok();
@@ -458,7 +460,8 @@ Status Broker::start_schema_registry() {
   auto server = schema::RegistryServer::start(*schema_registry_, *addr);
   if (!server.ok()) return server.status();
   registry_server_ = std::move(server.value());
-  pk_tables_->registry_handle()->registry.store(schema_registry_.get());  // confluent tables
+  schema_source_ = schema::local_schema_source(*schema_registry_);
+  pk_tables_->registry_handle()->source.store(schema_source_.get());  // confluent tables
   spdlog::info("schema registry serving {} ({} subjects)", registry_server_->url(),
                schema_registry_->subjects(false).size());
   return Status::Ok();
@@ -507,7 +510,7 @@ void Broker::run() {
   if (cluster_) cluster_->stop();  // fetchers stop writing, the lease goes: before logs close
   metrics_exporter_.reset();       // no scrape may read the services closed below
   registry_server_.reset();        // no request may write `_schemas` past this
-  pk_tables_->registry_handle()->registry.store(nullptr);  // the registry goes before the tables
+  pk_tables_->registry_handle()->source.store(nullptr);  // the registry goes before the tables
   if (schemas_journal_) schemas_journal_->stop();
   if (group_journal_) group_journal_->stop();  // no partition load runs past this
   if (txn_journal_) txn_journal_->stop();

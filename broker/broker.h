@@ -43,6 +43,7 @@ class PkTables;     // primary-key tables (broker/pk/pk_tables.h)
 namespace schema {  // the embedded Schema Registry (broker/schema/)
 class SchemaRegistry;
 class RegistryRouter;
+class SchemaSource;
 class RegistryServer;
 }  // namespace schema
 namespace metrics {  // Prometheus metrics (broker/metrics/)
@@ -129,6 +130,7 @@ class Broker {
   std::unique_ptr<group::LogGroupJournal> schemas_journal_;  // _schemas
   std::unique_ptr<schema::SchemaRegistry> schema_registry_;
   std::unique_ptr<schema::RegistryRouter> registry_router_;  // cluster mode
+  std::unique_ptr<schema::SchemaSource> schema_source_;      // what typed tables read
   std::unique_ptr<schema::RegistryServer> registry_server_;
   std::unique_ptr<txn::TxnCoordinator> txns_;
   std::unique_ptr<txn::TxnOffsetForwarder> txn_forwarder_;  // cluster mode

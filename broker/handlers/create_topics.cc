@@ -178,10 +178,10 @@ void create_topics(RequestContext& ctx, protocol::Reader& body) {
     for (const auto& c : rt.configs) {
       if (c.value.has_value()) configs[c.name] = *c.value;
     }
-    // A confluent table's schema is checked and pinned (table.value.schema.id) here; the
-    // registry is single-node, so a cluster has none to pin it with.
-    if (Status st = schema::pin_table_schema(
-            svc.cluster ? nullptr : svc.pk_tables.registry_handle()->registry.load(), configs);
+    // A confluent table's schema is checked and pinned (table.value.schema.id) here (in a
+    // cluster, read from the registry's writer).
+    if (Status st =
+            schema::pin_table_schema(svc.pk_tables.registry_handle()->source.load(), configs);
         !st.ok()) {
       fail(ErrorCode::invalid_config, st.message());
       continue;

@@ -4,12 +4,16 @@
 #include <strings.h>
 
 #include <chrono>
+#include <deque>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "broker/cluster/cluster_node.h"
 #include "broker/group/log_group_journal.h"
 #include "broker/net/http_client.h"
 #include "broker/schema/registry_http.h"
+#include "broker/schema/registry_parse.h"
 #include "broker/schema/schema_registry.h"
 
 namespace strata::broker::schema {
@@ -87,9 +91,9 @@ Status RegistryRouter::ensure_loaded(int32_t epoch) {
   return Status::Ok();
 }
 
-HttpResponse RegistryRouter::handle(const HttpRequest& req) {
+HttpResponse RegistryRouter::handle(const HttpRequest& req, int64_t wait_ms) {
   const bool forwarded = !req.header(kForwardedHeader).empty();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms_);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
   std::string why;
   for (;;) {
     const Writer w = writer(why);
@@ -125,6 +129,141 @@ HttpResponse RegistryRouter::handle(const HttpRequest& req) {
     }
     std::this_thread::sleep_for(kRetryPause);
   }
+}
+
+namespace {
+
+using nlohmann::json;
+
+// A path segment percent-encoded (subjects may hold any character).
+std::string segment(const std::string& s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+Result<SchemaEntry> entry_of(const json& j, int32_t id) {
+  if (!j.is_object() || !j.contains("schema") || !j["schema"].is_string()) {
+    return Status(Errc::corruption, "the registry's answer holds no schema");
+  }
+  SchemaEntry e;
+  e.id = j.contains("id") && j["id"].is_number_integer() ? j["id"].get<int32_t>() : id;
+  e.schema = j["schema"];
+  if (j.contains("schemaType") && j["schemaType"].is_string()) e.type = j["schemaType"];
+  if (j.contains("references") && j["references"].is_array()) {
+    for (const auto& r : j["references"]) {
+      if (!r.is_object() || !r.contains("name") || !r.contains("subject") ||
+          !r.contains("version") || !r["name"].is_string() || !r["subject"].is_string() ||
+          !r["version"].is_number_integer()) {
+        return Status(Errc::corruption, "the registry's answer holds a malformed reference");
+      }
+      e.references.push_back({r["name"], r["subject"], r["version"].get<int32_t>()});
+    }
+  }
+  return e;
+}
+
+class ForwardedSchemaSource : public SchemaSource {
+ public:
+  explicit ForwardedSchemaSource(RegistryRouter& router) : router_(router) {}
+
+  Result<std::shared_ptr<const detail::ParsedSchema>> parsed(int32_t id) const override {
+    {
+      std::lock_guard l(mu_);
+      if (auto it = parsed_.find(id); it != parsed_.end()) return it->second;
+    }
+    auto e = entry(id);
+    if (!e.ok()) return e.status();
+    std::deque<SchemaEntry> refs;  // stable addresses while the parser holds them
+    Status ref_error = Status::Ok();
+    const std::function<const SchemaEntry*(const SchemaReference&)> find =
+        [&](const SchemaReference& ref) -> const SchemaEntry* {
+      auto j = get("/subjects/" + segment(ref.subject) + "/versions/" +
+                   (ref.version < 0 ? std::string("latest") : std::to_string(ref.version)));
+      auto r = j.ok() ? entry_of(*j, 0) : Result<SchemaEntry>(j.status());
+      if (!r.ok()) {
+        if (ref_error.ok()) ref_error = r.status();
+        return nullptr;
+      }
+      refs.push_back(std::move(*r));
+      return &refs.back();
+    };
+    auto p = detail::SchemaParser{find}.parse(e->type, e->schema, e->references, 0);
+    if (!ref_error.ok() && ref_error.code() == Errc::unavailable) return ref_error;
+    if (!p.ok()) {
+      return Status(Errc::invalid_argument,
+                    "schema id " + std::to_string(id) + ": " + p.status().message());
+    }
+    auto shared = std::make_shared<const detail::ParsedSchema>(std::move(*p));
+    std::lock_guard l(mu_);
+    return parsed_.emplace(id, std::move(shared)).first->second;
+  }
+
+  Result<SchemaEntry> entry(int32_t id) const override {
+    const auto now = std::chrono::steady_clock::now();
+    {
+      std::lock_guard l(mu_);
+      if (auto it = entries_.find(id); it != entries_.end()) return it->second;
+      if (auto it = missing_.find(id); it != missing_.end() && it->second > now) {
+        return Status(Errc::not_found, "schema id " + std::to_string(id) + " is not registered");
+      }
+    }
+    auto j = get("/schemas/ids/" + std::to_string(id));
+    if (!j.ok()) {
+      if (j.status().code() == Errc::not_found) {
+        std::lock_guard l(mu_);
+        if (missing_.size() > 10000) missing_.clear();
+        missing_[id] = now + std::chrono::seconds(1);
+      }
+      return j.status();
+    }
+    auto e = entry_of(*j, id);
+    if (!e.ok()) return e.status();
+    std::lock_guard l(mu_);
+    return entries_.emplace(id, std::move(*e)).first->second;
+  }
+
+  Result<SchemaEntry> latest(const std::string& subject) const override {
+    auto j = get("/subjects/" + segment(subject) + "/versions/latest");
+    if (!j.ok()) return j.status();
+    return entry_of(*j, 0);
+  }
+
+ private:
+  // GET through the router; a 404 is not_found, another error unavailable, with its message.
+  Result<json> get(const std::string& path) const {
+    HttpRequest req;
+    req.method = "GET";
+    req.path = path;
+    const HttpResponse a = router_.handle(req, 2000);
+    json j = json::parse(a.body, nullptr, false);
+    if (a.status == 200) return j;
+    std::string message = j.is_object() && j.contains("message") && j["message"].is_string()
+                              ? j["message"].get<std::string>()
+                              : "HTTP " + std::to_string(a.status);
+    return Status(a.status == 404 ? Errc::not_found : Errc::unavailable, std::move(message));
+  }
+
+  RegistryRouter& router_;
+  mutable std::mutex mu_;
+  mutable std::map<int32_t, SchemaEntry> entries_;
+  mutable std::map<int32_t, std::shared_ptr<const detail::ParsedSchema>> parsed_;
+  mutable std::map<int32_t, std::chrono::steady_clock::time_point> missing_;
+};
+
+}  // namespace
+
+std::unique_ptr<SchemaSource> forwarded_schema_source(RegistryRouter& router) {
+  return std::make_unique<ForwardedSchemaSource>(router);
 }
 
 }  // namespace strata::broker::schema

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "broker/net/http_server.h"
+#include "broker/schema/table_schema.h"
 
 namespace strata::broker {
 namespace cluster {
@@ -38,7 +39,9 @@ class RegistryRouter {
  public:
   RegistryRouter(SchemaRegistry& registry, group::LogGroupJournal& journal,
                  cluster::ClusterNode& cluster, int32_t self, int64_t wait_ms = 10000);
-  HttpResponse handle(const HttpRequest& req);
+  HttpResponse handle(const HttpRequest& req) { return handle(req, wait_ms_); }
+  // Waits at most `wait_ms` for a writer.
+  HttpResponse handle(const HttpRequest& req, int64_t wait_ms);
 
  private:
   struct Writer {
@@ -60,5 +63,12 @@ class RegistryRouter {
   std::mutex mu_;
   int32_t loaded_epoch_ = -1;  // guarded by mu_
 };
+
+// Typed tables' schemas in a cluster, read through the router as a client would (from this
+// broker's memory when it is the writer, else from the writer): an id's schema is cached once
+// read — it never changes — and an id the writer does not know is not asked again for a second,
+// so a producer sending garbage ids costs one request per second, not one per record. A read
+// waits at most 2 s for a writer (a produce waits with it), then the record is refused.
+std::unique_ptr<SchemaSource> forwarded_schema_source(RegistryRouter& router);
 
 }  // namespace strata::broker::schema

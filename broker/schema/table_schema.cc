@@ -81,7 +81,7 @@ class TableDecoder : public pkindex::ConfluentDecoder {
       : handle_(std::move(handle)), table_id_(table_id) {}
 
   Result<std::string> decode(std::span<const uint8_t> framed) const override {
-    const SchemaRegistry* reg = handle_->registry.load();
+    const SchemaSource* reg = handle_->source.load();
     if (!reg) return bad("the Schema Registry is not serving: values cannot be decoded");
     if (framed.size() < pkindex::kConfluentHeaderSize || framed[0] != 0) {
       return bad(
@@ -91,7 +91,7 @@ class TableDecoder : public pkindex::ConfluentDecoder {
                                          (uint32_t{framed[3]} << 8) | uint32_t{framed[4]});
     auto columns = columns_of(*reg);
     if (!columns.ok()) return columns.status();
-    auto parsed = reg->parsed_schema(id);
+    auto parsed = reg->parsed(id);
     if (!parsed.ok()) return bad(parsed.status().message());
     const std::span<const uint8_t> body = framed.subspan(pkindex::kConfluentHeaderSize);
     json row;
@@ -134,16 +134,16 @@ class TableDecoder : public pkindex::ConfluentDecoder {
  private:
   // The table schema's columns, read once the registry has them (a failure is not cached).
   // Published through an atomic pointer: the produce path reads it per record without a lock.
-  Result<const std::set<std::string>*> columns_of(const SchemaRegistry& reg) const {
+  Result<const std::set<std::string>*> columns_of(const SchemaSource& reg) const {
     if (const auto* c = published_.load(std::memory_order_acquire)) return c;
     std::lock_guard lk(mu_);
     if (!columns_) {
-      auto e = reg.schema_by_id(table_id_);
+      auto e = reg.entry(table_id_);
       if (!e.ok()) {
         return bad("the table schema (id " + std::to_string(table_id_) +
-                   ") is not registered: " + e.error.message);
+                   ") cannot be read: " + e.status().message());
       }
-      auto c = table_columns(*e.value);
+      auto c = table_columns(*e);
       if (!c.ok()) return c.status();
       columns_ = std::move(*c);
       published_.store(&*columns_, std::memory_order_release);
@@ -160,8 +160,33 @@ class TableDecoder : public pkindex::ConfluentDecoder {
 
 }  // namespace
 
-Status pin_table_schema(const SchemaRegistry* registry,
-                        std::map<std::string, std::string>& configs) {
+// A single node's registry as a schema source.
+class LocalSchemaSource : public SchemaSource {
+ public:
+  explicit LocalSchemaSource(const SchemaRegistry& registry) : registry_(registry) {}
+  Result<std::shared_ptr<const detail::ParsedSchema>> parsed(int32_t id) const override {
+    return registry_.parsed_schema(id);
+  }
+  Result<SchemaEntry> entry(int32_t id) const override {
+    auto e = registry_.schema_by_id(id);
+    if (!e.ok()) return Status(Errc::not_found, e.error.message);
+    return std::move(*e.value);
+  }
+  Result<SchemaEntry> latest(const std::string& subject) const override {
+    auto v = registry_.version(subject, "latest");
+    if (!v.ok()) return Status(Errc::not_found, v.error.message);
+    return std::move(v.value->second);
+  }
+
+ private:
+  const SchemaRegistry& registry_;
+};
+
+std::unique_ptr<SchemaSource> local_schema_source(const SchemaRegistry& registry) {
+  return std::make_unique<LocalSchemaSource>(registry);
+}
+
+Status pin_table_schema(const SchemaSource* registry, std::map<std::string, std::string>& configs) {
   if (configs.count(std::string(pk::kValueSchemaId))) {
     return bad("Configuration " + std::string(pk::kValueSchemaId) +
                " is set by the broker when it creates a confluent table");
@@ -176,16 +201,16 @@ Status pin_table_schema(const SchemaRegistry* registry,
   if (!registry) {
     return bad(
         "table.value.format=confluent needs this broker's Schema Registry "
-        "(schema.registry.listener; single node for now)");
+        "(schema.registry.listener)");
   }
-  auto v = registry->version(subject->second, "latest");
+  auto v = registry->latest(subject->second);
   if (!v.ok()) {
     return bad("Configuration " + std::string(pk::kValueSchemaSubject) + "=" + subject->second +
-               ": " + v.error.message);
+               ": " + v.status().message());
   }
-  auto columns = table_columns(v.value->second);
+  auto columns = table_columns(*v);
   if (!columns.ok()) return columns.status();
-  configs[std::string(pk::kValueSchemaId)] = std::to_string(v.value->second.id);
+  configs[std::string(pk::kValueSchemaId)] = std::to_string(v->id);
   return Status::Ok();
 }
 

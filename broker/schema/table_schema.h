@@ -15,11 +15,30 @@
 namespace strata::broker::schema {
 
 class SchemaRegistry;
+struct SchemaEntry;
+namespace detail {
+struct ParsedSchema;
+}
 
-// The broker's registry once it serves (null before, and when it serves none). PK states open
-// before the registry loads `_schemas`; their decoders reach it through this.
+// Where typed tables read registered schemas: a single node's own registry
+// (local_schema_source), or in a cluster the registry's writer through the routing
+// (registry_cluster.h: cached by id, as an id's schema never changes). Thread-safe.
+class SchemaSource {
+ public:
+  virtual ~SchemaSource() = default;
+  // The schema of `id` parsed, its references resolved. not_found / invalid_argument /
+  // unavailable (the writer could not be asked).
+  virtual Result<std::shared_ptr<const detail::ParsedSchema>> parsed(int32_t id) const = 0;
+  virtual Result<SchemaEntry> entry(int32_t id) const = 0;
+  // The subject's latest live version (a table schema being pinned).
+  virtual Result<SchemaEntry> latest(const std::string& subject) const = 0;
+};
+std::unique_ptr<SchemaSource> local_schema_source(const SchemaRegistry& registry);
+
+// The broker's schema source once its registry serves (null before, and when it serves none).
+// PK states open before the registry loads `_schemas`; their decoders reach it through this.
 struct RegistryHandle {
-  std::atomic<const SchemaRegistry*> registry{nullptr};
+  std::atomic<const SchemaSource*> source{nullptr};
 };
 
 // For a confluent table being created: the subject's latest version must be a JSON Schema of an
@@ -27,8 +46,7 @@ struct RegistryHandle {
 // leaves the other columns null); sets table.value.schema.id to that version's id.
 // Errc::invalid_argument naming the problem (INVALID_CONFIG). Other tables: unchanged, except
 // that table.value.schema.id is the broker's to set.
-Status pin_table_schema(const SchemaRegistry* registry,
-                        std::map<std::string, std::string>& configs);
+Status pin_table_schema(const SchemaSource* source, std::map<std::string, std::string>& configs);
 
 // The decoder of a confluent table's values: the writer's schema by id from the registry (Avro
 // or JSON Schema), its fields checked against the table schema's columns.
