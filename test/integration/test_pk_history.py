@@ -11,6 +11,8 @@ against one real broker, through the client library (the strata CLI):
 - a training set read from a log topic of events (`--topic`: keys and record timestamps, 12,500
   events over 2 partitions, more than one round of lookups) answers every keyed event once,
   carrying where it came from, and equals the model;
+- a typed (json) table with history answers with the column projection, and whole rows as the
+  partial writes left them;
 - a table without history refuses the read (INVALID_REQUEST)."""
 import json
 import os
@@ -171,6 +173,30 @@ class PkHistoryTest(BrokerTestCase):
                              (item["key"].decode(), item["timestamp"], item["value"].decode()))
         self.check(model, [(a["key"], a["at"]) for a in lines],
                    [{k: v for k, v in a.items() if k != "event"} for a in lines])
+
+    def test_typed_history_takes_the_projection(self):
+        topic = unique_topic("typed")
+        itutil.ck_create_topic(self.broker.bootstrap, topic, 1,
+                               {"table.type": "primary-key", "table.history.enabled": "true",
+                                "table.value.format": "json"})
+        producer = itutil.ck_producer(self.broker.bootstrap)
+        itutil.ck_produce_all(producer, [
+            {"topic": topic, "key": b"u1", "value": json.dumps(v).encode(), "timestamp": ts}
+            for ts, v in [(BASE, {"score": 1, "tier": "a"}), (BASE + 10, {"score": 2}),
+                          (BASE + 20, {"tier": "b", "note": "late"})]])
+        want = {BASE: {"score": 1}, BASE + 10: {"score": 2}, BASE + 25: {"score": 2}}
+        for at, row in want.items():
+            rc, out, err = self.cli("table", "as-of", topic, "u1", "--at", str(at),
+                                    "--columns", "score")
+            self.assertEqual(rc, 0, err)
+            got = json.loads(out)["rows"][0]
+            self.assertTrue(got["found"], got)
+            self.assertEqual(json.loads(got["value"]), row, at)
+        # Whole rows as they were (a partial write merged into the row before it).
+        rc, out, err = self.cli("table", "as-of", topic, "u1", "--at", str(BASE + 10))
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(json.loads(json.loads(out)["rows"][0]["value"]),
+                         {"score": 2, "tier": "a"})
 
     def test_a_table_without_history_refuses(self):
         topic = unique_topic("plain")
