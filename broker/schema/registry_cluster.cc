@@ -15,6 +15,7 @@
 #include "broker/schema/registry_http.h"
 #include "broker/schema/registry_parse.h"
 #include "broker/schema/schema_registry.h"
+#include "protocol/base/percent_escape.h"
 
 namespace strata::broker::schema {
 
@@ -136,20 +137,7 @@ namespace {
 using nlohmann::json;
 
 // A path segment percent-encoded (subjects may hold any character).
-std::string segment(const std::string& s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
+std::string segment(const std::string& s) { return percent_escape(s, url_unreserved); }
 
 Result<SchemaEntry> entry_of(const json& j, int32_t id) {
   if (!j.is_object() || !j.contains("schema") || !j["schema"].is_string()) {

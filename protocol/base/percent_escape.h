@@ -1,10 +1,10 @@
 // Percent-escaping of names inside our own text encodings (ACL lines, SCRAM credential files and
-// etcd keys, client-quota entities): every byte an encoding does not keep becomes `%XX` (two
-// upper-case hex digits), so a name can hold separators, control bytes or non-ASCII and still sit
-// in one field or one key segment. Each encoding chooses which bytes it keeps; '%' is never kept.
-// Decoding is one rule for all of them: `%XX` (either case) becomes its byte and every other byte
-// stands for itself, so a decoder also accepts text written before an encoding's kept set changed.
-// Pure functions; any thread.
+// etcd keys, client-quota entities) and URL path segments: every byte an encoding does not keep
+// becomes `%XX` (two upper-case hex digits), so a name can hold separators, control bytes or
+// non-ASCII and still sit in one field or one key segment. Each encoding chooses which bytes it
+// keeps; '%' is never kept. Decoding is one rule for all of them: `%XX` (either case) becomes its
+// byte and every other byte stands for itself, so a decoder also accepts text written before an
+// encoding's kept set changed. Pure functions; any thread.
 #pragma once
 
 #include <optional>
@@ -21,6 +21,12 @@ using KeepByte = bool (*)(unsigned char c);
 constexpr bool printable_except(unsigned char c, std::string_view separators) {
   return c > 0x20 && c < 0x7f && c != '%' &&
          separators.find(static_cast<char>(c)) == separators.npos;
+}
+
+// RFC 3986's unreserved bytes: what a URL path segment keeps (Schema Registry subjects in paths).
+constexpr bool url_unreserved(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '_' || c == '.' || c == '~';
 }
 
 std::string percent_escape(std::string_view s, KeepByte keep);

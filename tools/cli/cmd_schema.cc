@@ -12,6 +12,7 @@
 #include <functional>
 #include <sstream>
 
+#include "protocol/base/percent_escape.h"
 #include "tools/cli/cli_common.h"
 
 namespace strata::cli {
@@ -93,20 +94,7 @@ Result<json> call(const Cli& cli, const std::string& registry, http::verb verb,
 }
 
 // Path segments are sent percent-encoded (subjects may hold any character).
-std::string segment(const std::string& s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
+std::string segment(const std::string& s) { return percent_escape(s, url_unreserved); }
 
 int print_or_fail(Cli& cli, const Result<json>& r, const std::function<void(const json&)>& text) {
   if (!r.ok()) return fail(cli, r.status());

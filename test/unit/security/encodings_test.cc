@@ -44,13 +44,16 @@ std::string every_byte() {
 
 TEST(PercentEscape, RoundTripsAndRejectsMalformedEscapes) {
   const std::string all = every_byte();
-  for (KeepByte keep : {+[](unsigned char) { return true; }, +[](unsigned char) { return false; },
-                        +[](unsigned char c) { return printable_except(c, ",="); }}) {
+  for (KeepByte keep :
+       {+[](unsigned char) { return true; }, +[](unsigned char) { return false; },
+        +[](unsigned char c) { return printable_except(c, ",="); }, &url_unreserved}) {
     const std::string e = percent_escape(all, keep);
     EXPECT_EQ(percent_unescape(e), all);
   }
   EXPECT_EQ(percent_escape("%", [](unsigned char) { return true; }), "%25") << "'%' never kept";
   EXPECT_EQ(percent_unescape("a%2fb%2Fc"), "a/b/c") << "either case of hex";
+  EXPECT_EQ(percent_escape("orders-value/v1 ü~._", url_unreserved), "orders-value%2Fv1%20%C3%BC~._")
+      << "a URL path segment keeps RFC 3986's unreserved bytes only";
   EXPECT_EQ(percent_unescape("a/b c"), "a/b c") << "unescaped bytes stand for themselves";
   for (const char* bad : {"%", "%4", "a%G1", "%+1", "% 1", "%0x", "%4 "}) {
     EXPECT_FALSE(percent_unescape(bad).has_value()) << bad;
