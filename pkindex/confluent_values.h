@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "protocol/base/result.h"
 
@@ -26,6 +27,9 @@ class ConfluentDecoder {
   // not (Errc::invalid_argument: unknown id, undecodable body, a field the table lacks, ...).
   // Called on the produce path of any partition: thread-safe.
   virtual Result<std::string> decode(std::span<const uint8_t> framed) const = 0;
+  // Whether a write's target columns (its strata.columns header) are all columns of the table
+  // schema; else why not (Errc::invalid_argument). Thread-safe.
+  virtual Status check_columns(const std::vector<std::string>& names) const = 0;
 };
 
 // Appends the 5-byte header of `schema_id`.

@@ -219,6 +219,14 @@ PkState::Computed PkState::compute(const protocol::RecordBatchView& in, codec::C
         }
         columns = std::move(*parsed);
         w.columns = &*columns;
+        // A confluent table's logged rows must keep to its schema: no column it lacks.
+        if (confluent && options_.decoder) {
+          if (Status st = options_.decoder->check_columns(*columns); !st.ok()) {
+            error(st.message());
+            bad = true;
+            break;
+          }
+        }
         continue;
       }
       if (h.key.starts_with(kReservedHeaderPrefix)) {

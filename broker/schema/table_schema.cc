@@ -131,6 +131,20 @@ class TableDecoder : public pkindex::ConfluentDecoder {
     return pkindex::typed::canonical(row);
   }
 
+  Status check_columns(const std::vector<std::string>& names) const override {
+    const SchemaSource* reg = handle_->source.load();
+    if (!reg) return bad("the Schema Registry is not serving: values cannot be decoded");
+    auto columns = columns_of(*reg);
+    if (!columns.ok()) return columns.status();
+    for (const auto& name : names) {
+      if (!(*columns)->count(name)) {
+        return bad("strata.columns: " + name + " is not a column of the table schema (id " +
+                   std::to_string(table_id_) + ")");
+      }
+    }
+    return Status::Ok();
+  }
+
  private:
   // The table schema's columns, read once the registry has them (a failure is not cached).
   // Published through an atomic pointer: the produce path reads it per record without a lock.

@@ -482,6 +482,13 @@ class FakeDecoder : public ConfluentDecoder {
     }
     return Status(Errc::invalid_argument, "unknown schema id");
   }
+  // The table schema's columns: n and risk.
+  Status check_columns(const std::vector<std::string>& names) const override {
+    for (const auto& n : names) {
+      if (n != "n" && n != "risk") return Status(Errc::invalid_argument, "no column " + n);
+    }
+    return Status::Ok();
+  }
 };
 
 TEST(TypedConfig, ConfluentTablesNeedTheirSchemaSubject) {
@@ -532,10 +539,18 @@ TEST_F(PkTypedTest, ConfluentTablesDecodeWritersAndLogTheTableSchemasFraming) {
   EXPECT_EQ(bad.record_errors[0].index, 1);
   EXPECT_EQ(bad.record_errors[0].message, "unknown schema id");
   EXPECT_EQ(get("k"), R"({"n":3,"risk":0.5})");
+  // strata.columns may only name the table schema's columns (a logged row keeps to it); a
+  // partial delete of a column it lacks is refused the same way.
+  auto outside = write({{"k", framed(8, R"({"n": 1})"), "n,extra"}, {"k", std::nullopt, "zz"}});
+  ASSERT_EQ(outside.record_errors.size(), 2u);
+  EXPECT_EQ(outside.record_errors[0].message, "no column extra");
+  EXPECT_EQ(outside.record_errors[1].message, "no column zz");
+  ASSERT_TRUE(write({{"k", framed(8, R"({"n": 1})"), "n,risk"}}).status.ok());
+  EXPECT_EQ(get("k"), R"({"n":4,"risk":0.5})") << "listed, absent: a null, which risk ignores";
   // Recovery strips the framing: no decoder (no registry) is needed to replay.
   options_.decoder = nullptr;
   crash_and_reopen();
-  EXPECT_EQ(get("k"), R"({"n":3,"risk":0.5})");
+  EXPECT_EQ(get("k"), R"({"n":4,"risk":0.5})");
   auto refused = write({{"k", framed(7, R"({"n": 1})")}});
   ASSERT_EQ(refused.record_errors.size(), 1u);
   EXPECT_NE(refused.record_errors[0].message.find("no schema registry"), std::string::npos);
