@@ -88,7 +88,12 @@ Broker::Broker(BrokerConfig config, storage::Env* env)
       flush_timer_(io_),
       shutdown_timer_(io_) {}
 
-Broker::~Broker() = default;
+Broker::~Broker() {
+  // The registry's threads reach the cluster node, the journal and the PK tables: they stop
+  // first, also when start() failed after binding the registry (members go in reverse order).
+  registry_server_.reset();
+  if (pk_tables_) pk_tables_->registry_handle()->source.store(nullptr);
+}
 
 const std::string& Broker::cluster_id() const {
   return cluster_ ? cluster_->cluster_id() : logs_->cluster_id();

@@ -43,7 +43,7 @@ Result<HttpResponse> http_call(const std::string& host, uint16_t port, const Htt
         name == "authorization") {
       continue;
     }
-    out.set(name, value);
+    out.insert(name, value);
   }
   out.set(http::field::host, where);
   out.body() = req.body;
@@ -51,6 +51,7 @@ Result<HttpResponse> http_call(const std::string& host, uint16_t port, const Htt
   beast::flat_buffer buf;
   http::response_parser<http::string_body> parser;
   parser.body_limit(options.max_body_bytes);
+  if (verb == http::verb::head) parser.skip(true);  // a Content-Length and no body
   result = asio::error::would_block;
   stream.expires_after(std::chrono::milliseconds(options.request_timeout_ms));
   http::async_write(stream, out, [&](boost::system::error_code e, size_t) {

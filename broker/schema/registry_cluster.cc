@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 #include <strings.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <map>
@@ -58,6 +60,7 @@ RegistryRouter::Writer RegistryRouter::writer(std::string& why) {
     return w;
   }
   w.epoch = p->state.leader_epoch;
+  w.topic_id = snap->topics.at(kSchemasTopic).topic_id;
   if (p->state.leader == self_) {
     w.id = self_;
     return w;
@@ -82,24 +85,33 @@ RegistryRouter::Writer RegistryRouter::writer(std::string& why) {
   return w;
 }
 
-Status RegistryRouter::ensure_loaded(int32_t epoch) {
-  std::lock_guard l(mu_);
-  if (loaded_epoch_ == epoch) return Status::Ok();
+Status RegistryRouter::ensure_loaded(const Writer& w, bool fail_fast) {
+  std::unique_lock l(mu_, std::defer_lock);
+  if (fail_fast) {
+    if (!l.try_lock()) return Status(Errc::unavailable, "the registry's writer is loading");
+  } else {
+    l.lock();
+  }
+  if (loaded_epoch_ == w.epoch && loaded_topic_id_ == w.topic_id) return Status::Ok();
   STRATA_RETURN_IF_ERROR(registry_.reload());
-  loaded_epoch_ = epoch;
+  loaded_topic_id_ = w.topic_id;
+  loaded_epoch_ = w.epoch;
   spdlog::info("schema registry: this broker is the writer (leader epoch {} of {}), {} subjects",
-               epoch, kSchemasTopic, registry_.subjects(false).size());
+               w.epoch, kSchemasTopic, registry_.subjects(false).size());
   return Status::Ok();
 }
 
-HttpResponse RegistryRouter::handle(const HttpRequest& req, int64_t wait_ms) {
+HttpResponse RegistryRouter::handle(const HttpRequest& req, int64_t wait_ms, bool fail_fast) {
   const bool forwarded = !req.header(kForwardedHeader).empty();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
   std::string why;
   for (;;) {
     const Writer w = writer(why);
     if (w.id == self_) {
-      if (Status st = ensure_loaded(w.epoch); !st.ok()) {
+      if (Status st = ensure_loaded(w, fail_fast); !st.ok()) {
+        if (st.code() == Errc::unavailable) {
+          return registry_error_response(500, 50003, st.message());
+        }
         return registry_error_response(500, 50001,
                                        "Error while reading the schemas topic: " + st.message());
       }
@@ -114,7 +126,13 @@ HttpResponse RegistryRouter::handle(const HttpRequest& req, int64_t wait_ms) {
     if (w.id >= 0) {
       HttpRequest out = req;
       out.headers.emplace_back(kForwardedHeader, std::to_string(self_));
-      auto r = http_call(w.host, w.port, out);
+      // Bounded by what is left of the wait (a writer that accepts and hangs costs no more).
+      const int64_t left =
+          std::max<int64_t>(100, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     deadline - std::chrono::steady_clock::now())
+                                     .count());
+      auto r = http_call(w.host, w.port, out,
+                         HttpCallOptions{std::min<int64_t>(left, 2000), left, 16u << 20});
       if (r.ok() && !has_header(*r, kNotWriterHeader)) return std::move(*r);
       if (!r.ok() && r.status().code() != Errc::io_error) {
         // Sent, but no answer came back: a write may have happened; the client decides.
@@ -232,12 +250,18 @@ class ForwardedSchemaSource : public SchemaSource {
     HttpRequest req;
     req.method = "GET";
     req.path = path;
-    const HttpResponse a = router_.handle(req, 2000);
+    if (std::chrono::steady_clock::now() < unreachable_until_.load()) {
+      return Status(Errc::unavailable, "the registry's writer is not reachable (retry)");
+    }
+    const HttpResponse a = router_.handle(req, 2000, /*fail_fast=*/true);
     json j = json::parse(a.body, nullptr, false);
     if (a.status == 200) return j;
     std::string message = j.is_object() && j.contains("message") && j["message"].is_string()
                               ? j["message"].get<std::string>()
                               : "HTTP " + std::to_string(a.status);
+    if (a.status != 404) {
+      unreachable_until_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    }
     return Status(a.status == 404 ? Errc::not_found : Errc::unavailable, std::move(message));
   }
 
@@ -246,6 +270,7 @@ class ForwardedSchemaSource : public SchemaSource {
   mutable std::map<int32_t, SchemaEntry> entries_;
   mutable std::map<int32_t, std::shared_ptr<const detail::ParsedSchema>> parsed_;
   mutable std::map<int32_t, std::chrono::steady_clock::time_point> missing_;
+  mutable std::atomic<std::chrono::steady_clock::time_point> unreachable_until_{};
 };
 
 }  // namespace

@@ -39,21 +39,25 @@ class RegistryRouter {
  public:
   RegistryRouter(SchemaRegistry& registry, group::LogGroupJournal& journal,
                  cluster::ClusterNode& cluster, int32_t self, int64_t wait_ms = 10000);
-  HttpResponse handle(const HttpRequest& req) { return handle(req, wait_ms_); }
-  // Waits at most `wait_ms` for a writer.
-  HttpResponse handle(const HttpRequest& req, int64_t wait_ms);
+  HttpResponse handle(const HttpRequest& req) { return handle(req, wait_ms_, false); }
+  // Waits at most `wait_ms` for a writer (forwarding included). `fail_fast` (the produce path's
+  // schema reads): while this broker, just made the writer, is still rebuilding its memory,
+  // answer 50003 at once instead of waiting for the rebuild.
+  HttpResponse handle(const HttpRequest& req, int64_t wait_ms, bool fail_fast);
 
  private:
   struct Writer {
     int32_t id = -1;
+    std::string topic_id;  // with the epoch: which leadership (a recreated topic starts again)
     int32_t epoch = -1;
     std::string host;
     uint16_t port = 0;
   };
   // The writer in this broker's view, or id -1 with `why`.
   Writer writer(std::string& why);
-  // Rebuilds the registry's memory once per leader epoch of this broker's leadership.
-  Status ensure_loaded(int32_t epoch);
+  // Rebuilds the registry's memory once per leadership of this broker (topic id, leader
+  // epoch). Errc::unavailable with `fail_fast` while another thread rebuilds it.
+  Status ensure_loaded(const Writer& w, bool fail_fast);
 
   SchemaRegistry& registry_;
   group::LogGroupJournal& journal_;
@@ -61,14 +65,16 @@ class RegistryRouter {
   const int32_t self_;
   const int64_t wait_ms_;
   std::mutex mu_;
-  int32_t loaded_epoch_ = -1;  // guarded by mu_
+  std::string loaded_topic_id_;  // guarded by mu_
+  int32_t loaded_epoch_ = -1;    // guarded by mu_
 };
 
 // Typed tables' schemas in a cluster, read through the router as a client would (from this
 // broker's memory when it is the writer, else from the writer): an id's schema is cached once
 // read — it never changes — and an id the writer does not know is not asked again for a second,
 // so a producer sending garbage ids costs one request per second, not one per record. A read
-// waits at most 2 s for a writer (a produce waits with it), then the record is refused.
+// waits at most 2 s for a writer (a produce waits with it), then the record is refused; after
+// that the writer counts as unreachable for a second (the rest of a batch fails at once).
 std::unique_ptr<SchemaSource> forwarded_schema_source(RegistryRouter& router);
 
 }  // namespace strata::broker::schema

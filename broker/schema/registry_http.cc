@@ -389,12 +389,12 @@ Result<std::unique_ptr<RegistryServer>> RegistryServer::start(const RegistryAddr
   HttpServerOptions o;
   o.name = "schema registry";
   o.max_body_bytes = 4 * 1024 * 1024;  // schemas with many fields run to hundreds of KiB
-  std::unique_ptr<RegistryServer> s(new RegistryServer());
-  s->http_ = std::make_unique<HttpServer>(o);
-  s->host_ = address.host.empty() ? "0.0.0.0" : address.host;
   // Forwarding (cluster mode) holds a thread for the writer's answer: a few more than the
   // metrics endpoint's, so one slow writer does not stall every client.
   o.threads = 4;
+  std::unique_ptr<RegistryServer> s(new RegistryServer());
+  s->http_ = std::make_unique<HttpServer>(o);
+  s->host_ = address.host.empty() ? "0.0.0.0" : address.host;
   s->http_->route_prefix("/", std::move(handler));
   STRATA_RETURN_IF_ERROR(s->http_->start(address.host, address.port));
   return s;

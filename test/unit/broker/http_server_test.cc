@@ -158,6 +158,12 @@ TEST(HttpClient, CallsRelayStatusHeadersAndBodyAndNameUnreachableBrokers) {
   bool routed = false;
   for (const auto& [name, value] : r->headers) routed |= name == "X-Route" && value == "deep";
   EXPECT_TRUE(routed);
+  req.method = "HEAD";  // a Content-Length and no body: answered, not waited for
+  req.path = "/metrics";
+  r = http_call("127.0.0.1", s->port(), req, HttpCallOptions{500, 2000, 1 << 20});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "");
   const uint16_t port = s->port();
   s->stop();
   r = http_call("127.0.0.1", port, req, HttpCallOptions{500, 1000, 1 << 20});
