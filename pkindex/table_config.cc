@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "pkindex/column_stats.h"
+
 namespace strata::pkindex {
 
 namespace {
@@ -173,6 +175,12 @@ const KeyTable<TableConfig>& table_key_table() {
               "Keep every change of every key in a history index, for point-in-time reads "
               "(LookupAsOf); each change is then written twice to the state.",
               kRo);
+    t.string(kStatisticsColumns.data(), &C::statistics_columns, "",
+             "Typed tables: columns whose per-batch min / max / null count the changelog keeps "
+             "(* = all, or a comma-separated list) so filtered reads skip batches; empty = none.",
+             kRo, [](const std::string& v) -> std::string {
+               return stats::parse_columns(v).status().message();
+             });
     return t;
   }();
   return table;
@@ -246,6 +254,9 @@ Result<TableConfig> parse_table_config(const std::map<std::string, std::string>&
     return Status(Errc::invalid_argument, "Configuration " + std::string(kValueFormat) +
                                               "=confluent requires " + std::string(kValueSchemaId) +
                                               " (pinned by the broker at creation)");
+  }
+  if (!t.statistics_columns.empty() && !t.typed()) {
+    return require(kStatisticsColumns, "a typed table (table.value.format=json or confluent)");
   }
   if (t.value_format != ValueFormat::confluent &&
       (!t.value_schema_subject.empty() || t.value_schema_id >= 0)) {

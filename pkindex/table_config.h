@@ -30,6 +30,7 @@ using protocol::pk::kHistoryEnabled;
 using protocol::pk::kMergeEngine;
 using protocol::pk::kPartitioner;
 using protocol::pk::kSnapshotIntervalMs;
+using protocol::pk::kStatisticsColumns;
 using protocol::pk::kTableType;
 using protocol::pk::kTtlMs;
 using protocol::pk::kValueFormat;
@@ -84,6 +85,7 @@ struct TableConfig {
   std::string value_schema_subject;  // confluent: the table schema's subject
   int32_t value_schema_id = -1;      // confluent: the table schema's id (framing of the log)
   bool history = false;              // a history index for LookupAsOf (table.history.enabled)
+  std::string statistics_columns;    // "*" or a column list (column_stats.h); empty = none
   // aggregation: the columns with a table.fields.<column>.* key; any other column aggregates
   // with last_value_ignore_nulls.
   std::map<std::string, ColumnAgg> fields;

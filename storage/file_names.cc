@@ -27,6 +27,9 @@ std::string segment_time_index_path(const std::string& dir, int64_t base_offset)
 std::string segment_txn_index_path(const std::string& dir, int64_t base_offset) {
   return join_path(dir, offset_file_stem(base_offset) + std::string(kTxnIndexSuffix));
 }
+std::string segment_summary_path(const std::string& dir, int64_t base_offset) {
+  return join_path(dir, offset_file_stem(base_offset) + std::string(kSummarySuffix));
+}
 
 std::optional<int64_t> parse_segment_log_name(std::string_view name) {
   if (name.size() != 20 + kLogSuffix.size() || !name.ends_with(kLogSuffix)) return std::nullopt;

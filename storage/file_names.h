@@ -31,6 +31,7 @@ inline constexpr std::string_view kLogSuffix = ".log";
 inline constexpr std::string_view kIndexSuffix = ".index";
 inline constexpr std::string_view kTimeIndexSuffix = ".timeindex";
 inline constexpr std::string_view kTxnIndexSuffix = ".txnindex";
+inline constexpr std::string_view kSummarySuffix = ".stats";  // batch_summary.h
 inline constexpr std::string_view kLeaderEpochCheckpoint = "leader-epoch-checkpoint";
 inline constexpr std::string_view kPartitionMetadata = "partition.metadata";
 inline constexpr std::string_view kRecoveryPointFile = "recovery-point";
@@ -48,6 +49,7 @@ std::string segment_log_path(const std::string& dir, int64_t base_offset);
 std::string segment_index_path(const std::string& dir, int64_t base_offset);
 std::string segment_time_index_path(const std::string& dir, int64_t base_offset);
 std::string segment_txn_index_path(const std::string& dir, int64_t base_offset);
+std::string segment_summary_path(const std::string& dir, int64_t base_offset);
 
 // Parses "<20 digits>.log" into the base offset; nullopt for any other name.
 std::optional<int64_t> parse_segment_log_name(std::string_view name);

@@ -151,10 +151,12 @@ Result<CleanOutcome> LogCleaner::clean(PartitionLog& log, const CleanerPolicy& p
   std::lock_guard<std::mutex> maintenance(log.maintenance_mu_);
   CleanOutcome out;
   LogConfig config;
+  std::shared_ptr<const BatchSummarizer> summarizer;  // the .stats of cleaned segments
   {
     std::lock_guard<std::mutex> lock(log.append_mu_);
     if (log.deleted_ || log.closed_) return out;
     config = log.config_;
+    summarizer = log.summarizer_;
   }
   auto range = range_locked(log, policy, now_ms);
   if (!range.ok()) return range.status();
@@ -253,7 +255,8 @@ Result<CleanOutcome> LogCleaner::clean(PartitionLog& log, const CleanerPolicy& p
   for (const auto& seg : targets) {
     const int64_t base = seg->base_offset();
     out.bytes_before += static_cast<int64_t>(seg->size());
-    auto writer = cleaner::CleanedSegmentWriter::create(log.env_, log.dir_, base, config);
+    auto writer =
+        cleaner::CleanedSegmentWriter::create(log.env_, log.dir_, base, config, summarizer);
     if (!writer.ok()) return writer.status();
     bool changed = false;
     BatchCursor cursor(*seg);

@@ -128,6 +128,7 @@ Result<int64_t> PartitionLog::write_batch_locked(std::span<const uint8_t> batch,
     }
     log_end_offset_.store(new_leo, std::memory_order_release);
   }
+  if (summarizer_) summarize_locked(segments_.back(), info, batch);
   if (flush_now) {
     recovery_point_ = new_leo;
     unflushed_messages_ = 0;

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "protocol/base/result.h"
+#include "storage/batch_summary.h"
 #include "storage/env.h"
 #include "storage/leader_epoch_cache.h"
 #include "storage/log_config.h"
@@ -190,6 +191,16 @@ class PartitionLog {
     listeners_ = std::move(listeners);
   }
 
+  // --- Batch summaries (storage/partition_log_summaries.cc, batch_summary.h) ---
+  // From now on every data batch appended (as leader or follower) gets the summarizer's payload
+  // in its segment's `.stats` side index; null stops it. May be set at any time (a PK state opens
+  // lazily): earlier batches simply have none.
+  void set_batch_summarizer(std::shared_ptr<const BatchSummarizer> summarizer);
+  // The checked summaries of the segment holding `offset`, of the batches with a last offset in
+  // [offset, upper_bound), by base offset; entries empty when the segment has none (or too many
+  // to read). offset outside [log_start_offset, log_end_offset) -> Errc::out_of_range.
+  Result<SegmentSummaries> batch_summaries(int64_t offset, int64_t upper_bound) const;
+
   // --- Idempotent producers (storage/partition_log_producers.cc) ---
   // Drops producers idle for expiration_ms (producer.id.expiration.ms). Returns how many.
   size_t expire_producers(int64_t now_ms, int64_t expiration_ms);
@@ -299,6 +310,10 @@ class PartitionLog {
   // Publishes the first open transaction offset for last_stable_offset(). Append lock held.
   void publish_txn_state_locked();
   Status flush_locked();
+  // Appends the summary of a batch just committed to `seg` (failures are logged and cost only
+  // the summary). Append lock held.
+  void summarize_locked(const std::shared_ptr<Segment>& seg, const BatchInfo& info,
+                        std::span<const uint8_t> batch);
   // The only writer of high_watermark_ after open. One node: HW = the durable end offset; a
   // replicated log would pass the minimum durable end over the in-sync replicas instead. Never
   // moves the HW backwards; returns whether it advanced. Append lock held.
@@ -316,6 +331,10 @@ class PartitionLog {
   std::mutex maintenance_mu_;           // retention vs cleaner (taken before append_mu_)
   mutable std::shared_mutex state_mu_;  // segments_ and published segment state vs readers
   std::vector<std::shared_ptr<Segment>> segments_;
+  // Batch summaries (append lock): the summarizer, and the open .stats file of one segment.
+  std::shared_ptr<const BatchSummarizer> summarizer_;
+  std::weak_ptr<Segment> summary_segment_;
+  std::unique_ptr<WritableFile> summary_writer_;
   LeaderEpochCache epochs_;
   std::atomic<int64_t> log_start_offset_{0};
   std::atomic<int64_t> log_end_offset_{0};

@@ -96,7 +96,8 @@ Status PartitionLog::load_segments(int64_t now_ms) {
       for (size_t j = i + 1; j < bases.size(); ++j) {
         for (const auto& p :
              {segment_log_path(dir_, bases[j]), segment_index_path(dir_, bases[j]),
-              segment_time_index_path(dir_, bases[j]), segment_txn_index_path(dir_, bases[j])}) {
+              segment_time_index_path(dir_, bases[j]), segment_txn_index_path(dir_, bases[j]),
+              segment_summary_path(dir_, bases[j])}) {
           Status st = env_->remove_file(p);
           if (!st.ok() && st.code() != Errc::not_found) return st;
         }

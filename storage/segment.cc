@@ -79,6 +79,11 @@ Result<std::shared_ptr<Segment>> Segment::create(Env* env, const std::string& di
   auto txn = env->new_writable_file(segment_txn_index_path(dir, base_offset), /*truncate=*/true);
   if (!txn.ok()) return txn.status();
   STRATA_RETURN_IF_ERROR((*txn)->close());
+  // Summaries of an earlier segment of this base (a truncated or reset log) describe batches
+  // that are gone.
+  if (const auto stats = segment_summary_path(dir, base_offset); env->file_exists(stats)) {
+    STRATA_RETURN_IF_ERROR(env->remove_file(stats));
+  }
   return seg;
 }
 
@@ -316,6 +321,10 @@ Status Segment::remove_files() {
         segment_time_index_path(dir_, base_offset_), segment_txn_index_path(dir_, base_offset_)}) {
     Status st = env_->remove_file(p);
     if (!st.ok() && st.code() != Errc::not_found) return st;
+  }
+  // Only tables with column statistics have one (batch_summary.h).
+  if (const auto stats = segment_summary_path(dir_, base_offset_); env_->file_exists(stats)) {
+    STRATA_RETURN_IF_ERROR(env_->remove_file(stats));
   }
   return Status::Ok();
 }

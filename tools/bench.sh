@@ -9,6 +9,8 @@
 #               puts of the same data ( bar: >= 0.5x)
 #   projection  typed (json) PK table of 200k rows x 50 columns: Lookups of 3 columns vs whole
 #               rows (keys/s, bytes per key, broker CPU), paired rounds
+#   filtered    typed (json) PK tables with and without table.statistics.columns=*: load cost
+#               (paired rounds) and a 1 %-selective filtered changelog read (batches/bytes skipped)
 #   restart     broker restart (clean and kill -9) with the lookup table loaded, until a Lookup
 #               answers; in-process pk-restart of a 10M-key partition (clean and crash)
 #   cluster     (only when named in BENCH_SECTIONS; not in the default set, not run in CI)
@@ -19,7 +21,8 @@
 # usage: tools/bench.sh
 # environment:
 #   BENCH_SCALE        multiplies every record/key count (default 1); 0.1 = quick
-#   BENCH_SECTIONS     comma list of throughput,lookup,projection,apply,restart (default) and cluster
+#   BENCH_SECTIONS     comma list of throughput,lookup,projection,filtered,apply,restart (default)
+#                      and cluster
 #                      (tools/bench_cluster.sh's own knobs: CLUSTER_ROUNDS, CLUSTER_KILLS, ...)
 #   BENCH_REPEAT       runs per (workload, phase, target) in throughput (default 5; medians)
 #   PARTITIONS         partitions per throughput topic, same for both targets (default 256)
@@ -38,7 +41,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 
 scale=${BENCH_SCALE:-1}
-sections=${BENCH_SECTIONS:-throughput,lookup,projection,apply,restart}
+sections=${BENCH_SECTIONS:-throughput,lookup,projection,filtered,apply,restart}
 repeat=${BENCH_REPEAT:-5}
 partitions=${PARTITIONS:-256}
 pk_partitions=${PK_PARTITIONS:-4}
@@ -281,6 +284,17 @@ EOF
         "{\"rep\":$rep,\"server_cpu_s\":$(python3 -c "print(($after-$before)/$clk_tck)")}"
       echo "  projection $cols r$rep: $json" >&2
     done
+  done
+fi
+
+# --- filtered: column statistics on a typed table (tools/bench/bench_filtered.py) -----------
+if want filtered; then
+  filter_rows=$(scaled 400000)
+  echo "bench.sh: filtered reads over $filter_rows rows, with and without table.statistics.columns" >&2
+  /usr/bin/python3 "$(dirname "$0")/bench/bench_filtered.py" "$strata_bootstrap" "$broker_pid" \
+    "$filter_rows" "$perf" "$work/data" | while read -r line; do
+    record filtered "$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["phase"]+("-stats" if d["stats"] else "-plain"))' "$line")" "$line"
+    echo "  filtered: $line" >&2
   done
 fi
 

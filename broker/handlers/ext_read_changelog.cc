@@ -23,6 +23,7 @@
 #include "broker/services.h"
 #include "broker/topics/topic_registry.h"
 #include "pkindex/changelog_decode.h"
+#include "pkindex/column_stats.h"
 #include "pkindex/table_config.h"
 #include "protocol/ext/read_changelog.pb.h"
 #include "protocol/wire/errors.h"
@@ -67,15 +68,56 @@ Resp::ChangeKind to_proto(pkindex::ChangeKind k) {
   return Resp::CHANGE_KIND_UNSPECIFIED;
 }
 
+// A request's filter: the predicate and the table it reads (rows decode per its format).
+struct ChangeFilter {
+  const pkindex::stats::Predicate* predicate = nullptr;  // null: every change
+  const pkindex::TableConfig* table = nullptr;
+};
+
+// The next log bytes a filtered read looks at: the batch holding `next` when its summary allows
+// a match (one range), nothing when the summary rules it out (`next` then moves past it and the
+// skip is counted), or — no summary — what an unfiltered read would take. `sums` caches the
+// current segment's summaries across calls.
+Result<std::vector<storage::PartitionLog::FileRange>> next_ranges(
+    const storage::PartitionLog& log, const ChangeFilter& filter, int64_t& next, int64_t hw,
+    std::optional<storage::SegmentSummaries>& sums, size_t& at, int64_t& scan_budget,
+    Resp::PartitionChanges& out) {
+  if (filter.predicate) {
+    if (!sums || next >= sums->segment_end || next < sums->segment_base) {
+      auto s = log.batch_summaries(next, hw);
+      if (!s.ok()) return s.status();
+      sums = std::move(*s);
+      at = 0;
+    }
+    while (at < sums->entries.size() && sums->entries[at].last_offset < next) ++at;
+    if (at < sums->entries.size() && sums->entries[at].base_offset <= next) {
+      const storage::BatchSummary& e = sums->entries[at];
+      scan_budget -= static_cast<int64_t>(storage::kSummaryEntryHeaderSize + e.payload.size());
+      if (!pkindex::stats::may_match(*filter.predicate, e.payload)) {
+        out.set_skipped_batches(out.skipped_batches() + 1);
+        out.set_skipped_bytes(out.skipped_bytes() + e.size);
+        next = e.last_offset + 1;
+        return std::vector<storage::PartitionLog::FileRange>{};
+      }
+      return std::vector<storage::PartitionLog::FileRange>{{sums->file, e.position, e.size}};
+    }
+  }
+  // Unsummarised: a whole chunk, or the one batch before the next summarised one.
+  const bool summaries_ahead = sums && at < sums->entries.size();
+  auto read = log.read(next, summaries_ahead ? 1 : kReadChunk, /*min_one=*/true, hw);
+  if (!read.ok()) return read.status();
+  return std::move(read->ranges);
+}
+
 // Reads one partition's changes from `from` into `out`; returns the number of changes, or an error.
 // `bytes` (out) is the change bytes added; reading stops at `max_bytes` (after at least one
 // change) or when `scan_budget` (in/out: log bytes this call may still read) is spent.
 // Reads committed changes only, as a read_committed consumer does: below the last stable offset
 // `hw` (the caller passes it), skipping the batches of aborted transactions, so the changes are
-// exactly the ones the table's state applied.
+// exactly the ones the table's state applied. With a filter, only the changes that pass it.
 Result<int32_t> read_changes(const storage::PartitionLog& log, int64_t from, int64_t hw,
-                             int32_t max_records, int64_t max_bytes, int64_t& bytes,
-                             int64_t& scan_budget, Resp::PartitionChanges& out) {
+                             int32_t max_records, int64_t max_bytes, const ChangeFilter& filter,
+                             int64_t& bytes, int64_t& scan_budget, Resp::PartitionChanges& out) {
   const std::vector<storage::AbortedTxn> aborted = log.aborted_transactions(from, hw);
   std::vector<uint8_t> buf;
   std::vector<pkindex::ChangeView> changes;
@@ -83,12 +125,15 @@ Result<int32_t> read_changes(const storage::PartitionLog& log, int64_t from, int
   int64_t next = from;
   int32_t count = 0;
   bool full = false;
+  std::optional<storage::SegmentSummaries> sums;
+  size_t at = 0;
   while (!full && next < hw && scan_budget > 0) {
-    auto read = log.read(next, kReadChunk, /*min_one=*/true, hw);
-    if (!read.ok()) return read.status();
-    if (read->ranges.empty()) break;
     const int64_t progress_mark = next;
-    for (const auto& range : read->ranges) {
+    auto ranges = next_ranges(log, filter, next, hw, sums, at, scan_budget, out);
+    if (!ranges.ok()) return ranges.status();
+    if (next != progress_mark) continue;  // skipped by its summary
+    if (ranges->empty()) break;
+    for (const auto& range : *ranges) {
       if (full) break;
       buf.resize(range.size);
       scan_budget -= static_cast<int64_t>(range.size);
@@ -113,6 +158,11 @@ Result<int32_t> read_changes(const storage::PartitionLog& log, int64_t from, int
             full = true;
             next = c.offset;
             break;
+          }
+          if (filter.predicate && !pkindex::stats::passes(*filter.predicate, c, *filter.table)) {
+            out.set_filtered_changes(out.filtered_changes() + 1);
+            next = c.offset + 1;
+            continue;
           }
           auto* ch = out.add_changes();
           ch->set_offset(c.offset);
@@ -145,14 +195,84 @@ Result<int32_t> read_changes(const storage::PartitionLog& log, int64_t from, int
   return count;
 }
 
+// The request's filter as pkindex evaluates it; an error names what is wrong with it.
+Result<pkindex::stats::Predicate> to_predicate(const strata::ext::Predicate& p, int depth) {
+  using Op = pkindex::stats::Predicate::Op;
+  using W = strata::ext::Predicate;
+  if (depth > pkindex::stats::kMaxPredicateDepth) {
+    return Status(Errc::invalid_argument, "the filter nests deeper than " +
+                                              std::to_string(pkindex::stats::kMaxPredicateDepth));
+  }
+  pkindex::stats::Predicate out;
+  switch (p.op()) {
+    case W::EQ:
+      out.op = Op::eq;
+      break;
+    case W::LT:
+      out.op = Op::lt;
+      break;
+    case W::LE:
+      out.op = Op::le;
+      break;
+    case W::GT:
+      out.op = Op::gt;
+      break;
+    case W::GE:
+      out.op = Op::ge;
+      break;
+    case W::IS_NULL:
+      out.op = Op::is_null;
+      break;
+    case W::AND:
+      out.op = Op::and_;
+      break;
+    case W::OR:
+      out.op = Op::or_;
+      break;
+    default:
+      return Status(Errc::invalid_argument, "a filter node has no operator");
+  }
+  out.column = p.column();
+  if (out.op == Op::and_ || out.op == Op::or_) {
+    for (const auto& q : p.operands()) {
+      auto sub = to_predicate(q, depth + 1);
+      if (!sub.ok()) return sub.status();
+      out.operands.push_back(std::move(*sub));
+    }
+  } else if (out.op != Op::is_null) {
+    const auto& v = p.value();
+    switch (v.value_case()) {
+      case strata::ext::Literal::kIntValue:
+        out.literal = v.int_value();
+        break;
+      case strata::ext::Literal::kDoubleValue:
+        out.literal = v.double_value();
+        break;
+      case strata::ext::Literal::kStringValue:
+        out.literal = v.string_value();
+        break;
+      case strata::ext::Literal::kBoolValue:
+        out.literal = v.bool_value();
+        break;
+      default:
+        return Status(Errc::invalid_argument, "a comparison on " + p.column() + " has no value");
+    }
+  }
+  return out;
+}
+
 class PendingChangelog : public LongPoll<PendingChangelog> {
  public:
   PendingChangelog(RequestContext ctx, strata::ext::ReadChangelogRequest req,
-                   std::shared_ptr<const TopicEntry> topic)
+                   std::shared_ptr<const TopicEntry> topic,
+                   std::optional<pkindex::stats::Predicate> predicate,
+                   std::optional<pkindex::TableConfig> table)
       : LongPoll(ctx.svc, req.max_wait_ms()),
         ctx_(std::move(ctx)),
         req_(std::move(req)),
-        topic_(std::move(topic)) {}
+        topic_(std::move(topic)),
+        predicate_(std::move(predicate)),
+        table_(std::move(table)) {}
 
   // LongPoll: answers when there are changes, a partition failed or only skipped records were
   // read, or the wait is over.
@@ -219,8 +339,10 @@ class PendingChangelog : public LongPoll<PendingChangelog> {
           std::min(rp.max_bytes() > 0 ? rp.max_bytes() : kDefaultMaxBytes,
                    std::min(kMaxBytesPerPartition, response_cap - response_bytes));
       int64_t bytes = 0;
+      ChangeFilter filter;
+      if (predicate_) filter = {&*predicate_, &*table_};
       auto n = read_changes(*log, rp.from_offset(), std::min(hw, log->last_stable_offset()),
-                            rp.max_records(), max_bytes, bytes, scan_budget, *out);
+                            rp.max_records(), max_bytes, filter, bytes, scan_budget, *out);
       response_bytes += bytes;
       if (!n.ok()) {
         fail(read_error(req_.topic(), rp, n.status()), n.status().message());
@@ -235,6 +357,8 @@ class PendingChangelog : public LongPoll<PendingChangelog> {
   RequestContext ctx_;
   strata::ext::ReadChangelogRequest req_;
   std::shared_ptr<const TopicEntry> topic_;
+  std::optional<pkindex::stats::Predicate> predicate_;
+  std::optional<pkindex::TableConfig> table_;  // with a predicate
 };
 
 }  // namespace
@@ -262,7 +386,22 @@ void ext_read_changelog(RequestContext& ctx, protocol::Reader& body) {
   if (topic && !pkindex::is_pk_table(topic->configs)) {
     return fail(ErrorCode::invalid_request, "topic " + req.topic() + " is not a primary-key table");
   }
-  auto pending = std::make_shared<PendingChangelog>(ctx, std::move(req), std::move(topic));
+  std::optional<pkindex::stats::Predicate> predicate;
+  std::optional<pkindex::TableConfig> table;
+  if (req.has_filter() && topic) {
+    auto t = pkindex::parse_table_config(topic->configs);
+    if (!t.ok() || !t->typed()) {
+      return fail(ErrorCode::invalid_request,
+                  "a filter needs a typed table (table.value.format=json or confluent)");
+    }
+    auto p = to_predicate(req.filter(), 1);
+    std::string bad = p.ok() ? pkindex::stats::check(*p) : p.status().message();
+    if (!bad.empty()) return fail(ErrorCode::invalid_request, "filter: " + bad);
+    predicate = std::move(*p);
+    table = std::move(*t);
+  }
+  auto pending = std::make_shared<PendingChangelog>(ctx, std::move(req), std::move(topic),
+                                                    std::move(predicate), std::move(table));
   pending->run(false);
 }
 

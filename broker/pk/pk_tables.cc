@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "pkindex/column_stats.h"
+
 namespace strata::broker {
 
 PkTables::PkTables(TopicRegistry& topics, bool replicated)
@@ -79,6 +81,8 @@ Result<std::shared_ptr<pkindex::PkState>> PkTables::get(const TopicEntry& topic,
         "checkpoint {}",
         topic.name, partition, state->restored_from_checkpoint());
   }
+  // table.statistics.columns: the batches appended from now on get their column statistics.
+  log->set_batch_summarizer(pkindex::stats::make_summarizer(*table));
   // Retention, compaction and DeleteRecords keep what the durable state still needs.
   log->set_retention_bound([w = std::weak_ptr<pkindex::PkState>(state)] {
     auto st = w.lock();

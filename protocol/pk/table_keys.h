@@ -36,6 +36,9 @@ inline constexpr std::string_view kValueSchemaId = "table.value.schema.id";
 // Keep every change of every key (a history index in the state) for point-in-time reads
 // (LookupAsOf); false by default: it writes each change a second time.
 inline constexpr std::string_view kHistoryEnabled = "table.history.enabled";
+// Typed tables: the columns whose per-batch min / max / null count the changelog's side index
+// keeps ("*" = all, or a comma-separated list; empty = none), for filtered reads.
+inline constexpr std::string_view kStatisticsColumns = "table.statistics.columns";
 // Per-column keys of aggregation tables: table.fields.<column>.agg = a function name, and
 // table.fields.<column>.listagg.delimiter (or .string_agg.delimiter) = its separator.
 inline constexpr std::string_view kFieldsPrefix = "table.fields.";

@@ -7,9 +7,11 @@
 namespace strata::storage::cleaner {
 
 Result<std::unique_ptr<CleanedSegmentWriter>> CleanedSegmentWriter::create(
-    Env* env, const std::string& dir, int64_t base_offset, const LogConfig& config) {
+    Env* env, const std::string& dir, int64_t base_offset, const LogConfig& config,
+    std::shared_ptr<const BatchSummarizer> summarizer) {
   std::unique_ptr<CleanedSegmentWriter> w(
       new CleanedSegmentWriter(env, dir, base_offset, config.index_interval_bytes));
+  w->summarizer_ = std::move(summarizer);
   const std::string suffix(kCleanedSuffix);
   auto log = env->new_writable_file(segment_log_path(dir, base_offset) + suffix, true);
   if (!log.ok()) return log.status();
@@ -45,6 +47,18 @@ Status CleanedSegmentWriter::append(std::span<const uint8_t> batch) {
     bytes_since_last_index_ = 0;
   }
   bytes_since_last_index_ += batch.size();
+  if (summarizer_) {
+    if (auto payload = (*summarizer_)(batch)) {
+      BatchSummary s;
+      s.base_offset = v.base_offset();
+      s.last_offset = v.last_offset();
+      s.position = position;
+      s.size = static_cast<uint32_t>(batch.size());
+      s.batch_crc = v.crc();
+      s.payload = std::move(*payload);
+      summaries_ += encode_batch_summary(s);
+    }
+  }
   return Status::Ok();
 }
 
@@ -54,6 +68,14 @@ Status CleanedSegmentWriter::finish() {
     if (!last || last->timestamp < max_timestamp_) {
       STRATA_RETURN_IF_ERROR(time_index_->maybe_append(max_timestamp_, offset_of_max_timestamp_));
     }
+  }
+  if (!summaries_.empty()) {
+    auto f = env_->new_writable_file(
+        segment_summary_path(dir_, base_) + std::string(kCleanedSuffix), true);
+    if (!f.ok()) return f.status();
+    STRATA_RETURN_IF_ERROR(
+        (*f)->append({reinterpret_cast<const uint8_t*>(summaries_.data()), summaries_.size()}));
+    STRATA_RETURN_IF_ERROR((*f)->close());
   }
   STRATA_RETURN_IF_ERROR(log_->sync());
   STRATA_RETURN_IF_ERROR(offset_index_->sync());
@@ -78,6 +100,10 @@ Status CleanedSegmentWriter::abandon() {
         segment_time_index_path(dir_, base_) + suffix}) {
     Status st = env_->remove_file(p);
     if (!st.ok() && st.code() != Errc::not_found && first.ok()) first = st;
+  }
+  if (const auto stats = segment_summary_path(dir_, base_) + suffix; env_->file_exists(stats)) {
+    Status st = env_->remove_file(stats);
+    if (!st.ok() && first.ok()) first = st;
   }
   return first;
 }

@@ -3,7 +3,9 @@
 // applying the same sparse-index rule as Segment (an offset-index and time-index entry whenever
 // more than index.interval.bytes were written since the last one, plus a final time-index entry
 // with the segment's max timestamp). finish() fsyncs all three files; abandon() removes them.
-// segment_swap.h then moves them into place.
+// segment_swap.h then moves them into place. With the log's batch summarizer, the batches
+// written also get their summaries, in `<base>.stats.cleaned` (derived data: written at finish()
+// without fsync, moved in after the segment; batch_summary.h).
 //
 // Owned by one cleaner thread. Not synchronised.
 #pragma once
@@ -14,6 +16,7 @@
 #include <string>
 
 #include "protocol/base/result.h"
+#include "storage/batch_summary.h"
 #include "storage/env.h"
 #include "storage/log_config.h"
 #include "storage/offset_index.h"
@@ -26,9 +29,9 @@ inline constexpr std::string_view kSwapSuffix = ".swap";
 
 class CleanedSegmentWriter {
  public:
-  static Result<std::unique_ptr<CleanedSegmentWriter>> create(Env* env, const std::string& dir,
-                                                              int64_t base_offset,
-                                                              const LogConfig& config);
+  static Result<std::unique_ptr<CleanedSegmentWriter>> create(
+      Env* env, const std::string& dir, int64_t base_offset, const LogConfig& config,
+      std::shared_ptr<const BatchSummarizer> summarizer = nullptr);
   ~CleanedSegmentWriter();
 
   // One whole batch (already rewritten); header fields give its offsets and max timestamp.
@@ -56,6 +59,8 @@ class CleanedSegmentWriter {
   std::unique_ptr<WritableFile> log_;
   std::unique_ptr<OffsetIndex> offset_index_;
   std::unique_ptr<TimeIndex> time_index_;
+  std::shared_ptr<const BatchSummarizer> summarizer_;
+  std::string summaries_;  // encoded entries for <base>.stats.cleaned
 };
 
 }  // namespace strata::storage::cleaner

@@ -46,6 +46,14 @@ Status swap_in_cleaned_segment(Env* env, const std::string& dir, int64_t base) {
   STRATA_RETURN_IF_ERROR(env->rename_file(with(index, kSwapSuffix), index));
   STRATA_RETURN_IF_ERROR(env->rename_file(with(time_index, kSwapSuffix), time_index));
   STRATA_RETURN_IF_ERROR(env->rename_file(with(log, kSwapSuffix), log));
+  // The batch summaries follow the segment they describe; an entry that does not match its
+  // batch is never used (batch_summary.h), so this needs no place in the commit protocol.
+  const std::string stats = segment_summary_path(dir, base);
+  if (env->file_exists(with(stats, kCleanedSuffix))) {
+    STRATA_RETURN_IF_ERROR(env->rename_file(with(stats, kCleanedSuffix), stats));
+  } else if (env->file_exists(stats)) {
+    STRATA_RETURN_IF_ERROR(env->remove_file(stats));
+  }
   return env->sync_dir(dir);
 }
 
@@ -88,7 +96,7 @@ Status recover_segment_swaps(Env* env, const std::string& dir) {
       changed = true;
       continue;
     }
-    for (std::string_view suffix : {kIndexSuffix, kTimeIndexSuffix}) {
+    for (std::string_view suffix : {kIndexSuffix, kTimeIndexSuffix, kSummarySuffix}) {
       if (n.size() != 20 + suffix.size() || !n.ends_with(suffix)) continue;
       auto base = parse_segment_log_name(n.substr(0, 20) + std::string(kLogSuffix));
       if (base && !logs.count(*base)) {

@@ -10,11 +10,14 @@ real broker, every answer checked against a model built from what confluent-kafk
 - a history table: as_of by offset and by timestamp equal the model; after checkpoints and
   DeleteRecords, points before the history's start answer OutOfRetention with `earliest`;
 - a typed json table: rows decode to dicts, `columns` projection;
+- filtered changelog reads (`where`, table.statistics.columns): a model test of random predicates
+  against a Python evaluation of the unfiltered changelog; selective ranges skip batches;
 - errors: unknown table, log topic, projection of a raw table, as_of without history;
 - the committed *_pb2.py files equal what tools/python/gen.sh generates now;
 - install into a venv (--system-site-packages, --no-build-isolation, --no-index) and one lookup.
 """
 import importlib.util
+import json
 import os
 import random
 import shutil
@@ -410,6 +413,119 @@ class PythonClientTest(BrokerTestCase):
                    if c["key"] == b"u1"]
         self.assertEqual(changes, [("insert", {"age": 31, "name": "ann"}),
                                    ("update", {"age": 32, "name": "ann"})])
+
+    def test_filtered_changelog_equals_filtering_the_whole_changelog(self):
+        # A model test of filtered reads: random WHERE predicates (nulls, absent columns, types
+        # that do not compare, AND/OR) give exactly the changes a Python evaluation of the same
+        # semantics keeps from the unfiltered changelog; selective ranges skip whole batches by
+        # their column statistics.
+        b = self.broker.bootstrap
+        topic = unique_topic("pystats")
+        itutil.ck_create_topic(b, topic, 1, {"table.type": "primary-key",
+                                             "table.value.format": "json",
+                                             "table.statistics.columns": "*"})
+        rng = random.Random(11)
+        producer = itutil.ck_producer(b)
+        for rnd in range(30):  # one flush per round: batches hold clustered amounts
+            items = []
+            for i in range(40):
+                key = b"k%03d" % rng.randrange(120)
+                if rng.random() < 0.08:
+                    items.append({"topic": topic, "key": key, "value": None})
+                    continue
+                row = {"n": rnd * 100 + i, "country": rng.choice(["DE", "FR", "US", None]),
+                       "amount": rng.choice([rnd * 100 + rng.randrange(100), None,
+                                             rnd * 100 + rng.randrange(100) + 0.5])}
+                if rng.random() < 0.2:
+                    del row["country"]
+                if rng.random() < 0.1:
+                    row["flag"] = rng.random() < 0.5
+                items.append({"topic": topic, "key": key, "value": json.dumps(row).encode()})
+            itutil.ck_produce_all(producer, items)
+        t = self.client.table(topic)
+        everything = list(t.changelog(0, follow=False))
+        self.assertGreater(len(everything), 500)
+
+        def value_of(c):
+            return c["before"] if c["kind"] == "delete" else c["after"]
+
+        def cmp(v, op, lit):
+            if v is None:
+                return False
+            num = lambda x: isinstance(x, (int, float)) and not isinstance(x, bool)  # noqa: E731
+            if not ((num(v) and num(lit)) or (isinstance(v, str) and isinstance(lit, str)) or
+                    (isinstance(v, bool) and isinstance(lit, bool))):
+                return False
+            return {"=": v == lit, "<": v < lit, "<=": v <= lit, ">": v > lit,
+                    ">=": v >= lit}[op]
+
+        def holds(node, row):
+            kind = node[0]
+            if kind == "and":
+                return all(holds(n, row) for n in node[1])
+            if kind == "or":
+                return any(holds(n, row) for n in node[1])
+            if kind == "null":
+                return row.get(node[1]) is None
+            return cmp(row.get(node[1]), node[2], node[3])
+
+        def text(node):
+            kind = node[0]
+            if kind in ("and", "or"):
+                return "(" + (" %s " % kind.upper()).join(text(n) for n in node[1]) + ")"
+            if kind == "null":
+                return "%s IS NULL" % node[1]
+            lit = node[3]
+            if isinstance(lit, bool):
+                lit = "TRUE" if lit else "FALSE"
+            elif isinstance(lit, str):
+                lit = "'%s'" % lit.replace("'", "''")
+            return "%s %s %s" % (node[1], node[2], lit)
+
+        def random_node(depth=0):
+            k = rng.randrange(3 if depth >= 2 else 5)
+            col = rng.choice(["amount", "country", "n", "flag", "missing"])
+            if k == 0:
+                return ("null", col)
+            if k in (1, 2):
+                lit = rng.choice([rng.randrange(3200), rng.randrange(3200) + 0.25,
+                                  rng.choice(["DE", "FR", "US", "A", "Z"]), rng.random() < 0.5])
+                return ("cmp", col, rng.choice(["=", "<", "<=", ">", ">="]), lit)
+            return ("and" if k == 3 else "or", [random_node(depth + 1)
+                                                for _ in range(1 + rng.randrange(3))])
+
+        def check(node):
+            stats = {}
+            got = [(c["offset"], c["kind"]) for c in
+                   t.changelog(0, follow=False, where=text(node), stats=stats)]
+            want = [(c["offset"], c["kind"]) for c in everything
+                    if value_of(c) is None or holds(node, value_of(c))]
+            self.assertEqual(got, want, text(node))
+            self.assertLessEqual(stats.get("filtered_changes", 0) + len(got), len(everything))
+            return stats
+
+        for _ in range(40):
+            check(random_node())
+        # Selective ranges: most batches are skipped unread, none that holds a match.
+        skipped = 0
+        for lo in (500, 1200, 2600):
+            stats = check(("and", [("cmp", "amount", ">=", lo), ("cmp", "amount", "<", lo + 40)]))
+            skipped += stats["skipped_batches"]
+            self.assertGreater(stats["skipped_bytes"], 0)
+        self.assertGreater(skipped, 3 * 15, "batches skipped by statistics")
+        # Bad filters: a raw table, a malformed text, a predicate nested too deep.
+        with self.assertRaises(StrataError) as cm:
+            list(self.client.table(self.topic).changelog(0, follow=False, where="a = 1"))
+        self.assertEqual(cm.exception.name, "INVALID_REQUEST")
+        with self.assertRaises(ValueError):
+            list(t.changelog(0, follow=False, where="amount >"))
+        deep = "n = 1"
+        for i in range(20):
+            deep = "n = %d %s (%s)" % (i, "AND" if i % 2 else "OR", deep)
+        with self.assertRaises(StrataError) as cm:
+            list(t.changelog(0, follow=False, where=deep))
+        self.assertEqual(cm.exception.name, "INVALID_REQUEST")
+        self.assertIn("deeper", cm.exception.message)
 
     # ---------------------------------------------------------------- errors
 

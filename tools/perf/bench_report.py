@@ -135,6 +135,30 @@ def main():
             (ka, ba), (kp, bp) = meds["all"], meds["c07,c21,c42"]
             print(f"\nProjected / whole rows: keys/s **{kp / ka:.2f}x**, bytes per key {bp / ba:.3f}x")
 
+    if "filtered" in by:
+        fs = [r["result"] for r in by["filtered"]]
+        loads = {st: [f for f in fs if f["phase"] == "load" and f["stats"] == st] for st in (True, False)}
+        reads = {st: [f for f in fs if f["phase"] == "filtered_read" and f["stats"] == st]
+                 for st in (True, False)}
+        print("\n### Column statistics: load cost and a 1 %-selective filtered changelog read\n")
+        if all(loads.values()):
+            ratio = med([a["wall_s"] / b["wall_s"] for a, b in zip(loads[False], loads[True])])
+            cpu = {st: sum(f["broker_cpu_s"] for f in loads[st]) / sum(f["rows"] for f in loads[st]) * 1e6
+                   for st in (True, False)}
+            print(f"Load, paired rounds: rows/s with statistics / without = **{ratio:.2f}x**; broker "
+                  f"CPU-s per 1M rows {cpu[True]:.2f} (statistics) vs {cpu[False]:.2f}")
+        if all(reads.values()):
+            print("\n| table | changes | wall s | broker CPU-s | batches skipped | bytes skipped / log bytes |")
+            print("|---|---:|---:|---:|---:|---:|")
+            for st in (True, False):
+                rs = reads[st]
+                skipped = med([f.get("skipped_bytes", 0) / max(1, f["log_bytes"]) for f in rs])
+                print(f"| {'statistics=*' if st else 'no statistics'} | {rs[0]['changes']:,} "
+                      f"| {med([f['wall_s'] for f in rs]):.3f} | {med([f['broker_cpu_s'] for f in rs]):.3f} "
+                      f"| {med([f.get('skipped_batches', 0) for f in rs]):,.0f} | {skipped:.3f} |")
+            sp = med([b["wall_s"] / a["wall_s"] for a, b in zip(reads[True], reads[False])])
+            print(f"\nFiltered read with statistics vs without: **{sp:.1f}x** faster (wall, paired)")
+
     if "restart" in by:
         print("\n### Restart time\n")
         print("| what | keys | ready after (s) |")

@@ -95,6 +95,45 @@ void expect_compacted(const std::vector<StoredRecord>& before,
   EXPECT_EQ(got, expected);
 }
 
+// The batch summaries (.stats) of a cleaned segment describe its new batches: one per batch,
+// made by the log's summarizer (here: the batch's record count).
+TEST(Cleaner, RewritesTheBatchSummariesOfCleanedSegments) {
+  TempDir tmp;
+  auto log = open_log(default_env(), tmp.sub("t-0"), small_segments());
+  log->set_batch_summarizer(std::make_shared<const BatchSummarizer>(
+      [](std::span<const uint8_t> batch) -> std::optional<std::string> {
+        return std::to_string(protocol::RecordBatchView(batch).record_count());
+      }));
+  write_updates(*log, 600, 20, 3);
+  roll_away(*log);
+  LogCleaner cleaner;
+  auto out = cleaner.clean(*log, policy(), 5000);
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  ASSERT_GT(out->segments_rewritten, 0);
+  const auto bases = log->segment_base_offsets();
+  for (size_t i = 0; i + 1 < bases.size(); ++i) {
+    SCOPED_TRACE("segment " + std::to_string(bases[i]));
+    auto s =
+        log->batch_summaries(std::max(bases[i], log->log_start_offset()), log->high_watermark());
+    ASSERT_TRUE(s.ok()) << s.status().to_string();
+    // Every batch of the segment has its entry, and the entry is that batch's.
+    auto read = log->read(bases[i], 1 << 20, true, bases[i + 1]);
+    ASSERT_TRUE(read.ok());
+    const auto batches = split_batches(read_bytes(*read));
+    ASSERT_EQ(s->entries.size(), batches.size());
+    for (size_t j = 0; j < batches.size(); ++j) {
+      const auto& e = s->entries[j];
+      EXPECT_EQ(e.base_offset, batches[j].base_offset());
+      std::vector<uint8_t> bytes(e.size);
+      ASSERT_TRUE(s->file->read(e.position, e.size, bytes.data()).ok());
+      EXPECT_EQ(e.payload, std::to_string(protocol::RecordBatchView(bytes).record_count()));
+    }
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(tmp.sub("t-0"))) {
+    EXPECT_FALSE(entry.path().string().ends_with(".cleaned")) << entry.path();
+  }
+}
+
 TEST(Cleaner, KeepsLatestValuePerKeyAtOriginalOffsets) {
   for (auto codec : {codec::Compression::none, codec::Compression::lz4}) {
     TempDir tmp;

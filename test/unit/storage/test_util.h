@@ -73,7 +73,7 @@ inline std::vector<uint8_t> read_bytes(const PartitionLog::ReadResult& r) {
 }
 
 // Header facts of one batch returned by a read (copied out, so no dangling views).
-struct BatchSummary {
+struct BatchFacts {
   int64_t base;
   int64_t last;
   int32_t epoch;
@@ -84,8 +84,8 @@ struct BatchSummary {
 };
 
 // The whole batches in `bytes`, each checked to be a valid batch (CRC included).
-inline std::vector<BatchSummary> split_batches(const std::vector<uint8_t>& bytes) {
-  std::vector<BatchSummary> out;
+inline std::vector<BatchFacts> split_batches(const std::vector<uint8_t>& bytes) {
+  std::vector<BatchFacts> out;
   std::span<const uint8_t> rest(bytes);
   while (!rest.empty()) {
     size_t n = protocol::peek_batch_size(rest);

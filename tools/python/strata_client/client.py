@@ -19,6 +19,7 @@ from ._ext import read_changelog_pb2 as _rc
 from ._ext import scan_pb2 as _sc
 from .errors import ConnectionLost, OutOfRetention, StrataError
 from .partitioner import partition_for_key
+from .predicate import parse_where
 
 __all__ = ["Strata", "Table", "ScanPage", "Key", "Row"]
 
@@ -552,7 +553,8 @@ class Table:
 
     def changelog(self, from_offset: Union[int, Mapping[int, int]] = 0,
                   partitions: Optional[Iterable[int]] = None, follow: bool = True,
-                  max_wait_ms: int = 1000, max_records: int = 1000) -> Iterator[Dict[str, Any]]:
+                  max_wait_ms: int = 1000, max_records: int = 1000, where: Optional[str] = None,
+                  stats: Optional[Dict[str, int]] = None) -> Iterator[Dict[str, Any]]:
         """ReadChangelog (16003): the table's typed changes, per partition in offset order.
 
         Each change is a dict: partition, offset, timestamp, kind ("insert" | "update" |
@@ -565,7 +567,13 @@ class Table:
         answer. follow=True: never stops; long-polls with `max_wait_ms` (1..30000) so new
         changes arrive as they are written (break out of the loop, or close the generator, to
         stop). An offset below the log start or past the high watermark raises StrataError
-        OFFSET_OUT_OF_RANGE."""
+        OFFSET_OUT_OF_RANGE.
+
+        `where` (typed tables): only the changes whose row matches, e.g.
+        ``"amount >= 100 AND (country = 'DE' OR risk IS NULL)"`` (grammar in predicate.py); the
+        broker skips whole batches by their column statistics (table.statistics.columns).
+        `stats`, if given, accumulates skipped_batches, skipped_bytes and filtered_changes."""
+        pred = parse_where(where) if where is not None else None
         info = self._settings()
         typed = info["value_format"] in _TYPED_FORMATS
         framed = info["value_format"] == "confluent"
@@ -588,6 +596,8 @@ class Table:
             progressed = False
             for addr, parts in by_leader.items():
                 req = _rc.ReadChangelogRequest(topic=self.name, max_wait_ms=wait)
+                if pred is not None:
+                    req.filter.CopyFrom(pred)
                 for p in parts:
                     req.partitions.add(partition=p, from_offset=offsets[p],
                                        max_records=max_records)
@@ -614,6 +624,9 @@ class Table:
                             self._client._invalidate(self.name)
                             continue
                         raise StrataError(pc.error_code, pc.error_message, self._ctx(p))
+                    if stats is not None:
+                        for f in ("skipped_batches", "skipped_bytes", "filtered_changes"):
+                            stats[f] = stats.get(f, 0) + getattr(pc, f)
                     for c in pc.changes:
                         yield {"partition": p, "offset": c.offset, "timestamp": c.timestamp,
                                "kind": _KINDS.get(c.kind, "unspecified"), "key": c.key,

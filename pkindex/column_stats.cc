@@ -1,0 +1,335 @@
+// Column statistics and predicates (see column_stats.h).
+#include "pkindex/column_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "pkindex/column_stats.pb.h"
+#include "pkindex/confluent_values.h"
+
+namespace strata::pkindex::stats {
+
+namespace {
+
+using Json = nlohmann::json;
+using Literal = std::variant<int64_t, double, std::string, bool>;
+
+// What a batch's values of one column add up to.
+struct Acc {
+  int64_t non_null = 0;
+  bool has_num = false, has_str = false, has_bool = false, mixed = false;
+  double min_num = 0, max_num = 0;
+  std::string min_str, max_str;
+  bool min_bool = true, max_bool = false;
+
+  void add(const Json& v) {
+    switch (v.type()) {
+      case Json::value_t::null:
+        return;
+      case Json::value_t::number_integer:
+      case Json::value_t::number_unsigned:
+      case Json::value_t::number_float: {
+        const double d = v.get<double>();
+        if (!has_num || d < min_num) min_num = d;
+        if (!has_num || d > max_num) max_num = d;
+        has_num = true;
+        break;
+      }
+      case Json::value_t::string: {
+        const auto& s = v.get_ref<const std::string&>();
+        if (!has_str || s < min_str) min_str = s;
+        if (!has_str || s > max_str) max_str = s;
+        has_str = true;
+        break;
+      }
+      case Json::value_t::boolean: {
+        const bool b = v.get<bool>();
+        min_bool = min_bool && b;
+        max_bool = max_bool || b;
+        has_bool = true;
+        break;
+      }
+      default:  // objects, arrays: no order
+        mixed = true;
+        break;
+    }
+    ++non_null;
+  }
+
+  void write(ColumnSummary& c, int64_t rows) const {
+    c.set_nulls(rows - non_null);
+    const int kinds = int{has_num} + int{has_str} + int{has_bool};
+    if (mixed || kinds > 1) {
+      c.set_kind(ColumnSummary::MIXED);
+    } else if (has_num) {
+      c.set_kind(ColumnSummary::NUMBER);
+      c.set_min_num(min_num);
+      c.set_max_num(max_num);
+    } else if (has_str) {
+      c.set_kind(ColumnSummary::STRING);
+      c.set_min_str(min_str.substr(0, kMaxStringBound));  // a prefix is <= the value
+      if (max_str.size() > kMaxStringBound) {
+        c.set_max_str_truncated(true);
+      } else {
+        c.set_max_str(max_str);
+      }
+    } else if (has_bool) {
+      c.set_kind(ColumnSummary::BOOL);
+      c.set_min_bool(min_bool);
+      c.set_max_bool(max_bool);
+    } else {
+      c.set_kind(ColumnSummary::NONE);
+    }
+  }
+};
+
+// -1 / 0 / 1 comparing a row's value with a literal; nullopt = unknown (null, another type).
+std::optional<int> compare(const Json& v, const Literal& lit) {
+  auto sign = [](auto a, auto b) { return a < b ? -1 : (b < a ? 1 : 0); };
+  if (const auto* i = std::get_if<int64_t>(&lit)) {
+    if (v.is_number_unsigned()) {
+      if (*i < 0) return 1;
+      return sign(v.get<uint64_t>(), static_cast<uint64_t>(*i));
+    }
+    if (v.is_number_integer()) return sign(v.get<int64_t>(), *i);
+    if (v.is_number_float()) return sign(v.get<double>(), static_cast<double>(*i));
+    return std::nullopt;
+  }
+  if (const auto* d = std::get_if<double>(&lit)) {
+    if (!v.is_number()) return std::nullopt;
+    return sign(v.get<double>(), *d);
+  }
+  if (const auto* s = std::get_if<std::string>(&lit)) {
+    if (!v.is_string()) return std::nullopt;
+    const int c = v.get_ref<const std::string&>().compare(*s);
+    return c < 0 ? -1 : (c > 0 ? 1 : 0);
+  }
+  const bool b = std::get<bool>(lit);
+  if (!v.is_boolean()) return std::nullopt;
+  return sign(v.get<bool>(), b);
+}
+
+bool holds(Predicate::Op op, int c) {
+  switch (op) {
+    case Predicate::Op::eq:
+      return c == 0;
+    case Predicate::Op::lt:
+      return c < 0;
+    case Predicate::Op::le:
+      return c <= 0;
+    case Predicate::Op::gt:
+      return c > 0;
+    case Predicate::Op::ge:
+      return c >= 0;
+    default:
+      return false;
+  }
+}
+
+// Whether some value in [lo, hi] (hi absent = unbounded) may satisfy `op lit`. Non-strict on
+// purpose: the bounds are rounded (numbers) or cut (strings), never past the real values.
+template <typename T>
+bool range_may(Predicate::Op op, const T& lo, const std::optional<T>& hi, const T& lit) {
+  const bool lo_ok = !(lit < lo);          // lo <= lit
+  const bool hi_ok = !hi || !(*hi < lit);  // hi >= lit
+  switch (op) {
+    case Predicate::Op::eq:
+      return lo_ok && hi_ok;
+    case Predicate::Op::lt:
+    case Predicate::Op::le:
+      return lo_ok;
+    case Predicate::Op::gt:
+    case Predicate::Op::ge:
+      return hi_ok;
+    default:
+      return true;
+  }
+}
+
+bool column_may(const Predicate& p, const ColumnSummary& c, int64_t rows) {
+  if (p.op == Predicate::Op::is_null) return c.nulls() > 0;
+  if (c.nulls() >= rows) return false;  // every row null: unknown everywhere
+  if (c.kind() == ColumnSummary::MIXED) return true;
+  if (const auto* i = std::get_if<int64_t>(&p.literal)) {
+    return c.kind() == ColumnSummary::NUMBER &&
+           range_may(p.op, c.min_num(), std::optional<double>(c.max_num()),
+                     static_cast<double>(*i));
+  }
+  if (const auto* d = std::get_if<double>(&p.literal)) {
+    return c.kind() == ColumnSummary::NUMBER &&
+           range_may(p.op, c.min_num(), std::optional<double>(c.max_num()), *d);
+  }
+  if (const auto* s = std::get_if<std::string>(&p.literal)) {
+    if (c.kind() != ColumnSummary::STRING) return false;
+    std::optional<std::string> hi;
+    if (!c.max_str_truncated()) hi = c.max_str();
+    return range_may(p.op, c.min_str(), hi, *s);
+  }
+  return c.kind() == ColumnSummary::BOOL &&
+         range_may(p.op, c.min_bool(), std::optional<bool>(c.max_bool()),
+                   std::get<bool>(p.literal));
+}
+
+bool summary_may(const Predicate& p, const BatchSummary& s) {
+  switch (p.op) {
+    case Predicate::Op::and_:
+      return std::all_of(p.operands.begin(), p.operands.end(),
+                         [&](const Predicate& q) { return summary_may(q, s); });
+    case Predicate::Op::or_:
+      return std::any_of(p.operands.begin(), p.operands.end(),
+                         [&](const Predicate& q) { return summary_may(q, s); });
+    default:
+      break;
+  }
+  for (const auto& c : s.columns()) {
+    if (c.name() == p.column) return column_may(p, c, s.rows());
+  }
+  if (!s.all_columns()) return true;  // not summarised: anything may match
+  // Summarising every column, one not listed is null in every row.
+  return p.op == Predicate::Op::is_null && s.rows() > 0;
+}
+
+std::string check_node(const Predicate& p, int depth, int& nodes) {
+  if (++nodes > kMaxPredicateNodes) {
+    return "the predicate has more than " + std::to_string(kMaxPredicateNodes) + " nodes";
+  }
+  if (depth > kMaxPredicateDepth) {
+    return "the predicate nests deeper than " + std::to_string(kMaxPredicateDepth);
+  }
+  if (p.op == Predicate::Op::and_ || p.op == Predicate::Op::or_) {
+    if (p.operands.empty()) return "AND / OR needs at least one operand";
+    for (const auto& q : p.operands) {
+      std::string e = check_node(q, depth + 1, nodes);
+      if (!e.empty()) return e;
+    }
+    return "";
+  }
+  if (p.column.empty()) return "a comparison or IS NULL needs a column";
+  if (const auto* d = std::get_if<double>(&p.literal); d && std::isnan(*d)) {
+    return "NaN is not a comparable literal";
+  }
+  return "";
+}
+
+}  // namespace
+
+Result<Columns> parse_columns(std::string_view value) {
+  Columns out;
+  if (value.empty()) return out;
+  if (value == "*") {
+    out.all = true;
+    return out;
+  }
+  size_t start = 0;
+  while (start <= value.size()) {
+    const size_t comma = std::min(value.find(',', start), value.size());
+    std::string name(value.substr(start, comma - start));
+    if (name.empty()) {
+      return Status(Errc::invalid_argument, "an empty column name in the list");
+    }
+    out.names.push_back(std::move(name));
+    start = comma + 1;
+  }
+  std::sort(out.names.begin(), out.names.end());
+  if (std::adjacent_find(out.names.begin(), out.names.end()) != out.names.end()) {
+    return Status(Errc::invalid_argument, "a column is listed twice");
+  }
+  return out;
+}
+
+std::optional<Json> change_row(const ChangeView& change, const TableConfig& table) {
+  const auto& image = change.kind == ChangeKind::del ? change.before : change.after;
+  if (!image) return std::nullopt;
+  std::span<const uint8_t> bytes = *image;
+  if (table.value_format == ValueFormat::confluent) {
+    auto body = confluent_body(bytes, table.value_schema_id);
+    if (!body.ok()) return std::nullopt;
+    bytes = *body;
+  }
+  Json row = Json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
+  if (!row.is_object()) return std::nullopt;
+  return row;
+}
+
+Result<std::optional<std::string>> summarize(protocol::RecordReader& reader,
+                                             const protocol::RecordBatchView& batch,
+                                             const TableConfig& table, const Columns& columns) {
+  std::vector<ChangeView> changes;
+  STRATA_RETURN_IF_ERROR(decode_changes(reader, batch, batch.base_offset(), changes));
+  if (changes.empty()) return std::optional<std::string>();
+  std::map<std::string, Acc, std::less<>> acc;
+  for (const auto& n : columns.names) acc[n];
+  BatchSummary s;
+  s.set_all_columns(columns.all);
+  for (const auto& c : changes) {
+    auto row = change_row(c, table);
+    if (!row) {
+      s.set_opaque_rows(s.opaque_rows() + 1);
+      continue;
+    }
+    s.set_rows(s.rows() + 1);
+    if (columns.all) {
+      for (const auto& [name, v] : row->items()) acc[name].add(v);
+    } else {
+      for (auto& [name, a] : acc) {
+        if (auto it = row->find(name); it != row->end()) a.add(*it);
+      }
+    }
+  }
+  for (const auto& [name, a] : acc) {
+    auto* c = s.add_columns();
+    c->set_name(name);
+    a.write(*c, s.rows());
+  }
+  return std::optional<std::string>(s.SerializeAsString());
+}
+
+std::shared_ptr<const storage::BatchSummarizer> make_summarizer(const TableConfig& table) {
+  auto columns = parse_columns(table.statistics_columns);
+  if (!columns.ok() || !columns->any()) return nullptr;
+  return std::make_shared<const storage::BatchSummarizer>(
+      [table, columns = *columns](std::span<const uint8_t> bytes) -> std::optional<std::string> {
+        thread_local protocol::RecordReader reader;  // appends of any partition, one at a time
+        auto s = summarize(reader, protocol::RecordBatchView(bytes), table, columns);
+        return s.ok() ? std::move(*s) : std::nullopt;
+      });
+}
+
+std::string check(const Predicate& p) {
+  int nodes = 0;
+  return check_node(p, 1, nodes);
+}
+
+bool matches(const Predicate& p, const Json& row) {
+  switch (p.op) {
+    case Predicate::Op::and_:
+      return std::all_of(p.operands.begin(), p.operands.end(),
+                         [&](const Predicate& q) { return matches(q, row); });
+    case Predicate::Op::or_:
+      return std::any_of(p.operands.begin(), p.operands.end(),
+                         [&](const Predicate& q) { return matches(q, row); });
+    default:
+      break;
+  }
+  auto it = row.find(p.column);
+  const bool null = it == row.end() || it->is_null();
+  if (p.op == Predicate::Op::is_null) return null;
+  if (null) return false;
+  auto c = compare(*it, p.literal);
+  return c && holds(p.op, *c);
+}
+
+bool may_match(const Predicate& p, std::string_view summary) {
+  BatchSummary s;
+  if (!s.ParseFromArray(summary.data(), static_cast<int>(summary.size()))) return true;
+  if (s.opaque_rows() > 0) return true;
+  return summary_may(p, s);
+}
+
+bool passes(const Predicate& p, const ChangeView& change, const TableConfig& table) {
+  auto row = change_row(change, table);
+  return !row || matches(p, *row);
+}
+
+}  // namespace strata::pkindex::stats

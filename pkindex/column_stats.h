@@ -1,0 +1,85 @@
+// Column statistics of typed tables (table.statistics.columns, as Fluss's): per changelog batch,
+// min / max / null count of the chosen columns over the batch's rows, computed as the batch is
+// appended and kept in the segment's side index (storage/batch_summary.h). A filtered read
+// (ReadChangelog with a predicate) skips the batches whose summary says no row can match, and
+// filters the rows of the others. Semantics (docs/typed-tables.md, "Filtered reads"):
+//  - a change's row is its after-image (insert, update) or, for a delete, its before-image; a
+//    delete without a before-image (table.changelog.image=wal) or an image that does not
+//    decode has no known row: it always passes a filter, and its batch is never skipped;
+//  - SQL comparisons: a null or absent column, or a value of another type than the literal
+//    (string vs number), compares as unknown, which does not match; numbers compare by value
+//    (integers exactly); strings bytewise; false < true. IS NULL matches null and absent.
+//  - no false skips: ranges are conservative (numbers rounded to double, monotone; long strings
+//    cut to a prefix of the least value, the greatest value's bound then dropped).
+// Owned by pkindex. Pure functions and value types; any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "pkindex/changelog_decode.h"
+#include "pkindex/table_config.h"
+#include "protocol/base/result.h"
+#include "protocol/record/record_batch.h"
+#include "protocol/record/record_reader.h"
+#include "storage/batch_summary.h"
+
+namespace strata::pkindex::stats {
+
+// The columns a table summarises: table.statistics.columns = "*" (every column) or a
+// comma-separated list of distinct names. Empty list = none (the key unset).
+struct Columns {
+  bool all = false;
+  std::vector<std::string> names;  // sorted
+  bool any() const { return all || !names.empty(); }
+};
+Result<Columns> parse_columns(std::string_view value);  // invalid_argument with the reason
+
+// Longest string kept as a bound (longer least values are cut to a prefix).
+inline constexpr size_t kMaxStringBound = 64;
+
+// The summary of one changelog batch (the side-index payload); nullopt for a batch with no
+// change (a control batch, only `none` records). Errors are the record reader's (a corrupt
+// batch): callers keep no summary then.
+Result<std::optional<std::string>> summarize(protocol::RecordReader& reader,
+                                             const protocol::RecordBatchView& batch,
+                                             const TableConfig& table, const Columns& columns);
+
+// The partition log's summarizer for a table with table.statistics.columns (null without):
+// summarize() of each appended batch; a batch that does not decode gets no summary.
+std::shared_ptr<const storage::BatchSummarizer> make_summarizer(const TableConfig& table);
+
+// A predicate over a row's columns.
+struct Predicate {
+  enum class Op : uint8_t { eq, lt, le, gt, ge, is_null, and_, or_ };
+  Op op = Op::eq;
+  std::string column;                                        // comparisons, is_null
+  std::variant<int64_t, double, std::string, bool> literal;  // comparisons
+  std::vector<Predicate> operands;                           // and_, or_ (at least one)
+};
+// Bounds on a predicate from a request.
+inline constexpr int kMaxPredicateDepth = 16;
+inline constexpr int kMaxPredicateNodes = 256;
+// Checks shape and bounds (depth, nodes, a column name on leaves, operands on and/or, no NaN):
+// empty when fine, else the reason.
+std::string check(const Predicate& p);
+
+// Whether a row (a decoded JSON object) satisfies `p`.
+bool matches(const Predicate& p, const nlohmann::json& row);
+// Whether any row of a batch with this summary may satisfy `p` (false = skip the batch). An
+// undecodable summary may match.
+bool may_match(const Predicate& p, std::string_view summary);
+
+// The row a change is filtered on (see above), parsed; nullopt when it has none (always passes).
+std::optional<nlohmann::json> change_row(const ChangeView& change, const TableConfig& table);
+
+// A change passes `p` when its row satisfies it or it has no known row.
+bool passes(const Predicate& p, const ChangeView& change, const TableConfig& table);
+
+}  // namespace strata::pkindex::stats
