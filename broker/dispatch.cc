@@ -96,6 +96,7 @@ const std::vector<HandlerDef>& handler_table() {
         ext_def(protocol::ext::kEndTxnOffsets, handlers::ext_end_txn_offsets),
         ext_def(protocol::ext::kScan, handlers::ext_scan),
         ext_def(protocol::ext::kReadChangelog, handlers::ext_read_changelog),
+        ext_def(protocol::ext::kReadLog, handlers::ext_read_log),
     };
     std::sort(t.begin(), t.end(), [](auto& a, auto& b) { return a.api_key < b.api_key; });
     return t;

@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <type_traits>
 
 #include "pkindex/column_stats.pb.h"
 #include "pkindex/confluent_values.h"
+#include "pkindex/typed_row.h"
 
 namespace strata::pkindex::stats {
 
@@ -84,7 +86,20 @@ struct Acc {
   }
 };
 
+// -1 / 0 / 1 of an integer against a (non-NaN) double, exactly: the integer is never rounded.
+template <typename I>
+int compare_exact(I a, double b) {
+  constexpr double kLimit = std::is_signed_v<I> ? 9223372036854775808.0 : 18446744073709551616.0;
+  if (b >= kLimit) return -1;
+  if (b < (std::is_signed_v<I> ? -kLimit : 0.0)) return 1;
+  const double t = std::trunc(b);  // within I's range now
+  const auto ti = static_cast<I>(t);
+  if (a != ti) return a < ti ? -1 : 1;
+  return b > t ? -1 : (b < t ? 1 : 0);
+}
+
 // -1 / 0 / 1 comparing a row's value with a literal; nullopt = unknown (null, another type).
+// Numbers compare by value, exactly across integers and doubles.
 std::optional<int> compare(const Json& v, const Literal& lit) {
   auto sign = [](auto a, auto b) { return a < b ? -1 : (b < a ? 1 : 0); };
   if (const auto* i = std::get_if<int64_t>(&lit)) {
@@ -93,12 +108,14 @@ std::optional<int> compare(const Json& v, const Literal& lit) {
       return sign(v.get<uint64_t>(), static_cast<uint64_t>(*i));
     }
     if (v.is_number_integer()) return sign(v.get<int64_t>(), *i);
-    if (v.is_number_float()) return sign(v.get<double>(), static_cast<double>(*i));
+    if (v.is_number_float()) return -compare_exact(*i, v.get<double>());
     return std::nullopt;
   }
   if (const auto* d = std::get_if<double>(&lit)) {
-    if (!v.is_number()) return std::nullopt;
-    return sign(v.get<double>(), *d);
+    if (v.is_number_unsigned()) return compare_exact(v.get<uint64_t>(), *d);
+    if (v.is_number_integer()) return compare_exact(v.get<int64_t>(), *d);
+    if (v.is_number_float()) return sign(v.get<double>(), *d);
+    return std::nullopt;
   }
   if (const auto* s = std::get_if<std::string>(&lit)) {
     if (!v.is_string()) return std::nullopt;
@@ -239,7 +256,11 @@ Result<Columns> parse_columns(std::string_view value) {
 }
 
 std::optional<Json> change_row(const ChangeView& change, const TableConfig& table) {
-  const auto& image = change.kind == ChangeKind::del ? change.before : change.after;
+  return image_row(change.kind == ChangeKind::del ? change.before : change.after, table);
+}
+
+std::optional<Json> image_row(std::optional<std::span<const uint8_t>> image,
+                              const TableConfig& table) {
   if (!image) return std::nullopt;
   std::span<const uint8_t> bytes = *image;
   if (table.value_format == ValueFormat::confluent) {
@@ -247,36 +268,63 @@ std::optional<Json> change_row(const ChangeView& change, const TableConfig& tabl
     if (!body.ok()) return std::nullopt;
     bytes = *body;
   }
-  Json row = Json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
-  if (!row.is_object()) return std::nullopt;
-  return row;
+  auto row = typed::parse_row(bytes);  // an object within the typed tables' limits
+  if (!row.ok()) return std::nullopt;
+  return std::move(*row);
 }
 
 Result<std::optional<std::string>> summarize(protocol::RecordReader& reader,
                                              const protocol::RecordBatchView& batch,
-                                             const TableConfig& table, const Columns& columns) {
-  std::vector<ChangeView> changes;
-  STRATA_RETURN_IF_ERROR(decode_changes(reader, batch, batch.base_offset(), changes));
-  if (changes.empty()) return std::optional<std::string>();
+                                             const TableConfig& table, const Columns& columns,
+                                             Rows rows) {
   std::map<std::string, Acc, std::less<>> acc;
   for (const auto& n : columns.names) acc[n];
   BatchSummary s;
-  s.set_all_columns(columns.all);
-  for (const auto& c : changes) {
-    auto row = change_row(c, table);
+  bool all = columns.all;
+  // One row at a time: a batch's rows are never all decoded at once.
+  auto add = [&](std::optional<Json> row) {
     if (!row) {
       s.set_opaque_rows(s.opaque_rows() + 1);
-      continue;
+      return;
     }
     s.set_rows(s.rows() + 1);
-    if (columns.all) {
-      for (const auto& [name, v] : row->items()) acc[name].add(v);
-    } else {
+    if (!columns.all) {
       for (auto& [name, a] : acc) {
         if (auto it = row->find(name); it != row->end()) a.add(*it);
       }
+      return;
+    }
+    for (const auto& [name, v] : row->items()) {
+      auto it = acc.find(name);
+      if (it == acc.end()) {
+        // Rows naming ever more columns: the ones past the cap go unsummarised, and the summary
+        // stops claiming that unlisted columns are null (they may match).
+        if (acc.size() >= kMaxSummaryColumns) {
+          all = false;
+          continue;
+        }
+        it = acc.emplace(name, Acc{}).first;
+        // A column first seen now was null in every earlier row: Acc counts non-nulls only.
+      }
+      it->second.add(v);
+    }
+  };
+  if (rows == Rows::changes) {
+    std::vector<ChangeView> changes;
+    STRATA_RETURN_IF_ERROR(decode_changes(reader, batch, batch.base_offset(), changes));
+    for (const auto& c : changes) add(change_row(c, table));
+  } else if (!batch.is_control()) {
+    STRATA_RETURN_IF_ERROR(reader.reset(batch));
+    protocol::Record r;
+    for (;;) {
+      auto more = reader.next(r);
+      if (!more.ok()) return more.status();
+      if (!*more) break;
+      add(image_row(r.value, table));
     }
   }
+  if (s.rows() + s.opaque_rows() == 0) return std::optional<std::string>();
+  s.set_all_columns(all);
   for (const auto& [name, a] : acc) {
     auto* c = s.add_columns();
     c->set_name(name);
@@ -285,15 +333,33 @@ Result<std::optional<std::string>> summarize(protocol::RecordReader& reader,
   return std::optional<std::string>(s.SerializeAsString());
 }
 
-std::shared_ptr<const storage::BatchSummarizer> make_summarizer(const TableConfig& table) {
+std::shared_ptr<const storage::BatchSummarizer> make_summarizer(const TableConfig& table,
+                                                                Rows rows) {
   auto columns = parse_columns(table.statistics_columns);
   if (!columns.ok() || !columns->any()) return nullptr;
   return std::make_shared<const storage::BatchSummarizer>(
-      [table, columns = *columns](std::span<const uint8_t> bytes) -> std::optional<std::string> {
+      [table, rows,
+       columns = *columns](std::span<const uint8_t> bytes) -> std::optional<std::string> {
         thread_local protocol::RecordReader reader;  // appends of any partition, one at a time
-        auto s = summarize(reader, protocol::RecordBatchView(bytes), table, columns);
+        auto s = summarize(reader, protocol::RecordBatchView(bytes), table, columns, rows);
         return s.ok() ? std::move(*s) : std::nullopt;
       });
+}
+
+Result<std::vector<std::pair<int32_t, std::string>>> invalid_json_values(
+    protocol::RecordReader& reader, const protocol::RecordBatchView& batch) {
+  std::vector<std::pair<int32_t, std::string>> out;
+  STRATA_RETURN_IF_ERROR(reader.reset(batch));
+  protocol::Record r;
+  for (int32_t i = 0;; ++i) {
+    auto more = reader.next(r);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    if (!r.value) continue;
+    auto row = typed::parse_row(*r.value);  // the typed tables' decoder and its limits
+    if (!row.ok()) out.emplace_back(i, row.status().message());
+  }
+  return out;
 }
 
 std::string check(const Predicate& p) {
@@ -329,6 +395,12 @@ bool may_match(const Predicate& p, std::string_view summary) {
 
 bool passes(const Predicate& p, const ChangeView& change, const TableConfig& table) {
   auto row = change_row(change, table);
+  return !row || matches(p, *row);
+}
+
+bool passes(const Predicate& p, std::optional<std::span<const uint8_t>> value,
+            const TableConfig& table) {
+  auto row = image_row(value, table);
   return !row || matches(p, *row);
 }
 

@@ -43,17 +43,31 @@ Result<Columns> parse_columns(std::string_view value);  // invalid_argument with
 
 // Longest string kept as a bound (longer least values are cut to a prefix).
 inline constexpr size_t kMaxStringBound = 64;
+// Columns one summary of a `*` table keeps (rows naming more: the rest go unsummarised).
+inline constexpr size_t kMaxSummaryColumns = 256;
 
-// The summary of one changelog batch (the side-index payload); nullopt for a batch with no
-// change (a control batch, only `none` records). Errors are the record reader's (a corrupt
-// batch): callers keep no summary then.
+// What a batch's rows are: the changes of a PK table's changelog (rows as above), or the records
+// of a typed log topic (a row is the record's value; a null value has no known row).
+enum class Rows : uint8_t { changes, records };
+
+// The summary of one batch (the side-index payload); nullopt for a batch with no row (a control
+// batch, only `none` records). Errors are the record reader's (a corrupt batch): callers keep no
+// summary then.
 Result<std::optional<std::string>> summarize(protocol::RecordReader& reader,
                                              const protocol::RecordBatchView& batch,
-                                             const TableConfig& table, const Columns& columns);
+                                             const TableConfig& table, const Columns& columns,
+                                             Rows rows = Rows::changes);
 
 // The partition log's summarizer for a table with table.statistics.columns (null without):
 // summarize() of each appended batch; a batch that does not decode gets no summary.
-std::shared_ptr<const storage::BatchSummarizer> make_summarizer(const TableConfig& table);
+std::shared_ptr<const storage::BatchSummarizer> make_summarizer(const TableConfig& table,
+                                                                Rows rows = Rows::changes);
+
+// A typed log topic's produce check: every record value is a JSON object or null. The records
+// that are not, by index in the batch, with the reason; a batch that does not decode ->
+// Errc::corruption.
+Result<std::vector<std::pair<int32_t, std::string>>> invalid_json_values(
+    protocol::RecordReader& reader, const protocol::RecordBatchView& batch);
 
 // A predicate over a row's columns.
 struct Predicate {
@@ -76,10 +90,15 @@ bool matches(const Predicate& p, const nlohmann::json& row);
 // undecodable summary may match.
 bool may_match(const Predicate& p, std::string_view summary);
 
-// The row a change is filtered on (see above), parsed; nullopt when it has none (always passes).
+// The row of an image (a logged value), parsed; nullopt when there is none or it does not decode.
+std::optional<nlohmann::json> image_row(std::optional<std::span<const uint8_t>> image,
+                                        const TableConfig& table);
+// The row a change is filtered on (see above); nullopt when it has none (always passes).
 std::optional<nlohmann::json> change_row(const ChangeView& change, const TableConfig& table);
 
-// A change passes `p` when its row satisfies it or it has no known row.
+// A change (a log record's value) passes `p` when its row satisfies it or it has no known row.
 bool passes(const Predicate& p, const ChangeView& change, const TableConfig& table);
+bool passes(const Predicate& p, std::optional<std::span<const uint8_t>> value,
+            const TableConfig& table);
 
 }  // namespace strata::pkindex::stats

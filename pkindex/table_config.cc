@@ -221,17 +221,29 @@ Result<TableConfig> parse_table_config(const std::map<std::string, std::string>&
     if (!key) return bad(k, v, "Unknown table configuration");
     STRATA_RETURN_IF_ERROR(key->check(v));
   }
+  TableConfig t{TableConfig::Unset{}};
+  table.apply_defaults(t);
   if (!is_pk_table(configs)) {
+    // A log topic may be typed (json values) and keep column statistics; the rest is PK state.
     for (const auto& [k, v] : configs) {
-      if (k.rfind("table.", 0) == 0 && k != kTableType) {
+      if (k.rfind("table.", 0) != 0 || k == kTableType) continue;
+      if (k != kValueFormat && k != kStatisticsColumns) {
         return Status(Errc::invalid_argument,
                       "Configuration " + k + " requires table.type=primary-key");
       }
+      table.find(k)->apply(v, &t);
     }
-    return Status(Errc::invalid_argument, "table.type is not primary-key");
+    if (t.value_format == ValueFormat::confluent) {
+      return Status(Errc::invalid_argument, "Configuration " + std::string(kValueFormat) +
+                                                "=confluent requires table.type=primary-key (log "
+                                                "topics may be json)");
+    }
+    if (!t.statistics_columns.empty() && !t.typed()) {
+      return Status(Errc::invalid_argument, "Configuration " + std::string(kStatisticsColumns) +
+                                                " requires table.value.format=json");
+    }
+    return t;
   }
-  TableConfig t{TableConfig::Unset{}};
-  table.apply_defaults(t);
   for (const auto& [k, v] : configs) {
     if (const auto* key = table.find(k)) key->apply(v, &t);
     if (is_column_key(k)) (void)apply_column_key(k, v, &t);

@@ -108,9 +108,11 @@ const KeyTable<TableConfig>& table_key_table();
 // True when the configs declare table.type=primary-key.
 bool is_pk_table(const std::map<std::string, std::string>& configs);
 
-// Parses and cross-checks the table.* keys of a primary-key topic. Errc::invalid_argument with a
-// message naming the key for a bad value, a versioned engine without a header name, or a table.*
-// key (other than table.type=log) on a topic that is not a primary-key table.
+// Parses and cross-checks the table.* keys of a topic. Errc::invalid_argument with a message
+// naming the key for a bad value, a versioned engine without a header name, or a table.* key
+// other than table.type=log, table.value.format=json and table.statistics.columns on a topic that
+// is not a primary-key table (a typed log topic: only value_format and statistics_columns of the
+// result mean anything).
 Result<TableConfig> parse_table_config(const std::map<std::string, std::string>& configs);
 
 // Checks one table.* key in isolation: empty string when fine, else the message (naming the key).

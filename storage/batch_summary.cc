@@ -1,6 +1,7 @@
 // Batch summary side-index entries (see batch_summary.h).
 #include "storage/batch_summary.h"
 
+#include "protocol/record/batch_format.h"
 #include "protocol/record/byte_order.h"
 #include "protocol/record/crc32c.h"
 
@@ -25,8 +26,10 @@ std::string encode_batch_summary(const BatchSummary& s) {
   return out;
 }
 
-std::vector<BatchSummary> decode_batch_summaries(std::span<const uint8_t> bytes) {
+std::vector<BatchSummary> decode_batch_summaries(std::span<const uint8_t> bytes,
+                                                 size_t* valid_bytes) {
   std::vector<BatchSummary> out;
+  const size_t total = bytes.size();
   while (bytes.size() >= kSummaryEntryHeaderSize) {
     const uint8_t* p = bytes.data();
     const uint64_t len = load_be<uint32_t>(p);
@@ -42,7 +45,20 @@ std::vector<BatchSummary> decode_batch_summaries(std::span<const uint8_t> bytes)
     s.payload.assign(reinterpret_cast<const char*>(p + kSummaryEntryHeaderSize), len);
     bytes = bytes.subspan(entry);
   }
+  if (valid_bytes) *valid_bytes = total - bytes.size();
   return out;
+}
+
+bool check_batch_summary(const RandomAccessFile& file, const BatchSummary& s) {
+  namespace bf = protocol::batch_format;
+  uint8_t h[bf::kBaseTimestampOffset];  // through lastOffsetDelta
+  auto n = file.read(s.position, sizeof(h), h);
+  if (!n.ok() || *n != sizeof(h)) return false;
+  return load_be<int64_t>(h + bf::kBaseOffsetOffset) == s.base_offset &&
+         int64_t{load_be<int32_t>(h + bf::kBatchLengthOffset)} + int64_t{bf::kLogOverhead} ==
+             int64_t{s.size} &&
+         load_be<uint32_t>(h + bf::kCrcOffset) == s.batch_crc &&
+         s.base_offset + load_be<int32_t>(h + bf::kLastOffsetDeltaOffset) == s.last_offset;
 }
 
 }  // namespace strata::storage

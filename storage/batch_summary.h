@@ -46,16 +46,25 @@ inline constexpr size_t kSummaryEntryHeaderSize = 40;
 inline constexpr uint64_t kMaxSummaryFileBytes = 16u << 20;
 
 std::string encode_batch_summary(const BatchSummary& s);
-// The entries of a file's valid prefix (a torn or corrupt entry ends it).
-std::vector<BatchSummary> decode_batch_summaries(std::span<const uint8_t> bytes);
+// The entries of a file's valid prefix (a torn or corrupt entry ends it); `valid_bytes`, if
+// given, gets the prefix's length (where a writer continues).
+std::vector<BatchSummary> decode_batch_summaries(std::span<const uint8_t> bytes,
+                                                 size_t* valid_bytes = nullptr);
 
-// A segment's summaries for a read: checked against the batches (see above), ordered by base
-// offset.
+// A segment's summaries for a read, ordered by base offset (the newest entry of a base): not yet
+// checked against their batches — check_batch_summary() before trusting one, which costs one
+// small read, so a reader pays it only for the entries it uses.
 struct SegmentSummaries {
   int64_t segment_base = -1;
   int64_t segment_end = -1;                // the segment's next offset when read
   std::shared_ptr<RandomAccessFile> file;  // the segment's .log
   std::vector<BatchSummary> entries;
+  uint64_t file_bytes = 0;  // of the .stats file read (what loading them cost)
+  bool too_large = false;   // the .stats file exceeds kMaxSummaryFileBytes: not read
 };
+
+// Whether `s` describes the batch at its position in `file` (base offset, size, CRC and last
+// offset of the header there); false also when that header cannot be read.
+bool check_batch_summary(const RandomAccessFile& file, const BatchSummary& s);
 
 }  // namespace strata::storage

@@ -174,6 +174,7 @@ Status PartitionLog::roll_step(int64_t new_base_offset) {
       STRATA_RETURN_IF_ERROR(segments_.back()->finalize_time_index());
     }
     STRATA_RETURN_IF_ERROR(segments_.back()->seal());
+    seal_summaries_locked();
   }
   // Producer state as of every batch below the new segment (recovery replays from here), and the
   // recovery point: both hold once the old segment is sealed, before the new one exists.
@@ -232,6 +233,7 @@ Status PartitionLog::close() {
     STRATA_RETURN_IF_ERROR(segments_.back()->finalize_time_index());
   }
   STRATA_RETURN_IF_ERROR(segments_.back()->seal());
+  seal_summaries_locked();
   recovery_point_ = log_end_offset();
   unflushed_messages_ = 0;
   STRATA_RETURN_IF_ERROR(write_recovery_point(recovery_point_));

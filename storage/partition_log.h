@@ -195,10 +195,17 @@ class PartitionLog {
   // From now on every data batch appended (as leader or follower) gets the summarizer's payload
   // in its segment's `.stats` side index; null stops it. May be set at any time (a PK state opens
   // lazily): earlier batches simply have none.
+  // Setting one summarises the active segment's batches after its last summarised one (a crash
+  // may have lost the tail of its .stats): up to a segment of work, under the append lock.
   void set_batch_summarizer(std::shared_ptr<const BatchSummarizer> summarizer);
-  // The checked summaries of the segment holding `offset`, of the batches with a last offset in
-  // [offset, upper_bound), by base offset; entries empty when the segment has none (or too many
-  // to read). offset outside [log_start_offset, log_end_offset) -> Errc::out_of_range.
+  bool has_batch_summarizer() const {
+    std::lock_guard lk(append_mu_);
+    return summarizer_ != nullptr;
+  }
+  // The summaries of the segment holding `offset`, of the batches with a last offset in
+  // [offset, upper_bound), by base offset, unchecked (check_batch_summary before use); entries
+  // empty when the segment has none (or too many to read: too_large). offset outside
+  // [log_start_offset, log_end_offset) -> Errc::out_of_range.
   Result<SegmentSummaries> batch_summaries(int64_t offset, int64_t upper_bound) const;
 
   // --- Idempotent producers (storage/partition_log_producers.cc) ---
@@ -314,6 +321,12 @@ class PartitionLog {
   // the summary). Append lock held.
   void summarize_locked(const std::shared_ptr<Segment>& seg, const BatchInfo& info,
                         std::span<const uint8_t> batch);
+  // The active segment was sealed: its summaries are fsynced with it (best effort), so only the
+  // active segment's can be lost in a crash. Append lock held.
+  void seal_summaries_locked();
+  // Summarises the active segment's batches past its last summarised one (a crash lost the tail
+  // of its .stats, or they were written before the summarizer was set). Append lock held.
+  void backfill_summaries_locked();
   // The only writer of high_watermark_ after open. One node: HW = the durable end offset; a
   // replicated log would pass the minimum durable end over the in-sync replicas instead. Never
   // moves the HW backwards; returns whether it advanced. Append lock held.

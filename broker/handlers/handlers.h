@@ -74,5 +74,6 @@ void ext_replica_checkpoint(RequestContext& ctx, protocol::Reader& body);
 void ext_end_txn_offsets(RequestContext& ctx, protocol::Reader& body);
 void ext_scan(RequestContext& ctx, protocol::Reader& body);
 void ext_read_changelog(RequestContext& ctx, protocol::Reader& body);
+void ext_read_log(RequestContext& ctx, protocol::Reader& body);
 
 }  // namespace strata::broker::handlers

@@ -32,6 +32,7 @@
 #include "broker/topics/batch_validation.h"
 #include "broker/topics/topic_registry.h"
 #include "broker/txn/txn_coordinator.h"
+#include "pkindex/column_stats.h"
 #include "protocol/record/record_batch.h"
 #include "protocol/wire/errors.h"
 
@@ -114,6 +115,19 @@ PartitionAppend append_partition(Services& svc, const TopicEntry& topic, int32_t
                                  int64_t now) {
   PartitionAppend out;
   if (!topic.pk_table) {
+    if (topic.json_log) {  // a typed log topic takes JSON objects (or nulls) only
+      thread_local protocol::RecordReader reader;
+      auto bad = pkindex::stats::invalid_json_values(reader, protocol::RecordBatchView(batch));
+      if (!bad.ok()) {
+        out.status = bad.status();
+        return out;
+      }
+      if (!bad->empty()) {
+        for (auto& [index, why] : *bad) out.record_errors.push_back({index, std::move(why)});
+        out.status = Status(Errc::invalid_argument, out.record_errors.front().message);
+        return out;
+      }
+    }
     auto appended = log.append(batch, now);
     if (appended.ok()) {
       out.info = std::move(*appended);

@@ -39,7 +39,7 @@ Result<std::shared_ptr<pkindex::PkState>> PkTables::get(const TopicEntry& topic,
   storage::PartitionLog* log = topic.partition(partition);
   if (!log) return Status(Errc::not_found, "no partition " + std::to_string(partition));
   auto key = key_of(topic, partition);
-  std::lock_guard lk(mu_);
+  std::unique_lock lk(mu_);
   if (closed_) return Status(Errc::shutting_down, "primary-key tables are closed");
   if (auto it = states_.find(key); it != states_.end()) return it->second;
   if (dropped_.count(key.first)) {  // deleted: a request that raced DeleteTopics never reopens it
@@ -81,8 +81,6 @@ Result<std::shared_ptr<pkindex::PkState>> PkTables::get(const TopicEntry& topic,
         "checkpoint {}",
         topic.name, partition, state->restored_from_checkpoint());
   }
-  // table.statistics.columns: the batches appended from now on get their column statistics.
-  log->set_batch_summarizer(pkindex::stats::make_summarizer(*table));
   // Retention, compaction and DeleteRecords keep what the durable state still needs.
   log->set_retention_bound([w = std::weak_ptr<pkindex::PkState>(state)] {
     auto st = w.lock();
@@ -97,6 +95,13 @@ Result<std::shared_ptr<pkindex::PkState>> PkTables::get(const TopicEntry& topic,
     if (auto r = leader_roles_.find({topic.name, partition}); r != leader_roles_.end()) {
       apply_role(*state, *log, r->second, topic.name, partition);
     }
+  }
+  lk.unlock();
+  // table.statistics.columns: the batches appended from now on get their column statistics, and
+  // the active segment's unsummarised ones now (up to a segment of work: not under mu_, which
+  // every PK request takes).
+  if (auto summarizer = pkindex::stats::make_summarizer(*table)) {
+    log->set_batch_summarizer(std::move(summarizer));
   }
   return state;
 }

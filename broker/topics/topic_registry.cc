@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "broker/topics/fd_budget.h"
+#include "pkindex/column_stats.h"
 #include "pkindex/pk_environment.h"
 #include "pkindex/table_config.h"
 
@@ -27,6 +28,18 @@ std::shared_ptr<TopicEntry> TopicRegistry::make_entry(const storage::TopicMeta& 
   e->pk_table = pkindex::is_pk_table(e->configs);
   for (int32_t i = 0; i < meta.partitions; ++i)
     e->partitions.push_back(logs_.partition(e->name, i));
+  if (!e->pk_table) {
+    // A typed log topic; its column statistics are kept from the first append on (a PK table's
+    // are set when its state opens: broker/pk/pk_tables.cc).
+    auto table = pkindex::parse_table_config(e->configs);
+    if (table.ok() && table->typed()) {
+      e->json_log = true;
+      auto summarizer = pkindex::stats::make_summarizer(*table, pkindex::stats::Rows::records);
+      for (auto& p : e->partitions) {
+        if (p && summarizer && !p->has_batch_summarizer()) p->set_batch_summarizer(summarizer);
+      }
+    }
+  }
   return e;
 }
 

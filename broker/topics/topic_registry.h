@@ -40,6 +40,9 @@ struct TopicEntry {
   TopicConfig config;                          // resolved against the broker defaults
   std::vector<std::shared_ptr<storage::PartitionLog>> partitions;
   bool pk_table = false;  // table.type=primary-key (fixed at creation)
+  // A typed log topic (table.value.format=json): Produce refuses values that are not JSON objects
+  // (or null). Fixed at creation.
+  bool json_log = false;
   // request counters of this topic; never null. Copies of the entry (copy-on-write
   // replacement) share them; a re-created topic gets new ones. Bumped through a const entry.
   std::shared_ptr<metrics::TopicCounters> counters = std::make_shared<metrics::TopicCounters>();

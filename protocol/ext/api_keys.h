@@ -21,6 +21,7 @@ inline constexpr int16_t kDescribeTable = 16004;
 inline constexpr int16_t kReplicaCheckpoint = 16005;  // broker to broker: a new PK replica
 inline constexpr int16_t kEndTxnOffsets = 16006;      // broker to broker: a transaction's offsets
 inline constexpr int16_t kLookupAsOf = 16007;
+inline constexpr int16_t kReadLog = 16008;  // records of a log topic, filterable
 
 struct ApiInfo {
   int16_t key;
@@ -29,7 +30,7 @@ struct ApiInfo {
   int16_t max_version;
 };
 
-inline constexpr std::array<ApiInfo, 8> kApis{{
+inline constexpr std::array<ApiInfo, 9> kApis{{
     {kLookup, "Lookup", 0, 0},
     {kPrefixLookup, "PrefixLookup", 0, 0},
     {kScan, "Scan", 0, 0},
@@ -38,6 +39,7 @@ inline constexpr std::array<ApiInfo, 8> kApis{{
     {kReplicaCheckpoint, "ReplicaCheckpoint", 0, 0},
     {kEndTxnOffsets, "EndTxnOffsets", 0, 0},
     {kLookupAsOf, "LookupAsOf", 0, 0},
+    {kReadLog, "ReadLog", 0, 0},
 }};
 
 constexpr bool is_extension_key(int16_t key) { return key >= kFirstKey && key <= kLastKey; }

@@ -442,6 +442,23 @@ class CliCommands(CliTestCase):
         self.assertEqual(err["error"]["name"], "INVALID_RECORD")
 
 
+    def test_table_changelog_where(self):
+        # --where: only the changes whose row matches (the same filter as the Python client's,
+        # tested against a model in it_python_client); a malformed text exits 1 naming it.
+        t = itutil.unique_topic("cli-where")
+        self.cli_json("table", "create", t, "--partitions", "1", "--config",
+                      "table.value.format=json", "--config", "table.statistics.columns=*")
+        for i in range(40):
+            self.cli_json("table", "put", t, "k%02d" % i,
+                          json.dumps({"amount": i, "country": "DE" if i % 3 else None}))
+        got = self.cli_json("table", "changelog", t, "--where",
+                            "amount >= 30 AND (country = 'DE' OR country IS NULL)")["changes"]
+        self.assertEqual(sorted(c["key"] for c in got), ["k%02d" % i for i in range(30, 40)])
+        got = self.cli_json("table", "changelog", t, "--where", "country IS NULL AND amount < 9")
+        self.assertEqual(sorted(c["key"] for c in got["changes"]), ["k00", "k03", "k06"])
+        err = self.cli_json("table", "changelog", t, "--where", "amount >", expect=1)
+        self.assertIn("where", err["error"]["message"])
+
 class CliClusterHealth(CliTestCase):
     """`cluster describe` on a single node: its broker (a node id we chose) and a clean bill of
     partition health, in text and JSON."""

@@ -12,6 +12,8 @@ real broker, every answer checked against a model built from what confluent-kafk
 - a typed json table: rows decode to dicts, `columns` projection;
 - filtered changelog reads (`where`, table.statistics.columns): a model test of random predicates
   against a Python evaluation of the unfiltered changelog; selective ranges skip batches;
+- ReadLog of a typed (json) log topic: every record read back, filtered reads against the same
+  Python evaluation, batches skipped, non-JSON values refused, the configs' cross-checks;
 - errors: unknown table, log topic, projection of a raw table, as_of without history;
 - the committed *_pb2.py files equal what tools/python/gen.sh generates now;
 - install into a venv (--system-site-packages, --no-build-isolation, --no-index) and one lookup.
@@ -84,6 +86,69 @@ def delete_records(port, topic, partition, offset):
         r.i32()
         (t,) = r.array(lambda: (r.str16(), r.array(lambda: (r.i32(), r.i64(), r.i16()))))
     return t[1][0][1], t[1][0][2]
+
+
+# ---- a Python evaluation of filters (docs/typed-tables.md, "Filtered reads"), the model of the
+# filtered-read tests: predicate trees, their WHERE text, and SQL semantics over JSON values.
+
+def filter_cmp(v, op, lit):
+    if v is None:
+        return False
+    num = lambda x: isinstance(x, (int, float)) and not isinstance(x, bool)  # noqa: E731
+    if not ((num(v) and num(lit)) or (isinstance(v, str) and isinstance(lit, str)) or
+            (isinstance(v, bool) and isinstance(lit, bool))):
+        return False
+    return {"=": v == lit, "<": v < lit, "<=": v <= lit, ">": v > lit, ">=": v >= lit}[op]
+
+
+def filter_holds(node, row):
+    kind = node[0]
+    if kind == "and":
+        return all(filter_holds(n, row) for n in node[1])
+    if kind == "or":
+        return any(filter_holds(n, row) for n in node[1])
+    if kind == "null":
+        return row.get(node[1]) is None
+    return filter_cmp(row.get(node[1]), node[2], node[3])
+
+
+def filter_text(node):
+    kind = node[0]
+    if kind in ("and", "or"):
+        return "(" + (" %s " % kind.upper()).join(filter_text(n) for n in node[1]) + ")"
+    if kind == "null":
+        return "%s IS NULL" % node[1]
+    lit = node[3]
+    if isinstance(lit, bool):
+        lit = "TRUE" if lit else "FALSE"
+    elif isinstance(lit, str):
+        lit = "'%s'" % lit.replace("'", "''")
+    return "%s %s %s" % (node[1], node[2], lit)
+
+
+def random_filter(rng, columns, depth=0):
+    k = rng.randrange(3 if depth >= 2 else 5)
+    col = rng.choice(columns)
+    if k == 0:
+        return ("null", col)
+    if k in (1, 2):
+        lit = rng.choice([rng.randrange(3200), rng.randrange(3200) + 0.25,
+                          rng.choice(["DE", "FR", "US", "A", "Z"]), rng.random() < 0.5])
+        return ("cmp", col, rng.choice(["=", "<", "<=", ">", ">="]), lit)
+    return ("and" if k == 3 else "or", [random_filter(rng, columns, depth + 1)
+                                        for _ in range(1 + rng.randrange(3))])
+
+
+def random_row(rng, rnd, i):
+    """A row of round `rnd`: amounts cluster per round, so batches hold narrow ranges."""
+    row = {"n": rnd * 100 + i, "country": rng.choice(["DE", "FR", "US", None]),
+           "amount": rng.choice([rnd * 100 + rng.randrange(100), None,
+                                 rnd * 100 + rng.randrange(100) + 0.5])}
+    if rng.random() < 0.2:
+        del row["country"]
+    if rng.random() < 0.1:
+        row["flag"] = rng.random() < 0.5
+    return row
 
 
 class PythonClientTest(BrokerTestCase):
@@ -433,13 +498,7 @@ class PythonClientTest(BrokerTestCase):
                 if rng.random() < 0.08:
                     items.append({"topic": topic, "key": key, "value": None})
                     continue
-                row = {"n": rnd * 100 + i, "country": rng.choice(["DE", "FR", "US", None]),
-                       "amount": rng.choice([rnd * 100 + rng.randrange(100), None,
-                                             rnd * 100 + rng.randrange(100) + 0.5])}
-                if rng.random() < 0.2:
-                    del row["country"]
-                if rng.random() < 0.1:
-                    row["flag"] = rng.random() < 0.5
+                row = random_row(rng, rnd, i)
                 items.append({"topic": topic, "key": key, "value": json.dumps(row).encode()})
             itutil.ck_produce_all(producer, items)
         t = self.client.table(topic)
@@ -449,63 +508,18 @@ class PythonClientTest(BrokerTestCase):
         def value_of(c):
             return c["before"] if c["kind"] == "delete" else c["after"]
 
-        def cmp(v, op, lit):
-            if v is None:
-                return False
-            num = lambda x: isinstance(x, (int, float)) and not isinstance(x, bool)  # noqa: E731
-            if not ((num(v) and num(lit)) or (isinstance(v, str) and isinstance(lit, str)) or
-                    (isinstance(v, bool) and isinstance(lit, bool))):
-                return False
-            return {"=": v == lit, "<": v < lit, "<=": v <= lit, ">": v > lit,
-                    ">=": v >= lit}[op]
-
-        def holds(node, row):
-            kind = node[0]
-            if kind == "and":
-                return all(holds(n, row) for n in node[1])
-            if kind == "or":
-                return any(holds(n, row) for n in node[1])
-            if kind == "null":
-                return row.get(node[1]) is None
-            return cmp(row.get(node[1]), node[2], node[3])
-
-        def text(node):
-            kind = node[0]
-            if kind in ("and", "or"):
-                return "(" + (" %s " % kind.upper()).join(text(n) for n in node[1]) + ")"
-            if kind == "null":
-                return "%s IS NULL" % node[1]
-            lit = node[3]
-            if isinstance(lit, bool):
-                lit = "TRUE" if lit else "FALSE"
-            elif isinstance(lit, str):
-                lit = "'%s'" % lit.replace("'", "''")
-            return "%s %s %s" % (node[1], node[2], lit)
-
-        def random_node(depth=0):
-            k = rng.randrange(3 if depth >= 2 else 5)
-            col = rng.choice(["amount", "country", "n", "flag", "missing"])
-            if k == 0:
-                return ("null", col)
-            if k in (1, 2):
-                lit = rng.choice([rng.randrange(3200), rng.randrange(3200) + 0.25,
-                                  rng.choice(["DE", "FR", "US", "A", "Z"]), rng.random() < 0.5])
-                return ("cmp", col, rng.choice(["=", "<", "<=", ">", ">="]), lit)
-            return ("and" if k == 3 else "or", [random_node(depth + 1)
-                                                for _ in range(1 + rng.randrange(3))])
-
         def check(node):
             stats = {}
             got = [(c["offset"], c["kind"]) for c in
-                   t.changelog(0, follow=False, where=text(node), stats=stats)]
+                   t.changelog(0, follow=False, where=filter_text(node), stats=stats)]
             want = [(c["offset"], c["kind"]) for c in everything
-                    if value_of(c) is None or holds(node, value_of(c))]
-            self.assertEqual(got, want, text(node))
+                    if value_of(c) is None or filter_holds(node, value_of(c))]
+            self.assertEqual(got, want, filter_text(node))
             self.assertLessEqual(stats.get("filtered_changes", 0) + len(got), len(everything))
             return stats
 
         for _ in range(40):
-            check(random_node())
+            check(random_filter(rng, ["amount", "country", "n", "flag", "missing"]))
         # Selective ranges: most batches are skipped unread, none that holds a match.
         skipped = 0
         for lo in (500, 1200, 2600):
@@ -526,6 +540,76 @@ class PythonClientTest(BrokerTestCase):
             list(t.changelog(0, follow=False, where=deep))
         self.assertEqual(cm.exception.name, "INVALID_REQUEST")
         self.assertIn("deeper", cm.exception.message)
+
+    def test_read_log_of_a_typed_log_topic_filtered(self):
+        # ReadLog on a typed (json) log topic with column statistics: every record read back;
+        # random WHERE filters equal a Python evaluation of the whole read (a null value always
+        # passes); selective ranges skip batches; non-JSON values refused with INVALID_RECORD.
+        b = self.broker.bootstrap
+        topic = unique_topic("pylogjson")
+        itutil.ck_create_topic(b, topic, 2, {"table.value.format": "json",
+                                             "table.statistics.columns": "amount,country,n"})
+        rng = random.Random(5)
+        producer = itutil.ck_producer(b)
+        written = []
+        for rnd in range(20):
+            items = []
+            for i in range(50):
+                key = b"e%03d" % rng.randrange(200)
+                if rnd % 5 == 0 and rng.random() < 0.1:  # a null value: its batch is never skipped
+                    items.append({"topic": topic, "key": key, "value": None,
+                                  "partition": rnd % 2})
+                    continue
+                value = json.dumps(random_row(rng, rnd, i)).encode()
+                items.append({"topic": topic, "key": key, "value": value, "partition": rnd % 2,
+                              "headers": [("h", b"%d" % i)]})
+            written += zip(items, itutil.ck_produce_all(producer, items))
+        log = self.client.log(topic)
+        self.assertEqual(log.partition_count(), 2)
+        everything = list(log.read(0, follow=False))
+        self.assertEqual(sorted((r["partition"], r["offset"]) for r in everything),
+                         sorted((m.partition(), m.offset()) for _, m in written))
+        by_pos = {(m.partition(), m.offset()): item for item, m in written}
+        for r in everything:
+            item = by_pos[(r["partition"], r["offset"])]
+            self.assertEqual(r["key"], item["key"])
+            want = None if item["value"] is None else json.loads(item["value"])
+            self.assertEqual(r["value"], want)
+            if item["value"] is not None:
+                self.assertEqual(r["headers"], [("h", item["headers"][0][1])])
+
+        def check(node):
+            stats = {}
+            got = [(r["partition"], r["offset"]) for r in
+                   log.read(0, follow=False, where=filter_text(node), stats=stats)]
+            want = [(r["partition"], r["offset"]) for r in everything
+                    if r["value"] is None or filter_holds(node, r["value"])]
+            self.assertEqual(got, want, filter_text(node))
+            return stats
+
+        for _ in range(30):
+            check(random_filter(rng, ["amount", "country", "n", "flag", "missing"]))
+        stats = check(("and", [("cmp", "n", ">=", 1000), ("cmp", "n", "<", 1010)]))
+        self.assertGreater(stats["skipped_batches"], 10)
+        self.assertGreater(stats["filtered_records"], 0)
+        # Values that are not JSON objects are refused, naming the record.
+        from confluent_kafka import KafkaError
+        errs = []
+        p = itutil.ck_producer(b)
+        for v in (b"not json", b"[1, 2]"):
+            p.produce(topic, key=b"x", value=v, on_delivery=lambda e, m: errs.append(e))
+            p.flush(30)
+        self.assertEqual([e.code() if e else None for e in errs],
+                         [KafkaError.INVALID_RECORD, KafkaError.INVALID_RECORD])
+        # ReadLog is for log topics; statistics need a typed topic; confluent is for PK tables.
+        with self.assertRaises(StrataError) as cm:
+            list(self.client.log(self.topic).read(0, follow=False))
+        self.assertEqual(cm.exception.name, "INVALID_REQUEST")
+        for bad in ({"table.statistics.columns": "a"}, {"table.value.format": "confluent"},
+                    {"table.value.format": "json", "table.merge-engine": "last_row"}):
+            with self.assertRaises(Exception) as cm:
+                itutil.ck_create_topic(b, unique_topic("pylogbad"), 1, bad)
+            self.assertIn("INVALID_CONFIG", str(cm.exception), bad)
 
     # ---------------------------------------------------------------- errors
 

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "tools/cli/cli_common.h"
+#include "tools/client/where.h"
 
 namespace strata::cli {
 namespace {
@@ -32,6 +33,7 @@ struct TableOpts {
   std::string events;                // as-of: a file of "key<TAB>point" lines (- = stdin)
   std::string events_topic;          // as-of: a log topic of events (key, record timestamp)
   bool event_offsets = false;        // as-of --events: the points are offsets
+  std::string where;                 // changelog: only the changes whose row matches
 };
 
 json table_json(const client::TableInfo& t) {
@@ -371,6 +373,12 @@ json change_json(const std::string& topic, const client::Change& c) {
 }
 
 int do_changelog(Cli& cli, const TableOpts& o) {
+  std::optional<ext::Predicate> filter;
+  if (!o.where.empty()) {
+    auto p = client::parse_where(o.where);
+    if (!p.ok()) return fail(cli, p.status());
+    filter = std::move(*p);
+  }
   auto t = cli.client().describe_table(o.name);
   if (!t.ok()) return fail(cli, t.status());
   std::map<int32_t, int64_t> from;
@@ -402,7 +410,8 @@ int do_changelog(Cli& cli, const TableOpts& o) {
     if (g_interrupted) break;
     const int32_t per_part =
         static_cast<int32_t>(o.limit > 0 ? std::min<int64_t>(1000, o.limit - printed) : 1000);
-    auto page = cli.client().read_changelog(*t, from, per_part, o.follow ? 1000 : 0);
+    auto page = cli.client().read_changelog(*t, from, per_part, o.follow ? 1000 : 0,
+                                            filter ? &*filter : nullptr);
     if (!page.ok()) return fail(cli, page.status());
     bool done = o.limit > 0 && printed >= o.limit;
     // Per partition: changes in this page and how many of them were printed, plus the offset of
@@ -576,6 +585,9 @@ void register_table(CLI::App& app, Cli& cli) {
     s->add_option("--limit", o->limit, "Stop after this many changes (0 = no limit)")
         ->check(CLI::NonNegativeNumber);
     s->add_flag("--follow,-f", o->follow, "Keep waiting for new changes (Ctrl-C stops)");
+    s->add_option("--where", o->where,
+                  "Typed tables: only changes whose row matches, e.g. \"amount >= 100 AND "
+                  "(country = 'DE' OR risk IS NULL)\" (batches skipped by column statistics)");
     on_run(s, cli, o, do_changelog);
   }
   {

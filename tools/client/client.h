@@ -22,6 +22,10 @@
 #include "protocol/client/connection.h"
 #include "tools/client/client_types.h"
 
+namespace strata::ext {
+class Predicate;  // protocol/ext/predicate.proto
+}
+
 namespace strata::client {
 
 struct ClientOptions {
@@ -175,7 +179,8 @@ class Client {
   Result<ChangelogPage> read_changelog(const TableInfo& table,
                                        const std::map<int32_t, int64_t>& from,
                                        int32_t max_records_per_partition = 1000,
-                                       int32_t max_wait_ms = 0);
+                                       int32_t max_wait_ms = 0,
+                                       const ext::Predicate* filter = nullptr);
 
   const ClientOptions& options() const { return opts_; }
 

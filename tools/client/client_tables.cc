@@ -346,8 +346,8 @@ Result<ScanResult> Client::scan(const TableInfo& table, int64_t limit, int32_t p
 
 Result<ChangelogPage> Client::read_changelog(const TableInfo& table,
                                              const std::map<int32_t, int64_t>& from,
-                                             int32_t max_records_per_partition,
-                                             int32_t max_wait_ms) {
+                                             int32_t max_records_per_partition, int32_t max_wait_ms,
+                                             const ext::Predicate* filter) {
   ChangelogPage out;
   std::map<Connection*, std::vector<int32_t>> by_leader;
   for (const auto& [p, off] : from) {
@@ -360,6 +360,7 @@ Result<ChangelogPage> Client::read_changelog(const TableInfo& table,
     ext::ReadChangelogRequest req;
     req.set_topic(table.topic);
     req.set_max_wait_ms(max_wait_ms);
+    if (filter) *req.mutable_filter() = *filter;
     for (int32_t p : parts) {
       auto* pr = req.add_partitions();
       pr->set_partition(p);
@@ -379,6 +380,9 @@ Result<ChangelogPage> Client::read_changelog(const TableInfo& table,
       }
       out.next_offsets[pc.partition()] = pc.next_offset();
       out.high_watermarks[pc.partition()] = pc.high_watermark();
+      out.skipped_batches += pc.skipped_batches();
+      out.skipped_bytes += pc.skipped_bytes();
+      out.filtered_changes += pc.filtered_changes();
       for (const auto& c : pc.changes()) {
         Change ch;
         ch.partition = pc.partition();

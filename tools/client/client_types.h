@@ -344,6 +344,10 @@ struct ChangelogPage {
   std::vector<Change> changes;
   std::map<int32_t, int64_t> next_offsets;     // per partition: from_offset of the next read
   std::map<int32_t, int64_t> high_watermarks;  // per partition
+  // With a filter: batches / bytes skipped by their column statistics, changes not matching.
+  int64_t skipped_batches = 0;
+  int64_t skipped_bytes = 0;
+  int64_t filtered_changes = 0;
 };
 
 // ---- transactions (client_txn.cc)

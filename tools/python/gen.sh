@@ -7,7 +7,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 OUT="${1:-$ROOT/tools/python/strata_client/_ext}"
-PROTOS=(lookup prefix_lookup scan read_changelog describe_table lookup_as_of predicate)
+PROTOS=(lookup prefix_lookup scan read_changelog describe_table lookup_as_of predicate read_log)
 mkdir -p "$OUT"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT

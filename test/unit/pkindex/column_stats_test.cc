@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -61,6 +62,15 @@ TEST(ColumnStats, RowSemanticsAreSqlComparisonsOverJson) {
   EXPECT_TRUE(matches(cmp(Op::gt, "u", int64_t{-1}), row));  // unsigned vs a negative literal
   EXPECT_TRUE(matches(cmp(Op::ge, "u", INT64_MAX), row));
   EXPECT_TRUE(matches(cmp(Op::le, "d", int64_t{3}), row));
+  // Integers against doubles compare exactly (2^53 + 1 is not 2^53, though both round to it).
+  const Json big = Json::parse(R"({"i":9007199254740993,"f":-0.5,"u":18446744073709551615})");
+  EXPECT_FALSE(matches(cmp(Op::eq, "i", 9007199254740992.0), big));
+  EXPECT_TRUE(matches(cmp(Op::gt, "i", 9007199254740992.0), big));
+  EXPECT_TRUE(matches(cmp(Op::lt, "f", int64_t{0}), big));
+  EXPECT_TRUE(matches(cmp(Op::gt, "f", int64_t{-1}), big));
+  EXPECT_TRUE(matches(cmp(Op::lt, "u", 1e20), big));
+  EXPECT_TRUE(matches(cmp(Op::gt, "u", -1e20), big));
+  EXPECT_TRUE(matches(cmp(Op::lt, "i", std::numeric_limits<double>::infinity()), big));
   EXPECT_TRUE(matches(cmp(Op::lt, "s", std::string("abd")), row));
   EXPECT_FALSE(matches(cmp(Op::eq, "s", int64_t{1}), row));  // another type: unknown
   EXPECT_FALSE(matches(cmp(Op::eq, "a", std::string("5")), row));
@@ -260,6 +270,24 @@ TEST(ColumnStats, ARangeSkipsAllButTheBatchesThatHoldIt) {
     EXPECT_FALSE(may_match(is_null("a"), **s));
   }
   EXPECT_EQ(may, 2);  // the batches of 500..509 and 510..519
+}
+
+TEST(ColumnStats, ColumnsPastTheCapAreNotClaimedNull) {
+  // A `*` table whose rows name more columns than one summary keeps: the columns past the cap
+  // are unsummarised, so a predicate on one of them may match (never a false skip).
+  const TableConfig table = json_table("*");
+  Json row = Json::object();
+  for (size_t c = 0; c < kMaxSummaryColumns + 44; ++c) {
+    row[std::string("c").append(std::to_string(1000 + c))] = static_cast<int64_t>(c);
+  }
+  auto bytes = build({{"insert", typed::canonical(row), std::nullopt}}, 0);
+  protocol::RecordReader reader;
+  auto s = summarize(reader, protocol::RecordBatchView(bytes), table, *parse_columns("*"));
+  ASSERT_TRUE(s.ok() && s->has_value());
+  const std::string last = std::string("c").append(std::to_string(1000 + kMaxSummaryColumns + 43));
+  EXPECT_TRUE(may_match(cmp(Op::eq, last, int64_t{kMaxSummaryColumns + 43}), **s));
+  EXPECT_TRUE(may_match(cmp(Op::eq, "c1000", int64_t{0}), **s));
+  EXPECT_FALSE(may_match(cmp(Op::eq, "c1000", int64_t{5}), **s));  // summarised: ruled out
 }
 
 }  // namespace

@@ -123,6 +123,7 @@ TEST(Cleaner, RewritesTheBatchSummariesOfCleanedSegments) {
     ASSERT_EQ(s->entries.size(), batches.size());
     for (size_t j = 0; j < batches.size(); ++j) {
       const auto& e = s->entries[j];
+      EXPECT_TRUE(check_batch_summary(*s->file, e));
       EXPECT_EQ(e.base_offset, batches[j].base_offset());
       std::vector<uint8_t> bytes(e.size);
       ASSERT_TRUE(s->file->read(e.position, e.size, bytes.data()).ok());

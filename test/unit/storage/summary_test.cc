@@ -36,6 +36,7 @@ std::vector<std::string> payloads(const PartitionLog& log, int64_t offset) {
   std::vector<std::string> out;
   if (!s.ok()) return out;
   for (const auto& e : s->entries) {
+    if (!check_batch_summary(*s->file, e)) continue;  // a stale entry: never used
     out.push_back(std::to_string(e.base_offset) + ":" + e.payload);
   }
   return out;
@@ -148,6 +149,29 @@ TEST(BatchSummaries, ATornTailTakesItsSummariesWithIt) {
   log->set_batch_summarizer(counting_summarizer());
   append_n(*log, 4);  // 2..5, where the torn batch was
   EXPECT_EQ(payloads(*log, 0), (V{"0:n2", "2:n4"}));
+}
+
+TEST(BatchSummaries, RecoveredForTheActiveSegmentWhenTheSummarizerIsSet) {
+  // A crash lost the tail of the .stats file (it is never fsynced before a roll): setting the
+  // summarizer again (as the broker does when the partition opens) summarises the batches after
+  // the last summarised one. A sealed segment's summaries were fsynced at the roll.
+  TempDir tmp;
+  const std::string dir = tmp.sub("t-0");
+  const std::string stats = segment_summary_path(dir, 0);
+  {
+    auto log = open_log(default_env(), dir);
+    log->set_batch_summarizer(counting_summarizer());
+    for (int n : {2, 3, 4, 5}) append_n(*log, n);
+  }
+  // Keep the first two entries (40-byte header + "n2" / "n3").
+  std::filesystem::resize_file(stats, 2 * (kSummaryEntryHeaderSize + 2) + 7);
+  auto log = open_log(default_env(), dir);
+  using V = std::vector<std::string>;
+  EXPECT_EQ(payloads(*log, 0), (V{"0:n2", "2:n3"}));
+  log->set_batch_summarizer(counting_summarizer());
+  EXPECT_EQ(payloads(*log, 0), (V{"0:n2", "2:n3", "5:n4", "9:n5"}));
+  append_n(*log, 6);  // continues after the valid prefix (the torn entry was cut)
+  EXPECT_EQ(payloads(*log, 0), (V{"0:n2", "2:n3", "5:n4", "9:n5", "14:n6"}));
 }
 
 }  // namespace

@@ -7,10 +7,11 @@
 See tools/python/README.md and docs/python-client.md.
 """
 from .client import Key, Row, ScanPage, Strata, Table
+from .log_topic import LogTopic
 from .errors import ConnectionLost, OutOfRetention, StrataError, error_name
 from .partitioner import partition_for_key
 from .predicate import parse_where
 
-__all__ = ["Strata", "Table", "ScanPage", "Key", "Row", "StrataError", "ConnectionLost",
+__all__ = ["Strata", "Table", "LogTopic", "ScanPage", "Key", "Row", "StrataError", "ConnectionLost",
            "OutOfRetention", "error_name", "partition_for_key", "parse_where"]
 __version__ = "0.1.0"

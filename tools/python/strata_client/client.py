@@ -20,6 +20,8 @@ from ._ext import scan_pb2 as _sc
 from .errors import ConnectionLost, OutOfRetention, StrataError
 from .partitioner import partition_for_key
 from .predicate import parse_where
+from ._reads import follow_reads, start_offsets
+from .log_topic import LogTopic
 
 __all__ = ["Strata", "Table", "ScanPage", "Key", "Row"]
 
@@ -149,6 +151,19 @@ class Strata:
     def table(self, name: str) -> "Table":
         """A handle on primary-key table `name` (nothing is sent until the first read)."""
         return Table(self, name)
+
+    def log(self, name: str) -> "LogTopic":
+        """A handle on log topic `name`, for ReadLog reads (strata_client/log_topic.py)."""
+        return LogTopic(self, name)
+
+    def _partition_count(self, topic: str) -> int:
+        with self._meta_lock:
+            leaders = self._leaders.get(topic)
+        if leaders is None:
+            self._refresh(topic)
+            with self._meta_lock:
+                leaders = self._leaders.get(topic, {})
+        return len(leaders)
 
     # ---------------------------------------------------------------- connections, metadata
 
@@ -577,77 +592,30 @@ class Table:
         info = self._settings()
         typed = info["value_format"] in _TYPED_FORMATS
         framed = info["value_format"] == "confluent"
-        if isinstance(from_offset, Mapping):
-            offsets = {int(p): int(o) for p, o in from_offset.items()}
-            if partitions is not None:
-                offsets = {int(p): offsets.get(int(p), 0) for p in partitions}
-        else:
-            ps = range(info["partition_count"]) if partitions is None else partitions
-            offsets = {int(p): int(from_offset) for p in ps}
+        offsets = start_offsets(from_offset, partitions, info["partition_count"])
         wait = max(0, min(int(max_wait_ms), 30000)) if follow else 0
-        max_records = max(1, min(int(max_records), MAX_PAGE_ROWS))
-        targets: Dict[int, int] = {}  # follow=False: the high watermark to stop at
-        stalls = 0
-        while offsets:
-            by_leader: Dict[Addr, List[int]] = {}
-            for p in sorted(offsets):
-                addr = self._retrying(lambda p=p: self._client._leader_addr(self.name, p))
-                by_leader.setdefault(addr, []).append(p)
-            progressed = False
-            for addr, parts in by_leader.items():
-                req = _rc.ReadChangelogRequest(topic=self.name, max_wait_ms=wait)
-                if pred is not None:
-                    req.filter.CopyFrom(pred)
-                for p in parts:
-                    req.partitions.add(partition=p, from_offset=offsets[p],
-                                       max_records=max_records)
 
-                def read(addr: Addr = addr, req=req):
-                    with self._client._pool.lease(addr) as conn:
-                        return conn.call_ext(API_READ_CHANGELOG, req, _rc.ReadChangelogResponse,
-                                             extra_timeout=wait / 1000.0)
+        def request():
+            req = _rc.ReadChangelogRequest(topic=self.name, max_wait_ms=wait)
+            if pred is not None:
+                req.filter.CopyFrom(pred)
+            return req
 
-                try:
-                    resp = read()
-                except ConnectionLost:
-                    self._client._invalidate(self.name)
-                    time.sleep(0.1)
-                    continue  # asked again in the next pass
-                if resp.error_code:
-                    raise StrataError(resp.error_code, resp.error_message, "ReadChangelog")
-                for pc in sorted(resp.partitions, key=lambda pc: pc.partition):
-                    p = pc.partition
-                    if p not in offsets:
-                        continue
-                    if pc.error_code:
-                        if pc.error_code in (5, 6):
-                            self._client._invalidate(self.name)
-                            continue
-                        raise StrataError(pc.error_code, pc.error_message, self._ctx(p))
-                    if stats is not None:
-                        for f in ("skipped_batches", "skipped_bytes", "filtered_changes"):
-                            stats[f] = stats.get(f, 0) + getattr(pc, f)
-                    for c in pc.changes:
-                        yield {"partition": p, "offset": c.offset, "timestamp": c.timestamp,
-                               "kind": _KINDS.get(c.kind, "unspecified"), "key": c.key,
-                               "before": (self._value(c.before, typed, framed)
-                                          if c.HasField("before") else None),
-                               "after": (self._value(c.after, typed, framed)
-                                         if c.HasField("after") else None)}
-                    if pc.changes or pc.next_offset != offsets[p]:
-                        progressed = True
-                    offsets[p] = max(offsets[p], pc.next_offset)
-                    if not follow:
-                        target = targets.setdefault(p, pc.high_watermark)
-                        if offsets[p] >= target:
-                            del offsets[p]
-            if not follow and offsets and not progressed:
-                stalls += 1
-                if stalls > 50:
-                    raise StrataError(-1, "no progress below the high watermark", self._ctx())
-                time.sleep(0.02)
-            else:
-                stalls = 0
+        def changes(pc):
+            for c in pc.changes:
+                yield {"partition": pc.partition, "offset": c.offset, "timestamp": c.timestamp,
+                       "kind": _KINDS.get(c.kind, "unspecified"), "key": c.key,
+                       "before": (self._value(c.before, typed, framed)
+                                  if c.HasField("before") else None),
+                       "after": (self._value(c.after, typed, framed)
+                                 if c.HasField("after") else None)}
+
+        yield from follow_reads(
+            self._client, self.name, offsets, follow, wait,
+            max(1, min(int(max_records), MAX_PAGE_ROWS)), API_READ_CHANGELOG, "ReadChangelog",
+            request, _rc.ReadChangelogResponse, changes,
+            lambda p: self._retrying(lambda: self._client._leader_addr(self.name, p)), self._ctx,
+            stats)
 
     # ---------------------------------------------------------------- pandas
 

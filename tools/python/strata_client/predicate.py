@@ -16,6 +16,7 @@ the CLI's ``--where`` (tools/cli/where.cc).
 
 from __future__ import annotations
 
+import math
 import re
 from typing import List, Tuple
 
@@ -53,6 +54,7 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.toks = _tokens(text)
         self.i = 0
+        self.depth = 0
 
     def peek_word(self) -> str:
         if self.i < len(self.toks) and self.toks[self.i][0] == "name":
@@ -83,7 +85,11 @@ class _Parser:
     def factor(self) -> _pr.Predicate:
         kind, text = self.take()
         if kind == "paren" and text == "(":
+            self.depth += 1
+            if self.depth > 64:  # far above what the broker accepts (16)
+                raise ValueError("where: nested too deep")
             inner = self.expr()
+            self.depth -= 1
             if self.take() != ("paren", ")"):
                 raise ValueError("where: ')' expected")
             return inner
@@ -107,8 +113,13 @@ class _Parser:
         kind, text = self.take()
         if kind == "num":
             if re.fullmatch(r"-?\d+", text):
+                if not -(1 << 63) <= int(text) < (1 << 63):
+                    raise ValueError(f"where: integer out of range: {text}")
                 return _pr.Literal(int_value=int(text))
-            return _pr.Literal(double_value=float(text))
+            value = float(text)
+            if math.isinf(value):
+                raise ValueError(f"where: number out of range: {text}")
+            return _pr.Literal(double_value=value)
         if kind == "str":
             return _pr.Literal(string_value=text[1:-1].replace("''", "'"))
         if kind == "name" and text.upper() in ("TRUE", "FALSE"):
