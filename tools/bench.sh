@@ -9,6 +9,9 @@
 #               puts of the same data ( bar: >= 0.5x)
 #   projection  typed (json) PK table of 200k rows x 50 columns: Lookups of 3 columns vs whole
 #               rows (keys/s, bytes per key, broker CPU), paired rounds
+#   asof        history table of 200k keys x 5 versions: LookupAsOf at an older time vs Lookup of
+#               the same keys through the Python client, paired rounds (broker CPU per key); a
+#               training set of 1M (key, time) events through `strata table as-of --events`
 #   filtered    typed (json) PK tables with and without table.statistics.columns=*: load cost
 #               (paired rounds) and a 1 %-selective filtered changelog read (batches/bytes skipped)
 #   restart     broker restart (clean and kill -9) with the lookup table loaded, until a Lookup
@@ -21,7 +24,7 @@
 # usage: tools/bench.sh
 # environment:
 #   BENCH_SCALE        multiplies every record/key count (default 1); 0.1 = quick
-#   BENCH_SECTIONS     comma list of throughput,lookup,projection,filtered,apply,restart (default)
+#   BENCH_SECTIONS     comma list of throughput,lookup,projection,filtered,asof,apply,restart (default)
 #                      and cluster
 #                      (tools/bench_cluster.sh's own knobs: CLUSTER_ROUNDS, CLUSTER_KILLS, ...)
 #   BENCH_REPEAT       runs per (workload, phase, target) in throughput (default 5; medians)
@@ -41,7 +44,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 
 scale=${BENCH_SCALE:-1}
-sections=${BENCH_SECTIONS:-throughput,lookup,projection,filtered,apply,restart}
+sections=${BENCH_SECTIONS:-throughput,lookup,projection,filtered,asof,apply,restart}
 repeat=${BENCH_REPEAT:-5}
 partitions=${PARTITIONS:-256}
 pk_partitions=${PK_PARTITIONS:-4}
@@ -295,6 +298,17 @@ if want filtered; then
     "$filter_rows" "$perf" "$work/data" | while read -r line; do
     record filtered "$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["phase"]+("-stats" if d["stats"] else "-plain"))' "$line")" "$line"
     echo "  filtered: $line" >&2
+  done
+fi
+
+# --- asof: LookupAsOf vs current-state Lookup on a history table (tools/bench/bench_asof.py) -
+if want asof; then
+  asof_keys=$(scaled 200000)
+  echo "bench.sh: as-of reads over $asof_keys keys x 5 versions (table.history.enabled)" >&2
+  /usr/bin/python3 "$(dirname "$0")/bench/bench_asof.py" "$strata_bootstrap" "$broker_pid" \
+    "$asof_keys" 5 "$perf" "$build_dir/tools/cli/strata" "$(scaled 1000000)" "$work" | while read -r line; do
+    record asof "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["phase"])' "$line")" "$line"
+    echo "  asof: $line" >&2
   done
 fi
 

@@ -2,7 +2,7 @@
 against one real broker, through the client library (the strata CLI):
 
 - a table with table.history.enabled=true fed by confluent-kafka (idempotent, explicit record
-  timestamps, some late, some deletes) over 3 partitions; a training set of 3,000 (key, time)
+  timestamps, some late, some deletes) over 3 partitions; a training set of 100,000 (key, time)
   events (`strata table as-of --events`) equals an independent model — for each event the key's
   newest change (in log order) with a timestamp at or before the event's time — while another
   producer keeps updating the same keys with later timestamps (none of which may leak into an
@@ -123,8 +123,9 @@ class PkHistoryTest(BrokerTestCase):
                 if written[0] >= 50:
                     break
                 stop.wait(0.01)
+            # A training set of 100,000 events (one CLI call: the client pages it).
             events = [(rng.choice(KEYS), BASE - 1000 + rng.randint(0, 32_000))
-                      for _ in range(3000)]
+                      for _ in range(100_000)]
             answers = self.as_of_events(topic, events)
         finally:
             stop.set()

@@ -159,6 +159,25 @@ def main():
             sp = med([b["wall_s"] / a["wall_s"] for a, b in zip(reads[True], reads[False])])
             print(f"\nFiltered read with statistics vs without: **{sp:.1f}x** faster (wall, paired)")
 
+    if "asof" in by:
+        rs = [r["result"] for r in by["asof"]]
+        look = [r for r in rs if r["phase"] == "lookup"]
+        asof = [r for r in rs if r["phase"] == "as_of"]
+        if look and asof:
+            print(f"\n### LookupAsOf vs Lookup ({look[0]['keys']:,} keys x {look[0]['updates']} "
+                  f"versions, Python client, 10,000 keys per call, paired rounds)\n")
+            print("| read | keys/s (client-bound) | broker CPU-s per 1M keys |")
+            print("|---|---:|---:|")
+            for name, xs in (("Lookup (current rows)", look), ("LookupAsOf (an older time)", asof)):
+                cpu = sum(x["broker_cpu_s"] for x in xs) / sum(x["keys"] for x in xs) * 1e6
+                print(f"| {name} | {med([x['keys_per_s'] for x in xs]):,.0f} | {cpu:.2f} |")
+            ratio = med([a["keys_per_s"] / b["keys_per_s"] for a, b in zip(asof, look)])
+            print(f"\nLookupAsOf / Lookup keys/s: **{ratio:.2f}x** (goal >= 0.5x)")
+        for ts in (r for r in rs if r["phase"] == "training_set"):
+            print(f"\nTraining set: {ts['events']:,} events through `strata table as-of --events` in "
+                  f"{ts['wall_s']:.1f} s = **{ts['events_per_s']:,.0f} events/s**, broker "
+                  f"{ts['broker_cpu_s'] / ts['events'] * 1e6:.2f} CPU-s per 1M events")
+
     if "restart" in by:
         print("\n### Restart time\n")
         print("| what | keys | ready after (s) |")
