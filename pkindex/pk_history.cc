@@ -100,14 +100,40 @@ Status PkState::load_history_meta() {
 
 Result<AsOfResult> PkState::lookup_as_of(std::span<const uint8_t> key, const AsOf& at,
                                          uint64_t* steps) const {
+  auto reader = history_reader();
+  if (!reader.ok()) return reader.status();
+  return reader->lookup(key, at, steps);
+}
+
+Result<PkState::HistoryReader> PkState::history_reader() const {
   if (!options_.table.history) {
     return Status(Errc::invalid_argument,
                   "the table keeps no history (created without table.history.enabled=true)");
   }
   auto lk = read_lock();
   if (!lk) return Status(Errc::shutting_down, "primary-key state is closed");
-  const int64_t horizon = hist_horizon_.load(std::memory_order_acquire);
-  const int64_t watermark = hist_watermark_.load(std::memory_order_acquire);
+  return HistoryReader(*this, std::move(lk));
+}
+
+PkState::HistoryReader::HistoryReader(const PkState& state,
+                                      std::shared_lock<std::shared_mutex> lock)
+    : state_(&state), lock_(std::move(lock)) {
+  // The iterator's implicit snapshot first, the horizon after: a trim stores its horizon before
+  // it deletes, so the horizon read here is at least the one whose deletes the snapshot holds (a
+  // newer horizon over older entries is harmless: reads take a key's newest entry below it).
+  it_.reset(state.db_->NewIterator(rocksdb::ReadOptions()));
+  horizon_ = state.hist_horizon_.load(std::memory_order_acquire);
+  watermark_ = state.hist_watermark_.load(std::memory_order_acquire);
+}
+
+PkState::HistoryReader::HistoryReader(HistoryReader&&) noexcept = default;
+PkState::HistoryReader& PkState::HistoryReader::operator=(HistoryReader&&) noexcept = default;
+PkState::HistoryReader::~HistoryReader() = default;
+
+Result<AsOfResult> PkState::HistoryReader::lookup(std::span<const uint8_t> key, const AsOf& at,
+                                                  uint64_t* steps) {
+  const int64_t horizon = horizon_;
+  const int64_t watermark = watermark_;
   AsOfResult out;
   const bool by_offset = at.kind == AsOf::Kind::offset;
   if (by_offset && at.at < 0) return out;  // before the first offset: nothing yet
@@ -116,24 +142,22 @@ Result<AsOfResult> PkState::lookup_as_of(std::span<const uint8_t> key, const AsO
     out.earliest = horizon - 1;
     return out;
   }
-  std::string prefix;
+  // No iterator bounds (they are fixed per iterator): the walk stops at the first entry that is
+  // not this key's.
+  std::string& prefix = prefix_;
+  prefix.clear();
   rf::append_history_prefix(prefix, key);
-  std::string upper = prefix;
-  upper.append(8, '\xff');
-  rocksdb::ReadOptions ro;
-  const rocksdb::Slice lower_bound(prefix);
-  ro.iterate_lower_bound = &lower_bound;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
-  std::string start = prefix;
-  start.resize(start.size() + 8);
-  rf::put_be64(reinterpret_cast<uint8_t*>(start.data() + prefix.size()),
+  start_.assign(prefix);
+  start_.resize(prefix.size() + 8);
+  rf::put_be64(reinterpret_cast<uint8_t*>(start_.data() + prefix.size()),
                by_offset ? at.at : std::numeric_limits<int64_t>::max());
+  rocksdb::Iterator* it = it_.get();
   std::optional<Change> hit;
-  for (it->SeekForPrev(start); it->Valid(); it->Prev()) {
+  for (it->SeekForPrev(start_); it->Valid(); it->Prev()) {
     const rocksdb::Slice k = it->key();
     if (k.size() != prefix.size() + 8 || !k.starts_with(prefix)) break;
     auto c = decode_change(k, it->value());
-    if (!c) return Status(Errc::corruption, path_ + ": malformed history entry");
+    if (!c) return Status(Errc::corruption, state_->path_ + ": malformed history entry");
     if (by_offset) {
       hit = std::move(c);  // the newest at or below the offset
       break;
@@ -164,7 +188,8 @@ Result<AsOfResult> PkState::lookup_as_of(std::span<const uint8_t> key, const AsO
     return out;
   }
   if (!hit || hit->del) return out;  // absent at that point
-  if (!by_offset && options_.table.ttl_ms > 0 && expired(*hit->row, at.at)) return out;
+  if (!by_offset && state_->options_.table.ttl_ms > 0 && state_->expired(*hit->row, at.at))
+    return out;
   out.found = true;
   out.value.assign(reinterpret_cast<const char*>(hit->row->value.data()), hit->row->value.size());
   out.offset = hit->offset;

@@ -57,6 +57,7 @@
 
 namespace rocksdb {
 class DB;
+class Iterator;
 class WriteBatch;
 }  // namespace rocksdb
 
@@ -253,6 +254,29 @@ class PkState {
   // (when given) bounds how many, across calls; past it the answer is `truncated`.
   Result<AsOfResult> lookup_as_of(std::span<const uint8_t> key, const AsOf& at,
                                   uint64_t* steps = nullptr) const;
+  // Many lookup_as_of() reads on one RocksDB iterator: one consistent view of the history for
+  // all of them, and one iterator's setup instead of one per key (most of a point read's cost).
+  // Holds this state's read lock while it lives (close() waits): keep it for one request.
+  class HistoryReader {
+   public:
+    HistoryReader(HistoryReader&&) noexcept;
+    HistoryReader& operator=(HistoryReader&&) noexcept;
+    ~HistoryReader();
+    Result<AsOfResult> lookup(std::span<const uint8_t> key, const AsOf& at,
+                              uint64_t* steps = nullptr);
+
+   private:
+    friend class PkState;
+    HistoryReader(const PkState& state, std::shared_lock<std::shared_mutex> lock);
+    const PkState* state_;
+    std::shared_lock<std::shared_mutex> lock_;
+    std::unique_ptr<rocksdb::Iterator> it_;
+    int64_t horizon_ = 0;
+    int64_t watermark_ = 0;
+    std::string prefix_, start_;  // scratch, reused across keys
+  };
+  // Errc::invalid_argument without history, Errc::shutting_down when closed.
+  Result<HistoryReader> history_reader() const;
   // Drops the changes below `horizon` (the log's start offset) but each key's newest one (a
   // delete's too), so every point from horizon - 1 on stays exact; points before it then answer
   // out_of_retention. A no-op unless `horizon` passed the last one. One caller at a time (its

@@ -37,7 +37,13 @@ void ext_lookup_as_of(RequestContext& ctx, protocol::Reader& body) {
                part.topic + " keeps no history: create it with table.history.enabled=true");
           return 0;
         }
+        // After the applied offset is read: the reader's view holds at least what it says.
         pout.set_applied_offset(state->applied_offset() + 1);
+        auto reader = state->history_reader();
+        if (!reader.ok()) {
+          fail(ErrorCode::kafka_storage_error, reader.status().message());
+          return 0;
+        }
         uint64_t served = 0;
         for (const auto& k : p.keys()) {
           auto* r = pout.add_rows();
@@ -47,10 +53,10 @@ void ext_lookup_as_of(RequestContext& ctx, protocol::Reader& body) {
             r->set_truncated(true);
             continue;
           }
-          auto row = state->lookup_as_of(
-              std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(k.key().data()),
-                                       k.key().size()),
-              pkindex::AsOf{kind, k.at()}, first ? nullptr : &steps);
+          auto row =
+              reader->lookup(std::span<const uint8_t>(
+                                 reinterpret_cast<const uint8_t*>(k.key().data()), k.key().size()),
+                             pkindex::AsOf{kind, k.at()}, first ? nullptr : &steps);
           first = false;
           if (!row.ok()) {
             pout.clear_rows();

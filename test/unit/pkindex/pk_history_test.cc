@@ -71,7 +71,8 @@ class PkHistoryTest : public ::testing::Test {
     return r.appended.base_offset;
   }
   AsOfResult as_of(const std::string& key, AsOf::Kind kind, int64_t at) {
-    auto r = state_->lookup_as_of(bytes(key), AsOf{kind, at});
+    auto r = reader_ ? reader_->lookup(bytes(key), AsOf{kind, at})
+                     : state_->lookup_as_of(bytes(key), AsOf{kind, at});
     EXPECT_TRUE(r.ok()) << r.status().to_string();
     return r.ok() ? *r : AsOfResult{};
   }
@@ -81,6 +82,7 @@ class PkHistoryTest : public ::testing::Test {
   std::unique_ptr<storage::PartitionLog> log_;
   PkState::Options options_;
   std::unique_ptr<PkState> state_;
+  std::optional<PkState::HistoryReader> reader_;  // as_of() reads through it when set
   int64_t now_ = 1'000'000;
   std::string dir_ = "t-0";
 };
@@ -139,6 +141,26 @@ TEST_F(PkHistoryTest, ATimeReadStepsOverAtMostItsBudget) {
   EXPECT_EQ(steps, 10u) << "one step per newer change";
 }
 
+TEST_F(PkHistoryTest, AReaderAnswersFromOneViewTakenWhenItOpened) {
+  open(history_table());
+  write({{"k", 100, "v1"}, {"ka", 100, "a1"}});  // offsets 0, 1
+  auto reader = state_->history_reader();
+  ASSERT_TRUE(reader.ok()) << reader.status().to_string();
+  write({{"k", 200, "v2"}, {"kb", 200, "b1"}});  // after the reader opened: not in its view
+  for (const auto& [key, want] : std::vector<std::pair<std::string, std::string>>{
+           {"kb", ""}, {"k", "v1"}, {"ka", "a1"}, {"kz", ""}, {"k", "v1"}, {"", ""}}) {
+    auto r = reader->lookup(bytes(key), AsOf{AsOf::Kind::timestamp, 1000});
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_EQ(r->found, !want.empty()) << key;
+    if (r->found) {
+      EXPECT_EQ(r->value, want) << key;
+    }
+  }
+  auto fresh = state_->lookup_as_of(bytes("k"), AsOf{AsOf::Kind::timestamp, 1000});
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ(fresh->value, "v2");
+}
+
 TEST_F(PkHistoryTest, TtlRowsAreAbsentFromTheirExpiryOn) {
   open(history_table(/*ttl_ms=*/50));
   now_ = 1000;
@@ -152,7 +174,8 @@ class PkHistoryModel : public PkHistoryTest, public ::testing::WithParamInterfac
 TEST_P(PkHistoryModel, AsOfEqualsTheModelThroughTrimsAndCrashes) {
   std::mt19937 rng(GetParam());
   open(history_table());
-  const std::vector<std::string> keys = {"a", "b", "c", "d", "e", "f"};
+  // Keys that are prefixes of each other: a read must never run into a neighbour's history.
+  const std::vector<std::string> keys = {"a", "ab", "abc", "b", "c", "d", "e", "f"};
   std::map<std::string, std::vector<Change>> model;  // per key, in offset order
   std::map<std::string, bool> present;
   int64_t clock = 10'000;
@@ -194,6 +217,12 @@ TEST_P(PkHistoryModel, AsOfEqualsTheModelThroughTrimsAndCrashes) {
     EXPECT_EQ(got.timestamp, hit->timestamp) << where;
   };
   auto check_all = [&] {
+    // Half the rounds read through one reader (one iterator for all their keys), half per key.
+    if (rng() % 2) {
+      auto r = state_->history_reader();
+      ASSERT_TRUE(r.ok()) << r.status().to_string();
+      reader_.emplace(std::move(*r));
+    }
     for (int q = 0; q < 60; ++q) {
       const std::string& key = keys[rng() % keys.size()];
       if (rng() % 2) {
@@ -203,6 +232,7 @@ TEST_P(PkHistoryModel, AsOfEqualsTheModelThroughTrimsAndCrashes) {
                    9'990 + static_cast<int64_t>(rng() % (clock - 9'980)));
       }
     }
+    reader_.reset();  // it holds the state's read lock: close() would wait for it
   };
 
   for (int step = 0; step < 60; ++step) {
@@ -215,7 +245,8 @@ TEST_P(PkHistoryModel, AsOfEqualsTheModelThroughTrimsAndCrashes) {
       // Every fifth record is late: its timestamp lies before changes already written.
       const int64_t ts = rng() % 5 == 0 ? clock - 1 - static_cast<int64_t>(rng() % 60) : clock;
       std::optional<std::string> v;
-      if (rng() % 4 != 0) v = "v" + std::to_string(step) + "." + std::to_string(i);
+      if (rng() % 4 != 0)
+        v = std::string("v").append(std::to_string(step)).append(".").append(std::to_string(i));
       recs.emplace_back(key, ts, v);
     }
     const int64_t base = write(recs);
