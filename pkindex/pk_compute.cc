@@ -55,7 +55,7 @@ WriteResult PkState::write(const WriteInput& input, int64_t now_ms, const Append
     target.rollback(id);
     if (txn && txn->batches.empty()) txns_.erase(producer_id);
   };
-  Computed c = compute(input.batch, input.codec, now_ms, input.max_record_bytes, target, txn);
+  Computed c = compute(input, now_ms, target, txn);
   if (!c.status.ok()) {
     if (txn && txn->batches.empty()) txns_.erase(producer_id);
     out.status = std::move(c.status);
@@ -64,8 +64,10 @@ WriteResult PkState::write(const WriteInput& input, int64_t now_ms, const Append
   }
   if (static_cast<int64_t>(c.batch.size()) > input.max_batch_bytes) {
     rollback(c.id);
-    out.status = Status(Errc::too_large, "the changelog batch (" + std::to_string(c.batch.size()) +
-                                             " bytes) exceeds max.message.bytes");
+    out.status =
+        Status(Errc::too_large, "the changelog batch (" + std::to_string(c.batch.size()) +
+                                    " bytes) exceeds " + std::to_string(input.max_batch_bytes) +
+                                    " (4 x max.message.bytes)");
     return out;
   }
   auto appended = append(c.batch);
@@ -104,9 +106,17 @@ WriteResult PkState::write(const WriteInput& input, int64_t now_ms, const Append
   return out;
 }
 
-PkState::Computed PkState::compute(const protocol::RecordBatchView& in, codec::Compression codec,
-                                   int64_t now, int64_t max_record_bytes, Overlay& target,
+PkState::Computed PkState::compute(const WriteInput& input, int64_t now, Overlay& target,
                                    const OpenTxn* txn) {
+  const protocol::RecordBatchView& in = input.batch;
+  const int64_t max_record_bytes = input.max_record_bytes;
+  // What the records may add up to before compression: the output's limit when it is stored
+  // uncompressed, and never more than a reader decompresses.
+  const uint64_t max_raw_bytes =
+      input.codec == codec::Compression::none
+          ? std::min<uint64_t>(static_cast<uint64_t>(std::max<int64_t>(input.max_batch_bytes, 0)),
+                               protocol::RecordReader::kDefaultMaxDecompressedBytes)
+          : protocol::RecordReader::kDefaultMaxDecompressedBytes;
   Computed res;
   auto db_lock = read_lock();  // current() reads RocksDB
   if (!db_lock || failed_) {
@@ -129,7 +139,7 @@ PkState::Computed PkState::compute(const protocol::RecordBatchView& in, codec::C
 
   Overlay::Batch p;
   p.last_offset_delta = in.last_offset_delta();
-  protocol::RecordBatchBuilder b(codec);
+  protocol::RecordBatchBuilder b(input.codec);
   b.set_producer(in.producer_id(), in.producer_epoch(), in.base_sequence());
   b.set_transactional(in.is_transactional());
 
@@ -324,6 +334,12 @@ PkState::Computed PkState::compute(const protocol::RecordBatchView& in, codec::C
       headers.push_back(Header{kAppendTimeHeader, std::span<const uint8_t>(append_time_be)});
     }
     b.add(in.base_timestamp() + r.timestamp_delta, *r.key, after, headers);
+    if (b.uncompressed_batch_size() > max_raw_bytes) {
+      res.status =
+          Status(Errc::too_large, "the changelog batch outgrows " + std::to_string(max_raw_bytes) +
+                                      " bytes at record " + std::to_string(index));
+      return res;
+    }
   }
   if (!res.record_errors.empty()) {
     const Errc e = oversized == res.record_errors.size() ? Errc::too_large : Errc::invalid_argument;

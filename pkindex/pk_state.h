@@ -29,6 +29,7 @@
 // (or during) close() fail with Errc::shutting_down.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -86,7 +87,11 @@ using AppendFn = std::function<Result<storage::PartitionLog::AppendInfo>(std::sp
 struct WriteInput {
   protocol::RecordBatchView batch;  // one validated v2 batch (CRC checked, LogAppendTime stamped)
   codec::Compression codec = codec::Compression::none;  // the output batch's encoding
-  // An output batch larger than this is refused (Errc::too_large) before anything is appended.
+  // An output batch larger than this is refused (Errc::too_large) before anything is appended;
+  // the broker passes changelog_batch_limit(max.message.bytes). However large this is, an output
+  // whose records outgrow protocol::RecordReader::kDefaultMaxDecompressedBytes is refused too
+  // (early, so a write cannot make the broker build a huge batch): replay and followers could not
+  // read it back.
   int64_t max_batch_bytes = std::numeric_limits<int64_t>::max();
   // A record whose key, value and headers together are larger than this, once decompressed, is
   // refused (Errc::too_large with record_errors) before anything is appended. The batch checks see
@@ -97,6 +102,20 @@ struct WriteInput {
   // Keep the appended batch in the overlay (unapplied) until apply_at() reaches its last offset.
   bool hold = false;
 };
+
+// The largest changelog batch a write of a topic with `max_message_bytes` may append.
+// max.message.bytes bounds what a client sends, as in Kafka; the changelog batch derived from it
+// carries what the broker adds — change-kind and TTL headers, before-images in full image mode,
+// whole rows where a merge engine folds a small write into a row — so a batch of small records
+// that fits comes out up to ~3.6x larger (tiny updates with TTL and before-images). Refusing
+// that would fail librdkafka, which never splits a batch, at its default batch.size: the
+// changelog may be up to 4x the topic's limit (consumers read a batch over their fetch sizes
+// whole, KIP-74).
+inline constexpr int64_t kChangelogBatchFactor = 4;
+inline int64_t changelog_batch_limit(int64_t max_message_bytes) {
+  return std::min<int64_t>(max_message_bytes, std::numeric_limits<int32_t>::max() / 4) *
+         kChangelogBatchFactor;
+}
 
 struct WriteResult {
   // ok: the output batch went to the append; `appended` is its result. producer_check ok = it was
@@ -376,8 +395,7 @@ class PkState {
   // transaction it belongs to (its rows are read before the committed ones; keys locked by any
   // other transaction refuse the batch with Errc::busy), null for a plain batch (refused on any
   // locked key).
-  Computed compute(const protocol::RecordBatchView& in, codec::Compression codec, int64_t now_ms,
-                   int64_t max_record_bytes, Overlay& target, const OpenTxn* txn);
+  Computed compute(const WriteInput& input, int64_t now_ms, Overlay& target, const OpenTxn* txn);
   // write_mu_ held: applies (commit) or drops the open transaction of `producer_id`, releasing its
   // locks, with the applied offset = `marker_offset`.
   Status end_txn_locked(int64_t producer_id, bool commit, int64_t marker_offset);

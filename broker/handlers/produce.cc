@@ -142,7 +142,8 @@ PartitionAppend append_partition(Services& svc, const TopicEntry& topic, int32_t
     return out;
   }
   protocol::RecordBatchView input(batch);
-  pkindex::WriteInput in{input, input.compression(), topic.config.max_message_bytes};
+  pkindex::WriteInput in{input, input.compression(),
+                         pkindex::changelog_batch_limit(topic.config.max_message_bytes)};
   in.max_record_bytes = topic.config.max_message_bytes;  // decompressed rows: see WriteInput
   // Cluster mode: rows are applied once committed (the high watermark passed them), never before.
   in.hold = svc.cluster != nullptr;

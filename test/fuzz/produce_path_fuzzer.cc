@@ -108,7 +108,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (prepared.error != sp::ErrorCode::none) return 0;
   Table& t = table((pick >> 4) % kTables);
   strata::pkindex::WriteInput in{sp::RecordBatchView(prepared.batch)};
-  in.max_batch_bytes = topic.max_message_bytes;
+  in.max_batch_bytes = strata::pkindex::changelog_batch_limit(topic.max_message_bytes);
   auto w = t.state->write(in, 1'700'000'000'000, [&](std::span<uint8_t> out) {
     return t.log->append(out, 1'700'000'000'000);
   });

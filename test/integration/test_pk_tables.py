@@ -371,6 +371,37 @@ class PkTablesTest(BrokerTestCase):
         self.assertEqual(rows, [None])
         self.assertBrokerAlive()
 
+    def test_librdkafka_batches_of_small_records_at_the_default_batch_size(self):
+        # librdkafka never splits a batch: a batch near its default batch.size (1,000,000) that
+        # fits max.message.bytes must be taken although its changelog (change-kind and TTL
+        # headers, before-images) comes out up to 2.5x larger.
+        topic = unique_topic("pkb")
+        itutil.ck_create_topic(self.broker.bootstrap, topic, 1, {
+            "table.type": "primary-key", "table.changelog.image": "full",
+            "table.kv.ttl.ms": "3600000"})
+        n = 30000
+        keys = [b"key-%06d" % i for i in range(n)]
+        errors = []
+        prod = itutil.ck_producer(self.broker.bootstrap, acks=1, linger_ms=2000,
+                                  queue_buffering_max_messages=200000)
+        # 10,000 records (librdkafka's batch.num.messages) of ~100 B: batches near 1 MB.
+        v1, v2 = b"1" * 80, b"2" * 80
+        for value in (v1, v2):  # inserts, then updates of every key
+            for k in keys:
+                prod.produce(topic, key=k, value=value,
+                             on_delivery=lambda err, msg: errors.append(err) if err else None)
+            self.assertEqual(prod.flush(60), 0)
+        self.assertEqual(len(errors), 0, errors[:1])
+        conn = self.conn()
+        sample = keys[::997]
+        top, res = lookup(conn, topic, {0: sample})
+        self.assertEqual(top, 0)
+        self.assertEqual([row[0] for row in res[0][2]], [v2] * len(sample))
+        recs = itutil.kp_consume(self.broker.bootstrap, topic, [0], 2 * n)
+        self.assertEqual(len(recs), 2 * n)
+        last = recs[-1]
+        self.assertEqual(dict(last.headers)["strata.before"], v1)
+
     def test_zz_state_survives_restart_and_kill(self):
         topic = unique_topic("pkr")
         itutil.ck_create_topic(self.broker.bootstrap, topic, self.P, {"table.type": "primary-key"})

@@ -383,6 +383,79 @@ TEST_F(PkStateTest, OversizedChangelogBatchIsRefusedBeforeTheAppend) {
   EXPECT_EQ(get("k"), std::nullopt);
 }
 
+// A client batch that fits max.message.bytes is taken even when its changelog does not (headers,
+// before-images): librdkafka never splits a batch, so refusing it would fail a client writing
+// small records at its default batch.size. Up to changelog_batch_limit(), that is.
+TEST_F(PkStateTest, ChangelogOfABatchThatFitsMayOutgrowMaxMessageBytes) {
+  TableConfig t;
+  t.image = ChangelogImage::full;
+  t.ttl_ms = 3'600'000;
+  open_all(t);
+  constexpr int64_t kMax = 64 * 1024;  // the topic's max.message.bytes
+  std::vector<In> ins;
+  for (int i = 0; ins.size() < 2000; ++i)
+    ins.emplace_back(std::string("k").append(std::to_string(i)), "v1");
+  auto inserts = make_input(ins, "");
+  ASSERT_LE(inserts.size(), static_cast<size_t>(kMax)) << "the client's batch fits";
+  for (auto& in : ins) in.value = "v2";
+  auto updates = make_input(ins, "");
+  ASSERT_LE(updates.size(), static_cast<size_t>(kMax));
+  for (const auto* input : {&inserts, &updates}) {
+    WriteInput in{protocol::RecordBatchView(*input)};
+    in.max_batch_bytes = changelog_batch_limit(kMax);
+    in.max_record_bytes = kMax;
+    size_t out_bytes = 0;
+    auto res = state_->write(in, state_->now_ms(), [&](std::span<uint8_t> b) {
+      out_bytes = b.size();
+      return log_->append(b, 1);
+    });
+    ASSERT_TRUE(res.status.ok()) << res.status.to_string();
+    EXPECT_GT(out_bytes, static_cast<size_t>(kMax)) << "its changelog does not fit";
+    EXPECT_LE(out_bytes, static_cast<size_t>(changelog_batch_limit(kMax)));
+  }
+  EXPECT_EQ(get("k1999"), "v2");
+  EXPECT_EQ(changelog_batch_limit(1 << 20), 4 << 20);
+  EXPECT_LE(changelog_batch_limit(std::numeric_limits<int32_t>::max()),
+            std::numeric_limits<int32_t>::max())
+      << "no overflow past int32";
+}
+
+// However high the limit, a changelog whose records outgrow what a reader decompresses is refused
+// while it is computed: 70 small compressed deletes of 1 MiB rows would log 70 MiB of
+// before-images, a batch replay and followers could not read back.
+TEST_F(PkStateTest, ACompressedChangelogBeyondWhatReadersDecompressIsRefused) {
+  TableConfig t;
+  t.image = ChangelogImage::full;
+  open_all(t);
+  const std::string row(1u << 20, 'r');
+  std::vector<In> deletes;
+  for (int batch = 0; batch < 10; ++batch) {
+    std::vector<In> ins;
+    for (int i = 0; i < 7; ++i) {
+      ins.emplace_back(std::string("k").append(std::to_string(batch * 7 + i)), row);
+      deletes.emplace_back(std::string("k").append(std::to_string(batch * 7 + i)), std::nullopt);
+    }
+    auto input = make_input(ins, "", false, codec::Compression::gzip);
+    WriteInput in{protocol::RecordBatchView(input), codec::Compression::gzip};
+    auto res = state_->write(in, state_->now_ms(),
+                             [&](std::span<uint8_t> b) { return log_->append(b, 1); });
+    ASSERT_TRUE(res.status.ok()) << batch << ": " << res.status.to_string();
+  }
+  const int64_t end = log_->log_end_offset();
+  auto input = make_input(deletes, "", false, codec::Compression::gzip);
+  WriteInput in{protocol::RecordBatchView(input), codec::Compression::gzip};
+  bool appended = false;
+  auto res = state_->write(in, state_->now_ms(), [&](std::span<uint8_t> b) {
+    appended = true;
+    return log_->append(b, 1);
+  });
+  EXPECT_EQ(res.status.code(), Errc::too_large) << res.status.to_string();
+  EXPECT_FALSE(appended);
+  EXPECT_EQ(log_->log_end_offset(), end);
+  EXPECT_EQ(state_->overlay_size(), 0u);
+  EXPECT_EQ(get("k69")->size(), row.size()) << "nothing was deleted";
+}
+
 // max.message.bytes bounds each row as decompressed: a gzip batch of a few KiB carrying a 2 MiB
 // value (or key, or headers) passes every batch-size check but is refused record by record, with
 // nothing appended, applied or left in the overlay.
