@@ -220,7 +220,8 @@ KeyTable<BrokerConfig> build_table() {
   t.integer("log.index.size.max.bytes", &C::log_index_size_max_bytes, "10485760", 4, kI32Max,
             "Largest .index file; a full index rolls the segment.", kDyn);
   t.integer("message.max.bytes", &C::message_max_bytes, "1048588", 0, kI32Max,
-            "Largest record batch a producer may send (after the broker's recompression, if any).",
+            "Largest record batch a producer may send (after the broker's recompression, if any); "
+            "a primary-key table's changelog batch derived from it may be up to 4x that.",
             kDyn);
   t.integer("socket.request.max.bytes", &C::socket_request_max_bytes, "104857600", 1, kI32Max,
             "Largest request frame; a larger size prefix closes the connection.");
@@ -437,7 +438,8 @@ KeyTable<BrokerConfig> build_table() {
   t.custom("schema.registry.listener", ConfigType::string, "http://127.0.0.1:8081",
            "http://host:port serving the embedded Schema Registry (Confluent's REST API); port 0 "
            "= a free port; empty = off. In a cluster every broker serves it; the leader of "
-           "_schemas is its one writer, the others forward to it.",
+           "_schemas is its one writer, the others answer reads from their replica's copy and "
+           "forward writes to it.",
            kNone, [](const std::string& v, C* c) -> Status {
              if (!v.empty()) {
                auto a = schema::parse_registry_listener(v);

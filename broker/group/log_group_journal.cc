@@ -302,19 +302,33 @@ Status LogGroupJournal::replay(int32_t partition,
   if (!topic) return Status::Ok();  // nothing written yet
   storage::PartitionLog* log = topic->partition(partition);
   if (!log) return Status::Ok();
+  return replay_to(*log, log->log_end_offset(), fn);
+}
+
+Result<int64_t> LogGroupJournal::replay_committed(
+    int32_t partition, const std::function<Status(const JournalRecord&)>& fn) {
+  auto topic = local_topic(false);
+  storage::PartitionLog* log = topic ? topic->partition(partition) : nullptr;
+  if (!log) return Status(Errc::not_found, options_.name + " has no replica on this broker");
+  const int64_t hw = log->high_watermark();
+  STRATA_RETURN_IF_ERROR(replay_to(*log, hw, fn));
+  return hw;
+}
+
+Status LogGroupJournal::replay_to(storage::PartitionLog& log, int64_t end,
+                                  const std::function<Status(const JournalRecord&)>& fn) {
   protocol::RecordReader reader;
   protocol::Record r;
   JournalRecord rec;
   return storage::for_each_batch(
-      *log, log->log_start_offset(), log->log_end_offset(),
-      [&](const protocol::RecordBatchView& batch) -> Status {
+      log, log.log_start_offset(), end, [&](const protocol::RecordBatchView& batch) -> Status {
         if (batch.is_control()) return Status::Ok();
         STRATA_RETURN_IF_ERROR(reader.reset(batch));
         for (;;) {
           auto more = reader.next(r);
           if (!more.ok()) return more.status();
           if (!*more) return Status::Ok();
-          if (!r.key) continue;
+          if (!r.key || batch.base_offset() + r.offset_delta >= end) continue;
           rec.key.assign(reinterpret_cast<const char*>(r.key->data()), r.key->size());
           if (r.value) {
             rec.value.emplace(reinterpret_cast<const char*>(r.value->data()), r.value->size());

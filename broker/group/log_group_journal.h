@@ -61,6 +61,11 @@ class LogGroupJournal : public GroupJournal {
   bool partitions_fixed() const override;
   void append(int32_t partition, std::vector<JournalRecord> records, AppendDone done) override;
   Status replay(int32_t partition, const std::function<Status(const JournalRecord&)>& fn) override;
+  // replay() of the committed records only: those below this broker's replica's high watermark
+  // (a follower's copy must not hold what a new leader may truncate). Returns that high
+  // watermark; Errc::not_found when this broker holds no replica of the partition.
+  Result<int64_t> replay_committed(int32_t partition,
+                                   const std::function<Status(const JournalRecord&)>& fn);
   void run_async(std::function<void()> fn) override;
   // Stops the worker (queued loads are dropped). Idempotent; before the coordinator goes.
   void stop();
@@ -84,6 +89,10 @@ class LogGroupJournal : public GroupJournal {
   // Creates the topic in etcd and waits for the view to have it (up to 5 s). None, or
   // coordinator_not_available (too few live brokers for the replication factor, etcd unreachable).
   protocol::ErrorCode create_cluster_topic();
+
+  // Records of `partition`'s local replica from its start to `end` (exclusive), in log order.
+  Status replay_to(storage::PartitionLog& log, int64_t end,
+                   const std::function<Status(const JournalRecord&)>& fn);
 
   const OffsetsTopicOptions options_;
   TopicRegistry& topics_;

@@ -66,7 +66,7 @@ class PendingFetch : public LongPoll<PendingFetch> {
     build(resp, bytes, error, wait);
     reported_ = true;  // a follower's position is reported by the first attempt only
     const bool enough = bytes >= std::max(1, req_.min_bytes) || req_.min_bytes <= 0;
-    if (!(out_of_time || enough || error || wait.logs.empty())) return false;
+    if (!(out_of_time || enough || error || wait.logs.empty() || hw_moved(wait))) return false;
     if (replication_) {  // replication is not throttled by client quotas
       count_sent(resp);
       ctx_.respond(resp);
@@ -90,6 +90,24 @@ class PendingFetch : public LongPoll<PendingFetch> {
   }
 
  private:
+  // A follower's fetch is answered, data or not, once a partition's high watermark moved since
+  // the request's first attempt (as Kafka's DelayedFetch does): followers learn what is
+  // committed without waiting out replica.fetch.wait.max.ms — a follower's copies of what it
+  // serves (the Schema Registry's, committed reads) depend on it.
+  bool hw_moved(const WaitOn& wait) {
+    if (!follower_) return false;
+    if (first_hw_.empty()) {
+      for (size_t i = 0; i < wait.logs.size(); ++i) {
+        first_hw_.emplace_back(wait.logs[i], wait.seen_hw[i]);
+      }
+      return false;
+    }
+    for (const auto& [log, hw] : first_hw_) {
+      if (log->high_watermark() != hw) return true;
+    }
+    return false;
+  }
+
   // bytes out per topic and per-partition error codes of the response actually sent
   // (the top-level error code is counted by respond()). Topic counters come from the entries
   // build() resolved (counters_[i] belongs to resp.responses[i]); no second registry lookup.
@@ -225,6 +243,8 @@ class PendingFetch : public LongPoll<PendingFetch> {
   const bool follower_;     // replica_id >= 0: read up to the log end
   const bool replication_;  // a follower in cluster mode: tracked, not throttled
   bool reported_ = false;   // on_follower_fetch ran (first attempt)
+  // A follower's partitions and their high watermarks at the first attempt (hw_moved()).
+  std::vector<std::pair<const storage::PartitionLog*, int64_t>> first_hw_;
   // counters of the topics of the response being built, one per resp.responses entry
   // (null: unknown topic); shared ownership so a concurrent DeleteTopics cannot free them.
   std::vector<std::shared_ptr<metrics::TopicCounters>> counters_;

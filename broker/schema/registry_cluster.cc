@@ -17,7 +17,9 @@
 #include "broker/schema/registry_http.h"
 #include "broker/schema/registry_parse.h"
 #include "broker/schema/schema_registry.h"
+#include "broker/topics/topic_registry.h"
 #include "protocol/base/percent_escape.h"
+#include "storage/partition_log.h"
 
 namespace strata::broker::schema {
 
@@ -93,6 +95,7 @@ Status RegistryRouter::ensure_loaded(const Writer& w, bool fail_fast) {
     l.lock();
   }
   if (loaded_epoch_ == w.epoch && loaded_topic_id_ == w.topic_id) return Status::Ok();
+  copy_hw_ = -1;  // memory is the writer's from here on
   STRATA_RETURN_IF_ERROR(registry_.reload());
   loaded_topic_id_ = w.topic_id;
   loaded_epoch_ = w.epoch;
@@ -101,9 +104,74 @@ Status RegistryRouter::ensure_loaded(const Writer& w, bool fail_fast) {
   return Status::Ok();
 }
 
+bool RegistryRouter::is_read(const HttpRequest& req) {
+  if (req.method == "GET" || req.method == "HEAD") return true;
+  if (req.method != "POST") return false;
+  // POST /subjects/{s} (is this schema registered?) and POST /compatibility/... change nothing.
+  constexpr std::string_view kSubjects = "/subjects/";
+  const std::string_view p = req.path;
+  return p.starts_with("/compatibility/") ||
+         (p.starts_with(kSubjects) && p.size() > kSubjects.size() &&
+          p.find('/', kSubjects.size()) == std::string_view::npos);
+}
+
+std::optional<HttpResponse> RegistryRouter::serve_copy(const HttpRequest& req, bool fail_fast) {
+  {
+    std::unique_lock l(mu_, std::defer_lock);
+    if (fail_fast) {
+      if (!l.try_lock()) return std::nullopt;
+    } else {
+      l.lock();
+    }
+    auto topic = journal_.local_topic(false);
+    storage::PartitionLog* log = topic ? topic->partition(0) : nullptr;
+    if (!log) return std::nullopt;
+    if (loaded_epoch_ >= 0 || copy_hw_ != log->high_watermark()) {
+      int64_t hw = -1;
+      Status st = registry_.rebuild([&](const auto& apply) -> Status {
+        auto r = journal_.replay_committed(0, apply);
+        if (!r.ok()) return r.status();
+        hw = *r;
+        return Status::Ok();
+      });
+      loaded_epoch_ = -1;  // not the writer's memory any more
+      loaded_topic_id_.clear();
+      if (!st.ok()) {
+        copy_hw_ = -1;
+        spdlog::warn("schema registry: cannot read this broker's copy of {}: {}", kSchemasTopic,
+                     st.to_string());
+        return std::nullopt;
+      }
+      copy_hw_ = hw;
+    }
+  }
+  return handle_registry_request(registry_, req);
+}
+
 HttpResponse RegistryRouter::handle(const HttpRequest& req, int64_t wait_ms, bool fail_fast) {
   const bool forwarded = !req.header(kForwardedHeader).empty();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  const auto now_ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  const bool read = is_read(req);
+  // Reads: the copy answers first, unless this broker relayed a write in the last 2 s (then the
+  // writer does, when it can), and whenever no writer can answer. Its 404 is never final: the
+  // copy holds what its replica knows to be committed, and an acknowledged write may be past
+  // that (a follower learns the high watermark with its next fetch), so the writer is asked,
+  // and without one the request waits for it as any other.
+  const bool copy_first = read && !forwarded && now_ms() - relayed_write_at_ms_.load() > 2000;
+  bool copy_tried = false;
+  std::optional<HttpResponse> copy_answer;
+  const auto from_copy = [&]() -> std::optional<HttpResponse>& {
+    if (read && !forwarded && !copy_tried) {
+      copy_tried = true;
+      copy_answer = serve_copy(req, fail_fast);
+    }
+    return copy_answer;
+  };
   std::string why;
   for (;;) {
     const Writer w = writer(why);
@@ -123,6 +191,12 @@ HttpResponse RegistryRouter::handle(const HttpRequest& req, int64_t wait_ms, boo
       r.headers.emplace_back(kNotWriterHeader, "1");
       return r;
     }
+    if (copy_first) {
+      if (auto& local = from_copy(); local && local->status != 404) return std::move(*local);
+    }
+    if (w.id < 0) {  // no writer to ask
+      if (auto& local = from_copy(); local && local->status != 404) return std::move(*local);
+    }
     if (w.id >= 0) {
       HttpRequest out = req;
       out.headers.emplace_back(kForwardedHeader, std::to_string(self_));
@@ -133,7 +207,13 @@ HttpResponse RegistryRouter::handle(const HttpRequest& req, int64_t wait_ms, boo
                                      .count());
       auto r = http_call(w.host, w.port, out,
                          HttpCallOptions{std::min<int64_t>(left, 2000), left, 16u << 20});
-      if (r.ok() && !has_header(*r, kNotWriterHeader)) return std::move(*r);
+      if (r.ok() && !has_header(*r, kNotWriterHeader)) {
+        if (!read && r->status < 300) relayed_write_at_ms_ = now_ms();
+        return std::move(*r);
+      }
+      if (auto& local = from_copy(); local && local->status != 404) {
+        return std::move(*local);  // the writer cannot answer
+      }
       if (!r.ok() && r.status().code() != Errc::io_error) {
         // Sent, but no answer came back: a write may have happened; the client decides.
         return registry_error_response(

@@ -5,14 +5,22 @@
 // epoch), so ids stay unique across failovers: every committed record is in the new leader's
 // log. Every other broker forwards each request to the writer's registry endpoint (published in
 // its etcd registration) and relays the answer, as Confluent's followers forward to their leader.
-// While the topic is being created or has no leader, or the writer cannot be reached, a request
-// waits (up to `wait_ms`) and then gets 50003; a request that was already forwarded is never
-// forwarded again (a stale view on both ends answers 50003 at once, and the first broker retries).
-// Thread-safe (the HTTP server's threads).
+// Reads (GET, and the POST lookups that change nothing) are the exception: a broker holding a
+// replica of `_schemas` answers them from a copy of its replica's committed records (rebuilt
+// when its high watermark moves), at once and while there is no writer at all (a failover). A
+// 404 of the copy is never final — an acknowledged write may lie past the high watermark the
+// replica knows (it learns it with its next fetch) — so the writer is asked, and waited for;
+// for 2 s after relaying a write a broker asks the writer first (its copy may not have it yet).
+// While the topic is being created or has no leader, or the writer cannot be reached, any other
+// request waits (up to `wait_ms`) and then gets 50003; a request that was already forwarded is
+// never forwarded again (a stale view on both ends answers 50003 at once, and the first broker
+// retries). Thread-safe (the HTTP server's threads).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "broker/net/http_server.h"
@@ -58,6 +66,11 @@ class RegistryRouter {
   // Rebuilds the registry's memory once per leadership of this broker (topic id, leader
   // epoch). Errc::unavailable with `fail_fast` while another thread rebuilds it.
   Status ensure_loaded(const Writer& w, bool fail_fast);
+  // A read answered from this broker's copy, rebuilt first when the replica's high watermark
+  // moved; nullopt when it holds no replica of `_schemas`, cannot read it, or (`fail_fast`)
+  // another thread is rebuilding.
+  std::optional<HttpResponse> serve_copy(const HttpRequest& req, bool fail_fast);
+  static bool is_read(const HttpRequest& req);
 
   SchemaRegistry& registry_;
   group::LogGroupJournal& journal_;
@@ -67,6 +80,8 @@ class RegistryRouter {
   std::mutex mu_;
   std::string loaded_topic_id_;  // guarded by mu_
   int32_t loaded_epoch_ = -1;    // guarded by mu_
+  int64_t copy_hw_ = -1;         // guarded by mu_: the copy's high watermark (-1: no copy)
+  std::atomic<int64_t> relayed_write_at_ms_{-1};  // steady clock: the last write relayed
 };
 
 // Typed tables' schemas in a cluster, read through the router as a client would (from this

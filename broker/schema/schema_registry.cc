@@ -219,19 +219,30 @@ bool SchemaRegistry::apply_locked(const group::JournalRecord& r) {
 std::optional<RegistryError> SchemaRegistry::refresh_locked() {
   if (!stale_) return std::nullopt;
   // An earlier append's outcome is unknown: the topic is the truth.
+  Status st = replace_locked([this](const auto& apply) { return journal_.replay(0, apply); });
+  if (!st.ok()) return err(500, 50001, "Error while reading the schemas topic: " + st.message());
+  stale_ = false;
+  return std::nullopt;
+}
+
+Status SchemaRegistry::rebuild(const Replay& replay) {
+  std::lock_guard w(write_mu_);
+  Status st = replace_locked(replay);
+  stale_ = true;  // a copy: a write here (this broker made the writer) reads the topic first
+  return st;
+}
+
+Status SchemaRegistry::replace_locked(const Replay& replay) {
   std::unique_lock lk(mu_);
   subjects_.clear();
   by_id_.clear();
   global_level_ = Compatibility::backward;
   global_mode_ = Mode::readwrite;
   max_id_ = 0;
-  Status st = journal_.replay(0, [&](const group::JournalRecord& r) {
+  return replay([&](const group::JournalRecord& r) {
     apply_locked(r);
     return Status::Ok();
   });
-  if (!st.ok()) return err(500, 50001, "Error while reading the schemas topic: " + st.message());
-  stale_ = false;
-  return std::nullopt;
 }
 
 Answer<bool> SchemaRegistry::write_locked(std::vector<group::JournalRecord> records) {

@@ -107,6 +107,13 @@ class SchemaRegistry {
   // Rebuilds memory from `_schemas` — in a cluster, when this broker becomes the registry's
   // writer (its replica holds every committed record; another writer may have added some).
   Status reload();
+  // What feeds a rebuild: calls its argument for records of `_schemas` in log order.
+  using Replay =
+      std::function<Status(const std::function<Status(const group::JournalRecord&)>& apply)>;
+  // Replaces memory with what `replay` feeds (in a cluster, a broker that is not the writer keeps
+  // a copy of its replica's committed records to serve reads). Readers see the old state or the
+  // new one, never a mix. The next write on this registry reads the topic again first.
+  Status rebuild(const Replay& replay);
 
   // --- Writes ---
   // POST /subjects/{s}/versions: the schema's id (an existing version of the subject with the
@@ -172,6 +179,8 @@ class SchemaRegistry {
   // Requires write_mu_, first in every write: after an append whose outcome is unknown, memory
   // is rebuilt from the topic before anything is computed from it.
   std::optional<RegistryError> refresh_locked();
+  // Requires write_mu_: memory = what `replay` feeds, under mu_ exclusive.
+  Status replace_locked(const Replay& replay);
   // Appends `records` and applies them once durable. Requires write_mu_.
   Answer<bool> write_locked(std::vector<group::JournalRecord> records);
   // The schema checked and normalized (its references resolved); 42201 when invalid.

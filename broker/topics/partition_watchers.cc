@@ -31,14 +31,15 @@ std::shared_ptr<PartitionWatchers::Watch> PartitionWatchers::watch_logs(
   {
     std::lock_guard lk(mu_);
     for (size_t i = 0; i < logs.size(); ++i) {
-      add_locked(on_end(i) ? end_watches_ : watches_, logs[i], w);
+      add_locked(watches_, logs[i], w);  // log-end waiters too: followers learn the HW early
+      if (on_end(i)) add_locked(end_watches_, logs[i], w);
     }
     count_.store(watches_.size());
     end_count_.store(end_watches_.size());
   }
   for (size_t i = 0; i < logs.size(); ++i) {
-    const bool moved = on_end(i) ? logs[i]->log_end_offset() != seen_end[i]
-                                 : logs[i]->high_watermark() != seen_hw[i];
+    const bool moved = (on_end(i) && logs[i]->log_end_offset() != seen_end[i]) ||
+                       logs[i]->high_watermark() != seen_hw[i];
     if (moved) {
       w->fire();
       break;

@@ -1,7 +1,8 @@
 // PartitionWatchers: wakes long-polling Fetch requests when a partition they read gets new data.
 // A Watch is registered on a set of partitions (keyed by their PartitionLog pointer) and fires at
 // most once — on the first advance of what it waits for in any of them (the high watermark for
-// consumers; the log end for a follower's fetch, which replicates beyond the high watermark), or
+// consumers; the log end for a follower's fetch, which replicates beyond the high watermark, and
+// its high watermark too, which the follower should learn without waiting out its fetch), or
 // on wake_all() at shutdown. The Fetch handler then re-reads and, if still short of min_bytes,
 // registers a new Watch. Thread-safe.
 #pragma once
@@ -47,7 +48,7 @@ class PartitionWatchers {
   // Watches `logs` (a long-poll's partitions) and fires at once when one of them moved past the
   // high watermark the caller read before registering (`seen_hw[i]`): an append in between found
   // no watch to wake. Where `seen_end` (empty = none) has an entry >= 0, that log is watched for
-  // its log end instead (notify_log_end), and fires at once when it is no longer `seen_end[i]`.
+  // its log end as well (notify_log_end), and fires at once when it is no longer `seen_end[i]`.
   std::shared_ptr<Watch> watch_logs(const std::vector<const storage::PartitionLog*>& logs,
                                     const std::vector<int64_t>& seen_hw, std::function<void()> wake,
                                     const std::vector<int64_t>& seen_end = {});

@@ -261,6 +261,47 @@ TEST(SchemaRegistry, AnAppendWithoutAnswerMakesTheNextWriteReadTheTopicFirst) {
   j.release();
 }
 
+// A broker that is not the writer keeps a copy: rebuilt from a prefix of the topic (its replica's
+// committed records) it answers exactly that prefix, from all of it what the writer answers; a
+// write on it (the broker made the writer) reads the whole topic first, so ids stay unique.
+TEST(SchemaRegistry, ACopyRebuiltFromAPrefixAnswersThatPrefixAndWritesReadTheTopicFirst) {
+  MemJournal j;
+  SchemaRegistry writer(j);
+  ASSERT_TRUE(writer.register_schema("s", avro(record_schema("A", 1))).ok());
+  ASSERT_TRUE(writer.register_schema("t", avro(record_schema("B", 1))).ok());
+  ASSERT_TRUE(writer.set_compatibility("s", "FORWARD").ok());
+  std::vector<group::JournalRecord> records;
+  ASSERT_TRUE(j.replay(0, [&](const group::JournalRecord& r) {
+                 records.push_back(r);
+                 return Status::Ok();
+               }).ok());
+  ASSERT_EQ(records.size(), 3u);
+  auto prefix = [&](size_t n) {
+    return [&records, n](const auto& apply) -> Status {
+      for (size_t i = 0; i < n; ++i) STRATA_RETURN_IF_ERROR(apply(records[i]));
+      return Status::Ok();
+    };
+  };
+  SchemaRegistry copy(j);
+  ASSERT_TRUE(copy.rebuild(prefix(1)).ok());
+  EXPECT_EQ(copy.subjects(false), std::vector<std::string>{"s"});
+  EXPECT_FALSE(copy.schema_by_id(2).ok());
+  EXPECT_EQ(copy.compatibility("s", true).value, Compatibility::backward);
+  ASSERT_TRUE(copy.rebuild(prefix(3)).ok());
+  EXPECT_EQ(copy.subjects(false), writer.subjects(false));
+  for (int32_t id : {1, 2}) {
+    ASSERT_TRUE(copy.schema_by_id(id).ok()) << id;
+    EXPECT_EQ(copy.schema_by_id(id).value->schema, writer.schema_by_id(id).value->schema);
+  }
+  EXPECT_EQ(copy.compatibility("s", false).value, Compatibility::forward);
+  // Made the writer with only a prefix in memory: the topic is read before the id is chosen.
+  ASSERT_TRUE(copy.rebuild(prefix(1)).ok());
+  auto id = copy.register_schema("u", avro(record_schema("C", 1)));
+  ASSERT_TRUE(id.ok()) << id.error.message;
+  EXPECT_EQ(*id.value, 3);
+  EXPECT_EQ(copy.subjects(false), (std::vector<std::string>{"s", "t", "u"}));
+}
+
 // The model: per subject, version -> (schema index, soft-deleted); per schema index, its id while
 // some version refers to it; the largest id handed out (ids are never handed out twice).
 struct Model {
