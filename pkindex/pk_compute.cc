@@ -64,10 +64,9 @@ WriteResult PkState::write(const WriteInput& input, int64_t now_ms, const Append
   }
   if (static_cast<int64_t>(c.batch.size()) > input.max_batch_bytes) {
     rollback(c.id);
-    out.status =
-        Status(Errc::too_large, "the changelog batch (" + std::to_string(c.batch.size()) +
-                                    " bytes) exceeds " + std::to_string(input.max_batch_bytes) +
-                                    " (4 x max.message.bytes)");
+    out.status = Status(Errc::too_large, "the changelog batch (" + std::to_string(c.batch.size()) +
+                                             " bytes) exceeds its limit of " +
+                                             std::to_string(input.max_batch_bytes) + " bytes");
     return out;
   }
   auto appended = append(c.batch);
@@ -111,11 +110,10 @@ PkState::Computed PkState::compute(const WriteInput& input, int64_t now, Overlay
   const protocol::RecordBatchView& in = input.batch;
   const int64_t max_record_bytes = input.max_record_bytes;
   // What the records may add up to before compression: the output's limit when it is stored
-  // uncompressed, and never more than a reader decompresses.
+  // uncompressed (readers take those in place), never more than a reader decompresses when not.
   const uint64_t max_raw_bytes =
       input.codec == codec::Compression::none
-          ? std::min<uint64_t>(static_cast<uint64_t>(std::max<int64_t>(input.max_batch_bytes, 0)),
-                               protocol::RecordReader::kDefaultMaxDecompressedBytes)
+          ? static_cast<uint64_t>(std::max<int64_t>(input.max_batch_bytes, 0))
           : protocol::RecordReader::kDefaultMaxDecompressedBytes;
   Computed res;
   auto db_lock = read_lock();  // current() reads RocksDB

@@ -127,7 +127,6 @@ PkState::HistoryReader::HistoryReader(const PkState& state,
 }
 
 PkState::HistoryReader::HistoryReader(HistoryReader&&) noexcept = default;
-PkState::HistoryReader& PkState::HistoryReader::operator=(HistoryReader&&) noexcept = default;
 PkState::HistoryReader::~HistoryReader() = default;
 
 Result<AsOfResult> PkState::HistoryReader::lookup(std::span<const uint8_t> key, const AsOf& at,

@@ -279,7 +279,7 @@ class PkState {
   class HistoryReader {
    public:
     HistoryReader(HistoryReader&&) noexcept;
-    HistoryReader& operator=(HistoryReader&&) noexcept;
+    HistoryReader& operator=(HistoryReader&&) = delete;  // would drop the lock before the iterator
     ~HistoryReader();
     Result<AsOfResult> lookup(std::span<const uint8_t> key, const AsOf& at,
                               uint64_t* steps = nullptr);

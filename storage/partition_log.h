@@ -172,6 +172,10 @@ class PartitionLog {
   // backwards) and fires the high-watermark listener. One node: no-op (the log publishes its
   // durable end itself). Returns the high watermark after the call.
   int64_t advance_high_watermark(int64_t hw);
+  // Replicated mode: advance_high_watermark() was called since the log opened (its leader or a
+  // fetch response named the high watermark); until then high_watermark() is the log start, a
+  // placeholder, not what is committed.
+  bool high_watermark_known() const { return hw_known_.load(std::memory_order_acquire); }
   bool replicated() const { return replicated_; }
   // The largest epoch in the history (the latest batch's, or the one become_leader recorded);
   // -1 when the history is empty.
@@ -353,6 +357,7 @@ class PartitionLog {
   std::atomic<int64_t> log_end_offset_{0};
   std::atomic<int64_t> durable_end_offset_{0};
   std::atomic<int64_t> high_watermark_{0};
+  std::atomic<bool> hw_known_{false};     // advance_high_watermark() called (replicated mode)
   std::atomic<int32_t> leader_epoch_{0};  // stamped by append(); written under append_mu_
   // Replicated mode: become_leader() ran and no follower operation since (guarded by append_mu_).
   bool leading_ = false;

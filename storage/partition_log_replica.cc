@@ -338,6 +338,7 @@ int64_t PartitionLog::advance_high_watermark(int64_t hw) {
   {
     std::lock_guard<std::mutex> lock(append_mu_);
     if (!replicated_) return high_watermark();
+    hw_known_.store(true, std::memory_order_release);
     const int64_t target = std::min(hw, durable_end_offset());
     if (target <= high_watermark()) return high_watermark();
     high_watermark_.store(target, std::memory_order_release);

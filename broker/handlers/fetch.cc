@@ -102,8 +102,12 @@ class PendingFetch : public LongPoll<PendingFetch> {
       }
       return false;
     }
-    for (const auto& [log, hw] : first_hw_) {
-      if (log->high_watermark() != hw) return true;
+    // Compared with what this attempt read (the stored pointers are only matched, never read:
+    // a log may have gone with its topic since).
+    for (size_t i = 0; i < wait.logs.size(); ++i) {
+      for (const auto& [log, hw] : first_hw_) {
+        if (log == wait.logs[i] && hw != wait.seen_hw[i]) return true;
+      }
     }
     return false;
   }
@@ -243,7 +247,7 @@ class PendingFetch : public LongPoll<PendingFetch> {
   const bool follower_;     // replica_id >= 0: read up to the log end
   const bool replication_;  // a follower in cluster mode: tracked, not throttled
   bool reported_ = false;   // on_follower_fetch ran (first attempt)
-  // A follower's partitions and their high watermarks at the first attempt (hw_moved()).
+  // A follower's partitions (identity only) and their high watermarks at the first attempt.
   std::vector<std::pair<const storage::PartitionLog*, int64_t>> first_hw_;
   // counters of the topics of the response being built, one per resp.responses entry
   // (null: unknown topic); shared ownership so a concurrent DeleteTopics cannot free them.

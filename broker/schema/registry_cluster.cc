@@ -107,12 +107,13 @@ Status RegistryRouter::ensure_loaded(const Writer& w, bool fail_fast) {
 bool RegistryRouter::is_read(const HttpRequest& req) {
   if (req.method == "GET" || req.method == "HEAD") return true;
   if (req.method != "POST") return false;
-  // POST /subjects/{s} (is this schema registered?) and POST /compatibility/... change nothing.
+  // POST /subjects/{s} (is this schema registered?) changes nothing, and its "not registered" is
+  // a 404, which the writer confirms. A compatibility check is left to the writer: it refuses
+  // (422) a reference the copy may not know yet.
   constexpr std::string_view kSubjects = "/subjects/";
   const std::string_view p = req.path;
-  return p.starts_with("/compatibility/") ||
-         (p.starts_with(kSubjects) && p.size() > kSubjects.size() &&
-          p.find('/', kSubjects.size()) == std::string_view::npos);
+  return p.starts_with(kSubjects) && p.size() > kSubjects.size() &&
+         p.find('/', kSubjects.size()) == std::string_view::npos;
 }
 
 std::optional<HttpResponse> RegistryRouter::serve_copy(const HttpRequest& req, bool fail_fast) {
@@ -123,9 +124,17 @@ std::optional<HttpResponse> RegistryRouter::serve_copy(const HttpRequest& req, b
     } else {
       l.lock();
     }
+    // Only an in-sync replica that has heard the high watermark since it opened: a replica out
+    // of the ISR (lagging, removed) stops learning it, and a just-opened one knows only its log
+    // start — its copy would answer an empty or old registry as if it were the truth.
+    auto snap = cluster_.snapshot();
+    const auto* p = snap ? snap->partition(kSchemasTopic, 0) : nullptr;
+    if (!p || std::find(p->state.isr.begin(), p->state.isr.end(), self_) == p->state.isr.end()) {
+      return std::nullopt;
+    }
     auto topic = journal_.local_topic(false);
     storage::PartitionLog* log = topic ? topic->partition(0) : nullptr;
-    if (!log) return std::nullopt;
+    if (!log || !log->high_watermark_known()) return std::nullopt;
     if (loaded_epoch_ >= 0 || copy_hw_ != log->high_watermark()) {
       int64_t hw = -1;
       Status st = registry_.rebuild([&](const auto& apply) -> Status {
@@ -148,7 +157,8 @@ std::optional<HttpResponse> RegistryRouter::serve_copy(const HttpRequest& req, b
   return handle_registry_request(registry_, req);
 }
 
-HttpResponse RegistryRouter::handle(const HttpRequest& req, int64_t wait_ms, bool fail_fast) {
+HttpResponse RegistryRouter::handle(const HttpRequest& req, int64_t wait_ms, bool fail_fast,
+                                    bool copy) {
   const bool forwarded = !req.header(kForwardedHeader).empty();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
   const auto now_ms = [] {
@@ -156,7 +166,7 @@ HttpResponse RegistryRouter::handle(const HttpRequest& req, int64_t wait_ms, boo
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
   };
-  const bool read = is_read(req);
+  const bool read = copy && is_read(req);
   // Reads: the copy answers first, unless this broker relayed a write in the last 2 s (then the
   // writer does, when it can), and whenever no writer can answer. Its 404 is never final: the
   // copy holds what its replica knows to be committed, and an acknowledged write may be past
@@ -273,8 +283,10 @@ class ForwardedSchemaSource : public SchemaSource {
     Status ref_error = Status::Ok();
     const std::function<const SchemaEntry*(const SchemaReference&)> find =
         [&](const SchemaReference& ref) -> const SchemaEntry* {
+      // A numbered version never changes (the copy may answer it); the latest is the writer's.
       auto j = get("/subjects/" + segment(ref.subject) + "/versions/" +
-                   (ref.version < 0 ? std::string("latest") : std::to_string(ref.version)));
+                       (ref.version < 0 ? std::string("latest") : std::to_string(ref.version)),
+                   /*copy=*/ref.version >= 0);
       auto r = j.ok() ? entry_of(*j, 0) : Result<SchemaEntry>(j.status());
       if (!r.ok()) {
         if (ref_error.ok()) ref_error = r.status();
@@ -303,7 +315,7 @@ class ForwardedSchemaSource : public SchemaSource {
         return Status(Errc::not_found, "schema id " + std::to_string(id) + " is not registered");
       }
     }
-    auto j = get("/schemas/ids/" + std::to_string(id));
+    auto j = get("/schemas/ids/" + std::to_string(id), /*copy=*/true);
     if (!j.ok()) {
       if (j.status().code() == Errc::not_found) {
         std::lock_guard l(mu_);
@@ -319,21 +331,22 @@ class ForwardedSchemaSource : public SchemaSource {
   }
 
   Result<SchemaEntry> latest(const std::string& subject) const override {
-    auto j = get("/subjects/" + segment(subject) + "/versions/latest");
+    // A table pins its schema's latest version: the writer's, never a copy's (which may lag).
+    auto j = get("/subjects/" + segment(subject) + "/versions/latest", /*copy=*/false);
     if (!j.ok()) return j.status();
     return entry_of(*j, 0);
   }
 
  private:
   // GET through the router; a 404 is not_found, another error unavailable, with its message.
-  Result<json> get(const std::string& path) const {
+  Result<json> get(const std::string& path, bool copy) const {
     HttpRequest req;
     req.method = "GET";
     req.path = path;
     if (std::chrono::steady_clock::now() < unreachable_until_.load()) {
       return Status(Errc::unavailable, "the registry's writer is not reachable (retry)");
     }
-    const HttpResponse a = router_.handle(req, 2000, /*fail_fast=*/true);
+    const HttpResponse a = router_.handle(req, 2000, /*fail_fast=*/true, copy);
     json j = json::parse(a.body, nullptr, false);
     if (a.status == 200) return j;
     std::string message = j.is_object() && j.contains("message") && j["message"].is_string()

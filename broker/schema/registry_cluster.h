@@ -47,11 +47,12 @@ class RegistryRouter {
  public:
   RegistryRouter(SchemaRegistry& registry, group::LogGroupJournal& journal,
                  cluster::ClusterNode& cluster, int32_t self, int64_t wait_ms = 10000);
-  HttpResponse handle(const HttpRequest& req) { return handle(req, wait_ms_, false); }
+  HttpResponse handle(const HttpRequest& req) { return handle(req, wait_ms_, false, true); }
   // Waits at most `wait_ms` for a writer (forwarding included). `fail_fast` (the produce path's
   // schema reads): while this broker, just made the writer, is still rebuilding its memory,
-  // answer 50003 at once instead of waiting for the rebuild.
-  HttpResponse handle(const HttpRequest& req, int64_t wait_ms, bool fail_fast);
+  // answer 50003 at once instead of waiting for the rebuild. `copy`: a read may be answered
+  // from this broker's copy (false for what must be the newest: a subject's latest version).
+  HttpResponse handle(const HttpRequest& req, int64_t wait_ms, bool fail_fast, bool copy);
 
  private:
   struct Writer {

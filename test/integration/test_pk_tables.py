@@ -374,7 +374,7 @@ class PkTablesTest(BrokerTestCase):
     def test_librdkafka_batches_of_small_records_at_the_default_batch_size(self):
         # librdkafka never splits a batch: a batch near its default batch.size (1,000,000) that
         # fits max.message.bytes must be taken although its changelog (change-kind and TTL
-        # headers, before-images) comes out up to 2.5x larger.
+        # headers, before-images) comes out about 2.5x larger (here: TTL, full images).
         topic = unique_topic("pkb")
         itutil.ck_create_topic(self.broker.bootstrap, topic, 1, {
             "table.type": "primary-key", "table.changelog.image": "full",

@@ -10,6 +10,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "pkindex/pk_state.h"
@@ -146,7 +147,8 @@ TEST_F(PkHistoryTest, AReaderAnswersFromOneViewTakenWhenItOpened) {
   write({{"k", 100, "v1"}, {"ka", 100, "a1"}});  // offsets 0, 1
   auto reader = state_->history_reader();
   ASSERT_TRUE(reader.ok()) << reader.status().to_string();
-  write({{"k", 200, "v2"}, {"kb", 200, "b1"}});  // after the reader opened: not in its view
+  // After the reader opened (from another thread: this one holds the state's read lock).
+  std::thread([&] { write({{"k", 200, "v2"}, {"kb", 200, "b1"}}); }).join();
   for (const auto& [key, want] : std::vector<std::pair<std::string, std::string>>{
            {"kb", ""}, {"k", "v1"}, {"ka", "a1"}, {"kz", ""}, {"k", "v1"}, {"", ""}}) {
     auto r = reader->lookup(bytes(key), AsOf{AsOf::Kind::timestamp, 1000});
