@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 #include "broker/cluster/cluster_node.h"
 #include "broker/cluster/replica_fetch.h"
@@ -98,16 +99,15 @@ class PendingFetch : public LongPoll<PendingFetch> {
     if (!follower_) return false;
     if (first_hw_.empty()) {
       for (size_t i = 0; i < wait.logs.size(); ++i) {
-        first_hw_.emplace_back(wait.logs[i], wait.seen_hw[i]);
+        first_hw_.emplace(wait.logs[i], wait.seen_hw[i]);
       }
       return false;
     }
-    // Compared with what this attempt read (the stored pointers are only matched, never read:
-    // a log may have gone with its topic since).
+    // Compared with what this attempt read (the stored pointers are only looked up, never read:
+    // a log may have gone with its topic since). One lookup per partition: followers fetch many.
     for (size_t i = 0; i < wait.logs.size(); ++i) {
-      for (const auto& [log, hw] : first_hw_) {
-        if (log == wait.logs[i] && hw != wait.seen_hw[i]) return true;
-      }
+      auto it = first_hw_.find(wait.logs[i]);
+      if (it != first_hw_.end() && it->second != wait.seen_hw[i]) return true;
     }
     return false;
   }
@@ -248,7 +248,7 @@ class PendingFetch : public LongPoll<PendingFetch> {
   const bool replication_;  // a follower in cluster mode: tracked, not throttled
   bool reported_ = false;   // on_follower_fetch ran (first attempt)
   // A follower's partitions (identity only) and their high watermarks at the first attempt.
-  std::vector<std::pair<const storage::PartitionLog*, int64_t>> first_hw_;
+  std::unordered_map<const storage::PartitionLog*, int64_t> first_hw_;
   // counters of the topics of the response being built, one per resp.responses entry
   // (null: unknown topic); shared ownership so a concurrent DeleteTopics cannot free them.
   std::vector<std::shared_ptr<metrics::TopicCounters>> counters_;
