@@ -143,7 +143,11 @@ Status Broker::start() {
   topics_ = std::make_unique<TopicRegistry>(*logs_, *dynamic_->effective());
   STRATA_RETURN_IF_ERROR(topics_->load());
   // primary-key table states, recovered by log replay before serving.
-  pk_tables_ = std::make_unique<PkTables>(*topics_, cluster_mode);
+  pkindex::PkEnvironment::Options pk_memory;
+  pk_memory.block_cache_bytes = static_cast<size_t>(config_.pk_block_cache_bytes);
+  pk_memory.write_buffer_bytes = static_cast<size_t>(config_.pk_write_buffer_bytes);
+  pk_memory.row_cache_bytes = static_cast<size_t>(config_.pk_row_cache_bytes);
+  pk_tables_ = std::make_unique<PkTables>(*topics_, cluster_mode, pk_memory);
   if (cluster_mode) {  // a new replica past its log start gets the leader's checkpoint
     pk_tables_->set_behind_log_start([this](const std::string& topic, int32_t partition) {
       if (cluster_) cluster_->copy_pk_checkpoint(topic, partition);

@@ -12,6 +12,7 @@ PkEnvironment::PkEnvironment() : PkEnvironment(Options{}) {}
 
 PkEnvironment::PkEnvironment(Options options) : options_(options) {
   cache_ = rocksdb::NewLRUCache(options_.block_cache_bytes);
+  row_cache_ = std::make_unique<RowCache>(options_.row_cache_bytes);
   wbm_ = std::make_shared<rocksdb::WriteBufferManager>(options_.write_buffer_bytes, cache_);
   statistics_ = rocksdb::CreateDBStatistics();
   // Tickers (atomic counters) only: no histograms or timers on the read/write paths.

@@ -1,11 +1,14 @@
 // PkEnvironment: the RocksDB resources every primary-key partition of the broker shares — one
-// block cache and one write-buffer manager (charged to the cache), so memory stays bounded no
-// matter how many partitions are open. Owned by whoever owns the PkState objects (the broker's
-// PkTables service, or a test) and must outlive them. Thread-safe (RocksDB's objects are).
+// block cache, one write-buffer manager (charged to the cache) and one row cache for lookups
+// (row_cache.h), so memory stays bounded no matter how many partitions are open. Owned by whoever
+// owns the PkState objects (the broker's PkTables service, or a test) and must outlive them.
+// Thread-safe (RocksDB's objects are).
 #pragma once
 
 #include <cstddef>
 #include <memory>
+
+#include "pkindex/row_cache.h"
 
 namespace rocksdb {
 class Cache;
@@ -22,6 +25,9 @@ class PkEnvironment {
   struct Options {
     size_t block_cache_bytes = 128u << 20;
     size_t write_buffer_bytes = 64u << 20;  // all memtables of all partitions together
+    // Rows kept in memory for Lookup (pkindex/row_cache.h); 0 = none. Tests run with it on, so
+    // every lookup assertion also checks the cache's coherence with writes.
+    size_t row_cache_bytes = 8u << 20;
     // RocksDB's max_open_files of each partition's DB. RocksDB's default (-1) keeps every SST
     // file open for good, so descriptors would grow with data and partitions alike; a finite
     // table cache closes the least recently used ones (reopening costs a footer + index read,
@@ -40,6 +46,7 @@ class PkEnvironment {
   ~PkEnvironment();
 
   const std::shared_ptr<rocksdb::Cache>& block_cache() const { return cache_; }
+  RowCache& row_cache() const { return *row_cache_; }
   const std::shared_ptr<rocksdb::WriteBufferManager>& write_buffer_manager() const { return wbm_; }
   const Options& options() const { return options_; }
   // Shared by every partition's DB (block-cache hits/misses for metrics); tickers only.
@@ -51,6 +58,7 @@ class PkEnvironment {
  private:
   Options options_;
   std::shared_ptr<rocksdb::Cache> cache_;
+  std::unique_ptr<RowCache> row_cache_;
   std::shared_ptr<rocksdb::WriteBufferManager> wbm_;
   std::shared_ptr<rocksdb::Statistics> statistics_;
   std::shared_ptr<rocksdb::FileSystem> fs_;

@@ -204,6 +204,7 @@ Status PkState::replay() {
     rocksdb::Status st = db_->Write(wo, &wb);
     if (!st.ok()) return Status(Errc::io_error, st.ToString());
     applied_offset_.store(-1);
+    cache_owner_.store(env_->row_cache().new_owner(), std::memory_order_release);
     txn_floor_ = std::numeric_limits<int64_t>::max();
     hist_horizon_.store(0);
     hist_watermark_.store(std::numeric_limits<int64_t>::min());

@@ -132,6 +132,7 @@ Status PkState::open_db(PkEnvironment& env) {
   rocksdb::Status st = rocksdb::DB::Open(o, path_, &raw);
   if (!st.ok()) return Status(Errc::io_error, "open " + path_ + ": " + st.ToString());
   db_.reset(raw);
+  cache_owner_.store(env.row_cache().new_owner(), std::memory_order_release);
   // RocksDB fsyncs kv/ for its files but never kv/'s own entry in the partition directory.
   return files::sync_dir(env.file_system(), log_.dir());
 }
@@ -230,6 +231,45 @@ Status PkState::write_applied(rocksdb::WriteBatch& wb, int64_t applied) {
     clear_pending_locked();
     return Status(Errc::io_error, "apply to " + path_ + ": " + st.ToString());
   }
+  // Before the applied offset moves (and so before any acknowledgement): a lookup that reads the
+  // new offset finds no cached row older than this write.
+  if (RowCache& cache = env_->row_cache(); cache.enabled()) {
+    struct Eraser : rocksdb::WriteBatch::Handler {
+      RowCache& cache;
+      uint64_t owner;
+      Eraser(RowCache& c, uint64_t o) : cache(c), owner(o) {}
+      rocksdb::Status drop(uint32_t cf, const rocksdb::Slice& key) {
+        if (cf == 0 && !key.empty() && key[0] == rf::kRowPrefix) {
+          cache.erase(owner, {key.data(), key.size()});
+        }
+        return rocksdb::Status::OK();
+      }
+      rocksdb::Status PutCF(uint32_t cf, const rocksdb::Slice& key,
+                            const rocksdb::Slice&) override {
+        return drop(cf, key);
+      }
+      rocksdb::Status DeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
+        return drop(cf, key);
+      }
+      rocksdb::Status SingleDeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
+        return drop(cf, key);
+      }
+      rocksdb::Status MergeCF(uint32_t cf, const rocksdb::Slice& key,
+                              const rocksdb::Slice&) override {
+        return drop(cf, key);
+      }
+      // Only the wipe of a whole state deletes ranges, and it takes a new owner instead.
+      rocksdb::Status DeleteRangeCF(uint32_t, const rocksdb::Slice&,
+                                    const rocksdb::Slice&) override {
+        return rocksdb::Status::NotSupported("a range delete in an apply batch");
+      }
+    } eraser(cache, cache_owner_.load(std::memory_order_acquire));
+    if (auto ist = wb.Iterate(&eraser); !ist.ok()) {  // our own batch: cannot fail to parse
+      failed_ = true;
+      clear_pending_locked();
+      return Status(Errc::io_error, "row cache of " + path_ + ": " + ist.ToString());
+    }
+  }
   txn_floor_ = floor;
   applied_offset_.store(applied, std::memory_order_release);
   return Status::Ok();
@@ -308,14 +348,30 @@ Result<LookupResult> PkState::lookup(std::span<const uint8_t> key) const {
   if (!lk) return Status(Errc::shutting_down, "primary-key state is closed");
   std::string k;
   rf::append_row_key(k, key);
-  rocksdb::PinnableSlice v;
-  rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), k, &v);
   LookupResult out;
-  if (st.IsNotFound()) return out;
-  if (!st.ok()) return Status(Errc::io_error, st.ToString());
-  auto row = rf::decode_row({reinterpret_cast<const uint8_t*>(v.data()), v.size()});
+  // Hot rows from the row cache; a miss reads RocksDB and fills it (row_cache.h: the ticket,
+  // taken before the read, keeps a row a concurrent write replaced out of the cache).
+  RowCache& cache = env_->row_cache();
+  const uint64_t owner = cache_owner_.load(std::memory_order_acquire);
+  RowCache::Pin pin = cache.get(owner, k);
+  rocksdb::PinnableSlice v;
+  std::string_view bytes;
+  uint64_t ticket = 0;
+  if (pin) {
+    bytes = pin.row();
+  } else {
+    ticket = cache.ticket(owner, k);
+    rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), k, &v);
+    if (st.IsNotFound()) return out;
+    if (!st.ok()) return Status(Errc::io_error, st.ToString());
+    bytes = std::string_view(v.data(), v.size());
+  }
+  auto row = rf::decode_row({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
   if (!row) return Status(Errc::corruption, path_ + ": malformed row");
+  // Expired rows are never cached: compactions drop them from RocksDB without a write, so a
+  // cached copy could outlive them (with a clock stepped back it would read as live again).
   if (options_.table.ttl_ms > 0 && expired(*row, now_ms())) return out;  // TTL
+  if (!pin) cache.fill(owner, k, bytes, ticket);
   out.found = true;
   out.value.assign(reinterpret_cast<const char*>(row->value.data()), row->value.size());
   out.offset = row->offset;

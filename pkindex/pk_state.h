@@ -437,6 +437,9 @@ class PkState {
   std::string path_;
   std::shared_ptr<FlushListener> listener_;
   std::unique_ptr<rocksdb::DB> db_;  // written by open and close() only (db_mu_ exclusive)
+  // This RocksDB instance's id in the environment's row cache (row_cache.h): new whenever the
+  // rows change other than through write_applied (open, restore, wipe), so no entry outlives it.
+  std::atomic<uint64_t> cache_owner_{0};
   // Readers of db_ hold db_mu_ shared (read_lock()); close() sets closing_ first (so new readers
   // fail fast and cannot starve it) and then takes db_mu_ exclusively.
   mutable std::shared_mutex db_mu_;

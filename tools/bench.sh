@@ -32,6 +32,8 @@
 #   PK_PARTITIONS      partitions of the lookup table (default 4)
 #   LOOKUP_CONCURRENCY connections of strata-perf lookup and redis-benchmark -c (default 4)
 #   LOOKUP_SECONDS     duration of each Strata lookup run (default 10)
+#   PK_ROW_CACHE_BYTES the broker's pk.row.cache.bytes (default 512 MiB: the lookup table's 1M rows
+#                      fit, as Redis holds them all; the report states it with both servers' RSS)
 #   BUILD_DIR          meson build dir (default build; set up if missing)
 #   BENCH_JOBS         ninja -j for the build (default 1)
 #   BROKER             strata-broker binary (default $BUILD_DIR/broker/strata-broker, built)
@@ -50,6 +52,7 @@ partitions=${PARTITIONS:-256}
 pk_partitions=${PK_PARTITIONS:-4}
 concurrency=${LOOKUP_CONCURRENCY:-4}
 lookup_seconds=${LOOKUP_SECONDS:-10}
+pk_row_cache_bytes=${PK_ROW_CACHE_BYTES:-536870912}
 build_dir=${BUILD_DIR:-build}
 data_parent=${DATA_PARENT:-${TMPDIR:-/tmp}}
 want() { [[ ",$sections," == *",$1,"* ]]; }
@@ -120,7 +123,7 @@ wait_for() {  # file, pattern, what[, timeout in 50 ms steps]
 mkdir -p "$work/data"
 start_broker() {  # log file
   "$BROKER" --override listeners=PLAINTEXT://127.0.0.1:0 --override metrics.listener=127.0.0.1:0 --override schema.registry.listener=http://127.0.0.1:0 \
-    --override "log.dirs=$work/data" >"$1" 2>&1 &
+    --override "log.dirs=$work/data" --override "pk.row.cache.bytes=$pk_row_cache_bytes" >"$1" 2>&1 &
   broker_pid=$!
 }
 broker_port() {
@@ -233,6 +236,9 @@ print(json.dumps({"keys_per_s": float(r["rps"]), "p50_us": 1000 * float(r["p50_l
                   "p99_us": 1000 * float(r["p99_latency_ms"]), "max_us": 1000 * float(r["max_latency_ms"]),
                   "avg_us": 1000 * float(r["avg_latency_ms"])}))'
   }
+  # The row cache fills on lookups (Redis is measured after its load): one unrecorded round first.
+  "$perf" lookup --bootstrap "$strata_bootstrap" --table bench-pk --keys "$lookup_keys" \
+    --batch-size 16 --concurrency "$concurrency" --duration "$lookup_seconds" --expect-found >/dev/null 2>&1
   for batch in 16 1; do
     for rep in 1 2 3; do
       before=$(cpu_ticks "$broker_pid")
@@ -251,6 +257,8 @@ print(json.dumps({"keys_per_s": float(r["rps"]), "p50_us": 1000 * float(r["p50_l
       echo "  lookup batch $batch redis r$rep: $json" >&2
     done
   done
+  rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+  record lookup_memory "rss" "{\"broker_rss_kib\":$(rss_kib "$broker_pid"),\"redis_rss_kib\":$(rss_kib "$redis_pid"),\"row_cache_bytes\":$pk_row_cache_bytes,\"keys\":$lookup_keys}"
   kill "$redis_pid" && wait "$redis_pid" 2>/dev/null || true
   redis_pid=""
 fi

@@ -148,6 +148,14 @@ Status check_key_combinations(const BrokerConfig& c) {
         .append("): followers waiting that long would drop out of the ISR");
     return Status(Errc::invalid_argument, m);
   }
+  if (c.pk_write_buffer_bytes * 2 > c.pk_block_cache_bytes) {
+    std::string m("config pk.write.buffer.bytes: ");
+    m.append(std::to_string(c.pk_write_buffer_bytes))
+        .append(" is more than half of pk.block.cache.bytes (")
+        .append(std::to_string(c.pk_block_cache_bytes))
+        .append("): memtables are charged to the cache and would leave no room for blocks");
+    return Status(Errc::invalid_argument, m);
+  }
   return Status::Ok();
 }
 
@@ -455,6 +463,18 @@ KeyTable<BrokerConfig> build_table() {
   t.integer("pk.checkpoint.retained", &C::pk_checkpoint_retained, "2", 1, 100,
             "RocksDB checkpoints kept per primary-key partition (the newest bounds log "
             "retention).");
+  // Memory of primary-key state; docs/pk-tables.md, docs/operations.md
+  t.integer("pk.block.cache.bytes", &C::pk_block_cache_bytes, "268435456", int64_t{8} << 20,
+            int64_t{1} << 40,
+            "RocksDB block cache shared by every primary-key partition, memtables included "
+            "(size it to the hot rows: lookups that miss it read the disk).");
+  t.integer("pk.write.buffer.bytes", &C::pk_write_buffer_bytes, "67108864", int64_t{1} << 20,
+            int64_t{1} << 40,
+            "Memtables of all primary-key partitions together (charged to pk.block.cache.bytes); "
+            "the largest is flushed beyond it.");
+  t.integer("pk.row.cache.bytes", &C::pk_row_cache_bytes, "134217728", int64_t{0}, int64_t{1} << 40,
+            "Rows kept in memory for lookups, all primary-key partitions together (filled by "
+            "lookups, never by writes; least recently used evicted); 0 = off.");
   // Authorization; docs/security.md
   t.string("authorizer.class.name", &C::authorizer_class_name, "",
            "Empty = no authorization (every request allowed, the ACL APIs answer "

@@ -145,6 +145,10 @@ struct BrokerConfig {
   std::string metrics_basic_auth_password;  // sensitive
   // Checkpoints of primary-key state
   int32_t pk_checkpoint_retained{};
+  // Memory of primary-key state (pkindex::PkEnvironment), shared by every partition
+  int64_t pk_block_cache_bytes{};
+  int64_t pk_write_buffer_bytes{};
+  int64_t pk_row_cache_bytes{};
   // Authorization (docs/security.md): "" = no authorizer (everything allowed); otherwise Strata's
   // ACL authorizer (Kafka's class names accepted as synonyms).
   std::string authorizer_class_name;

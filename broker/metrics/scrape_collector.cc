@@ -199,6 +199,28 @@ void ScrapeCollector::collect_pk(std::vector<prometheus::MetricFamily>& out,
     out.push_back(std::move(m));
     out.push_back(std::move(r));
   }
+  {
+    const auto rc = pk.environment().row_cache().stats();
+    auto h =
+        family("strata_pk_row_cache_hits_total",
+               "Lookups answered from the row cache (pk.row.cache.bytes).", MetricType::Counter);
+    add_sample(h, {}, static_cast<double>(rc.hits));
+    auto m =
+        family("strata_pk_row_cache_misses_total",
+               "Lookups the row cache could not answer (read from RocksDB).", MetricType::Counter);
+    add_sample(m, {}, static_cast<double>(rc.misses));
+    auto f = family("strata_pk_row_cache_refused_fills_total",
+                    "Rows read by a lookup not cached because a write changed their key meanwhile.",
+                    MetricType::Counter);
+    add_sample(f, {}, static_cast<double>(rc.refused_fills));
+    auto u = family("strata_pk_row_cache_bytes", "Bytes the row cache holds (of its capacity).",
+                    MetricType::Gauge);
+    add_sample(u, {}, static_cast<double>(rc.usage_bytes));
+    out.push_back(std::move(h));
+    out.push_back(std::move(m));
+    out.push_back(std::move(f));
+    out.push_back(std::move(u));
+  }
   auto mem =
       family("strata_pk_memtable_bytes",
              "RocksDB memtable bytes of a primary-key partition (rocksdb.cur-size-all-mem-tables).",

@@ -10,8 +10,8 @@
 
 namespace strata::broker {
 
-PkTables::PkTables(TopicRegistry& topics, bool replicated)
-    : topics_(topics), replicated_(replicated) {}
+PkTables::PkTables(TopicRegistry& topics, bool replicated, pkindex::PkEnvironment::Options memory)
+    : topics_(topics), env_(std::move(memory)), replicated_(replicated) {}
 
 PkTables::~PkTables() { (void)close_all(); }
 

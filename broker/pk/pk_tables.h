@@ -33,7 +33,10 @@ class PkTables {
  public:
   // `replicated`: cluster mode, where every partition's state follows its replica role (see
   // on_role / on_high_watermark) and only committed records are applied.
-  explicit PkTables(TopicRegistry& topics, bool replicated = false);
+  // `memory`: the block cache and memtable budget every partition shares (pk.block.cache.bytes,
+  // pk.write.buffer.bytes).
+  explicit PkTables(TopicRegistry& topics, bool replicated = false,
+                    pkindex::PkEnvironment::Options memory = {});
   ~PkTables();
 
   // Opens every partition of every PK topic the registry knows.

@@ -282,6 +282,10 @@ class MetricsTest(BrokerTestCase):
             "strata_pk_block_cache_hit_ratio": "gauge",
             "strata_pk_block_cache_hits_total": "counter",
             "strata_pk_block_cache_misses_total": "counter",
+            "strata_pk_row_cache_hits_total": "counter",
+            "strata_pk_row_cache_misses_total": "counter",
+            "strata_pk_row_cache_refused_fills_total": "counter",
+            "strata_pk_row_cache_bytes": "gauge",
             "strata_pk_memtable_bytes": "gauge",
             "strata_pk_pending_compaction_bytes": "gauge",
             "process_cpu_seconds_total": "counter",
@@ -429,6 +433,25 @@ class MetricsTest(BrokerTestCase):
         ratio = after.get("strata_pk_block_cache_hit_ratio", default=None)
         self.assertIsNotNone(ratio)
         self.assertTrue(0 <= ratio <= 1)
+        # The row cache: the first lookup of each key missed (and cached the two rows found), a
+        # second lookup of them hits, and a write of key-1 drops its entry (the next lookup
+        # misses and answers the new row).
+        def row_cache(s):
+            return (s.get("strata_pk_row_cache_hits_total"),
+                    s.get("strata_pk_row_cache_misses_total"))
+        h0, m0 = row_cache(before)
+        h1, m1 = row_cache(after)
+        self.assertEqual((h1 - h0, m1 - m0), (0, 3))
+        rows = lookup(conn, topic, {0: [b"key-1", b"key-3"]})[1][0][2]
+        self.assertEqual([r[0] for r in rows], [b"row-1", b"row-3"])
+        h2, m2 = row_cache(self.scrape())
+        self.assertEqual((h2 - h1, m2 - m1), (2, 0))
+        res = itutil.produce(conn, 3, {topic: {0: itutil.build_batch([(b"key-1", b"new", ())])}})
+        self.assertEqual(res[(topic, 0)][0], 0)
+        self.assertEqual(lookup(conn, topic, {0: [b"key-1"]})[1][0][2][0][0], b"new")
+        h3, m3 = row_cache(self.scrape())
+        self.assertEqual((h3 - h2, m3 - m2), (0, 1))
+        self.assertGreater(self.scrape().get("strata_pk_row_cache_bytes"), 0)
         # A log topic is not a PK table: the error is counted under Lookup.
         log_topic = unique_topic("mlog")
         itutil.ck_create_topic(self.broker.bootstrap, log_topic, 1)

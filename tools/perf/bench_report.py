@@ -85,8 +85,14 @@ def main():
                 paired = [x["result"]["keys_per_s"] / r_by[x["rep"]] for x in t["strata"] if x["rep"] in r_by]
                 ratios[name] = med(paired)
         for name, v in ratios.items():
-            bar = " (bar: >= 0.5x)" if name == "batch 16" else ""
+            bar = {"batch 16": " (goal: >= 1.0x)", "batch 1": " (goal: >= 0.8x)"}.get(name, "")
             print(f"\nStrata/Redis keys/s, {name} (median of paired runs): **{v:.2f}x**{bar}")
+        if "lookup_memory" in by:
+            j = by["lookup_memory"][0]["result"]
+            print(f"\nAfter the lookup runs ({j['keys']:,} keys): broker RSS "
+                  f"{j['broker_rss_kib'] / 1024:,.0f} MiB (pk.row.cache.bytes "
+                  f"{j['row_cache_bytes'] / 2**20:,.0f} MiB, default block cache), redis-server RSS "
+                  f"{j['redis_rss_kib'] / 1024:,.0f} MiB")
 
     if "apply" in by:
         print("\n### PK upsert apply vs raw RocksDB puts (in process, same data, same run)\n")
