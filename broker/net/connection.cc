@@ -4,6 +4,7 @@
 #include <openssl/x509.h>
 #include <spdlog/spdlog.h>
 #include <sys/sendfile.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -284,8 +285,12 @@ void Connection::read_more_body() {
     on_frame(std::move(body_));
     return;
   }
-  boost::system::error_code ec;
-  const size_t available = socket_.available(ec);  // TLS: the ciphertext, a fair estimate
+  // A rest below the minimum read is taken whole without asking the socket what it has.
+  size_t available = 0;
+  if (body_size_ - have > kMinBodyRead) {
+    boost::system::error_code ec;
+    available = socket_.available(ec);  // TLS: the ciphertext, a fair estimate
+  }
   const size_t want = std::min<size_t>(body_size_ - have, std::max(available, kMinBodyRead));
   const auto bytes = static_cast<int64_t>(want);
   std::weak_ptr<Connection> weak = weak_from_this();
@@ -334,9 +339,27 @@ void Connection::read_body_bytes(size_t want) {
   auto buf = asio::buffer(b.data() + have, want);
   if (tls_) {
     tls_->stream.async_read_some(buf, asio::bind_executor(strand_, std::move(on_read)));
-  } else {
-    socket_.async_read_some(buf, asio::bind_executor(strand_, std::move(on_read)));
+    return;
   }
+  // The first read of a body: it usually arrived with its size, so read it here at once rather
+  // than through the reactor, whose completion is posted and often wakes another I/O thread (a
+  // hand-off per request). Only the first read of a frame, so this never recurses past one level.
+  if (have == 0) {
+    const ssize_t n = ::recv(socket_.native_handle(), b.data(), want, MSG_DONTWAIT);
+    if (n > 0) {
+      on_read({}, static_cast<size_t>(n));
+      return;
+    }
+    if (n == 0) {
+      on_read(asio::error::eof, 0);
+      return;
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      on_read(boost::system::error_code(errno, boost::system::system_category()), 0);
+      return;
+    }
+  }
+  socket_.async_read_some(buf, asio::bind_executor(strand_, std::move(on_read)));
 }
 
 void Connection::close_if_idle(std::chrono::steady_clock::time_point now) {
@@ -519,6 +542,32 @@ void Connection::write_next() {
     piece_index_ = end;
     write_next();
     return;
+  }
+  // A response usually fits the socket's buffer: write it here at once rather than through the
+  // reactor (whose completion is posted, often to another I/O thread). Once per write_next()
+  // chain, so finishing one response and starting the next never recurses deeper than that.
+  if (!sync_write_) {
+    struct iovec iov[64];
+    for (size_t i = 0; i < bufs.size(); ++i) {
+      iov[i].iov_base = const_cast<void*>(bufs[i].data());
+      iov[i].iov_len = bufs[i].size();
+    }
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = bufs.size();
+    const ssize_t n = ::sendmsg(socket_.native_handle(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n > 0) {
+      touch();
+      consume_written(static_cast<size_t>(n));
+      sync_write_ = true;
+      write_next();
+      sync_write_ = false;
+      return;
+    }
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      close(std::string("write: ") + strerror(errno));
+      return;
+    }
   }
   socket_.async_write_some(
       bufs, asio::bind_executor(

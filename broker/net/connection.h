@@ -188,6 +188,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::atomic<int64_t> queued_response_memory_{0};
   std::vector<Piece> pieces_;
   size_t piece_index_ = 0;
+  bool sync_write_ = false;  // inside write_next()'s one direct write (no second one nested)
 };
 
 }  // namespace strata::broker
