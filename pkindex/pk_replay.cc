@@ -123,12 +123,18 @@ Status PkState::apply_changelog_locked(const protocol::RecordBatchView& batch,
   if (!batch.is_control()) {  // markers carry no rows; the offsets still count as applied
     std::vector<AfterImage> images;
     STRATA_RETURN_IF_ERROR(after_images(batch, base_offset, applied, options_.table, images));
-    for (const auto& a : images) {
+    const auto order = in_key_order(
+        images.size(), [&](uint32_t i) -> const std::string& { return images[i].key; });
+    for (uint32_t i : order) {
+      const AfterImage& a = images[i];
       if (a.del) {
         wb.Delete(a.key);
       } else {
         wb.Put(a.key, a.encoded);
       }
+    }
+    for (uint32_t i : order) {
+      const AfterImage& a = images[i];
       put_history(wb, a.key, a.del ? std::string_view() : a.encoded, a.timestamp,
                   base_offset + a.offset_delta);
     }

@@ -540,6 +540,52 @@ TEST_F(PkStateTest, ApplyChangelogAppliesStoredAfterImagesOnce) {
   ASSERT_TRUE(f.close().ok());
 }
 
+// Rows are written to RocksDB in key order (PkState::in_key_order); a key written several times in
+// one batch must still end at its last record, with that record's offset — on the writer, on a
+// follower applying the changelog, and after a replay of the log.
+TEST_F(PkStateTest, AKeyWrittenSeveralTimesInOneBatchEndsAtItsLastRecord) {
+  options_.flush_on_close = false;
+  open_all(TableConfig{});
+  // 300 records over 7 keys in scattered order (enough for an unstable sort to reorder equal
+  // keys), every 5th a delete; the model is each key's last record.
+  std::vector<In> batch;
+  std::map<std::string, std::pair<std::optional<std::string>, int64_t>> model;
+  for (int i = 0; i < 300; ++i) {
+    const std::string key(1, static_cast<char>('a' + (i * 5) % 7));
+    std::optional<std::string> value;
+    if (i % 5 != 4) value = std::to_string(i);
+    batch.push_back({key, value});
+    model[key] = {value, i};
+  }
+  auto w = testing::write_through(*state_, *log_, make_input(batch, ""), 1);
+  ASSERT_TRUE(w.ok());
+  auto log2 = storage::PartitionLog::open(storage::default_env(), tmp_.sub("t-1"), {}, 1);
+  ASSERT_TRUE(log2.ok());
+  auto follower = PkState::open(env_, **log2, options_);
+  ASSERT_TRUE(follower.ok()) << follower.status().to_string();
+  protocol::RecordBatchView out(w.batch);
+  ASSERT_TRUE((*follower)->apply_changelog(out, out.base_offset()).ok());
+  auto check = [&](PkState& s, const char* who) {
+    SCOPED_TRACE(who);
+    EXPECT_EQ(s.applied_offset(), 299);
+    for (const auto& [key, last] : model) {
+      auto row = s.lookup(b(key));
+      ASSERT_TRUE(row.ok());
+      EXPECT_EQ(row->found, last.first.has_value()) << key;
+      if (!last.first) continue;
+      EXPECT_EQ(row->value, *last.first) << key;
+      EXPECT_EQ(row->offset, last.second) << key;
+    }
+  };
+  check(*state_, "writer");
+  check(**follower, "follower");
+  ASSERT_TRUE((*follower)->close().ok());
+  ASSERT_TRUE(state_->close().ok());  // the memtable is lost: reopening replays the log
+  state_.reset();
+  open_all(TableConfig{});
+  check(*state_, "replayed");
+}
+
 TEST_F(PkStateTest, OutputBatchKeepsProducerFieldsAndUsesTopicCodec) {
   open_all(TableConfig{});
   auto input = make_input({{"a", "1"}, {"b", "2"}, {"a", "3"}}, "", true);
