@@ -185,7 +185,7 @@ int32_t PkState::partition_for(std::span<const uint8_t> key) const {
 
 Result<std::optional<Overlay::Row>> PkState::current(const std::string& db_key,
                                                      const Overlay::Batch& building,
-                                                     const Overlay* own) {
+                                                     const Overlay* own, const Stored& stored) {
   using Row = std::optional<Overlay::Row>;
   if (auto it = building.rows.find(db_key); it != building.rows.end()) return Row(it->second);
   const Overlay::Row* held = own ? own->find(db_key) : nullptr;
@@ -199,10 +199,16 @@ Result<std::optional<Overlay::Row>> PkState::current(const std::string& db_key,
     return Row(*held);
   }
   rocksdb::PinnableSlice v;
-  rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), db_key, &v);
-  if (st.IsNotFound()) return Row();
-  if (!st.ok()) return Status(Errc::io_error, st.ToString());
-  auto row = rf::decode_row({reinterpret_cast<const uint8_t*>(v.data()), v.size()});
+  std::string_view value = stored.value;
+  if (!stored.read) {
+    rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), db_key, &v);
+    if (st.IsNotFound()) return Row();
+    if (!st.ok()) return Status(Errc::io_error, st.ToString());
+    value = {v.data(), v.size()};
+  } else if (!stored.found) {
+    return Row();
+  }
+  auto row = rf::decode_row({reinterpret_cast<const uint8_t*>(value.data()), value.size()});
   if (!row) return Status(Errc::corruption, path_ + ": malformed row");
   if (options_.table.ttl_ms > 0 && expired(*row, now_ms())) return Row();  // expired = absent
   Overlay::Row r;

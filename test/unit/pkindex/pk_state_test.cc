@@ -542,32 +542,46 @@ TEST_F(PkStateTest, ApplyChangelogAppliesStoredAfterImagesOnce) {
 
 // Rows are written to RocksDB in key order (PkState::in_key_order); a key written several times in
 // one batch must still end at its last record, with that record's offset — on the writer, on a
-// follower applying the changelog, and after a replay of the log.
+// follower applying the changelog, and after a replay of the log. The batch also spans several of
+// compute's MultiGet chunks (1,024 records): each key's first record reads the stored row, later
+// ones the batch's own.
 TEST_F(PkStateTest, AKeyWrittenSeveralTimesInOneBatchEndsAtItsLastRecord) {
   options_.flush_on_close = false;
   open_all(TableConfig{});
-  // 300 records over 7 keys in scattered order (enough for an unstable sort to reorder equal
-  // keys), every 5th a delete; the model is each key's last record.
+  // Every key stored first; then 2,500 records over 7 keys in scattered order (enough for an
+  // unstable sort to reorder equal keys), every 5th a delete; the model is each key's last record.
+  std::vector<In> stored;
+  for (char k = 'a'; k < 'a' + 7; ++k) stored.push_back({std::string(1, k), "stored"});
+  auto first = testing::write_through(*state_, *log_, make_input(stored, ""), 1);
+  ASSERT_TRUE(first.ok());
   std::vector<In> batch;
   std::map<std::string, std::pair<std::optional<std::string>, int64_t>> model;
-  for (int i = 0; i < 300; ++i) {
+  for (int i = 0; i < 2500; ++i) {
     const std::string key(1, static_cast<char>('a' + (i * 5) % 7));
     std::optional<std::string> value;
     if (i % 5 != 4) value = std::to_string(i);
     batch.push_back({key, value});
-    model[key] = {value, i};
+    model[key] = {value, 7 + i};
   }
   auto w = testing::write_through(*state_, *log_, make_input(batch, ""), 1);
   ASSERT_TRUE(w.ok());
+  const std::vector<Out> changes = decode(w.batch);
+  ASSERT_EQ(changes.size(), batch.size());
+  for (int i = 0; i < 7; ++i) {  // keys 0, 5, 3, 1, 6, 4, 2: each one's first write
+    EXPECT_EQ(changes[i].kind, i % 5 == 4 ? "delete" : "update") << i;
+    EXPECT_EQ(changes[i].before, "stored") << i;
+  }
   auto log2 = storage::PartitionLog::open(storage::default_env(), tmp_.sub("t-1"), {}, 1);
   ASSERT_TRUE(log2.ok());
   auto follower = PkState::open(env_, **log2, options_);
   ASSERT_TRUE(follower.ok()) << follower.status().to_string();
-  protocol::RecordBatchView out(w.batch);
-  ASSERT_TRUE((*follower)->apply_changelog(out, out.base_offset()).ok());
+  for (const auto* written : {&first, &w}) {
+    protocol::RecordBatchView out(written->batch);
+    ASSERT_TRUE((*follower)->apply_changelog(out, out.base_offset()).ok());
+  }
   auto check = [&](PkState& s, const char* who) {
     SCOPED_TRACE(who);
-    EXPECT_EQ(s.applied_offset(), 299);
+    EXPECT_EQ(s.applied_offset(), 7 + 2499);
     for (const auto& [key, last] : model) {
       auto row = s.lookup(b(key));
       ASSERT_TRUE(row.ok());
