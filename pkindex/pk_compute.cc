@@ -1,9 +1,6 @@
 // PkState::write and its compute step: the input batch -> the output (changelog) batch -> the
 // caller's append -> apply or rollback; see pk_state.h and docs/pk-tables.md.
-#include <rocksdb/db.h>
-
 #include <string>
-#include <vector>
 
 #include "pkindex/pk_state.h"
 #include "pkindex/row_format.h"
@@ -37,57 +34,6 @@ std::span<const uint8_t> frame(std::string& buf, std::span<const uint8_t> image,
 }
 
 }  // namespace
-
-// RocksDB's MultiGet probes the memtables and each SST's filter for a batch of keys at once
-// (prefetching as it goes) instead of one full Get per key.
-struct PkState::StoredRows {
-  std::string keys;           // row keys back to back
-  std::vector<int32_t> slot;  // per record: its key's place in the arrays below, -1 = not read
-  std::vector<rocksdb::Slice> slices;
-  std::vector<rocksdb::PinnableSlice> values;
-  std::vector<rocksdb::Status> statuses;
-
-  // What record `at` of the chunk (row key `db_key`) found; not read (current() reads it) when it
-  // was skipped or its read failed (current() then reports the error).
-  Stored of(size_t at, const std::string& db_key) const {
-    if (at >= slot.size() || slot[at] < 0) return {};
-    const auto s = static_cast<size_t>(slot[at]);
-    if (slices[s] != rocksdb::Slice(db_key)) return {};
-    if (statuses[s].IsNotFound()) return {true, false, {}};
-    if (!statuses[s].ok()) return {};
-    return {true, true, {values[s].data(), values[s].size()}};
-  }
-};
-
-void PkState::read_stored_rows(std::span<const protocol::Record> records, const Overlay* own,
-                               StoredRows& out) const {
-  std::vector<size_t> ends;
-  std::string key;
-  out.keys.clear();
-  out.slices.clear();
-  out.values.clear();
-  out.statuses.clear();
-  out.slot.assign(records.size(), -1);
-  for (size_t i = 0; i < records.size(); ++i) {
-    if (!records[i].key) continue;
-    key.clear();
-    rf::append_row_key(key, *records[i].key);
-    if ((own && own->find(key)) || overlay_.find(key)) continue;  // current() reads the overlay
-    out.slot[i] = static_cast<int32_t>(ends.size());
-    out.keys += key;
-    ends.push_back(out.keys.size());
-  }
-  if (ends.empty()) return;
-  size_t begin = 0;
-  for (size_t end : ends) {
-    out.slices.emplace_back(out.keys.data() + begin, end - begin);
-    begin = end;
-  }
-  out.values.resize(ends.size());
-  out.statuses.resize(ends.size());
-  db_->MultiGet(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), out.slices.size(),
-                out.slices.data(), out.values.data(), out.statuses.data());
-}
 
 WriteResult PkState::write(const WriteInput& input, int64_t now_ms, const AppendFn& append) {
   WriteResult out;
@@ -212,207 +158,185 @@ PkState::Computed PkState::compute(const WriteInput& input, int64_t now, Overlay
   // the table schema's framing.
   const bool confluent = table.value_format == ValueFormat::confluent;
   std::string decoded, framed_after, framed_before;
-  // Records in chunks of at most kStoredReadChunk (spans into the batch or the reader's buffer):
-  // the stored rows of a chunk's keys in one MultiGet, then each record. Chunks bound what a
-  // batch of tiny records costs in memory.
-  constexpr size_t kStoredReadChunk = 1024;
-  std::vector<protocol::Record> records;
-  StoredRows stored;
+  protocol::Record r;
   int32_t index = 0;
   size_t oversized = 0;  // record errors that are only a size over max_record_bytes
-  for (bool end = false; !end;) {
-    records.clear();
-    for (protocol::Record rec; records.size() < kStoredReadChunk;) {
-      auto more = reader->next(rec);
-      if (!more.ok()) {
-        res.status = Status(Errc::corruption, more.status().message());
-        return res;
-      }
-      if (!*more) {
-        end = true;
-        break;
-      }
-      records.push_back(rec);
+  for (;; ++index) {
+    auto more = reader->next(r);
+    if (!more.ok()) {
+      res.status = Status(Errc::corruption, more.status().message());
+      return res;
     }
-    // After a record error no record reads its row (the batch is refused): nothing to read.
-    if (res.record_errors.empty()) {
-      read_stored_rows(records, txn ? &txn->batches : nullptr, stored);
-    } else {
-      stored.slot.clear();
+    if (!*more) break;
+    auto error = [&](std::string msg) { res.record_errors.push_back({index, std::move(msg)}); };
+    if (r.offset_delta != index) {
+      error("record offset deltas must be 0, 1, 2, ...");
+      continue;
     }
-    for (size_t at = 0; at < records.size(); ++at, ++index) {
-      const protocol::Record& r = records[at];
-      auto error = [&](std::string msg) { res.record_errors.push_back({index, std::move(msg)}); };
-      if (r.offset_delta != index) {
-        error("record offset deltas must be 0, 1, 2, ...");
+    if (!r.key) {
+      error("a primary-key table needs a record key");
+      continue;
+    }
+    // The row as stored and served, decompressed. A Java broker answers a record over
+    // max.message.bytes with MESSAGE_TOO_LARGE (RecordTooLargeException), not INVALID_RECORD:
+    // the record is well formed, only too big, and the Java producer then splits the batch so
+    // that only the oversized record fails. So too_large, unless a structural error comes too.
+    const size_t record_bytes =
+        r.key->size() + (r.value ? r.value->size() : 0) + r.headers_raw.size();
+    if (static_cast<uint64_t>(record_bytes) > static_cast<uint64_t>(max_record_bytes)) {
+      error("record of " + std::to_string(record_bytes) +
+            " bytes (key, value and headers, decompressed) exceeds max.message.bytes " +
+            std::to_string(max_record_bytes));
+      ++oversized;
+      continue;
+    }
+    const int32_t owner = partition_for(*r.key);
+    if (owner != options_.partition) {
+      error("key belongs to partition " + std::to_string(owner) + " under the table's " +
+            std::string(partitioner_name(table.partitioner)) + " partitioner, not partition " +
+            std::to_string(options_.partition));
+      continue;
+    }
+    Write w{r.value, std::nullopt};
+    if (confluent && r.value) {
+      if (!options_.decoder) {
+        error("this broker has no schema registry to decode the table's values");
         continue;
       }
-      if (!r.key) {
-        error("a primary-key table needs a record key");
+      auto d = options_.decoder->decode(*r.value);
+      if (!d.ok()) {
+        error(d.status().message());
         continue;
       }
-      // The row as stored and served, decompressed. A Java broker answers a record over
-      // max.message.bytes with MESSAGE_TOO_LARGE (RecordTooLargeException), not INVALID_RECORD:
-      // the record is well formed, only too big, and the Java producer then splits the batch so
-      // that only the oversized record fails. So too_large, unless a structural error comes too.
-      const size_t record_bytes =
-          r.key->size() + (r.value ? r.value->size() : 0) + r.headers_raw.size();
-      if (static_cast<uint64_t>(record_bytes) > static_cast<uint64_t>(max_record_bytes)) {
-        error("record of " + std::to_string(record_bytes) +
-              " bytes (key, value and headers, decompressed) exceeds max.message.bytes " +
-              std::to_string(max_record_bytes));
-        ++oversized;
-        continue;
-      }
-      const int32_t owner = partition_for(*r.key);
-      if (owner != options_.partition) {
-        error("key belongs to partition " + std::to_string(owner) + " under the table's " +
-              std::string(partitioner_name(table.partitioner)) + " partitioner, not partition " +
-              std::to_string(options_.partition));
-        continue;
-      }
-      Write w{r.value, std::nullopt};
-      if (confluent && r.value) {
-        if (!options_.decoder) {
-          error("this broker has no schema registry to decode the table's values");
-          continue;
-        }
-        auto d = options_.decoder->decode(*r.value);
-        if (!d.ok()) {
-          error(d.status().message());
-          continue;
-        }
-        decoded = std::move(*d);
-        w.value = as_span(decoded);
-      }
-      headers.clear();
-      columns.reset();
-      bool bad = false;
-      auto it = r.headers();
-      Header h;
-      while (it.next(h)) {
-        if (h.key == kColumnsHeader && table.typed() && !columns) {
-          // Target columns of a partial write: consumed here, not logged (the row after is).
-          auto parsed = typed::parse_columns(h.value ? as_sv(*h.value) : std::string_view());
-          if (!parsed.ok()) {
-            error(parsed.status().message());
-            bad = true;
-            break;
-          }
-          columns = std::move(*parsed);
-          w.columns = &*columns;
-          // A confluent table's logged rows must keep to its schema: no column it lacks.
-          if (confluent && options_.decoder) {
-            if (Status st = options_.decoder->check_columns(*columns); !st.ok()) {
-              error(st.message());
-              bad = true;
-              break;
-            }
-          }
-          continue;
-        }
-        if (h.key.starts_with(kReservedHeaderPrefix)) {
-          error("header " + std::string(h.key) + ": names under strata. are reserved" +
-                (h.key == kColumnsHeader ? " (strata.columns: once, on typed tables only)" : ""));
+      decoded = std::move(*d);
+      w.value = as_span(decoded);
+    }
+    headers.clear();
+    columns.reset();
+    bool bad = false;
+    auto it = r.headers();
+    Header h;
+    while (it.next(h)) {
+      if (h.key == kColumnsHeader && table.typed() && !columns) {
+        // Target columns of a partial write: consumed here, not logged (the row after is).
+        auto parsed = typed::parse_columns(h.value ? as_sv(*h.value) : std::string_view());
+        if (!parsed.ok()) {
+          error(parsed.status().message());
           bad = true;
           break;
         }
-        if (versioned && h.key == table.version_header) {
-          if (!h.value || h.value->size() != 8) {
-            error("version header " + table.version_header +
-                  " must be a signed 64-bit big-endian integer");
+        columns = std::move(*parsed);
+        w.columns = &*columns;
+        // A confluent table's logged rows must keep to its schema: no column it lacks.
+        if (confluent && options_.decoder) {
+          if (Status st = options_.decoder->check_columns(*columns); !st.ok()) {
+            error(st.message());
             bad = true;
             break;
           }
-          w.version = rf::get_be64(h.value->data());
         }
-        headers.push_back(h);
-      }
-      if (bad || !res.record_errors.empty()) continue;
-
-      db_key.clear();
-      rf::append_row_key(db_key, *r.key);
-      if (auto lock = txn_locks_.find(db_key);
-          lock != txn_locks_.end() && (!txn || lock->second != in.producer_id())) {
-        // Another producer's open transaction wrote this key: what this record changes depends on
-        // whether that one commits. Nothing of the batch is appended; the client retries.
-        res.status = Status(Errc::busy, "key held by the open transaction of producer " +
-                                            std::to_string(lock->second) + " until it ends");
-        return res;
-      }
-      auto cur_or = current(db_key, p, txn ? &txn->batches : nullptr, stored.of(at, db_key));
-      if (!cur_or.ok()) {
-        res.status = cur_or.status();
-        return res;
-      }
-      const std::optional<Overlay::Row>& cur_row = *cur_or;
-      std::optional<CurrentRow> cur;
-      if (cur_row && cur_row->present) cur = CurrentRow{as_span(cur_row->value), cur_row->version};
-      Decision d = decide(table, *merger_, cur, w);
-      if (d.rejected) {
-        error(std::move(d.reason));
         continue;
       }
-      std::optional<std::span<const uint8_t>> after;
-      switch (d.kind) {
-        case ChangeKind::insert:
-        case ChangeKind::update: {
-          after = d.after(w);
-          Overlay::Row row{true, std::string(as_sv(*after)), w.version, append_time};
-          Overlay::Op op{db_key, {}, index, reader->timestamp_of(r), -1};
-          rf::encode_row(op.encoded, 0, reader->timestamp_of(r), w.version, *after,
-                         row_append_time);
-          p.ops.push_back(std::move(op));
-          p.rows[db_key] = std::move(row);
+      if (h.key.starts_with(kReservedHeaderPrefix)) {
+        error("header " + std::string(h.key) + ": names under strata. are reserved" +
+              (h.key == kColumnsHeader ? " (strata.columns: once, on typed tables only)" : ""));
+        bad = true;
+        break;
+      }
+      if (versioned && h.key == table.version_header) {
+        if (!h.value || h.value->size() != 8) {
+          error("version header " + table.version_header +
+                " must be a signed 64-bit big-endian integer");
+          bad = true;
           break;
         }
-        case ChangeKind::del:
-          p.ops.push_back(Overlay::Op{db_key, {}, index, reader->timestamp_of(r), -1});
-          p.rows[db_key] = Overlay::Row{};
-          break;
-        case ChangeKind::none:
-          // The row stays as it is, but its newest log record is now this one (the only record of
-          // the key a compacted log may keep): it carries the row, and the state records this
-          // record as the row's last write so that replay of the log gives the same state.
-          if (cur) {
-            after = cur->value;
-            none_ttl_clock = cur_row->ttl_clock;
-            row_version_be.clear();
-            if (cur->version) {
-              row_version_be.resize(8);
-              rf::put_be64(row_version_be.data(), *cur->version);
-            }
-            Overlay::Op op{db_key, {}, index, reader->timestamp_of(r), -1};
-            rf::encode_row(op.encoded, 0, reader->timestamp_of(r), cur->version, cur->value,
-                           ttl ? std::optional<int64_t>(cur_row->ttl_clock) : std::nullopt);
-            p.ops.push_back(std::move(op));
-            p.rows[db_key] = *cur_row;
+        w.version = rf::get_be64(h.value->data());
+      }
+      headers.push_back(h);
+    }
+    if (bad || !res.record_errors.empty()) continue;
+
+    db_key.clear();
+    rf::append_row_key(db_key, *r.key);
+    if (auto lock = txn_locks_.find(db_key);
+        lock != txn_locks_.end() && (!txn || lock->second != in.producer_id())) {
+      // Another producer's open transaction wrote this key: what this record changes depends on
+      // whether that one commits. Nothing of the batch is appended; the client retries.
+      res.status = Status(Errc::busy, "key held by the open transaction of producer " +
+                                          std::to_string(lock->second) + " until it ends");
+      return res;
+    }
+    auto cur_or = current(db_key, p, txn ? &txn->batches : nullptr);
+    if (!cur_or.ok()) {
+      res.status = cur_or.status();
+      return res;
+    }
+    const std::optional<Overlay::Row>& cur_row = *cur_or;
+    std::optional<CurrentRow> cur;
+    if (cur_row && cur_row->present) cur = CurrentRow{as_span(cur_row->value), cur_row->version};
+    Decision d = decide(table, *merger_, cur, w);
+    if (d.rejected) {
+      error(std::move(d.reason));
+      continue;
+    }
+    std::optional<std::span<const uint8_t>> after;
+    switch (d.kind) {
+      case ChangeKind::insert:
+      case ChangeKind::update: {
+        after = d.after(w);
+        Overlay::Row row{true, std::string(as_sv(*after)), w.version, append_time};
+        Overlay::Op op{db_key, {}, index, reader->timestamp_of(r), -1};
+        rf::encode_row(op.encoded, 0, reader->timestamp_of(r), w.version, *after, row_append_time);
+        p.ops.push_back(std::move(op));
+        p.rows[db_key] = std::move(row);
+        break;
+      }
+      case ChangeKind::del:
+        p.ops.push_back(Overlay::Op{db_key, {}, index, reader->timestamp_of(r), -1});
+        p.rows[db_key] = Overlay::Row{};
+        break;
+      case ChangeKind::none:
+        // The row stays as it is, but its newest log record is now this one (the only record of
+        // the key a compacted log may keep): it carries the row, and the state records this
+        // record as the row's last write so that replay of the log gives the same state.
+        if (cur) {
+          after = cur->value;
+          none_ttl_clock = cur_row->ttl_clock;
+          row_version_be.clear();
+          if (cur->version) {
+            row_version_be.resize(8);
+            rf::put_be64(row_version_be.data(), *cur->version);
           }
-          break;
-      }
-      headers.push_back(Header{kChangeHeader, as_span(change_kind_name(d.kind))});
-      if (table.image == ChangelogImage::full && cur &&
-          (d.kind == ChangeKind::update || d.kind == ChangeKind::del)) {
-        std::span<const uint8_t> before = cur->value;
-        if (confluent) before = frame(framed_before, before, table.value_schema_id);
-        headers.push_back(Header{kBeforeHeader, before});
-      }
-      if (confluent && after) after = frame(framed_after, *after, table.value_schema_id);
-      const bool carries_row = d.kind == ChangeKind::none && cur;
-      if (carries_row) headers.push_back(Header{kRowVersionHeader, row_version_be});
-      if (ttl && carries_row) {
-        rf::put_be64(row_clock_be, none_ttl_clock);
-        headers.push_back(Header{kAppendTimeHeader, std::span<const uint8_t>(row_clock_be)});
-      } else if (ttl) {
-        headers.push_back(Header{kAppendTimeHeader, std::span<const uint8_t>(append_time_be)});
-      }
-      b.add(in.base_timestamp() + r.timestamp_delta, *r.key, after, headers);
-      if (b.uncompressed_batch_size() > max_raw_bytes) {
-        res.status = Status(Errc::too_large, "the changelog batch outgrows " +
-                                                 std::to_string(max_raw_bytes) +
-                                                 " bytes at record " + std::to_string(index));
-        return res;
-      }
+          Overlay::Op op{db_key, {}, index, reader->timestamp_of(r), -1};
+          rf::encode_row(op.encoded, 0, reader->timestamp_of(r), cur->version, cur->value,
+                         ttl ? std::optional<int64_t>(cur_row->ttl_clock) : std::nullopt);
+          p.ops.push_back(std::move(op));
+          p.rows[db_key] = *cur_row;
+        }
+        break;
+    }
+    headers.push_back(Header{kChangeHeader, as_span(change_kind_name(d.kind))});
+    if (table.image == ChangelogImage::full && cur &&
+        (d.kind == ChangeKind::update || d.kind == ChangeKind::del)) {
+      std::span<const uint8_t> before = cur->value;
+      if (confluent) before = frame(framed_before, before, table.value_schema_id);
+      headers.push_back(Header{kBeforeHeader, before});
+    }
+    if (confluent && after) after = frame(framed_after, *after, table.value_schema_id);
+    const bool carries_row = d.kind == ChangeKind::none && cur;
+    if (carries_row) headers.push_back(Header{kRowVersionHeader, row_version_be});
+    if (ttl && carries_row) {
+      rf::put_be64(row_clock_be, none_ttl_clock);
+      headers.push_back(Header{kAppendTimeHeader, std::span<const uint8_t>(row_clock_be)});
+    } else if (ttl) {
+      headers.push_back(Header{kAppendTimeHeader, std::span<const uint8_t>(append_time_be)});
+    }
+    b.add(in.base_timestamp() + r.timestamp_delta, *r.key, after, headers);
+    if (b.uncompressed_batch_size() > max_raw_bytes) {
+      res.status =
+          Status(Errc::too_large, "the changelog batch outgrows " + std::to_string(max_raw_bytes) +
+                                      " bytes at record " + std::to_string(index));
+      return res;
     }
   }
   if (!res.record_errors.empty()) {

@@ -199,6 +199,8 @@ Status PkState::replay() {
                                           " and the log no longer starts at 0");
     }
     rocksdb::WriteBatch wb;
+    // One-byte bounds: outside the memtable insert hints' domain (FirstByteOfLongerKeys in
+    // pk_state.cc, which says why longer ones would corrupt the memtable on RocksDB < 9.2.1).
     wb.DeleteRange(std::string(1, rf::kRowPrefix), std::string(1, rf::kRowPrefix + 1));
     wb.DeleteRange(std::string(1, rf::kHistoryPrefix), std::string(1, rf::kHistoryPrefix + 1));
     wb.Delete(rocksdb::Slice(rf::kHistoryHorizonKey.data(), rf::kHistoryHorizonKey.size()));

@@ -24,6 +24,23 @@ using namespace protocol::pk;  // wire facts: change headers, partitioners
 
 namespace rf = row_format;
 
+namespace {
+
+// The key ranges of memtable insert hints: a key's first byte (rows, history, metadata), for keys
+// of two bytes or more. RocksDB before 9.2.1 keeps one hint map per memtable for point inserts and
+// range-deletion inserts alike, so a hint left by a DeleteRange would be used for a point insert
+// into the other skiplist (memory corruption; facebook/rocksdb#12558, Debian 12 ships 7.8.3). The
+// only range deletes here (the wipe in replay()) have one-byte bounds: outside this domain, they
+// neither take nor leave a hint. A row of an empty key ("r") is inserted without a hint.
+class FirstByteOfLongerKeys : public rocksdb::SliceTransform {
+ public:
+  const char* Name() const override { return "strata.FirstByteOfLongerKeys"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override { return {key.data(), 1}; }
+  bool InDomain(const rocksdb::Slice& key) const override { return key.size() >= 2; }
+};
+
+}  // namespace
+
 // Log first, state second: before RocksDB writes a memtable to an SST (which makes the rows and
 // the applied offset durable), fsync the partition log up to its end, which covers every offset
 // the memtable holds (apply() only ever writes offsets already appended).
@@ -121,11 +138,11 @@ Status PkState::open_db(PkEnvironment& env) {
   // memtable); measured in docs/benchmarks.md (pk-apply).
   o.memtable_whole_key_filtering = true;
   o.memtable_prefix_bloom_size_ratio = 0.01;
-  // One insert hint per key range (rows, history, metadata: the first byte). Without it RocksDB
-  // searches every insert from the skiplist's top unless the key lands right after the previous
-  // one; with it, the rows of a batch written in key order (in_key_order) cost a search over the
-  // gap between neighbours only.
-  o.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(1));
+  // One insert hint per key range (FirstByteOfLongerKeys). Without it RocksDB searches every
+  // insert from the skiplist's top unless the key lands right after the previous one; with it,
+  // the rows of a batch written in key order (in_key_order) cost a search over the gap between
+  // neighbours only.
+  o.memtable_insert_with_hint_prefix_extractor = std::make_shared<FirstByteOfLongerKeys>();
   if (options_.table.ttl_ms > 0) {  // expired rows are dropped by compactions
     ttl_filter_ = std::make_unique<TtlCompactionFilter>(options_.table.ttl_ms, clock_);
     o.compaction_filter = ttl_filter_.get();
@@ -185,7 +202,7 @@ int32_t PkState::partition_for(std::span<const uint8_t> key) const {
 
 Result<std::optional<Overlay::Row>> PkState::current(const std::string& db_key,
                                                      const Overlay::Batch& building,
-                                                     const Overlay* own, const Stored& stored) {
+                                                     const Overlay* own) {
   using Row = std::optional<Overlay::Row>;
   if (auto it = building.rows.find(db_key); it != building.rows.end()) return Row(it->second);
   const Overlay::Row* held = own ? own->find(db_key) : nullptr;
@@ -199,16 +216,10 @@ Result<std::optional<Overlay::Row>> PkState::current(const std::string& db_key,
     return Row(*held);
   }
   rocksdb::PinnableSlice v;
-  std::string_view value = stored.value;
-  if (!stored.read) {
-    rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), db_key, &v);
-    if (st.IsNotFound()) return Row();
-    if (!st.ok()) return Status(Errc::io_error, st.ToString());
-    value = {v.data(), v.size()};
-  } else if (!stored.found) {
-    return Row();
-  }
-  auto row = rf::decode_row({reinterpret_cast<const uint8_t*>(value.data()), value.size()});
+  rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), db_key, &v);
+  if (st.IsNotFound()) return Row();
+  if (!st.ok()) return Status(Errc::io_error, st.ToString());
+  auto row = rf::decode_row({reinterpret_cast<const uint8_t*>(v.data()), v.size()});
   if (!row) return Status(Errc::corruption, path_ + ": malformed row");
   if (options_.table.ttl_ms > 0 && expired(*row, now_ms())) return Row();  // expired = absent
   Overlay::Row r;
@@ -330,7 +341,8 @@ Status PkState::apply_front() {
   Overlay::Batch p = std::move(overlay_.front());
   overlay_.pop_front();
   rocksdb::WriteBatch wb;
-  // Rows, then their history entries (another key range), each in key order.
+  // Rows in key order, then their history entries (another key range; in row-key order, which
+  // is their own order for keys of one length).
   const auto order =
       in_key_order(p.ops.size(), [&](uint32_t i) -> const std::string& { return p.ops[i].key; });
   for (uint32_t i : order) {

@@ -53,7 +53,6 @@
 #include "pkindex/table_config.h"
 #include "protocol/base/result.h"
 #include "protocol/codec/compression.h"
-#include "protocol/record/record.h"
 #include "protocol/record/record_batch.h"
 #include "storage/partition_log.h"
 
@@ -440,21 +439,10 @@ class PkState {
   std::atomic<int64_t> hist_watermark_{std::numeric_limits<int64_t>::min()};
   // write_mu_ held, db_mu_ shared: one RocksDB write of rows + the applied offset.
   Status write_applied(rocksdb::WriteBatch& wb, int64_t applied);
-  // A key's stored RocksDB value when the caller has read it already (compute's MultiGet).
-  struct Stored {
-    bool read = false;  // false: current() reads it
-    bool found = false;
-    std::string_view value;
-  };
-  // The stored rows of a batch's keys that no overlay holds, read by one MultiGet (pk_compute.cc).
-  struct StoredRows;
-  void read_stored_rows(std::span<const protocol::Record> records, const Overlay* own,
-                        StoredRows& out) const;
   // The key's row as of `building`, `own` (a transaction's rows, newest first), the overlay
-  // (newest first), then RocksDB (`stored` when read).
+  // (newest first), then RocksDB.
   Result<std::optional<Overlay::Row>> current(const std::string& db_key,
-                                              const Overlay::Batch& building, const Overlay* own,
-                                              const Stored& stored);
+                                              const Overlay::Batch& building, const Overlay* own);
 
   storage::PartitionLog& log_;
   PkEnvironment* env_ = nullptr;  // set by open(); outlives this state

@@ -542,9 +542,8 @@ TEST_F(PkStateTest, ApplyChangelogAppliesStoredAfterImagesOnce) {
 
 // Rows are written to RocksDB in key order (PkState::in_key_order); a key written several times in
 // one batch must still end at its last record, with that record's offset — on the writer, on a
-// follower applying the changelog, and after a replay of the log. The batch also spans several of
-// compute's MultiGet chunks (1,024 records): each key's first record reads the stored row, later
-// ones the batch's own.
+// follower applying the changelog, and after a replay of the log. Each key's first record reads
+// the stored row, later ones the batch's own.
 TEST_F(PkStateTest, AKeyWrittenSeveralTimesInOneBatchEndsAtItsLastRecord) {
   options_.flush_on_close = false;
   open_all(TableConfig{});
