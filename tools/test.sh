@@ -29,7 +29,8 @@ fi
 mapfile -t SAN_TARGETS < <(/usr/bin/python3 tools/unit_targets.py build-san --fuzzers)
 ninja -C build-san -j"$JOBS" "${SAN_TARGETS[@]}"
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
-  meson test -C build-san --suite unit --no-rebuild --num-processes "$JOBS" --print-errorlogs
+  meson test -C build-san --suite unit --no-rebuild --num-processes "$JOBS" --print-errorlogs \
+  --timeout-multiplier 2
 FUZZ_SECONDS="$FUZZ_SECONDS" bash test/fuzz/run.sh build-san
 
 echo "== thread sanitizer build (clang, TSan): unit tests"

@@ -18,6 +18,9 @@ mapfile -t TARGETS < <(/usr/bin/python3 tools/unit_targets.py build-tsan)
 ninja -C build-tsan -j"$JOBS" "${TARGETS[@]}"
 # symbolize_inline_frames=0: with inlined frames, llvm-symbolizer's answers for the long Asio
 # template names overflow the runtime's buffer and the frames of a report come out shifted.
+# --timeout-multiplier: test timeouts are sized for the release build; TSan runs the pkindex suite
+# ~4x slower (110 s alone, over 120 s beside another suite on 2 cores).
 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:symbolize_inline_frames=0"
 TSAN_OPTIONS="$TSAN_OPTIONS:suppressions=$PWD/test/tsan.supp" \
-  meson test -C build-tsan --suite unit --no-rebuild --num-processes "$JOBS" --print-errorlogs
+  meson test -C build-tsan --suite unit --no-rebuild --num-processes "$JOBS" --print-errorlogs \
+    --timeout-multiplier 3
