@@ -156,7 +156,8 @@ Status Broker::start() {
   topics_->set_pk_open_files_per_partition(
       pk_tables_->environment().options().max_open_files_per_partition);
   pk_tables_->start_tasks({config_.pk_checkpoint_retained,  // checkpoints
-                           config_.test_fault_pk_compact_before_checkpoint != 0});
+                           config_.test_fault_pk_compact_before_checkpoint != 0,
+                           config_.pk_memtable_idle_flush_ms});
   STRATA_RETURN_IF_ERROR(pk_tables_->open_all());
   scan_sessions_ = std::make_unique<ScanSessions>(  // open Scans
       io_, config_.pk_scan_session_timeout_ms, static_cast<size_t>(config_.pk_scan_max_sessions));

@@ -5,6 +5,7 @@
 // Thread-safe (RocksDB's objects are).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 
@@ -40,7 +41,31 @@ class PkEnvironment {
     // Null = RocksDB's POSIX file system. Tests pass a fault-injecting wrapper to simulate power
     // loss and disk errors under kv/ as storage's FaultInjectionEnv does for the log.
     std::shared_ptr<rocksdb::FileSystem> file_system;
+    // Partitions that may have a memtable bloom filter at once (below); -1 = as many as 1/8 of
+    // write_buffer_bytes holds (at least 1), 0 = none.
+    int memtable_bloom_partitions = -1;
+    // Bytes a partition writes after it opens before it takes a memtable bloom filter.
+    size_t memtable_bloom_after_bytes = 1u << 20;
   };
+  // Every partition's memtable size (RocksDB's write_buffer_size; write_buffer_bytes above bounds
+  // all of them together) and the whole-key memtable bloom filter's share of it: ~671 KiB, which
+  // lets a lookup or an upsert's read of a key the active memtable lacks skip the skiplist search
+  // (~10 bits per key of a full memtable; docs/benchmarks.md, pk-apply).
+  static constexpr size_t kMemtableBytes = 64u << 20;
+  static constexpr double kMemtableBloomRatio = 0.01;
+
+  // RocksDB allocates and zeroes a memtable's bloom filter when it creates the memtable and charges
+  // it to the write-buffer manager, idle or not. On every partition, 100 idle ones alone kept the
+  // manager over a 64 MiB write_buffer_bytes, so every write flushed (475 flushes instead of 8 to
+  // load 1M rows), and 2,000 would hold 1.3 GiB. So the filters are a bounded resource: a
+  // partition opens without one and takes one of memtable_bloom_slots() once it has written
+  // memtable_bloom_after_bytes (PkState), until it closes or goes idle (PkState::flush_if_idle).
+  int memtable_bloom_slots() const { return bloom_slots_; }
+  int memtable_blooms_in_use() const { return blooms_in_use_.load(std::memory_order_relaxed); }
+  bool take_memtable_bloom();
+  void release_memtable_bloom();
+  // Memory the write-buffer manager counts now: every partition's memtables (blooms included).
+  size_t write_buffer_usage() const;
   PkEnvironment();
   explicit PkEnvironment(Options options);
   ~PkEnvironment();
@@ -64,6 +89,8 @@ class PkEnvironment {
   std::shared_ptr<rocksdb::FileSystem> fs_;
   std::unique_ptr<rocksdb::Env> owned_env_;  // set when file_system is not the default
   rocksdb::Env* env_ = nullptr;
+  int bloom_slots_ = 0;
+  std::atomic<int> blooms_in_use_{0};
 };
 
 }  // namespace strata::pkindex

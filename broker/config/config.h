@@ -148,6 +148,7 @@ struct BrokerConfig {
   // Memory of primary-key state (pkindex::PkEnvironment), shared by every partition
   int64_t pk_block_cache_bytes{};
   int64_t pk_write_buffer_bytes{};
+  int64_t pk_memtable_idle_flush_ms{};
   int64_t pk_row_cache_bytes{};
   // Authorization (docs/security.md): "" = no authorizer (everything allowed); otherwise Strata's
   // ACL authorizer (Kafka's class names accepted as synonyms).

@@ -200,6 +200,27 @@ void ScrapeCollector::collect_pk(std::vector<prometheus::MetricFamily>& out,
     out.push_back(std::move(r));
   }
   {
+    const auto& env = pk.environment();
+    auto w = family("strata_pk_write_buffer_bytes",
+                    "Memory of every primary-key partition's memtables together, memtable bloom "
+                    "filters included (flushes start beyond pk.write.buffer.bytes).",
+                    MetricType::Gauge);
+    add_sample(w, {}, static_cast<double>(env.write_buffer_usage()));
+    auto b = family("strata_pk_memtable_blooms",
+                    "Primary-key partitions holding a memtable bloom filter (taken after 1 MiB "
+                    "written since open, at most strata_pk_memtable_bloom_slots).",
+                    MetricType::Gauge);
+    add_sample(b, {}, env.memtable_blooms_in_use());
+    auto s = family("strata_pk_memtable_bloom_slots",
+                    "Memtable bloom filters the primary-key partitions may hold at once (1/8 of "
+                    "pk.write.buffer.bytes).",
+                    MetricType::Gauge);
+    add_sample(s, {}, env.memtable_bloom_slots());
+    out.push_back(std::move(w));
+    out.push_back(std::move(b));
+    out.push_back(std::move(s));
+  }
+  {
     const auto rc = pk.environment().row_cache().stats();
     auto h =
         family("strata_pk_row_cache_hits_total",

@@ -95,6 +95,12 @@ void PkTables::checkpoint_loop() {
                          p, state->history_horizon(), *trimmed);
           }
         }
+        // Idle partitions give their write buffer and memtable bloom back (PkState::flush_if_idle).
+        if (auto idle =
+                state->flush_if_idle(pkindex::PkState::steady_ms(), tasks_.memtable_idle_flush_ms);
+            !idle.ok()) {
+          spdlog::warn("idle flush of {}-{}: {}", topic->name, p, idle.status().to_string());
+        }
         auto [lit, fresh] = last_ms.try_emplace(key, now);
         if (fresh) {
           const int64_t created = state->newest_checkpoint().created_ms;

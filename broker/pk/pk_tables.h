@@ -88,6 +88,7 @@ class PkTables {
   struct Tasks {
     int32_t checkpoints_retained = 2;        // pk.checkpoint.retained
     bool compact_before_checkpoint = false;  // test.fault.pk.compact.before.checkpoint
+    int64_t memtable_idle_flush_ms = 60000;  // pk.memtable.idle.flush.ms
   };
   // Call before open_all(); starts the checkpoint thread (stopped by close_all()).
   void start_tasks(Tasks tasks);

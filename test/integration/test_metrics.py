@@ -12,6 +12,7 @@ import os
 import re
 import struct
 import sys
+import time
 import unittest
 import urllib.request
 
@@ -287,6 +288,9 @@ class MetricsTest(BrokerTestCase):
             "strata_pk_row_cache_refused_fills_total": "counter",
             "strata_pk_row_cache_bytes": "gauge",
             "strata_pk_memtable_bytes": "gauge",
+            "strata_pk_write_buffer_bytes": "gauge",
+            "strata_pk_memtable_blooms": "gauge",
+            "strata_pk_memtable_bloom_slots": "gauge",
             "strata_pk_pending_compaction_bytes": "gauge",
             "process_cpu_seconds_total": "counter",
             "process_resident_memory_bytes": "gauge",
@@ -510,6 +514,42 @@ class MetricsTest(BrokerTestCase):
 
 
 class MetricsConfigTest(unittest.TestCase):
+    def test_idle_pk_partitions_give_back_write_buffer_and_bloom(self):
+        # Its own broker: a short pk.memtable.idle.flush.ms would race the other tests' scrapes.
+        b = harness.BrokerProcess(overrides={"metrics.listener": "127.0.0.1:0",
+                                             "pk.memtable.idle.flush.ms": "3000"})
+        try:
+            b.start()
+            topic = unique_topic("mbloom")
+            itutil.ck_create_topic(b.bootstrap, topic, 1, {"table.type": "primary-key"})
+            s = Scrape(b)
+            self.assertEqual(s.get("strata_pk_memtable_bloom_slots"), 12)  # 64 MiB / 8 / 671 KiB
+            self.assertEqual(s.get("strata_pk_memtable_blooms"), 0)
+            with RawConn(b.port) as c:
+                value = b"v" * 1000
+                for n in range(12):  # ~1.2 MiB: the partition takes a memtable bloom filter
+                    batch = itutil.build_batch([(b"key-%d-%d" % (n, i), value, ())
+                                                for i in range(100)])
+                    self.assertEqual(itutil.produce(c, 3, {topic: {0: batch}})[(topic, 0)][0], 0)
+                s = Scrape(b)
+                self.assertEqual(s.get("strata_pk_memtable_blooms"), 1)
+                self.assertGreater(s.get("strata_pk_write_buffer_bytes"), 600 << 10)
+                # Idle: the memtable is flushed and the filter given back.
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline:
+                    s = Scrape(b)
+                    if (s.get("strata_pk_memtable_blooms") == 0 and
+                            s.get("strata_pk_write_buffer_bytes") < 256 << 10):
+                        break
+                    time.sleep(0.2)
+                self.assertEqual(s.get("strata_pk_memtable_blooms"), 0)
+                self.assertLess(s.get("strata_pk_write_buffer_bytes"), 256 << 10)
+                rows = lookup(c, topic, {0: [b"key-0-0", b"key-11-99"]})[1][0][2]
+                self.assertEqual([r[0] for r in rows], [value, value])
+        finally:
+            b.stop()
+            b.cleanup()
+
     def test_disabled_listener_opens_no_port(self):
         # (The Schema Registry's listener is off too: only the Kafka listener may remain.)
         b = harness.BrokerProcess(overrides={"metrics.listener": "", "schema.registry.listener": ""})

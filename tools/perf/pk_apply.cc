@@ -32,21 +32,23 @@ struct RawTimes {
 };
 
 // `read_first`: Get every key before its Put (what an upsert must do for the change kind and
-// before-image). `memtable_bloom`: PkState's whole-key memtable bloom filter (pk_state.cc; on
-// by default so the reference has PkState's options; off for the diagnostic variant).
+// before-image). `memtable_bloom`: the whole-key memtable bloom filter of a busy PkState
+// partition (PkEnvironment::take_memtable_bloom), here from the start; on by default so the
+// reference has PkState's options; off for the diagnostic variant.
 Result<RawTimes> load_raw(pkindex::PkEnvironment& env, const std::string& path, const Workload& w,
                           int32_t batch, bool read_first = false, bool memtable_bloom = true) {
   rocksdb::Options o;  // PkState::open's options
   o.create_if_missing = true;
   o.write_buffer_manager = env.write_buffer_manager();
   o.max_background_jobs = 2;
+  o.write_buffer_size = pkindex::PkEnvironment::kMemtableBytes;
   rocksdb::BlockBasedTableOptions t;
   t.block_cache = env.block_cache();
   t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
   if (memtable_bloom) {
     o.memtable_whole_key_filtering = true;
-    o.memtable_prefix_bloom_size_ratio = 0.01;
+    o.memtable_prefix_bloom_size_ratio = pkindex::PkEnvironment::kMemtableBloomRatio;
   }
   // PkState's insert hints (one per first key byte); scattered puts gain nothing from them, a
   // batch written in key order does (PkState::in_key_order).
