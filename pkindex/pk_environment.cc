@@ -6,8 +6,6 @@
 #include <rocksdb/statistics.h>
 #include <rocksdb/write_buffer_manager.h>
 
-#include <algorithm>
-
 namespace strata::pkindex {
 
 PkEnvironment::PkEnvironment() : PkEnvironment(Options{}) {}
@@ -20,7 +18,7 @@ PkEnvironment::PkEnvironment(Options options) : options_(options) {
     bloom_slots_ = options_.memtable_bloom_partitions;
   } else {
     const auto bloom = static_cast<size_t>(kMemtableBloomRatio * kMemtableBytes);
-    bloom_slots_ = static_cast<int>(std::max<size_t>(1, options_.write_buffer_bytes / 8 / bloom));
+    bloom_slots_ = static_cast<int>(options_.write_buffer_bytes / 8 / bloom);  // 0 below ~5 MiB
   }
   statistics_ = rocksdb::CreateDBStatistics();
   // Tickers (atomic counters) only: no histograms or timers on the read/write paths.

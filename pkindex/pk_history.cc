@@ -232,6 +232,7 @@ Result<uint64_t> PkState::trim_history(int64_t horizon) {
     put_meta(wb, rf::kHistoryHorizonKey, horizon);
     put_meta(wb, rf::kHistoryWatermarkKey, watermark);
     if (auto st = db_->Write(wo, &wb); !st.ok()) return Status(Errc::io_error, st.ToString());
+    note_memtable_write(wb.GetDataSize());  // flushed when idle like any write
   }
   hist_watermark_.store(watermark, std::memory_order_release);
   hist_horizon_.store(horizon, std::memory_order_release);

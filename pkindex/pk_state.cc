@@ -301,62 +301,8 @@ Status PkState::write_applied(rocksdb::WriteBatch& wb, int64_t applied) {
   }
   txn_floor_ = floor;
   applied_offset_.store(applied, std::memory_order_release);
-  last_write_ms_.store(steady_ms(), std::memory_order_relaxed);
-  written_since_flush_.store(true, std::memory_order_release);
-  maybe_take_memtable_bloom(wb.GetDataSize());
+  note_memtable_write(wb.GetDataSize());
   return Status::Ok();
-}
-
-int64_t PkState::steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-Result<bool> PkState::flush_if_idle(int64_t now_ms, int64_t idle_ms) {
-  if (!written_since_flush_.load(std::memory_order_acquire)) return false;
-  if (now_ms - last_write_ms_.load(std::memory_order_relaxed) < idle_ms) return false;
-  std::lock_guard wl(write_mu_);  // no write in between: the bloom's flags are write_mu_'s
-  auto lk = read_lock();
-  if (!lk) return false;
-  if (now_ms - last_write_ms_.load(std::memory_order_relaxed) < idle_ms) return false;
-  if (bloom_held_.load(std::memory_order_relaxed)) {
-    rocksdb::Status st = db_->SetOptions({{"memtable_prefix_bloom_size_ratio", "0"}});
-    if (!st.ok()) return Status(Errc::io_error, path_ + ": memtable bloom off: " + st.ToString());
-    bloom_held_.store(false, std::memory_order_relaxed);
-    env_->release_memtable_bloom();
-  }
-  written_since_idle_ = 0;
-  written_since_flush_.store(false, std::memory_order_release);
-  rocksdb::FlushOptions fo;
-  fo.wait = false;
-  fo.allow_write_stall = true;
-  if (rocksdb::Status st = db_->Flush(fo); !st.ok()) {
-    return Status(Errc::io_error, path_ + ": idle flush: " + st.ToString());
-  }
-  return true;
-}
-
-void PkState::maybe_take_memtable_bloom(size_t bytes) {
-  if (bloom_held_.load(std::memory_order_relaxed)) return;
-  written_since_idle_ += bytes;
-  if (written_since_idle_ < env_->options().memtable_bloom_after_bytes) return;
-  if (!env_->take_memtable_bloom()) return;  // all taken: tried again at the next write
-  rocksdb::Status st = db_->SetOptions(
-      {{"memtable_prefix_bloom_size_ratio", std::to_string(PkEnvironment::kMemtableBloomRatio)}});
-  if (!st.ok()) {  // only an optimisation: tried again after another memtable_bloom_after_bytes
-    env_->release_memtable_bloom();
-    written_since_idle_ = 0;
-    return;
-  }
-  bloom_held_.store(true, std::memory_order_relaxed);
-  // The active memtable was made without one: switch now (a small SST of what was written since
-  // open; not waiting for it, nor for a stall to clear). Should the switch fail, the next one
-  // RocksDB makes has the filter.
-  rocksdb::FlushOptions fo;
-  fo.wait = false;
-  fo.allow_write_stall = true;
-  (void)db_->Flush(fo);
 }
 
 // A failed apply (a full disk under kv/: RocksDB's flush failed and it stopped taking writes)

@@ -361,11 +361,15 @@ class PkState {
   // Whether this partition holds one of the environment's memtable bloom filters
   // (PkEnvironment::take_memtable_bloom): its memtables made from now on have one.
   bool has_memtable_bloom() const { return bloom_held_.load(std::memory_order_relaxed); }
-  // A partition not written for `idle_ms` (steady clock) since its last write flushes its memtable,
-  // so it holds no write buffer (RocksDB's write-buffer manager only ever flushes the partition
-  // being written), and gives back its memtable bloom filter; returns whether it did. A no-op
-  // until the next write once done. The broker's checkpoint thread calls it every tick.
-  Result<bool> flush_if_idle(int64_t now_ms, int64_t idle_ms);
+  // Memtable upkeep (pk_memtable.cc), off the write path (each step rewrites RocksDB's OPTIONS
+  // and MANIFEST): a partition that has written PkEnvironment's memtable_bloom_after_bytes since
+  // it opened or last went idle takes a memtable bloom filter if one is free and switches to a
+  // memtable that has it; one not written for `idle_ms` (steady clock) flushes its memtable, so it
+  // holds no write buffer (RocksDB's write-buffer manager only ever flushes the partition being
+  // written), and gives its filter back. Cheap when there is nothing to do. The broker's
+  // checkpoint thread calls it every tick; any thread.
+  enum class MemtableStep { none, took_bloom, flushed_idle };
+  Result<MemtableStep> tend_memtable(int64_t now_ms, int64_t idle_ms);
   static int64_t steady_ms();
 
  private:
@@ -448,13 +452,15 @@ class PkState {
   std::atomic<int64_t> hist_watermark_{std::numeric_limits<int64_t>::min()};
   // write_mu_ held, db_mu_ shared: one RocksDB write of rows + the applied offset.
   Status write_applied(rocksdb::WriteBatch& wb, int64_t applied);
-  // write_mu_ held, after a write of `bytes`: takes a memtable bloom filter once the partition has
-  // written enough since it opened and one is free, and switches to a memtable that has it.
-  void maybe_take_memtable_bloom(size_t bytes);
-  std::atomic<bool> bloom_held_{false};    // set under write_mu_; read by open_db and metrics
-  size_t written_since_idle_ = 0;          // write_mu_: since open or the last flush_if_idle
-  std::atomic<int64_t> last_write_ms_{0};  // steady_ms() of the last write
-  std::atomic<bool> written_since_flush_{false};  // by flush_if_idle
+  // After a write of `bytes` to RocksDB (tend_memtable's counters).
+  void note_memtable_write(size_t bytes);
+  // write_mu_ and db_mu_ shared held (tend_memtable).
+  Status flush_idle_locked();
+  Status take_bloom_locked();
+  std::atomic<bool> bloom_held_{false};  // changed under write_mu_; read by open_db and metrics
+  std::atomic<size_t> written_since_idle_{0};     // bytes, since open or the last idle flush
+  std::atomic<int64_t> last_write_ms_{0};         // steady_ms() of the last write
+  std::atomic<bool> written_since_flush_{false};  // since the last idle flush
   // The key's row as of `building`, `own` (a transaction's rows, newest first), the overlay
   // (newest first), then RocksDB.
   Result<std::optional<Overlay::Row>> current(const std::string& db_key,

@@ -95,11 +95,12 @@ void PkTables::checkpoint_loop() {
                          p, state->history_horizon(), *trimmed);
           }
         }
-        // Idle partitions give their write buffer and memtable bloom back (PkState::flush_if_idle).
-        if (auto idle =
-                state->flush_if_idle(pkindex::PkState::steady_ms(), tasks_.memtable_idle_flush_ms);
-            !idle.ok()) {
-          spdlog::warn("idle flush of {}-{}: {}", topic->name, p, idle.status().to_string());
+        // Memtable bloom filters to the partitions that write, idle ones flushed
+        // (PkState::tend_memtable).
+        if (auto step =
+                state->tend_memtable(pkindex::PkState::steady_ms(), tasks_.memtable_idle_flush_ms);
+            !step.ok()) {
+          spdlog::warn("memtable upkeep of {}-{}: {}", topic->name, p, step.status().to_string());
         }
         auto [lit, fresh] = last_ms.try_emplace(key, now);
         if (fresh) {

@@ -517,7 +517,7 @@ class MetricsConfigTest(unittest.TestCase):
     def test_idle_pk_partitions_give_back_write_buffer_and_bloom(self):
         # Its own broker: a short pk.memtable.idle.flush.ms would race the other tests' scrapes.
         b = harness.BrokerProcess(overrides={"metrics.listener": "127.0.0.1:0",
-                                             "pk.memtable.idle.flush.ms": "3000"})
+                                             "pk.memtable.idle.flush.ms": "8000"})
         try:
             b.start()
             topic = unique_topic("mbloom")
@@ -531,11 +531,17 @@ class MetricsConfigTest(unittest.TestCase):
                     batch = itutil.build_batch([(b"key-%d-%d" % (n, i), value, ())
                                                 for i in range(100)])
                     self.assertEqual(itutil.produce(c, 3, {topic: {0: batch}})[(topic, 0)][0], 0)
-                s = Scrape(b)
+                # Taken at the next upkeep tick (every 250 ms), off the write path.
+                deadline = time.monotonic() + 6
+                while time.monotonic() < deadline:
+                    s = Scrape(b)
+                    if s.get("strata_pk_memtable_blooms") == 1:
+                        break
+                    time.sleep(0.1)
                 self.assertEqual(s.get("strata_pk_memtable_blooms"), 1)
                 self.assertGreater(s.get("strata_pk_write_buffer_bytes"), 600 << 10)
                 # Idle: the memtable is flushed and the filter given back.
-                deadline = time.monotonic() + 30
+                deadline = time.monotonic() + 40
                 while time.monotonic() < deadline:
                     s = Scrape(b)
                     if (s.get("strata_pk_memtable_blooms") == 0 and
