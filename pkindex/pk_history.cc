@@ -253,6 +253,7 @@ Result<uint64_t> PkState::trim_history(int64_t horizon) {
     below.clear();
     if (wb.GetDataSize() > kTrimBatchBytes) {
       if (auto st = db_->Write(wo, &wb); !st.ok()) return Status(Errc::io_error, st.ToString());
+      note_memtable_write(wb.GetDataSize());
       wb.Clear();
     }
     return Status::Ok();
@@ -275,6 +276,7 @@ Result<uint64_t> PkState::trim_history(int64_t horizon) {
   if (!it->status().ok()) return Status(Errc::io_error, it->status().ToString());
   if (wb.Count() > 0) {
     if (auto st = db_->Write(wo, &wb); !st.ok()) return Status(Errc::io_error, st.ToString());
+    note_memtable_write(wb.GetDataSize());
   }
   return removed;
 }

@@ -37,61 +37,84 @@ void PkState::note_memtable_write(size_t bytes) {
 }
 
 Result<PkState::MemtableStep> PkState::tend_memtable(int64_t now_ms, int64_t idle_ms) {
-  auto idle = [&] {
-    return written_since_flush_.load(std::memory_order_acquire) &&
-           now_ms - last_write_ms_.load(std::memory_order_relaxed) >= idle_ms;
-  };
-  auto wants_bloom = [&] {
-    return !bloom_held_.load(std::memory_order_relaxed) &&
-           written_since_idle_.load(std::memory_order_relaxed) >=
-               env_->options().memtable_bloom_after_bytes &&
-           env_->memtable_blooms_in_use() < env_->memtable_bloom_slots();
-  };
-  if (!idle() && !wants_bloom()) return MemtableStep::none;  // the common case: two loads
+  // Bytes written count per window of idle_ms: a partition holds a filter while it writes
+  // memtable_bloom_after_bytes per window, so partitions that trickle cannot keep every slot.
+  const bool window_over = now_ms - window_start_ms_.load(std::memory_order_relaxed) >= idle_ms;
+  const size_t after = env_->options().memtable_bloom_after_bytes;
+  const bool held = bloom_held_.load(std::memory_order_relaxed);
+  const size_t written = written_since_idle_.load(std::memory_order_relaxed);
+  const bool idle = written_since_flush_.load(std::memory_order_acquire) &&
+                    now_ms - last_write_ms_.load(std::memory_order_relaxed) >= idle_ms;
+  const bool slow = held && window_over && written < after;  // gives its filter back too
+  const bool wants =
+      !held && written >= after && env_->memtable_blooms_in_use() < env_->memtable_bloom_slots();
+  if (window_over) {
+    written_since_idle_.fetch_sub(written, std::memory_order_relaxed);
+    window_start_ms_.store(now_ms, std::memory_order_relaxed);
+  }
+  if (!idle && !slow && !wants) return MemtableStep::none;  // the common case: a few loads
+  if (now_ms < upkeep_retry_ms_.load(std::memory_order_relaxed)) return MemtableStep::none;
   std::lock_guard wl(write_mu_);  // no write in between: the filter's flags are write_mu_'s
   auto lk = read_lock();
-  if (!lk || failed_) return MemtableStep::none;  // closing, or offline until healed
-  if (idle()) {
-    STRATA_RETURN_IF_ERROR(flush_idle_locked());
-    return MemtableStep::flushed_idle;
+  if (!lk) return MemtableStep::none;  // closing
+  Status st;
+  MemtableStep step = MemtableStep::none;
+  if (failed_) {  // offline until healed: its RocksDB takes no writes
+    st = Status(Errc::io_error, path_ + ": offline after an I/O error");
+  } else if (idle || slow) {
+    st = flush_idle_locked();
+    step = MemtableStep::flushed_idle;
+  } else if (env_->take_memtable_bloom()) {
+    st = take_bloom_locked();
+    if (!st.ok()) env_->release_memtable_bloom();
+    step = MemtableStep::took_bloom;
   }
-  if (!wants_bloom() || !env_->take_memtable_bloom()) return MemtableStep::none;
-  if (Status st = take_bloom_locked(); !st.ok()) {
-    env_->release_memtable_bloom();
+  if (!st.ok()) {  // a full disk: not again for a while (each try rewrites OPTIONS files)
+    upkeep_retry_ms_.store(now_ms + kHealIntervalMs, std::memory_order_relaxed);
     return st;
   }
-  return MemtableStep::took_bloom;
+  return step;
 }
 
-// The filter is released only once the memtable that has it is sealed: if the switch fails (RocksDB
-// refuses while writes are stopped), the next tick tries again.
+// The filter's slot is released once the memtable that has it is sealed (its memory goes when
+// RocksDB's background flush of it completes): if the switch fails (RocksDB refuses while writes
+// are stopped), a later upkeep tries again.
 Status PkState::flush_idle_locked() {
-  if (bloom_held_.load(std::memory_order_relaxed)) {
-    rocksdb::Status st = db_->SetOptions({{"memtable_prefix_bloom_size_ratio", "0"}});
-    // SetOptions applies the options before it persists them: what counts is what it applied.
-    if (!st.ok() && db_->GetOptions().memtable_prefix_bloom_size_ratio != 0) {
-      return Status(Errc::io_error, path_ + ": memtable bloom filter off: " + st.ToString());
+  // Cleared first: a write that lands in the new memtable sets them again.
+  written_since_flush_.store(false, std::memory_order_release);
+  Status st = [&]() -> Status {
+    if (bloom_held_.load(std::memory_order_relaxed)) {
+      rocksdb::Status r = db_->SetOptions({{"memtable_prefix_bloom_size_ratio", "0"}});
+      // SetOptions applies the options before it persists them: what counts is what it applied.
+      if (!r.ok() && db_->GetOptions().memtable_prefix_bloom_size_ratio != 0) {
+        return Status(Errc::io_error, path_ + ": memtable bloom filter off: " + r.ToString());
+      }
+      // RocksDB does not switch an empty memtable (the filter's memtable when nothing was
+      // written after the switch that brought it): the applied offset, rewritten as it is, makes
+      // it non-empty. Never waits for a stall (the checkpoint thread would hold write_mu_).
+      uint8_t buf[8];
+      rf::put_be64(buf, applied_offset());
+      rocksdb::WriteBatch wb;
+      wb.Put(rocksdb::Slice(rf::kAppliedKey.data(), rf::kAppliedKey.size()),
+             rocksdb::Slice(reinterpret_cast<const char*>(buf), 8));
+      rocksdb::WriteOptions wo;
+      wo.disableWAL = true;
+      wo.no_slowdown = true;
+      if (r = db_->Write(wo, &wb); !r.ok()) {
+        return Status(Errc::io_error, path_ + ": idle flush: " + r.ToString());
+      }
     }
-    // RocksDB does not switch an empty memtable (the filter's memtable when nothing was written
-    // after the switch that brought it): the applied offset, rewritten as it is, makes it
-    // non-empty.
-    uint8_t buf[8];
-    rf::put_be64(buf, applied_offset());
-    rocksdb::WriteBatch wb;
-    wb.Put(rocksdb::Slice(rf::kAppliedKey.data(), rf::kAppliedKey.size()),
-           rocksdb::Slice(reinterpret_cast<const char*>(buf), 8));
-    rocksdb::WriteOptions wo;
-    wo.disableWAL = true;
-    if (st = db_->Write(wo, &wb); !st.ok()) {
-      return Status(Errc::io_error, path_ + ": idle flush: " + st.ToString());
+    if (rocksdb::Status r = switch_memtable(*db_); !r.ok()) {
+      return Status(Errc::io_error, path_ + ": idle flush: " + r.ToString());
     }
-  }
-  if (rocksdb::Status st = switch_memtable(*db_); !st.ok()) {
-    return Status(Errc::io_error, path_ + ": idle flush: " + st.ToString());
+    return Status::Ok();
+  }();
+  if (!st.ok()) {
+    written_since_flush_.store(true, std::memory_order_release);
+    return st;
   }
   if (bloom_held_.exchange(false, std::memory_order_relaxed)) env_->release_memtable_bloom();
   written_since_idle_.store(0, std::memory_order_relaxed);
-  written_since_flush_.store(false, std::memory_order_release);
   return Status::Ok();
 }
 

@@ -92,6 +92,7 @@ Result<std::unique_ptr<PkState>> PkState::open(PkEnvironment& env, storage::Part
   s->env_ = &env;
   s->path_ = log.dir() + "/kv";
   s->listener_ = std::make_shared<FlushListener>(log, s->persisted_applied_);
+  s->window_start_ms_.store(steady_ms());  // tend_memtable's first window
   s->clock_ = s->options_.clock ? s->options_.clock : Clock(system_clock_ms);
   STRATA_RETURN_IF_ERROR(s->load_checkpoints());  // leftovers removed, newest found
   STRATA_RETURN_IF_ERROR(s->open_db(env));

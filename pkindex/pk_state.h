@@ -362,12 +362,13 @@ class PkState {
   // (PkEnvironment::take_memtable_bloom): its memtables made from now on have one.
   bool has_memtable_bloom() const { return bloom_held_.load(std::memory_order_relaxed); }
   // Memtable upkeep (pk_memtable.cc), off the write path (each step rewrites RocksDB's OPTIONS
-  // and MANIFEST): a partition that has written PkEnvironment's memtable_bloom_after_bytes since
-  // it opened or last went idle takes a memtable bloom filter if one is free and switches to a
+  // and MANIFEST): a partition that has written PkEnvironment's memtable_bloom_after_bytes in the
+  // current window of `idle_ms` takes a memtable bloom filter if one is free and switches to a
   // memtable that has it; one not written for `idle_ms` (steady clock) flushes its memtable, so it
   // holds no write buffer (RocksDB's write-buffer manager only ever flushes the partition being
-  // written), and gives its filter back. Cheap when there is nothing to do. The broker's
-  // checkpoint thread calls it every tick; any thread.
+  // written), and gives its filter back, as does one that wrote less than that in a whole window.
+  // Cheap when there is nothing to do; after a failure, not retried for kHealIntervalMs. The
+  // broker's checkpoint thread calls it every tick; any thread.
   enum class MemtableStep { none, took_bloom, flushed_idle };
   Result<MemtableStep> tend_memtable(int64_t now_ms, int64_t idle_ms);
   static int64_t steady_ms();
@@ -458,9 +459,11 @@ class PkState {
   Status flush_idle_locked();
   Status take_bloom_locked();
   std::atomic<bool> bloom_held_{false};  // changed under write_mu_; read by open_db and metrics
-  std::atomic<size_t> written_since_idle_{0};     // bytes, since open or the last idle flush
+  std::atomic<size_t> written_since_idle_{0};     // bytes, in tend_memtable's current window
   std::atomic<int64_t> last_write_ms_{0};         // steady_ms() of the last write
   std::atomic<bool> written_since_flush_{false};  // since the last idle flush
+  std::atomic<int64_t> window_start_ms_{0};       // tend_memtable's current window (from open)
+  std::atomic<int64_t> upkeep_retry_ms_{0};       // after a failed upkeep: not before this
   // The key's row as of `building`, `own` (a transaction's rows, newest first), the overlay
   // (newest first), then RocksDB.
   Result<std::optional<Overlay::Row>> current(const std::string& db_key,

@@ -475,7 +475,8 @@ KeyTable<BrokerConfig> build_table() {
   t.integer("pk.memtable.idle.flush.ms", &C::pk_memtable_idle_flush_ms, "60000", int64_t{1},
             int64_t{1} << 40,
             "A primary-key partition not written for this long flushes its memtable and gives "
-            "back its memtable bloom filter, so idle partitions hold no write buffer.");
+            "back its memtable bloom filter (held while it writes >= 1 MiB per this period), so "
+            "idle partitions hold no write buffer.");
   t.integer("pk.row.cache.bytes", &C::pk_row_cache_bytes, "134217728", int64_t{0}, int64_t{1} << 40,
             "Rows kept in memory for lookups, all primary-key partitions together (filled by "
             "lookups, never by writes; least recently used evicted); 0 = off.");

@@ -110,24 +110,30 @@ TEST_F(PkMemoryTest, IdlePartitionsHoldNoWriteBuffer) {
   EXPECT_EQ(env_->memtable_blooms_in_use(), 0);
   // Not idle yet; then idle: every memtable is flushed, once.
   const int64_t now = PkState::steady_ms();
-  for (auto& p : parts) EXPECT_EQ(p.state->tend_memtable(now, 60000).value(), Step::none);
+  constexpr int64_t kIdle = 3600000;
+  for (auto& p : parts) EXPECT_EQ(p.state->tend_memtable(now, kIdle).value(), Step::none);
   for (auto& p : parts) {
-    EXPECT_EQ(p.state->tend_memtable(now + 60000, 60000).value(), Step::flushed_idle);
+    EXPECT_EQ(p.state->tend_memtable(now + kIdle, kIdle).value(), Step::flushed_idle);
   }
-  for (auto& p : parts) EXPECT_EQ(p.state->tend_memtable(now + 60000, 60000).value(), Step::none);
+  for (auto& p : parts) EXPECT_EQ(p.state->tend_memtable(now + kIdle, kIdle).value(), Step::none);
   wait_for_usage_below(256u << 10);
   // A busy partition takes a filter (at the next upkeep, off the write path): its new memtable
   // is charged for it.
   write(parts[0], 12000, 100);  // ~1.4 MiB
   EXPECT_FALSE(parts[0].state->has_memtable_bloom());
-  EXPECT_EQ(parts[0].state->tend_memtable(PkState::steady_ms(), 60000).value(), Step::took_bloom);
+  EXPECT_EQ(parts[0].state->tend_memtable(PkState::steady_ms(), kIdle).value(), Step::took_bloom);
   EXPECT_TRUE(parts[0].state->has_memtable_bloom());
   EXPECT_EQ(env_->memtable_blooms_in_use(), 1);
-  EXPECT_GE(env_->write_buffer_usage(), static_cast<size_t>(PkEnvironment::kMemtableBloomRatio *
-                                                            PkEnvironment::kMemtableBytes));
+  const size_t bloom =
+      static_cast<size_t>(PkEnvironment::kMemtableBloomRatio * PkEnvironment::kMemtableBytes);
+  // Once the old memtable's background flush is done, what is charged is the new memtable's
+  // filter (RocksDB charges it at creation; the memtable's own size property shows it only after
+  // a write).
+  wait_for_usage_below(bloom + (256u << 10));
+  EXPECT_GE(env_->write_buffer_usage(), bloom);
   // Idle with nothing written into the filter's memtable (RocksDB does not switch an empty one):
   // the filter still goes, and its memory with it.
-  EXPECT_EQ(parts[0].state->tend_memtable(PkState::steady_ms() + 60000, 60000).value(),
+  EXPECT_EQ(parts[0].state->tend_memtable(PkState::steady_ms() + kIdle, kIdle).value(),
             Step::flushed_idle);
   EXPECT_FALSE(parts[0].state->has_memtable_bloom());
   EXPECT_EQ(env_->memtable_blooms_in_use(), 0);
@@ -141,10 +147,37 @@ TEST_F(PkMemoryTest, IdlePartitionsHoldNoWriteBuffer) {
   EXPECT_EQ(env_->memtable_blooms_in_use(), 0);
 }
 
+// A partition that keeps writing, but less than memtable_bloom_after_bytes per window, is not idle
+// yet gives its filter back at the end of such a window (else twelve trickling partitions would
+// hold every slot for good).
+TEST_F(PkMemoryTest, TrickleWritersGiveTheirFilterBack) {
+  using Step = PkState::MemtableStep;
+  make_env(1, 64u << 10);
+  Partition p;
+  open(p, 0);
+  write(p, 1000, 1);  // ~130 KiB
+  EXPECT_EQ(p.state->tend_memtable(PkState::steady_ms(), 3600000).value(), Step::took_bloom);
+  // Windows of 100 ms, writes 200 ms apart: never idle.
+  constexpr int64_t kWindow = 100;
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  write(p, 5, 2);
+  // This window (since open) saw the 130 KiB: kept; a new window starts.
+  EXPECT_EQ(p.state->tend_memtable(PkState::steady_ms(), kWindow).value(), Step::none);
+  EXPECT_TRUE(p.state->has_memtable_bloom());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  write(p, 5, 3);
+  // A whole window with < 64 KiB written: given back (and its memtable flushed).
+  EXPECT_EQ(p.state->tend_memtable(PkState::steady_ms(), kWindow).value(), Step::flushed_idle);
+  EXPECT_FALSE(p.state->has_memtable_bloom());
+  EXPECT_EQ(env_->memtable_blooms_in_use(), 0);
+  EXPECT_EQ(get(p, key_of(3, 4)), std::string(100, 'e'));
+  EXPECT_EQ(get(p, key_of(1, 999)), std::string(100, static_cast<char>('a' + 999 % 26)));
+}
+
 // Random writes (small and large), upkeep (busy and idle), closes and reopens over 6 partitions
 // and 2 slots: the environment's count equals the partitions holding a filter, a partition takes
-// one at an upkeep exactly when it has written enough since it opened or went idle and a slot is
-// free, an idle upkeep flushes exactly the partitions written since, and every row reads back.
+// one at an upkeep exactly when it has written enough in the current window and a slot is free,
+// an idle upkeep flushes exactly the partitions written since, and every row reads back.
 TEST_F(PkMemoryTest, MemtableBloomSlotsFollowTheModel) {
   using Step = PkState::MemtableStep;
   constexpr int kParts = 6;
@@ -167,6 +200,10 @@ TEST_F(PkMemoryTest, MemtableBloomSlotsFollowTheModel) {
   };
   std::mt19937 rng(20261205);
   int seed = 0;
+  // The upkeep's clock: an idle upkeep jumps it past a whole window (`kWindow`), so every one
+  // ends a window and finds written partitions idle; a busy upkeep's window never ends.
+  constexpr int64_t kWindow = 1000;
+  int64_t now = PkState::steady_ms() + 1000000;
   for (int step = 0; step < 400; ++step) {
     const int i = static_cast<int>(rng() % kParts);
     auto& m = model[i];
@@ -190,7 +227,7 @@ TEST_F(PkMemoryTest, MemtableBloomSlotsFollowTheModel) {
       m.written += static_cast<size_t>(rows) * 100;
       m.dirty = true;
     } else if (op <= 7) {  // upkeep, not idle
-      auto r = parts[i].state->tend_memtable(PkState::steady_ms(), 3600000);
+      auto r = parts[i].state->tend_memtable(now, int64_t{1} << 50);
       ASSERT_TRUE(r.ok()) << r.status().to_string();
       if (!m.held && m.written >= kAfter && held() < kSlots) {
         EXPECT_EQ(*r, Step::took_bloom) << "step " << step;
@@ -203,10 +240,11 @@ TEST_F(PkMemoryTest, MemtableBloomSlotsFollowTheModel) {
         EXPECT_EQ(*r, Step::none) << "step " << step;
       }
     } else {  // upkeep, idle
-      auto r = parts[i].state->tend_memtable(PkState::steady_ms() + 1000, 1000);
+      now += 1000000;
+      auto r = parts[i].state->tend_memtable(now, kWindow);
       ASSERT_TRUE(r.ok()) << r.status().to_string();
       EXPECT_EQ(*r, m.dirty ? Step::flushed_idle : Step::none) << "step " << step;
-      if (m.dirty) m = Model{true, false, false, 0, std::move(m.rows)};
+      m = Model{true, false, false, 0, std::move(m.rows)};  // the window ended: counts from 0
     }
     for (int j = 0; j < kParts; ++j) {
       if (model[j].open) {
