@@ -44,7 +44,8 @@ class PkEnvironment {
     // Partitions that may have a memtable bloom filter at once (below); -1 = as many as 1/8 of
     // write_buffer_bytes holds (none below ~5.2 MiB), 0 = none.
     int memtable_bloom_partitions = -1;
-    // Bytes a partition writes after it opens before it takes a memtable bloom filter.
+    // Bytes a partition writes within one upkeep window (PkState::tend_memtable) to take and keep a
+    // memtable bloom filter.
     size_t memtable_bloom_after_bytes = 1u << 20;
   };
   // Every partition's memtable size (RocksDB's write_buffer_size; write_buffer_bytes above bounds
@@ -59,7 +60,8 @@ class PkEnvironment {
   // manager over a 64 MiB write_buffer_bytes, so every write flushed (475 flushes instead of 8 to
   // load 1M rows), and 2,000 would hold 1.3 GiB. So the filters are a bounded resource: a
   // partition opens without one and takes one of memtable_bloom_slots() once it has written
-  // memtable_bloom_after_bytes, until it closes or goes idle (PkState::tend_memtable).
+  // memtable_bloom_after_bytes in one window, until it closes, goes idle or writes less than that
+  // in a window (PkState::tend_memtable).
   int memtable_bloom_slots() const { return bloom_slots_; }
   int memtable_blooms_in_use() const { return blooms_in_use_.load(std::memory_order_relaxed); }
   bool take_memtable_bloom();

@@ -84,11 +84,7 @@ Status PkState::flush_idle_locked() {
   written_since_flush_.store(false, std::memory_order_release);
   Status st = [&]() -> Status {
     if (bloom_held_.load(std::memory_order_relaxed)) {
-      rocksdb::Status r = db_->SetOptions({{"memtable_prefix_bloom_size_ratio", "0"}});
-      // SetOptions applies the options before it persists them: what counts is what it applied.
-      if (!r.ok() && db_->GetOptions().memtable_prefix_bloom_size_ratio != 0) {
-        return Status(Errc::io_error, path_ + ": memtable bloom filter off: " + r.ToString());
-      }
+      STRATA_RETURN_IF_ERROR(set_bloom_ratio_locked(0));
       // RocksDB does not switch an empty memtable (the filter's memtable when nothing was
       // written after the switch that brought it): the applied offset, rewritten as it is, makes
       // it non-empty. Never waits for a stall (the checkpoint thread would hold write_mu_).
@@ -100,7 +96,7 @@ Status PkState::flush_idle_locked() {
       rocksdb::WriteOptions wo;
       wo.disableWAL = true;
       wo.no_slowdown = true;
-      if (r = db_->Write(wo, &wb); !r.ok()) {
+      if (rocksdb::Status r = db_->Write(wo, &wb); !r.ok()) {
         return Status(Errc::io_error, path_ + ": idle flush: " + r.ToString());
       }
     }
@@ -118,12 +114,18 @@ Status PkState::flush_idle_locked() {
   return Status::Ok();
 }
 
-Status PkState::take_bloom_locked() {
-  const std::string ratio = std::to_string(PkEnvironment::kMemtableBloomRatio);
-  rocksdb::Status st = db_->SetOptions({{"memtable_prefix_bloom_size_ratio", ratio}});
-  if (!st.ok() && db_->GetOptions().memtable_prefix_bloom_size_ratio == 0) {
-    return Status(Errc::io_error, path_ + ": memtable bloom filter: " + st.ToString());
+Status PkState::set_bloom_ratio_locked(double ratio) {
+  rocksdb::Status st =
+      db_->SetOptions({{"memtable_prefix_bloom_size_ratio", std::to_string(ratio)}});
+  // SetOptions applies the options before it persists them: what counts is what it applied.
+  if (!st.ok() && db_->GetOptions().memtable_prefix_bloom_size_ratio != ratio) {
+    return Status(Errc::io_error, path_ + ": memtable bloom filter ratio: " + st.ToString());
   }
+  return Status::Ok();
+}
+
+Status PkState::take_bloom_locked() {
+  STRATA_RETURN_IF_ERROR(set_bloom_ratio_locked(PkEnvironment::kMemtableBloomRatio));
   bloom_held_.store(true, std::memory_order_relaxed);
   // The active memtable was made without one: switch now (a small SST of what was written since
   // open). Should the switch fail, the next one RocksDB makes has the filter.

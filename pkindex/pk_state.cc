@@ -10,7 +10,6 @@
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
-#include <chrono>
 
 #include "pkindex/pk_files.h"
 #include "pkindex/pk_scan.h"
@@ -140,8 +139,8 @@ Status PkState::open_db(PkEnvironment& env) {
   o.arena_block_size = 64u << 10;
   // Every upsert reads the current row first (compute) and most lookups of a loaded table miss the
   // active memtable: a whole-key memtable bloom filter skips the skiplist search for keys not in
-  // it, on the partitions that hold one of the environment's filters (maybe_take_memtable_bloom;
-  // measured in docs/benchmarks.md, pk-apply).
+  // it, on the partitions that hold one of the environment's filters (tend_memtable; measured in
+  // docs/benchmarks.md, pk-apply).
   o.memtable_whole_key_filtering = true;
   o.memtable_prefix_bloom_size_ratio = bloom_held_ ? PkEnvironment::kMemtableBloomRatio : 0.0;
   // One insert hint per key range (FirstByteOfLongerKeys). Without it RocksDB searches every
@@ -314,9 +313,7 @@ Status PkState::write_applied(rocksdb::WriteBatch& wb, int64_t applied) {
 // and reads go on; a disk that stays full costs one Resume() per interval, not one per request.
 Status PkState::heal_locked() {
   const Status offline(Errc::io_error, "primary-key state is offline after an I/O error");
-  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::steady_clock::now().time_since_epoch())
-                          .count();
+  const int64_t now = steady_ms();
   if (last_heal_ms_ != 0 && now - last_heal_ms_ < kHealIntervalMs) return offline;
   last_heal_ms_ = now;
   auto lk = read_lock();

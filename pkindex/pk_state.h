@@ -458,6 +458,7 @@ class PkState {
   // write_mu_ and db_mu_ shared held (tend_memtable).
   Status flush_idle_locked();
   Status take_bloom_locked();
+  Status set_bloom_ratio_locked(double ratio);  // memtables made from now on
   std::atomic<bool> bloom_held_{false};  // changed under write_mu_; read by open_db and metrics
   std::atomic<size_t> written_since_idle_{0};     // bytes, in tend_memtable's current window
   std::atomic<int64_t> last_write_ms_{0};         // steady_ms() of the last write

@@ -206,10 +206,11 @@ void ScrapeCollector::collect_pk(std::vector<prometheus::MetricFamily>& out,
                     "filters included (flushes start beyond pk.write.buffer.bytes).",
                     MetricType::Gauge);
     add_sample(w, {}, static_cast<double>(env.write_buffer_usage()));
-    auto b = family("strata_pk_memtable_blooms",
-                    "Primary-key partitions holding a memtable bloom filter (taken after 1 MiB "
-                    "written since open, at most strata_pk_memtable_bloom_slots).",
-                    MetricType::Gauge);
+    auto b =
+        family("strata_pk_memtable_blooms",
+               "Primary-key partitions holding a memtable bloom filter (while they write 1 MiB "
+               "per pk.memtable.idle.flush.ms, at most strata_pk_memtable_bloom_slots).",
+               MetricType::Gauge);
     add_sample(b, {}, env.memtable_blooms_in_use());
     auto s = family("strata_pk_memtable_bloom_slots",
                     "Memtable bloom filters the primary-key partitions may hold at once (1/8 of "
