@@ -210,25 +210,49 @@ AdminOutcome ClusterNode::elect_leader(const std::string& topic, int32_t partiti
   return out;
 }
 
-Status ClusterNode::alter_topic_configs(const std::string& name,
-                                        const std::map<std::string, std::string>& configs) {
-  auto s = snapshot();
-  auto t = s->topics.find(name);
-  auto rev = s->topic_mod_revisions.find(name);
-  if (t == s->topics.end() || rev == s->topic_mod_revisions.end()) {
-    return Status(Errc::not_found, "Topic '" + name + "' does not exist.");
-  }
-  TopicRecord next = t->second;
-  next.configs = configs;
-  const std::string key = layout_.topic(name);
-  auto r =
-      etcd_->txn({Compare::mod_revision_is(key, rev->second)}, {TxnOp::put(key, encode(next))}, {});
+namespace {
+
+// The topic's record and its mod revision, read from etcd.
+Result<std::pair<TopicRecord, int64_t>> read_topic_record(Coordination& etcd, const Layout& layout,
+                                                          const std::string& name) {
+  auto r = etcd.range(layout.topic(name));
   if (!r.ok()) return r.status();
-  if (!r->succeeded) {
-    return Status(Errc::unavailable, "Topic '" + name + "' changed meanwhile; retry.");
+  if (r->kvs.empty()) return Status(Errc::not_found, "Topic '" + name + "' does not exist.");
+  auto t = decode_topic(r->kvs.front().value);
+  if (!t.ok()) return t.status();
+  return std::make_pair(std::move(*t), r->kvs.front().mod_revision);
+}
+
+}  // namespace
+
+Result<TopicRecord> ClusterNode::read_topic(const std::string& name) {
+  auto r = read_topic_record(*etcd_, layout_, name);
+  if (!r.ok()) return r.status();
+  return std::move(r->first);
+}
+
+Result<std::map<std::string, std::string>> ClusterNode::edit_topic_configs(const std::string& name,
+                                                                           const ConfigEdit& edit,
+                                                                           bool store) {
+  // Two admins editing one topic at once: the loser reads the winner's record and edits that.
+  constexpr int kAttempts = 5;
+  const std::string key = layout_.topic(name);
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    auto current = read_topic_record(*etcd_, layout_, name);
+    if (!current.ok()) return current.status();
+    auto& [record, revision] = *current;
+    auto next = edit(record.configs);
+    if (!next.ok() || !store) return next;
+    record.configs = *next;
+    auto r = etcd_->txn({Compare::mod_revision_is(key, revision)},
+                        {TxnOp::put(key, encode(record))}, {});
+    if (!r.ok()) return r.status();
+    if (r->succeeded) {
+      view_->wait_for_revision(r->revision, std::chrono::seconds(5));
+      return next;
+    }
   }
-  view_->wait_for_revision(r->revision, std::chrono::seconds(5));
-  return Status::Ok();
+  return Status(Errc::unavailable, "Topic '" + name + "' kept changing meanwhile; retry.");
 }
 
 std::shared_ptr<const ClusterSnapshot> ClusterNode::snapshot() const {

@@ -117,11 +117,19 @@ class ClusterNode {
   Result<TopicRecord> create_topic(const NewTopic& topic);
   Status delete_topic(const std::string& name);
   Result<TopicRecord> add_partitions(const std::string& name, int32_t new_total);
-  // Replaces a topic's config overrides in etcd (compare-and-swap on its record); every broker
-  // with a replica applies them from the view. not_found, io_error, unavailable (changed
-  // meanwhile: retry).
-  Status alter_topic_configs(const std::string& name,
-                             const std::map<std::string, std::string>& configs);
+  // A topic's record as etcd holds it now. Read from etcd, not the view: a topic just created
+  // through another broker may not be in this broker's view yet, and a broker without a replica
+  // of a topic has no local copy of its configs. not_found, io_error.
+  Result<TopicRecord> read_topic(const std::string& name);
+  // Edits a topic's config overrides in etcd: reads its record (as read_topic), runs `edit` on
+  // its overrides and stores the result with a compare-and-swap, reading again when another
+  // change came in between (a few times, then unavailable). Every broker with a replica applies
+  // the result from the view. Returns the overrides stored; `store` false = edit only (checks).
+  // `edit`'s errors are returned as they are; else not_found, io_error, unavailable.
+  using ConfigEdit = std::function<Result<std::map<std::string, std::string>>(
+      const std::map<std::string, std::string>& current)>;
+  Result<std::map<std::string, std::string>> edit_topic_configs(const std::string& name,
+                                                                const ConfigEdit& edit, bool store);
   // Partition reassignment and leader elections through etcd (reassignment.h), from any broker;
   // a write returns once this broker's view has it. `target` nullopt = cancel.
   AdminOutcome reassign(const std::string& topic, int32_t partition,

@@ -78,26 +78,49 @@ ResourceError alter_config_resource(Services& svc, int8_t resource_type, const s
                                     const std::vector<std::string>& named_keys) {
   std::lock_guard lk(alter_mu());
   if (resource_type == kResourceTopic) {
+    auto edit_topic = [&](const ConfigMap& current) -> Result<ConfigMap> {
+      auto values = effective_topic_values(current, *svc.topics.broker_defaults());
+      auto next = edit(
+          current, [&values](const std::string& k) { return values.count(k) ? values.at(k) : ""; },
+          true);
+      if (!next.ok()) return next;
+      STRATA_RETURN_IF_ERROR(svc.topics.check_config_change(current, *next));
+      return next;
+    };
+    if (svc.cluster) {
+      // Cluster mode: edited from etcd's record (any broker may be asked, replica or not, also
+      // right after the topic was created elsewhere), stored there, applied by every replica
+      // from the view — and here at once, so this broker's next DescribeConfigs shows it.
+      std::optional<Status> refused;
+      auto stored = svc.cluster->edit_topic_configs(
+          name,
+          [&](const ConfigMap& current) {
+            auto next = edit_topic(current);
+            if (!next.ok()) refused = next.status();
+            return next;
+          },
+          !validate_only);
+      if (refused) return map_status(*refused);
+      if (!stored.ok()) {
+        return error(stored.status().code() == Errc::not_found
+                         ? ErrorCode::unknown_topic_or_partition
+                         : ErrorCode::request_timed_out,
+                     stored.status().message());
+      }
+      if (validate_only) return {};
+      if (svc.topics.find(name)) {
+        auto altered = svc.topics.alter_configs(name, *stored, false);
+        if (!altered.ok()) return map_status(altered.status());
+      }
+      spdlog::info("altered configs of topic {}", name);
+      return {};
+    }
     auto topic = svc.topics.find(name);
     if (!topic) {
       return error(ErrorCode::unknown_topic_or_partition, "Topic " + name + " does not exist.");
     }
-    auto values = effective_topic_values(topic->configs, *svc.topics.broker_defaults());
-    auto next = edit(
-        topic->configs,
-        [&values](const std::string& k) { return values.count(k) ? values.at(k) : ""; }, true);
+    auto next = edit_topic(topic->configs);
     if (!next.ok()) return map_status(next.status());
-    if (svc.cluster && !validate_only) {
-      // Cluster mode: checked here, stored in etcd, applied by every replica from the view.
-      auto checked = svc.topics.alter_configs(name, *next, /*validate_only=*/true);
-      if (!checked.ok()) return map_status(checked.status());
-      Status st = svc.cluster->alter_topic_configs(name, *next);
-      if (!st.ok()) {
-        return error(st.code() == Errc::not_found ? ErrorCode::unknown_topic_or_partition
-                                                  : ErrorCode::request_timed_out,
-                     st.message());
-      }
-    }
     auto altered = svc.topics.alter_configs(name, *next, validate_only);
     if (!altered.ok()) return map_status(altered.status());
     if (!validate_only) spdlog::info("altered configs of topic {}", name);

@@ -5,6 +5,7 @@
 // topic's overrides; see broker/config/dynamic_config.h.
 #include "protocol/messages/describe_configs.h"
 
+#include "broker/cluster/cluster_node.h"
 #include "broker/handlers/config_admin.h"
 #include "broker/handlers/handlers.h"
 #include "broker/security/authorize.h"
@@ -13,6 +14,19 @@
 #include "protocol/wire/errors.h"
 
 namespace strata::broker::handlers {
+namespace {
+
+// The topic's overrides: this broker's copy, or in a cluster, when it has none (no replica
+// here, or a topic just created through another broker), etcd's record.
+Result<std::map<std::string, std::string>> topic_overrides(Services& svc, const std::string& name) {
+  if (auto topic = svc.topics.find(name)) return topic->configs;
+  if (!svc.cluster) return Status(Errc::not_found, "unknown topic " + name);
+  auto record = svc.cluster->read_topic(name);
+  if (!record.ok()) return record.status();
+  return std::move(record->configs);
+}
+
+}  // namespace
 
 void describe_configs(RequestContext& ctx, protocol::Reader& body) {
   using protocol::ErrorCode;
@@ -35,14 +49,18 @@ void describe_configs(RequestContext& ctx, protocol::Reader& body) {
       continue;
     }
     if (res.resource_type == kResourceTopic) {
-      auto topic = ctx.svc.topics.find(res.resource_name);
-      if (!topic) {
-        out.error_code = valid_topic_name(res.resource_name) ? ErrorCode::unknown_topic_or_partition
-                                                             : ErrorCode::invalid_topic_exception;
-        out.error_message = "Topic " + res.resource_name + " does not exist.";
+      auto configs = topic_overrides(ctx.svc, res.resource_name);
+      if (!configs.ok()) {
+        out.error_code = configs.status().code() != Errc::not_found ? ErrorCode::request_timed_out
+                         : valid_topic_name(res.resource_name)
+                             ? ErrorCode::unknown_topic_or_partition
+                             : ErrorCode::invalid_topic_exception;
+        out.error_message = configs.status().code() != Errc::not_found
+                                ? configs.status().message()
+                                : "Topic " + res.resource_name + " does not exist.";
         continue;
       }
-      entries = dyn.describe_topic(topic->configs, keys);
+      entries = dyn.describe_topic(*configs, keys);
     } else if (res.resource_type == kResourceBroker) {
       bool cluster_default = false;
       if (auto e = check_broker_name(ctx.svc, res.resource_name, cluster_default)) {

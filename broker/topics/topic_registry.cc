@@ -166,21 +166,7 @@ Result<std::shared_ptr<const TopicEntry>> TopicRegistry::alter_configs(
   std::lock_guard create_lk(create_mu_);
   auto old = find(name);
   if (!old) return Status(Errc::not_found, "unknown topic " + name);
-  STRATA_RETURN_IF_ERROR(validate_topic_configs(configs));
-  STRATA_RETURN_IF_ERROR(check_topic_config_floors(configs, *broker_defaults(), old->configs));
-  // Read-only keys (the table.* keys, per-column ones included) keep their value: one added,
-  // removed or changed is refused.
-  for (const auto* side : {&old->configs, &configs}) {
-    for (const auto& [k, v] : *side) {
-      const TopicKeyDef* def = find_topic_key(k);
-      if (!def || !(def->flags & kConfigReadOnly)) continue;
-      auto a = old->configs.find(k);
-      auto b = configs.find(k);
-      if (a == old->configs.end() || b == configs.end() || a->second != b->second) {
-        return Status(Errc::invalid_argument, "Cannot alter read-only configuration " + k);
-      }
-    }
-  }
+  STRATA_RETURN_IF_ERROR(check_config_change(old->configs, configs));
   auto e = std::make_shared<TopicEntry>(*old);
   e->configs = configs;
   e->config = resolve_topic_config(configs, *broker_defaults());
@@ -190,6 +176,26 @@ Result<std::shared_ptr<const TopicEntry>> TopicRegistry::alter_configs(
   std::unique_lock lk(mu_);
   by_name_[name] = e;
   return std::shared_ptr<const TopicEntry>(e);
+}
+
+Status TopicRegistry::check_config_change(const std::map<std::string, std::string>& current,
+                                          const std::map<std::string, std::string>& next) const {
+  STRATA_RETURN_IF_ERROR(validate_topic_configs(next));
+  STRATA_RETURN_IF_ERROR(check_topic_config_floors(next, *broker_defaults(), current));
+  // Read-only keys (the table.* keys, per-column ones included) keep their value: one added,
+  // removed or changed is refused.
+  for (const auto* side : {&current, &next}) {
+    for (const auto& [k, v] : *side) {
+      const TopicKeyDef* def = find_topic_key(k);
+      if (!def || !(def->flags & kConfigReadOnly)) continue;
+      auto a = current.find(k);
+      auto b = next.find(k);
+      if (a == current.end() || b == next.end() || a->second != b->second) {
+        return Status(Errc::invalid_argument, "Cannot alter read-only configuration " + k);
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 Result<std::shared_ptr<const TopicEntry>> TopicRegistry::add_partitions(const std::string& name,

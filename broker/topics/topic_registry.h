@@ -83,6 +83,11 @@ class TopicRegistry {
   Result<std::shared_ptr<const TopicEntry>> alter_configs(
       const std::string& name, const std::map<std::string, std::string>& configs,
       bool validate_only);
+  // The checks alter_configs makes of a change from `current` to `next` (values, floors against
+  // the broker defaults, read-only keys), without needing the topic here: in a cluster, a
+  // broker without a replica of the topic checks a change it stores in etcd. invalid_argument.
+  Status check_config_change(const std::map<std::string, std::string>& current,
+                             const std::map<std::string, std::string>& next) const;
   // Grows the topic to `partitions`. Errc::not_found, Errc::invalid_argument (not larger),
   // Errc::too_large (as create).
   Result<std::shared_ptr<const TopicEntry>> add_partitions(const std::string& name,

@@ -114,8 +114,16 @@ class ClusterClientCase(ClusterTestCase):
         fs = a.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=rf,
                                        config=dict(config or {}))], request_timeout=DEADLINE)
         fs[topic].result(DEADLINE)
-        return self.wait_metadata(topic, self.fully_in_sync(topic, partitions),
-                                  "%s fully replicated" % topic)
+        if rf == len(self.cluster.node_ids):
+            return self.wait_metadata(topic, self.fully_in_sync(topic, partitions),
+                                      "%s fully replicated" % topic)
+
+        def placed(md):
+            ps = self.partitions(md, topic)
+            return len(ps) == partitions and all(
+                len(p.replicas) == rf and sorted(p.isrs) == sorted(p.replicas) and
+                p.leader in p.replicas for p in ps.values())
+        return self.wait_metadata(topic, placed, "%s fully replicated" % topic)
 
     def consume_all(self, topic, partitions, until, config=None, keyed=False):
         """Reads every partition from the beginning (assign(), no group) until each was read past

@@ -342,6 +342,23 @@ class ClusterTest(ClusterClientCase):
         wait_until(lambda: value_on(3) == "654321", DEADLINE,
                    what="the change made while broker 3 was down")
 
+        # A broker holding no replica of a topic describes and alters its configs too (from
+        # etcd's record), as any Kafka broker answers for any topic.
+        solo = unique_topic("cfg1")
+        md = self.create_topic(solo, partitions=1, rf=1)
+        holder = self.partitions(md, solo)[0].replicas[0]
+        other = next(n for n in self.cluster.node_ids if n != holder)
+        run(other, "config", "set", "--topic", solo, "retention.ms=222222")
+        for n in (other, holder):
+            wait_until(lambda: {c["name"]: c["value"] for c in run(
+                n, "config", "describe", "--topic", solo)["configs"]}.get("retention.ms")
+                == "222222", DEADLINE, what="retention.ms of %s on broker %d" % (solo, n))
+        bad = subprocess.run([cli, "-b", self.cluster.address(other), "config", "set", "--topic",
+                              solo, "retention.ms=abc"], capture_output=True, text=True,
+                             timeout=60)
+        self.assertNotEqual(bad.returncode, 0)
+        self.assertIn("INVALID_CONFIG", bad.stderr)
+
     def test_pk_follower_reads_and_read_your_writes_token(self):
         """Lookup with follower_read is answered by any replica from the rows it applied (all
         committed); a min_offset token above what a replica applied answers OFFSET_NOT_AVAILABLE,
