@@ -19,43 +19,33 @@ using Literal = std::variant<int64_t, double, std::string, bool>;
 
 // What a batch's values of one column add up to.
 struct Acc {
+  int64_t row_mark = -1;  // the last row that gave this column a value (a key given twice)
   int64_t non_null = 0;
   bool has_num = false, has_str = false, has_bool = false, mixed = false;
   double min_num = 0, max_num = 0;
   std::string min_str, max_str;
   bool min_bool = true, max_bool = false;
 
-  void add(const Json& v) {
-    switch (v.type()) {
-      case Json::value_t::null:
-        return;
-      case Json::value_t::number_integer:
-      case Json::value_t::number_unsigned:
-      case Json::value_t::number_float: {
-        const double d = v.get<double>();
-        if (!has_num || d < min_num) min_num = d;
-        if (!has_num || d > max_num) max_num = d;
-        has_num = true;
-        break;
-      }
-      case Json::value_t::string: {
-        const auto& s = v.get_ref<const std::string&>();
-        if (!has_str || s < min_str) min_str = s;
-        if (!has_str || s > max_str) max_str = s;
-        has_str = true;
-        break;
-      }
-      case Json::value_t::boolean: {
-        const bool b = v.get<bool>();
-        min_bool = min_bool && b;
-        max_bool = max_bool || b;
-        has_bool = true;
-        break;
-      }
-      default:  // objects, arrays: no order
-        mixed = true;
-        break;
-    }
+  void add_number(double d) {
+    if (!has_num || d < min_num) min_num = d;
+    if (!has_num || d > max_num) max_num = d;
+    has_num = true;
+    ++non_null;
+  }
+  void add_string(const std::string& s) {
+    if (!has_str || s < min_str) min_str = s;
+    if (!has_str || s > max_str) max_str = s;
+    has_str = true;
+    ++non_null;
+  }
+  void add_bool(bool b) {
+    min_bool = min_bool && b;
+    max_bool = max_bool || b;
+    has_bool = true;
+    ++non_null;
+  }
+  void add_unordered() {  // objects, arrays
+    mixed = true;
     ++non_null;
   }
 
@@ -85,6 +75,200 @@ struct Acc {
     }
   }
 };
+
+// A batch's accumulators, fed one row at a time. A row is walked with nlohmann's SAX interface,
+// not parsed into a tree: the summary needs each top-level column's value once, and building
+// the tree (a std::map node and allocations per column) was most of a summary's cost — paid on
+// every append of a table with statistics, by leaders and followers alike. The walk accepts
+// and refuses exactly the rows typed::parse_row does (the same parser, the same depth limit,
+// an object at the top), and a column given twice counts as its last value, as the tree has it.
+class RowSummarizer {
+ public:
+  RowSummarizer(const Columns& columns) : all_(columns.all), collect_all_(columns.all) {
+    for (const auto& n : columns.names) acc_[n];
+  }
+
+  // One row's image; nullopt (no image) or one that does not decode is an opaque row.
+  void add(std::optional<std::span<const uint8_t>> image, const TableConfig& table) {
+    if (!image) {
+      ++opaque_rows_;
+      return;
+    }
+    std::span<const uint8_t> bytes = *image;
+    if (table.value_format == ValueFormat::confluent) {
+      auto body = confluent_body(bytes, table.value_schema_id);
+      if (!body.ok()) {
+        ++opaque_rows_;
+        return;
+      }
+      bytes = *body;
+    }
+    if (!walk(bytes)) {
+      ++opaque_rows_;
+      return;
+    }
+    // Newest first: a column the row gave twice keeps its last value.
+    for (size_t i = used_; i-- > 0;) {
+      Value& v = values_[i];
+      if (v.acc->row_mark == rows_) continue;
+      v.acc->row_mark = rows_;
+      switch (v.type) {
+        case Json::value_t::null:
+          break;
+        case Json::value_t::number_float:
+          v.acc->add_number(v.num);
+          break;
+        case Json::value_t::string:
+          v.acc->add_string(v.str);
+          break;
+        case Json::value_t::boolean:
+          v.acc->add_bool(v.flag);
+          break;
+        default:
+          v.acc->add_unordered();
+          break;
+      }
+    }
+    ++rows_;
+  }
+
+  // Whether `text` is a row (what typed::parse_row accepts), its summarised values collected.
+  bool walk(std::span<const uint8_t> text) {
+    depth_ = 0;
+    object_ = false;
+    used_ = 0;
+    position_ = 0;
+    current_ = nullptr;
+    return Json::sax_parse(text.begin(), text.end(), this) && object_;
+  }
+
+  // The summary; nullopt when no row was added.
+  std::optional<std::string> finish() const {
+    if (rows_ + opaque_rows_ == 0) return std::nullopt;
+    BatchSummary s;
+    s.set_rows(rows_);
+    s.set_opaque_rows(opaque_rows_);
+    s.set_all_columns(all_);
+    for (const auto& [name, a] : acc_) {
+      auto* c = s.add_columns();
+      c->set_name(name);
+      a.write(*c, rows_);
+    }
+    return s.SerializeAsString();
+  }
+
+  // --- nlohmann's SAX interface (called by sax_parse; false stops the walk: an opaque row) ---
+  bool null() { return value(Json::value_t::null); }
+  bool boolean(bool b) {
+    if (Value* v = slot(Json::value_t::boolean)) v->flag = b;
+    return depth_ > 0;
+  }
+  bool number_integer(Json::number_integer_t n) { return number(static_cast<double>(n)); }
+  bool number_unsigned(Json::number_unsigned_t n) { return number(static_cast<double>(n)); }
+  bool number_float(Json::number_float_t n, const Json::string_t&) { return number(n); }
+  bool string(Json::string_t& s) {
+    if (Value* v = slot(Json::value_t::string)) v->str.assign(s);  // capacity reused across rows
+    return depth_ > 0;
+  }
+  bool binary(Json::binary_t&) { return value(Json::value_t::binary); }  // not in JSON text
+  bool start_object(std::size_t) {
+    if (depth_ == 0) object_ = true;
+    return nest();
+  }
+  bool start_array(std::size_t) {
+    if (depth_ == 0) object_ = false;  // an array at the top: not a row
+    return depth_ > 0 && nest();
+  }
+  bool end_object() { return unnest(); }
+  bool end_array() { return unnest(); }
+  bool key(Json::string_t& k) {
+    if (depth_ == 1) current_ = column(k);
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
+    return false;
+  }
+
+ private:
+  // Deeper than the typed tables' limit (typed_row.cc, kMaxDepth): typed::parse_row refuses it.
+  static constexpr int kMaxDepth = 64;
+
+  struct Value {
+    Acc* acc = nullptr;
+    Json::value_t type = Json::value_t::null;
+    double num = 0;
+    bool flag = false;
+    std::string str;
+  };
+
+  // The accumulator of a top-level key; nullptr when it is not summarised. Rows of one table
+  // usually name their columns in the same order, so the previous row's order is tried first.
+  Acc* column(const std::string& name) {
+    const size_t at = position_++;
+    if (at < order_.size() && order_[at].first && *order_[at].first == name) {
+      return order_[at].second;
+    }
+    auto it = acc_.find(name);
+    if (it == acc_.end()) {
+      if (!collect_all_) return nullptr;
+      // Rows naming ever more columns: the ones past the cap go unsummarised, and the summary
+      // stops claiming that unlisted columns are null (they may match).
+      if (acc_.size() >= kMaxSummaryColumns) {
+        all_ = false;
+        return nullptr;
+      }
+      // A column first seen now was null in every earlier row: Acc counts non-nulls only.
+      it = acc_.emplace(name, Acc{}).first;
+    }
+    if (at < kMaxSummaryColumns) {
+      if (order_.size() <= at) order_.resize(at + 1, {nullptr, nullptr});
+      order_[at] = {&it->first, &it->second};
+    }
+    return &it->second;
+  }
+
+  // A value of the current top-level key to record, or nullptr (nested, or not summarised).
+  Value* slot(Json::value_t type) {
+    if (depth_ != 1 || !current_) return nullptr;
+    if (used_ == values_.size()) values_.emplace_back();
+    Value& v = values_[used_++];
+    v.acc = current_;
+    v.type = type;
+    return &v;
+  }
+  bool value(Json::value_t type) {
+    slot(type);
+    return depth_ > 0;  // a scalar at the top: not a row
+  }
+  bool number(double d) {
+    if (Value* v = slot(Json::value_t::number_float)) v->num = d;
+    return depth_ > 0;
+  }
+  bool nest() {
+    if (depth_ == 1) slot(Json::value_t::object);  // a nested value: one value, no order
+    return ++depth_ <= kMaxDepth;
+  }
+  bool unnest() {
+    --depth_;
+    return true;
+  }
+
+  std::map<std::string, Acc, std::less<>> acc_;
+  std::vector<std::pair<const std::string*, Acc*>> order_;  // the previous rows' key order
+  std::vector<Value> values_;  // the row's top-level values, [0, used_)
+  size_t used_ = 0;
+  size_t position_ = 0;  // the index of the row's next top-level key
+  Acc* current_ = nullptr;
+  int depth_ = 0;
+  bool object_ = false;
+  bool all_;
+  const bool collect_all_;
+  int64_t rows_ = 0, opaque_rows_ = 0;
+};
+
+std::optional<std::span<const uint8_t>> change_image(const ChangeView& change) {
+  return change.kind == ChangeKind::del ? change.before : change.after;
+}
 
 // -1 / 0 / 1 of an integer against a (non-NaN) double, exactly: the integer is never rounded.
 template <typename I>
@@ -256,7 +440,7 @@ Result<Columns> parse_columns(std::string_view value) {
 }
 
 std::optional<Json> change_row(const ChangeView& change, const TableConfig& table) {
-  return image_row(change.kind == ChangeKind::del ? change.before : change.after, table);
+  return image_row(change_image(change), table);
 }
 
 std::optional<Json> image_row(std::optional<std::span<const uint8_t>> image,
@@ -277,42 +461,12 @@ Result<std::optional<std::string>> summarize(protocol::RecordReader& reader,
                                              const protocol::RecordBatchView& batch,
                                              const TableConfig& table, const Columns& columns,
                                              Rows rows) {
-  std::map<std::string, Acc, std::less<>> acc;
-  for (const auto& n : columns.names) acc[n];
-  BatchSummary s;
-  bool all = columns.all;
   // One row at a time: a batch's rows are never all decoded at once.
-  auto add = [&](std::optional<Json> row) {
-    if (!row) {
-      s.set_opaque_rows(s.opaque_rows() + 1);
-      return;
-    }
-    s.set_rows(s.rows() + 1);
-    if (!columns.all) {
-      for (auto& [name, a] : acc) {
-        if (auto it = row->find(name); it != row->end()) a.add(*it);
-      }
-      return;
-    }
-    for (const auto& [name, v] : row->items()) {
-      auto it = acc.find(name);
-      if (it == acc.end()) {
-        // Rows naming ever more columns: the ones past the cap go unsummarised, and the summary
-        // stops claiming that unlisted columns are null (they may match).
-        if (acc.size() >= kMaxSummaryColumns) {
-          all = false;
-          continue;
-        }
-        it = acc.emplace(name, Acc{}).first;
-        // A column first seen now was null in every earlier row: Acc counts non-nulls only.
-      }
-      it->second.add(v);
-    }
-  };
+  RowSummarizer acc(columns);
   if (rows == Rows::changes) {
     std::vector<ChangeView> changes;
     STRATA_RETURN_IF_ERROR(decode_changes(reader, batch, batch.base_offset(), changes));
-    for (const auto& c : changes) add(change_row(c, table));
+    for (const auto& c : changes) acc.add(change_image(c), table);
   } else if (!batch.is_control()) {
     STRATA_RETURN_IF_ERROR(reader.reset(batch));
     protocol::Record r;
@@ -320,17 +474,10 @@ Result<std::optional<std::string>> summarize(protocol::RecordReader& reader,
       auto more = reader.next(r);
       if (!more.ok()) return more.status();
       if (!*more) break;
-      add(image_row(r.value, table));
+      acc.add(r.value, table);
     }
   }
-  if (s.rows() + s.opaque_rows() == 0) return std::optional<std::string>();
-  s.set_all_columns(all);
-  for (const auto& [name, a] : acc) {
-    auto* c = s.add_columns();
-    c->set_name(name);
-    a.write(*c, s.rows());
-  }
-  return std::optional<std::string>(s.SerializeAsString());
+  return acc.finish();
 }
 
 std::shared_ptr<const storage::BatchSummarizer> make_summarizer(const TableConfig& table,
@@ -349,15 +496,16 @@ std::shared_ptr<const storage::BatchSummarizer> make_summarizer(const TableConfi
 Result<std::vector<std::pair<int32_t, std::string>>> invalid_json_values(
     protocol::RecordReader& reader, const protocol::RecordBatchView& batch) {
   std::vector<std::pair<int32_t, std::string>> out;
+  RowSummarizer shape(Columns{});  // no columns: a walk that only checks the row's shape
   STRATA_RETURN_IF_ERROR(reader.reset(batch));
   protocol::Record r;
   for (int32_t i = 0;; ++i) {
     auto more = reader.next(r);
     if (!more.ok()) return more.status();
     if (!*more) break;
-    if (!r.value) continue;
-    auto row = typed::parse_row(*r.value);  // the typed tables' decoder and its limits
-    if (!row.ok()) out.emplace_back(i, row.status().message());
+    if (!r.value || shape.walk(*r.value)) continue;
+    auto row = typed::parse_row(*r.value);  // the reason, as the typed tables give it
+    out.emplace_back(i, row.ok() ? "value is not a JSON object" : row.status().message());
   }
   return out;
 }
