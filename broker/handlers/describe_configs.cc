@@ -16,11 +16,16 @@
 namespace strata::broker::handlers {
 namespace {
 
-// The topic's overrides: this broker's copy, or in a cluster, when it has none (no replica
-// here, or a topic just created through another broker), etcd's record.
+// The topic's overrides. In a cluster, its record's: in this broker's view of etcd, or read from
+// etcd when the view does not have it yet (a topic just created through another broker). Not a
+// local copy — a broker holding no replica has none, or an old one (a replica moved away).
 Result<std::map<std::string, std::string>> topic_overrides(Services& svc, const std::string& name) {
-  if (auto topic = svc.topics.find(name)) return topic->configs;
-  if (!svc.cluster) return Status(Errc::not_found, "unknown topic " + name);
+  if (!svc.cluster) {
+    if (auto topic = svc.topics.find(name)) return topic->configs;
+    return Status(Errc::not_found, "unknown topic " + name);
+  }
+  auto view = svc.cluster->snapshot();
+  if (auto t = view->topics.find(name); t != view->topics.end()) return t->second.configs;
   auto record = svc.cluster->read_topic(name);
   if (!record.ok()) return record.status();
   return std::move(record->configs);

@@ -349,7 +349,7 @@ class ClusterTest(ClusterClientCase):
         holder = self.partitions(md, solo)[0].replicas[0]
         other = next(n for n in self.cluster.node_ids if n != holder)
         run(other, "config", "set", "--topic", solo, "retention.ms=222222")
-        for n in (other, holder):
+        for n in self.cluster.node_ids:
             wait_until(lambda: {c["name"]: c["value"] for c in run(
                 n, "config", "describe", "--topic", solo)["configs"]}.get("retention.ms")
                 == "222222", DEADLINE, what="retention.ms of %s on broker %d" % (solo, n))
