@@ -84,9 +84,11 @@ struct Acc {
 // an object at the top), and a column given twice counts as its last value, as the tree has it.
 class RowSummarizer {
  public:
-  RowSummarizer(const Columns& columns) : all_(columns.all), collect_all_(columns.all) {
+  explicit RowSummarizer(const Columns& columns) : all_(columns.all), collect_all_(columns.all) {
     for (const auto& n : columns.names) acc_[n];
   }
+  RowSummarizer(const RowSummarizer&) = delete;  // holds pointers into its own map
+  RowSummarizer& operator=(const RowSummarizer&) = delete;
 
   // One row's image; nullopt (no image) or one that does not decode is an opaque row.
   void add(std::optional<std::span<const uint8_t>> image, const TableConfig& table) {
@@ -133,6 +135,8 @@ class RowSummarizer {
   }
 
   // Whether `text` is a row (what typed::parse_row accepts), its summarised values collected.
+  // A walk that fails part way may have added accumulators (and spent `*` cap slots) for a row
+  // that is then opaque: harmless, a batch with an opaque row is never skipped.
   bool walk(std::span<const uint8_t> text) {
     depth_ = 0;
     object_ = false;

@@ -40,6 +40,8 @@ size_t end_of_nested(std::string_view t, size_t i, int* deepest = nullptr) {
 }
 
 bool too_deep(std::string_view text) {
+  // The parser skips a UTF-8 byte order mark at the start: so must this guard.
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
   const size_t i = text.find_first_not_of(" \t\r\n");
   if (i == std::string_view::npos || (text[i] != '{' && text[i] != '[')) return false;
   int deepest = 0;

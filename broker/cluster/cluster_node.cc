@@ -242,7 +242,9 @@ Result<std::map<std::string, std::string>> ClusterNode::edit_topic_configs(const
     if (!current.ok()) return current.status();
     auto& [record, revision] = *current;
     auto next = edit(record.configs);
-    if (!next.ok() || !store) return next;
+    // A change that changes nothing is not written: it would only move the record's revision
+    // under a concurrent DeleteTopics' compare.
+    if (!next.ok() || !store || *next == record.configs) return next;
     record.configs = *next;
     auto r = etcd_->txn({Compare::mod_revision_is(key, revision)},
                         {TxnOp::put(key, encode(record))}, {});

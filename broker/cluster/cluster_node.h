@@ -119,7 +119,8 @@ class ClusterNode {
   Result<TopicRecord> add_partitions(const std::string& name, int32_t new_total);
   // A topic's record as etcd holds it now. Read from etcd, not the view: a topic just created
   // through another broker may not be in this broker's view yet, and a broker without a replica
-  // of a topic has no local copy of its configs. not_found, io_error.
+  // of a topic has no local copy of its configs. not_found, io_error, corruption (a record that
+  // does not decode).
   Result<TopicRecord> read_topic(const std::string& name);
   // Edits a topic's config overrides in etcd: reads its record (as read_topic), runs `edit` on
   // its overrides and stores the result with a compare-and-swap, reading again when another

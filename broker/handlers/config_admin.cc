@@ -76,7 +76,10 @@ std::optional<ResourceError> check_broker_name(const Services& svc, const std::s
 ResourceError alter_config_resource(Services& svc, int8_t resource_type, const std::string& name,
                                     const OverrideEdit& edit, bool validate_only,
                                     const std::vector<std::string>& named_keys) {
-  std::lock_guard lk(alter_mu());
+  // Not held across a cluster's etcd calls (the compare-and-swap orders those): a slow etcd
+  // must not queue every other AlterConfigs, broker resources included, behind it.
+  std::unique_lock lk(alter_mu(), std::defer_lock);
+  if (!(svc.cluster && resource_type == kResourceTopic)) lk.lock();
   if (resource_type == kResourceTopic) {
     auto edit_topic = [&](const ConfigMap& current) -> Result<ConfigMap> {
       auto values = effective_topic_values(current, *svc.topics.broker_defaults());
@@ -89,8 +92,10 @@ ResourceError alter_config_resource(Services& svc, int8_t resource_type, const s
     };
     if (svc.cluster) {
       // Cluster mode: edited from etcd's record (any broker may be asked, replica or not, also
-      // right after the topic was created elsewhere), stored there, applied by every replica
-      // from the view — and here at once, so this broker's next DescribeConfigs shows it.
+      // right after the topic was created elsewhere), stored there, and applied by every
+      // replica — this broker's too — from the view, in the view's order: applying the stored
+      // map here as well could undo a newer change another broker made meanwhile.
+      // DescribeConfigs answers from the view, which has the change when this returns.
       std::optional<Status> refused;
       auto stored = svc.cluster->edit_topic_configs(
           name,
@@ -107,12 +112,7 @@ ResourceError alter_config_resource(Services& svc, int8_t resource_type, const s
                          : ErrorCode::request_timed_out,
                      stored.status().message());
       }
-      if (validate_only) return {};
-      if (svc.topics.find(name)) {
-        auto altered = svc.topics.alter_configs(name, *stored, false);
-        if (!altered.ok()) return map_status(altered.status());
-      }
-      spdlog::info("altered configs of topic {}", name);
+      if (!validate_only) spdlog::info("altered configs of topic {}", name);
       return {};
     }
     auto topic = svc.topics.find(name);

@@ -20,7 +20,7 @@ namespace {
 // etcd when the view does not have it yet (a topic just created through another broker). Not a
 // local copy — a broker holding no replica has none, or an old one (a replica moved away).
 Result<std::map<std::string, std::string>> topic_overrides(Services& svc, const std::string& name) {
-  if (!svc.cluster) {
+  if (!svc.cluster || !valid_topic_name(name)) {  // an invalid name needs no etcd round trip
     if (auto topic = svc.topics.find(name)) return topic->configs;
     return Status(Errc::not_found, "unknown topic " + name);
   }
