@@ -14,6 +14,11 @@
 #               training set of 1M (key, time) events through `strata table as-of --events`
 #   filtered    typed (json) PK tables with and without table.statistics.columns=*: load cost
 #               (paired rounds) and a 1 %-selective filtered changelog read (batches/bytes skipped)
+#   upsert      PK upserts through the broker (librdkafka, acks=1, 1M x 100 B over 250k keys)
+#               vs the same records to a log topic of as many partitions, paired rounds
+#               ( goal: >= 0.6x records/s), broker CPU-s per 1M records
+#   e2e         end-to-end latency (strata-perf e2e: produce -> consume in one process) at
+#               20,000 records/s, mock cluster vs Strata, paired rounds ( goal: p99 <= 1.0x mock)
 #   restart     broker restart (clean and kill -9) with the lookup table loaded, until a Lookup
 #               answers; in-process pk-restart of a 10M-key partition (clean and crash)
 #   cluster     (only when named in BENCH_SECTIONS; not in the default set, not run in CI)
@@ -24,12 +29,13 @@
 # usage: tools/bench.sh
 # environment:
 #   BENCH_SCALE        multiplies every record/key count (default 1); 0.1 = quick
-#   BENCH_SECTIONS     comma list of throughput,lookup,projection,filtered,asof,apply,restart (default)
-#                      and cluster
+#   BENCH_SECTIONS     comma list of throughput,upsert,e2e,lookup,projection,filtered,asof,apply,
+#                      restart (default) and cluster
 #                      (tools/bench_cluster.sh's own knobs: CLUSTER_ROUNDS, CLUSTER_KILLS, ...)
 #   BENCH_REPEAT       runs per (workload, phase, target) in throughput (default 5; medians)
 #   PARTITIONS         partitions per throughput topic, same for both targets (default 256)
-#   PK_PARTITIONS      partitions of the lookup table (default 4)
+#   PK_PARTITIONS      partitions of the lookup table and of the upsert section's topics (default 4)
+#   E2E_RATE           records/s of the e2e section (default 20000; 10 s of records at scale 1)
 #   LOOKUP_CONCURRENCY connections of strata-perf lookup and redis-benchmark -c (default 4)
 #   LOOKUP_SECONDS     duration of each Strata lookup run (default 10)
 #   PK_ROW_CACHE_BYTES the broker's pk.row.cache.bytes (default 512 MiB: the lookup table's 1M rows
@@ -46,7 +52,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 
 scale=${BENCH_SCALE:-1}
-sections=${BENCH_SECTIONS:-throughput,lookup,projection,filtered,asof,apply,restart}
+sections=${BENCH_SECTIONS:-throughput,upsert,e2e,lookup,projection,filtered,asof,apply,restart}
 repeat=${BENCH_REPEAT:-5}
 partitions=${PARTITIONS:-256}
 pk_partitions=${PK_PARTITIONS:-4}
@@ -191,6 +197,58 @@ if want throughput; then
           run_one "$target" "$phase" "$count x $name" "$r" "$count" "$size" "bench-$name-r$r" "$batching"
         done
       done
+    done
+  done
+  kill "$mock_pid" && wait "$mock_pid" 2>/dev/null || true
+  mock_pid=""
+fi
+
+# --- upsert: PK upserts through the broker vs the same records to a log topic ---------------
+if want upsert; then
+  upsert_records=$(scaled 1000000)
+  upsert_keys=$(scaled 250000)  # every key written 4 times: mostly updates, as a table's feed is
+  echo "bench.sh: upserts, $upsert_records x 100 B over $upsert_keys keys: PK table vs log topic" >&2
+  for rep in 1 2 3; do
+    for kind in log pk; do
+      cfg=()
+      [[ $kind == pk ]] && cfg=(--config table.type=primary-key)
+      "$perf" create --bootstrap "$strata_bootstrap" --topic "bench-upsert-$kind-r$rep" \
+        --partitions "$pk_partitions" "${cfg[@]}" >/dev/null
+      before=$(cpu_ticks "$broker_pid")
+      json=$("$perf" produce --bootstrap "$strata_bootstrap" --topic "bench-upsert-$kind-r$rep" \
+        --num-records "$upsert_records" --record-size 100 --key-space "$upsert_keys" \
+        --producer-prop partitioner=murmur2 --producer-prop acks=1 2>/dev/null)
+      after=$(cpu_ticks "$broker_pid")
+      record upsert "$kind" "$json" \
+        "{\"rep\":$rep,\"server_cpu_s\":$(python3 -c "print(($after-$before)/$clk_tck)")}"
+      echo "  upsert $kind r$rep: $json" >&2
+    done
+  done
+fi
+
+# --- e2e: produce -> consume latency at a fixed rate, mock cluster vs Strata ---------------
+if want e2e; then
+  e2e_rate=${E2E_RATE:-20000}
+  e2e_records=$(scaled $((e2e_rate * 10)))
+  e2e_topics=()
+  for rep in 1 2 3; do e2e_topics+=("bench-e2e-r$rep:$pk_partitions"); done
+  "$mock" "${e2e_topics[@]}" >"$work/mock-e2e.out" 2>"$work/mock-e2e.err" &
+  mock_pid=$!
+  wait_for "$work/mock-e2e.out" ':' "mock-cluster"
+  mock_bootstrap=$(head -1 "$work/mock-e2e.out")
+  echo "bench.sh: e2e latency, $e2e_records x 100 B at $e2e_rate records/s" >&2
+  for rep in 1 2 3; do
+    "$perf" create --bootstrap "$strata_bootstrap" --topic "bench-e2e-r$rep" \
+      --partitions "$pk_partitions" >/dev/null
+    for target in mock strata; do
+      if [[ $target == mock ]]; then bs=$mock_bootstrap pid=$mock_pid; else bs=$strata_bootstrap pid=$broker_pid; fi
+      before=$(cpu_ticks "$pid")
+      json=$("$perf" e2e --bootstrap "$bs" --topic "bench-e2e-r$rep" --num-records "$e2e_records" \
+        --throughput "$e2e_rate" --record-size 100 2>/dev/null)
+      after=$(cpu_ticks "$pid")
+      record e2e "$target" "$json" \
+        "{\"target\":\"$target\",\"rep\":$rep,\"server_cpu_s\":$(python3 -c "print(($after-$before)/$clk_tck)")}"
+      echo "  e2e $target r$rep: $json" >&2
     done
   done
   kill "$mock_pid" && wait "$mock_pid" 2>/dev/null || true

@@ -45,6 +45,41 @@ def main():
                     med([x["result"]["records_per_s"] for x in t["mock"]])
                 print(f"| {w} | {ph} | {ratio:.2f} | {med(paired):.2f} |")
 
+    if "upsert" in by:
+        ups = {k: {r["rep"]: r for r in by["upsert"] if r["name"] == k} for k in ("pk", "log")}
+        print(f"\n### PK upserts through the broker vs a log topic ({pk_parts} partitions, acks=1, "
+              f"paired rounds)\n")
+        print("| topic | records/s (median) | broker CPU-s per 1M records |")
+        print("|---|---:|---:|")
+        for k, label in (("log", "log topic"), ("pk", "primary-key table")):
+            xs = list(ups[k].values())
+            if xs:
+                cpu = sum(x["server_cpu_s"] for x in xs) / sum(x["result"]["records"] for x in xs) * 1e6
+                print(f"| {label} | {med([x['result']['records_per_s'] for x in xs]):,.0f} | {cpu:.2f} |")
+        paired = [ups["pk"][r]["result"]["records_per_s"] / ups["log"][r]["result"]["records_per_s"]
+                  for r in ups["pk"] if r in ups["log"]]
+        if paired:
+            print(f"\nPK table / log topic records/s: **{med(paired):.2f}x** (paired: "
+                  f"{', '.join(f'{p:.2f}' for p in paired)}; goal >= 0.6x)")
+
+    if "e2e" in by:
+        e2e = {t: {r["rep"]: r for r in by["e2e"] if r["target"] == t} for t in ("mock", "strata")}
+        print("\n### End-to-end latency (strata-perf e2e: produce -> consume, one process)\n")
+        print("| target | records/s | p50 µs | p99 µs | max µs | server CPU-s |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for t in ("mock", "strata"):
+            xs = list(e2e[t].values())
+            if xs:
+                lat = [x["result"]["latency"] for x in xs]
+                print(f"| {t} | {med([x['result']['records_per_s'] for x in xs]):,.0f} "
+                      f"| {med([l['p50_us'] for l in lat]):,.0f} | {med([l['p99_us'] for l in lat]):,.0f} "
+                      f"| {med([l['max_us'] for l in lat]):,.0f} | {med([x['server_cpu_s'] for x in xs]):.2f} |")
+        paired = [e2e["strata"][r]["result"]["latency"]["p99_us"] / e2e["mock"][r]["result"]["latency"]["p99_us"]
+                  for r in e2e["strata"] if r in e2e["mock"]]
+        if paired:
+            print(f"\nStrata / mock p99: **{med(paired):.2f}x** (paired: "
+                  f"{', '.join(f'{p:.2f}' for p in paired)}; goal <= 1.0x)")
+
     if "load" in by:
         j = by["load"][0]["result"]
         print(f"\nPK table load through the broker (strata-perf produce, murmur2, acks=1): "
