@@ -149,6 +149,19 @@ cpu_ticks() {
   set -- $s
   echo $((${12} + ${13}))
 }
+# Runs a load command (stdout: one JSON line) and records it with the CPU the server `pid` spent
+# meanwhile: measured pid section name extra_fields command... (extra_fields: JSON object members,
+# e.g. '"rep":1', or empty). The JSON is left in $last_json.
+measured() {
+  local pid=$1 section=$2 name=$3 extra=$4 before after
+  shift 4
+  before=$(cpu_ticks "$pid")
+  last_json=$("$@" 2>/dev/null)
+  after=$(cpu_ticks "$pid")
+  record "$section" "$name" "$last_json" \
+    "{${extra:+$extra,}\"server_cpu_s\":$(python3 -c "print(($after-$before)/$clk_tck)")}"
+  echo "  $section $name${extra:+ ($extra)}: $last_json" >&2
+}
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # --- throughput: mock cluster vs Strata -----------------------------------------------------
@@ -172,21 +185,18 @@ if want throughput; then
     "$perf" create --bootstrap "$strata_bootstrap" --topic "$t" --partitions "$partitions" >/dev/null
   done
   run_one() {  # target phase workload rep count size topic batching
-    local target=$1 phase=$2 wname=$3 rep=$4 count=$5 size=$6 topic=$7 batching=$8 bs pid before after json
+    local target=$1 phase=$2 wname=$3 rep=$4 count=$5 size=$6 topic=$7 batching=$8 bs pid
     local spread=(--rotate-bytes 1000000)
     [[ $batching == sticky0 ]] && spread=(--producer-prop sticky.partitioning.linger.ms=0)
     if [[ $target == mock ]]; then bs=$mock_bootstrap pid=$mock_pid; else bs=$strata_bootstrap pid=$broker_pid; fi
-    before=$(cpu_ticks "$pid")
+    local extra="\"phase\":\"$phase\",\"target\":\"$target\",\"rep\":$rep"
     if [[ $phase == produce ]]; then
-      json=$("$perf" produce --bootstrap "$bs" --topic "$topic" --num-records "$count" \
-        --record-size "$size" "${spread[@]}" --producer-prop acks=1 2>/dev/null)
+      measured "$pid" throughput "$wname" "$extra" "$perf" produce --bootstrap "$bs" --topic "$topic" \
+        --num-records "$count" --record-size "$size" "${spread[@]}" --producer-prop acks=1
     else
-      json=$("$perf" consume --bootstrap "$bs" --topic "$topic" --num-records "$count" 2>/dev/null)
+      measured "$pid" throughput "$wname" "$extra" "$perf" consume --bootstrap "$bs" --topic "$topic" \
+        --num-records "$count"
     fi
-    after=$(cpu_ticks "$pid")
-    record throughput "$wname" "$json" \
-      "{\"phase\":\"$phase\",\"target\":\"$target\",\"rep\":$rep,\"server_cpu_s\":$(python3 -c "print(($after-$before)/$clk_tck)")}"
-    echo "  $wname $phase $target r$rep: $json" >&2
   }
   for w in "${workloads[@]}"; do
     read -r name count size batching <<<"$w"
@@ -214,14 +224,10 @@ if want upsert; then
       [[ $kind == pk ]] && cfg=(--config table.type=primary-key)
       "$perf" create --bootstrap "$strata_bootstrap" --topic "bench-upsert-$kind-r$rep" \
         --partitions "$pk_partitions" "${cfg[@]}" >/dev/null
-      before=$(cpu_ticks "$broker_pid")
-      json=$("$perf" produce --bootstrap "$strata_bootstrap" --topic "bench-upsert-$kind-r$rep" \
+      measured "$broker_pid" upsert "$kind" "\"rep\":$rep" "$perf" produce \
+        --bootstrap "$strata_bootstrap" --topic "bench-upsert-$kind-r$rep" \
         --num-records "$upsert_records" --record-size 100 --key-space "$upsert_keys" \
-        --producer-prop partitioner=murmur2 --producer-prop acks=1 2>/dev/null)
-      after=$(cpu_ticks "$broker_pid")
-      record upsert "$kind" "$json" \
-        "{\"rep\":$rep,\"server_cpu_s\":$(python3 -c "print(($after-$before)/$clk_tck)")}"
-      echo "  upsert $kind r$rep: $json" >&2
+        --producer-prop partitioner=murmur2 --producer-prop acks=1
     done
   done
 fi
@@ -242,13 +248,9 @@ if want e2e; then
       --partitions "$pk_partitions" >/dev/null
     for target in mock strata; do
       if [[ $target == mock ]]; then bs=$mock_bootstrap pid=$mock_pid; else bs=$strata_bootstrap pid=$broker_pid; fi
-      before=$(cpu_ticks "$pid")
-      json=$("$perf" e2e --bootstrap "$bs" --topic "bench-e2e-r$rep" --num-records "$e2e_records" \
-        --throughput "$e2e_rate" --record-size 100 2>/dev/null)
-      after=$(cpu_ticks "$pid")
-      record e2e "$target" "$json" \
-        "{\"target\":\"$target\",\"rep\":$rep,\"server_cpu_s\":$(python3 -c "print(($after-$before)/$clk_tck)")}"
-      echo "  e2e $target r$rep: $json" >&2
+      measured "$pid" e2e "$target" "\"target\":\"$target\",\"rep\":$rep" "$perf" e2e \
+        --bootstrap "$bs" --topic "bench-e2e-r$rep" --num-records "$e2e_records" \
+        --throughput "$e2e_rate" --record-size 100
     done
   done
   kill "$mock_pid" && wait "$mock_pid" 2>/dev/null || true
@@ -299,20 +301,12 @@ print(json.dumps({"keys_per_s": float(r["rps"]), "p50_us": 1000 * float(r["p50_l
     --batch-size 16 --concurrency "$concurrency" --duration "$lookup_seconds" --expect-found >/dev/null 2>&1
   for batch in 16 1; do
     for rep in 1 2 3; do
-      before=$(cpu_ticks "$broker_pid")
-      json=$("$perf" lookup --bootstrap "$strata_bootstrap" --table bench-pk --keys "$lookup_keys" \
-        --batch-size "$batch" --concurrency "$concurrency" --duration "$lookup_seconds" --expect-found 2>/dev/null)
-      after=$(cpu_ticks "$broker_pid")
-      record lookup "batch $batch" "$json" \
-        "{\"target\":\"strata\",\"rep\":$rep,\"server_cpu_s\":$(python3 -c "print(($after-$before)/$clk_tck)")}"
-      echo "  lookup batch $batch strata r$rep: $json" >&2
-      keys_done=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['keys'])" "$json")
-      before=$(cpu_ticks "$redis_pid")
-      json=$(redis_bench "$batch" "$keys_done")
-      after=$(cpu_ticks "$redis_pid")
-      record lookup "batch $batch" "$json" \
-        "{\"target\":\"redis\",\"rep\":$rep,\"server_cpu_s\":$(python3 -c "print(($after-$before)/$clk_tck)")}"
-      echo "  lookup batch $batch redis r$rep: $json" >&2
+      measured "$broker_pid" lookup "batch $batch" "\"target\":\"strata\",\"rep\":$rep" "$perf" lookup \
+        --bootstrap "$strata_bootstrap" --table bench-pk --keys "$lookup_keys" --batch-size "$batch" \
+        --concurrency "$concurrency" --duration "$lookup_seconds" --expect-found
+      keys_done=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['keys'])" "$last_json")
+      measured "$redis_pid" lookup "batch $batch" "\"target\":\"redis\",\"rep\":$rep" \
+        redis_bench "$batch" "$keys_done"
     done
   done
   rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
@@ -344,14 +338,11 @@ assert p.flush(120) == 0
 EOF
   for rep in 1 2 3; do
     for cols in all c07,c21,c42; do
-      before=$(cpu_ticks "$broker_pid")
-      json=$("$perf" lookup --bootstrap "$strata_bootstrap" --table bench-typed --keys "$proj_keys" \
-        --batch-size 16 --concurrency "$concurrency" --duration "$lookup_seconds" --expect-found \
-        $([[ $cols == all ]] || echo "--columns $cols") 2>/dev/null)
-      after=$(cpu_ticks "$broker_pid")
-      record projection "$cols" "$json" \
-        "{\"rep\":$rep,\"server_cpu_s\":$(python3 -c "print(($after-$before)/$clk_tck)")}"
-      echo "  projection $cols r$rep: $json" >&2
+      # shellcheck disable=SC2046
+      measured "$broker_pid" projection "$cols" "\"rep\":$rep" "$perf" lookup \
+        --bootstrap "$strata_bootstrap" --table bench-typed --keys "$proj_keys" --batch-size 16 \
+        --concurrency "$concurrency" --duration "$lookup_seconds" --expect-found \
+        $([[ $cols == all ]] || echo "--columns $cols")
     done
   done
 fi
