@@ -62,8 +62,9 @@ Result<PkState::MemtableStep> PkState::tend_memtable(int64_t now_ms, int64_t idl
   if (failed_) {  // offline until healed: its RocksDB takes no writes
     st = Status(Errc::io_error, path_ + ": offline after an I/O error");
   } else if (idle || slow) {
-    st = flush_idle_locked();
-    step = MemtableStep::flushed_idle;
+    auto flushed = flush_idle_locked();
+    st = flushed.status();
+    if (st.ok()) step = *flushed ? MemtableStep::flushed_idle : MemtableStep::deferred;
   } else if (env_->take_memtable_bloom()) {
     st = take_bloom_locked();
     if (!st.ok()) env_->release_memtable_bloom();
@@ -79,39 +80,37 @@ Result<PkState::MemtableStep> PkState::tend_memtable(int64_t now_ms, int64_t idl
 // The filter's slot is released once the memtable that has it is sealed (its memory goes when
 // RocksDB's background flush of it completes): if the switch fails (RocksDB refuses while writes
 // are stopped), a later upkeep tries again.
-Status PkState::flush_idle_locked() {
-  // Cleared first: a write that lands in the new memtable sets them again.
-  written_since_flush_.store(false, std::memory_order_release);
-  Status st = [&]() -> Status {
-    if (bloom_held_.load(std::memory_order_relaxed)) {
-      STRATA_RETURN_IF_ERROR(set_bloom_ratio_locked(0));
-      // RocksDB does not switch an empty memtable (the filter's memtable when nothing was
-      // written after the switch that brought it): the applied offset, rewritten as it is, makes
-      // it non-empty. Never waits for a stall (the checkpoint thread would hold write_mu_).
-      uint8_t buf[8];
-      rf::put_be64(buf, applied_offset());
-      rocksdb::WriteBatch wb;
-      wb.Put(rocksdb::Slice(rf::kAppliedKey.data(), rf::kAppliedKey.size()),
-             rocksdb::Slice(reinterpret_cast<const char*>(buf), 8));
-      rocksdb::WriteOptions wo;
-      wo.disableWAL = true;
-      wo.no_slowdown = true;
-      if (rocksdb::Status r = db_->Write(wo, &wb); !r.ok()) {
-        return Status(Errc::io_error, path_ + ": idle flush: " + r.ToString());
-      }
-    }
-    if (rocksdb::Status r = switch_memtable(*db_); !r.ok()) {
+Result<bool> PkState::flush_idle_locked() {
+  if (bloom_held_.load(std::memory_order_relaxed)) {
+    // RocksDB does not switch an empty memtable (the filter's memtable when nothing was written
+    // after the switch that brought it): the applied offset, rewritten as it is, makes it
+    // non-empty. Written before anything changes and never waiting for a stall (the checkpoint
+    // thread would hold write_mu_): a stall means the partition's earlier memtables are still
+    // being flushed, which is no failure, so the step is put off to a later upkeep as it was.
+    uint8_t buf[8];
+    rf::put_be64(buf, applied_offset());
+    rocksdb::WriteBatch wb;
+    wb.Put(rocksdb::Slice(rf::kAppliedKey.data(), rf::kAppliedKey.size()),
+           rocksdb::Slice(reinterpret_cast<const char*>(buf), 8));
+    rocksdb::WriteOptions wo;
+    wo.disableWAL = true;
+    wo.no_slowdown = true;
+    if (rocksdb::Status r = db_->Write(wo, &wb); r.IsIncomplete()) {
+      return false;
+    } else if (!r.ok()) {
       return Status(Errc::io_error, path_ + ": idle flush: " + r.ToString());
     }
-    return Status::Ok();
-  }();
-  if (!st.ok()) {
+    STRATA_RETURN_IF_ERROR(set_bloom_ratio_locked(0));
+  }
+  // Cleared before the switch: a write that lands in the new memtable sets it again.
+  written_since_flush_.store(false, std::memory_order_release);
+  if (rocksdb::Status r = switch_memtable(*db_); !r.ok()) {
     written_since_flush_.store(true, std::memory_order_release);
-    return st;
+    return Status(Errc::io_error, path_ + ": idle flush: " + r.ToString());
   }
   if (bloom_held_.exchange(false, std::memory_order_relaxed)) env_->release_memtable_bloom();
   written_since_idle_.store(0, std::memory_order_relaxed);
-  return Status::Ok();
+  return true;
 }
 
 Status PkState::set_bloom_ratio_locked(double ratio) {

@@ -367,9 +367,11 @@ class PkState {
   // memtable that has it; one not written for `idle_ms` (steady clock) flushes its memtable, so it
   // holds no write buffer (RocksDB's write-buffer manager only ever flushes the partition being
   // written), and gives its filter back, as does one that wrote less than that in a whole window.
-  // Cheap when there is nothing to do; after a failure, not retried for kHealIntervalMs. The
-  // broker's checkpoint thread calls it every tick; any thread.
-  enum class MemtableStep { none, took_bloom, flushed_idle };
+  // Cheap when there is nothing to do; after a failure, not retried for kHealIntervalMs. A flush
+  // put off by a write stall (the partition's earlier memtables are still being flushed) is
+  // `deferred`, no failure: the next upkeep tries again. The broker's checkpoint thread calls it
+  // every tick; any thread.
+  enum class MemtableStep { none, took_bloom, flushed_idle, deferred };
   Result<MemtableStep> tend_memtable(int64_t now_ms, int64_t idle_ms);
   static int64_t steady_ms();
 
@@ -455,8 +457,8 @@ class PkState {
   Status write_applied(rocksdb::WriteBatch& wb, int64_t applied);
   // After a write of `bytes` to RocksDB (tend_memtable's counters).
   void note_memtable_write(size_t bytes);
-  // write_mu_ and db_mu_ shared held (tend_memtable).
-  Status flush_idle_locked();
+  // write_mu_ and db_mu_ shared held (tend_memtable): false when a write stall put it off.
+  Result<bool> flush_idle_locked();
   Status take_bloom_locked();
   Status set_bloom_ratio_locked(double ratio);  // memtables made from now on
   std::atomic<bool> bloom_held_{false};  // changed under write_mu_; read by open_db and metrics
