@@ -39,7 +39,8 @@ void PkState::note_memtable_write(size_t bytes) {
 Result<PkState::MemtableStep> PkState::tend_memtable(int64_t now_ms, int64_t idle_ms) {
   // Bytes written count per window of idle_ms: a partition holds a filter while it writes
   // memtable_bloom_after_bytes per window, so partitions that trickle cannot keep every slot.
-  const bool window_over = now_ms - window_start_ms_.load(std::memory_order_relaxed) >= idle_ms;
+  const int64_t window_start = window_start_ms_.load(std::memory_order_relaxed);
+  const bool window_over = now_ms - window_start >= idle_ms;
   const size_t after = env_->options().memtable_bloom_after_bytes;
   const bool held = bloom_held_.load(std::memory_order_relaxed);
   const size_t written = written_since_idle_.load(std::memory_order_relaxed);
@@ -69,6 +70,12 @@ Result<PkState::MemtableStep> PkState::tend_memtable(int64_t now_ms, int64_t idl
     st = take_bloom_locked();
     if (!st.ok()) env_->release_memtable_bloom();
     step = MemtableStep::took_bloom;
+  }
+  if (step == MemtableStep::deferred && window_over) {
+    // The give-back was put off: the window it ended stays ended, so the next upkeep tries again
+    // (a new window would let a slow writer keep its filter a whole window longer).
+    written_since_idle_.fetch_add(written, std::memory_order_relaxed);
+    window_start_ms_.store(window_start, std::memory_order_relaxed);
   }
   if (!st.ok()) {  // a full disk: not again for a while (each try rewrites OPTIONS files)
     upkeep_retry_ms_.store(now_ms + kHealIntervalMs, std::memory_order_relaxed);

@@ -4,10 +4,13 @@
 // has written enough, at most the environment's slots are held, and a slot comes back when its
 // partition goes idle or closes. Model test over random writes, upkeep, closes and reopens.
 #include <gtest/gtest.h>
+#include <rocksdb/env.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -43,10 +46,11 @@ struct Partition {
 
 class PkMemoryTest : public ::testing::Test {
  protected:
-  void make_env(int slots, size_t after_bytes) {
+  void make_env(int slots, size_t after_bytes, size_t write_buffer_bytes = 64u << 20) {
     PkEnvironment::Options o;
     o.memtable_bloom_partitions = slots;
     o.memtable_bloom_after_bytes = after_bytes;
+    o.write_buffer_bytes = write_buffer_bytes;
     env_ = std::make_unique<PkEnvironment>(o);
   }
   void open(Partition& p, int i) {
@@ -172,6 +176,80 @@ TEST_F(PkMemoryTest, TrickleWritersGiveTheirFilterBack) {
   EXPECT_EQ(env_->memtable_blooms_in_use(), 0);
   EXPECT_EQ(get(p, key_of(3, 4)), std::string(100, 'e'));
   EXPECT_EQ(get(p, key_of(1, 999)), std::string(100, static_cast<char>('a' + 999 % 26)));
+}
+
+// Holds every thread of RocksDB's flush pool (Env::Default's HIGH pool) until destroyed, so
+// memtables switched meanwhile stay unflushed: the way to a write stall on demand.
+class FlushPoolBlocker {
+ public:
+  FlushPoolBlocker() {
+    rocksdb::Env* env = rocksdb::Env::Default();
+    threads_ = env->GetBackgroundThreads(rocksdb::Env::Priority::HIGH);
+    for (int i = 0; i < threads_; ++i) env->Schedule(&hold, this, rocksdb::Env::Priority::HIGH);
+    std::unique_lock lk(mu_);
+    cv_.wait(lk, [&] { return running_ == threads_; });
+  }
+  ~FlushPoolBlocker() { release(); }
+  void release() {
+    std::unique_lock lk(mu_);
+    released_ = true;
+    cv_.notify_all();
+    cv_.wait(lk, [&] { return running_ == 0; });
+  }
+
+ private:
+  static void hold(void* arg) {
+    auto* self = static_cast<FlushPoolBlocker*>(arg);
+    std::unique_lock lk(self->mu_);
+    ++self->running_;
+    self->cv_.notify_all();
+    self->cv_.wait(lk, [&] { return self->released_; });
+    --self->running_;
+    self->cv_.notify_all();
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int threads_ = 0;
+  int running_ = 0;
+  bool released_ = false;
+};
+
+// A trickling writer's give-back that meets a write stall (its earlier memtables still being
+// flushed) is tried again at the next upkeep: the window it ended stays ended. The stall is made
+// by holding RocksDB's flush threads while two memtables wait for them.
+TEST_F(PkMemoryTest, StalledGiveBackIsRetriedAtTheNextUpkeep) {
+  using Step = PkState::MemtableStep;
+  make_env(1, 64u << 10, 4u << 20);  // the write-buffer manager switches memtables at ~3.5 MiB
+  Partition p;
+  open(p, 0);
+  // The upkeep's clock: a window starts right after open (its first window's start) and before
+  // the last write, so that the next window ends while the partition is not idle yet.
+  const int64_t start = PkState::steady_ms() + 1;
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  auto unflushed = [&] {
+    return p.state->int_property("rocksdb.num-immutable-mem-table").value_or(99);
+  };
+  FlushPoolBlocker blocker;
+  // Written until the write-buffer manager has switched the memtable once.
+  for (int seed = 0; seed < 100 && unflushed() == 0; ++seed) write(p, 2000, seed);
+  ASSERT_EQ(unflushed(), 1u);
+  constexpr int64_t kIdle = 1000;
+  // Enough written in the window since open: takes the filter (its switch: 2 memtables unflushed).
+  EXPECT_EQ(p.state->tend_memtable(start, 1).value(), Step::took_bloom);
+  ASSERT_EQ(unflushed(), 2u);
+  // The next window ends with nothing written in it: the filter goes back, but writes stall.
+  EXPECT_EQ(p.state->tend_memtable(start + kIdle, kIdle).value(), Step::deferred);
+  EXPECT_TRUE(p.state->has_memtable_bloom());
+  blocker.release();
+  for (int i = 0; i < 6000 && unflushed() > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(unflushed(), 0u);
+  // One millisecond later (still not idle): given back now, not a whole window later.
+  EXPECT_EQ(p.state->tend_memtable(start + kIdle + 1, kIdle).value(), Step::flushed_idle);
+  EXPECT_FALSE(p.state->has_memtable_bloom());
+  EXPECT_EQ(env_->memtable_blooms_in_use(), 0);
+  EXPECT_EQ(get(p, key_of(3, 4)), std::string(100, 'e'));
 }
 
 // Random writes (small and large), upkeep (busy and idle), closes and reopens over 6 partitions
