@@ -56,6 +56,14 @@ std::optional<ResourceError> check_config_access(const RequestContext& ctx, int8
   return std::nullopt;
 }
 
+std::optional<ResourceError> check_topic_name(const std::string& name, bool altering) {
+  if (altering && name.empty()) {
+    return error(ErrorCode::invalid_request, "Default topic resources are not allowed.");
+  }
+  if (valid_topic_name(name)) return std::nullopt;
+  return error(ErrorCode::invalid_topic_exception, "Topic name \"" + name + "\" is illegal.");
+}
+
 std::optional<ResourceError> check_broker_name(const Services& svc, const std::string& name,
                                                bool& cluster_default) {
   cluster_default = name.empty();
@@ -81,6 +89,7 @@ ResourceError alter_config_resource(Services& svc, int8_t resource_type, const s
   std::unique_lock lk(alter_mu(), std::defer_lock);
   if (!(svc.cluster && resource_type == kResourceTopic)) lk.lock();
   if (resource_type == kResourceTopic) {
+    if (auto e = check_topic_name(name, true)) return *e;  // no etcd round trip for it either
     auto edit_topic = [&](const ConfigMap& current) -> Result<ConfigMap> {
       auto values = effective_topic_values(current, *svc.topics.broker_defaults());
       auto next = edit(

@@ -30,6 +30,12 @@ struct ResourceError {
   std::optional<std::string> message;  // null on success, as Kafka sends
 };
 
+// A TOPIC resource's name, checked as Kafka checks it before looking the topic up: an illegal name
+// (Topic.validate: empty, "." or "..", over 249 characters, other than [a-zA-Z0-9._-]) →
+// INVALID_TOPIC_EXCEPTION. When altering, an empty name → INVALID_REQUEST (Kafka's controller:
+// "Default topic resources are not allowed.").
+std::optional<ResourceError> check_topic_name(const std::string& name, bool altering);
+
 // BROKER resource name → cluster_default (true for ""), or an INVALID_REQUEST error.
 // Kafka's check of one config resource: `op` (DESCRIBE_CONFIGS / ALTER_CONFIGS) on the topic
 // (TOPIC_AUTHORIZATION_FAILED) or, for a broker, on the cluster (CLUSTER_AUTHORIZATION_FAILED);

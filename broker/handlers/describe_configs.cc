@@ -20,7 +20,7 @@ namespace {
 // etcd when the view does not have it yet (a topic just created through another broker). Not a
 // local copy — a broker holding no replica has none, or an old one (a replica moved away).
 Result<std::map<std::string, std::string>> topic_overrides(Services& svc, const std::string& name) {
-  if (!svc.cluster || !valid_topic_name(name)) {  // an invalid name needs no etcd round trip
+  if (!svc.cluster) {
     if (auto topic = svc.topics.find(name)) return topic->configs;
     return Status(Errc::not_found, "unknown topic " + name);
   }
@@ -54,15 +54,18 @@ void describe_configs(RequestContext& ctx, protocol::Reader& body) {
       continue;
     }
     if (res.resource_type == kResourceTopic) {
+      if (auto e = check_topic_name(res.resource_name, false)) {  // no etcd round trip for it
+        out.error_code = e->error_code;
+        out.error_message = e->message;
+        continue;
+      }
       auto configs = topic_overrides(ctx.svc, res.resource_name);
       if (!configs.ok()) {
-        out.error_code = configs.status().code() != Errc::not_found ? ErrorCode::request_timed_out
-                         : valid_topic_name(res.resource_name)
-                             ? ErrorCode::unknown_topic_or_partition
-                             : ErrorCode::invalid_topic_exception;
-        out.error_message = configs.status().code() != Errc::not_found
-                                ? configs.status().message()
-                                : "Topic " + res.resource_name + " does not exist.";
+        const bool unknown = configs.status().code() == Errc::not_found;
+        out.error_code =
+            unknown ? ErrorCode::unknown_topic_or_partition : ErrorCode::request_timed_out;
+        out.error_message = unknown ? "Topic " + res.resource_name + " does not exist."
+                                    : configs.status().message();
         continue;
       }
       entries = dyn.describe_topic(*configs, keys);

@@ -154,6 +154,16 @@ class AdminRawTest(BrokerTestCase):
             (err, _, _, _), = incremental_alter(c, 0, [(TOPIC, unique_topic("no"), [
                 ("retention.ms", SET, "5")])])
             self.assertEqual(err, 3)
+            # An illegal topic name → INVALID_TOPIC_EXCEPTION (Kafka's Topic.validate), an empty
+            # one → INVALID_REQUEST (no default topic resource), in both alter APIs; describing
+            # either → INVALID_TOPIC_EXCEPTION.
+            for name, code in (("bad/name", 17), ("..", 17), ("x" * 250, 17), ("", 42)):
+                (err, msg, _, _), = incremental_alter(c, 1, [(TOPIC, name, [
+                    ("retention.ms", SET, "5")])])
+                self.assertEqual(err, code, name)
+                self.assertTrue(msg, name)
+                self.assertEqual(alter_v0(c, TOPIC, name, {"retention.ms": "5"})[0], code, name)
+                self.assertEqual(describe_v1_error(c, TOPIC, name)[0], 17, name)
             self.assertEqual(describe_v4(c, TOPIC, topic)[2]["retention.ms"]["value"], "1000")
             # Broker resource: SET then DELETE of a dynamic per-broker key.
             res = incremental_alter(c, 1, [(BROKER, "1", [("log.roll.ms", SET, "3600000")])])
