@@ -258,6 +258,7 @@ void Connection::read_size() {
 void Connection::read_body(uint32_t size) {
   if (closed_) return;
   body_ = std::make_shared<RequestFrame>();
+  body_->bytes = limits_->pool->take_buffer(size);
   body_->pool = limits_->pool;
   body_size_ = size;
   reading_ = true;

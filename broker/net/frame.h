@@ -13,38 +13,19 @@
 
 namespace strata::broker {
 
-// An allocator whose resize() leaves bytes uninitialised: a request buffer is overwritten by the
-// socket read at once, and zero-filling ~1 MB per Produce first cost 5-7 % of the broker's CPU
-// (docs/benchmarks.md).
-template <typename T>
-struct NoInitAllocator : std::allocator<T> {
-  template <typename U>
-  struct rebind {
-    using other = NoInitAllocator<U>;
-  };
-  NoInitAllocator() = default;
-  template <typename U>
-  NoInitAllocator(const NoInitAllocator<U>&) noexcept {}
-  template <typename U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;  // default-initialisation: no zeroing
-  }
-  template <typename U, typename... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-};
-
 struct RequestFrame {
   RequestFrame() = default;
   RequestFrame(const RequestFrame&) = delete;
   RequestFrame& operator=(const RequestFrame&) = delete;
-  // Gives the body's bytes back to the broker's request pool when the request is done with them.
+  // Gives the body's bytes back to the broker's request pool when the request is done with them,
+  // and the buffer too, for a later request.
   ~RequestFrame() {
-    if (pool) pool->release(pooled_bytes);
+    if (!pool) return;
+    pool->release(pooled_bytes);
+    pool->give_buffer(std::move(bytes));
   }
   // The frame without its 4-byte size prefix. Mutable: Produce rewrites batch headers in place.
-  std::vector<uint8_t, NoInitAllocator<uint8_t>> bytes;
+  BodyBytes bytes;
   int16_t api_key = 0;
   int16_t api_version = 0;
   int32_t correlation_id = 0;

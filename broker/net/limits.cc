@@ -38,4 +38,41 @@ size_t RequestMemoryPool::waiters() const {
   return waiters_.size();
 }
 
+BodyBytes RequestMemoryPool::take_buffer(size_t size) {
+  if (size < kMinKeptBuffer / 4 || size > kMaxKeptBuffer) return {};
+  std::lock_guard lock(kept_mu_);
+  size_t best = kept_.size();
+  for (size_t i = 0; i < kept_.size(); ++i) {
+    const size_t c = kept_[i].capacity();
+    if (c >= size && (best == kept_.size() || c < kept_[best].capacity())) best = i;
+  }
+  if (best == kept_.size()) return {};
+  BodyBytes b = std::move(kept_[best]);
+  kept_[best] = std::move(kept_.back());
+  kept_.pop_back();
+  kept_bytes_ -= b.capacity();
+  return b;
+}
+
+void RequestMemoryPool::give_buffer(BodyBytes&& b) {
+  BodyBytes mine = std::move(b);  // freed here unless kept
+  const size_t c = mine.capacity();
+  if (c < kMinKeptBuffer || c > kMaxKeptBuffer) return;
+  mine.clear();
+  std::lock_guard lock(kept_mu_);
+  if (kept_.size() >= kMaxKeptBuffers || kept_bytes_ + c > kMaxKeptBytes) return;
+  kept_bytes_ += c;
+  kept_.push_back(std::move(mine));
+}
+
+size_t RequestMemoryPool::kept_buffers() const {
+  std::lock_guard lock(kept_mu_);
+  return kept_.size();
+}
+
+size_t RequestMemoryPool::kept_buffer_bytes() const {
+  std::lock_guard lock(kept_mu_);
+  return kept_bytes_;
+}
+
 }  // namespace strata::broker

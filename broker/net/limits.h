@@ -14,8 +14,34 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 namespace strata::broker {
+
+// An allocator whose resize() leaves bytes uninitialised: a request buffer is overwritten by the
+// socket read at once, and zero-filling ~1 MB per Produce first cost 5-7 % of the broker's CPU
+// (docs/benchmarks.md).
+template <typename T>
+struct NoInitAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = NoInitAllocator<U>;
+  };
+  NoInitAllocator() = default;
+  template <typename U>
+  NoInitAllocator(const NoInitAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;  // default-initialisation: no zeroing
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+using BodyBytes = std::vector<uint8_t, NoInitAllocator<uint8_t>>;
 
 // Request-body bytes are taken as they arrive, not when a frame's size is announced, so a client
 // that announces a large frame and trickles it (slowloris) holds only what it has sent. When the
@@ -34,6 +60,24 @@ class RequestMemoryPool {
   int64_t capacity() const { return capacity_; }
   size_t waiters() const;
 
+  // Body buffers of handled requests, kept for the next ones. A fresh allocation of a Produce
+  // body's size per request, in a heap that the primary-key write path fragments with small row
+  // strings, made glibc's malloc walk its bins (8.7 % of the broker's samples under PK upserts,
+  // docs/benchmarks.md). Idle capacity, apart from the bytes above and bounded on its own: at
+  // most kMaxKeptBuffers buffers of kMinKeptBuffer..kMaxKeptBuffer bytes, kMaxKeptBytes in all.
+  static constexpr size_t kMaxKeptBuffers = 16;
+  static constexpr size_t kMaxKeptBytes = size_t{32} << 20;
+  static constexpr size_t kMinKeptBuffer = size_t{64} << 10;
+  static constexpr size_t kMaxKeptBuffer = size_t{8} << 20;
+  // An empty buffer for a body of `size` bytes: the kept one of the smallest capacity >= size,
+  // or a new one. Bodies under kMinKeptBuffer / 4 get a new one (small blocks are malloc's fast
+  // path, and they would take the large buffers Produce requests need).
+  BodyBytes take_buffer(size_t size);
+  // Keeps `b` (emptied) if it is within the bounds above; frees it otherwise.
+  void give_buffer(BodyBytes&& b);
+  size_t kept_buffers() const;
+  size_t kept_buffer_bytes() const;
+
  private:
   struct Waiter {
     int64_t bytes;
@@ -48,6 +92,9 @@ class RequestMemoryPool {
   mutable std::mutex mu_;
   std::atomic<int64_t> used_{0};  // written under mu_; read anywhere (metrics)
   std::deque<Waiter> waiters_;
+  mutable std::mutex kept_mu_;  // apart from mu_: a take never waits behind a grant
+  std::vector<BodyBytes> kept_;
+  size_t kept_bytes_ = 0;
 };
 
 struct ConnectionLimits {

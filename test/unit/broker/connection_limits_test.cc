@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <map>
 #include <memory>
 #include <random>
 #include <thread>
@@ -80,6 +81,65 @@ TEST(RequestMemoryPool, RandomReservationsMatchTheModel) {
       int64_t sum = 0;
       for (int64_t h : held) sum += h;
       ASSERT_EQ(pool.used(), sum);
+    }
+  }
+}
+
+// Random takes and gives of body buffers against a model of the rule: a take of a body in range
+// gets the kept buffer of the smallest capacity that holds it (the same memory), empty, or a new
+// one; a give keeps a buffer of kept size while fewer than kMaxKeptBuffers and kMaxKeptBytes are
+// kept, and frees it otherwise.
+TEST(RequestMemoryPool, KeptBodyBuffersMatchTheModel) {
+  using P = RequestMemoryPool;
+  for (uint32_t seed = 1; seed <= 10; ++seed) {
+    std::mt19937 rng(seed);
+    P pool(-1);
+    std::multimap<size_t, const uint8_t*> model;  // capacity → the buffer's memory
+    size_t model_bytes = 0;
+    std::vector<BodyBytes> in_use;
+    for (int step = 0; step < 2000; ++step) {
+      if (in_use.empty() || rng() % 2 == 0) {
+        // Sizes from 1 KiB to 16 MiB, about as many of each power of two.
+        const size_t size = (size_t{1} << (10 + rng() % 15)) + rng() % 4096;
+        BodyBytes b = pool.take_buffer(size);
+        ASSERT_TRUE(b.empty());
+        auto fit = model.lower_bound(size);
+        if (size < P::kMinKeptBuffer / 4 || size > P::kMaxKeptBuffer || fit == model.end()) {
+          ASSERT_EQ(b.capacity(), 0u) << "seed " << seed << " step " << step;
+          b.reserve(size);  // as the connection grows it (never past the body's size)
+        } else {
+          ASSERT_EQ(b.capacity(), fit->first) << "seed " << seed << " step " << step;
+          // Any kept buffer of that capacity: the same memory, not a copy.
+          bool same = false;
+          for (auto it = fit; it != model.end() && it->first == fit->first; ++it) {
+            if (it->second == b.data()) {
+              model_bytes -= it->first;
+              model.erase(it);
+              same = true;
+              break;
+            }
+          }
+          ASSERT_TRUE(same) << "seed " << seed << " step " << step;
+        }
+        b.resize(std::min(size, b.capacity()));  // the body arrives
+        in_use.push_back(std::move(b));
+      } else {
+        const size_t i = rng() % in_use.size();
+        BodyBytes b = std::move(in_use[i]);
+        in_use[i] = std::move(in_use.back());
+        in_use.pop_back();
+        const size_t c = b.capacity();
+        const uint8_t* data = b.data();
+        pool.give_buffer(std::move(b));
+        if (c >= P::kMinKeptBuffer && c <= P::kMaxKeptBuffer && model.size() < P::kMaxKeptBuffers &&
+            model_bytes + c <= P::kMaxKeptBytes) {
+          model.emplace(c, data);
+          model_bytes += c;
+        }
+      }
+      ASSERT_EQ(pool.kept_buffers(), model.size()) << "seed " << seed << " step " << step;
+      ASSERT_EQ(pool.kept_buffer_bytes(), model_bytes) << "seed " << seed << " step " << step;
+      ASSERT_LE(model_bytes, P::kMaxKeptBytes);
     }
   }
 }
@@ -175,6 +235,25 @@ TEST(ConnectionLimits, TricklingClientHoldsOnlyWhatItSent) {
   asio::read(loris, asio::buffer(answer));
   EXPECT_EQ(d.dispatched.load(), 2);
   EXPECT_TRUE(eventually([&] { return h.limits->pool->used() == 0; }));
+}
+
+// Requests one after another on a connection read into the same kept buffer: the pool keeps one,
+// not one per request.
+TEST(ConnectionLimits, SuccessiveBodiesReuseOneKeptBuffer) {
+  EchoDispatcher d;
+  Harness h;
+  auto client = h.connect(d);
+  h.run();
+  for (int i = 1; i <= 5; ++i) {
+    asio::write(client, asio::buffer(frame_of(200 * 1024, i)));
+    uint8_t answer[8];
+    asio::read(client, asio::buffer(answer));
+    ASSERT_TRUE(eventually([&] { return h.limits->pool->kept_buffers() == 1; })) << i;
+    EXPECT_GE(h.limits->pool->kept_buffer_bytes(), size_t{200 * 1024});
+  }
+  EXPECT_EQ(d.dispatched.load(), 5);
+  std::this_thread::sleep_for(20ms);  // every frame gone: without reuse, 5 would be kept
+  EXPECT_EQ(h.limits->pool->kept_buffers(), 1u);
 }
 
 TEST(ConnectionLimits, IdleReaperClosesAConnectionWhoseClientStoppedReading) {
