@@ -358,6 +358,7 @@ Status Broker::start() {
   so.limits.request_read_timeout_ms = config_.socket_request_read_timeout_ms;
   so.limits.max_queued_response_bytes = config_.connection_max_queued_response_bytes;
   so.limits.pool = std::make_shared<RequestMemoryPool>(config_.queued_max_request_bytes);
+  metrics_->set_request_pool(so.limits.pool);
   so.limits.max_unauthenticated_bytes = config_.sasl_server_max_receive_size;
   so.max_connections = config_.max_connections;
   so.max_connections_per_ip = config_.max_connections_per_ip;

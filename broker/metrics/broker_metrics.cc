@@ -153,6 +153,24 @@ std::vector<prometheus::MetricFamily> BrokerMetrics::collect(
                        MetricType::Gauge);
   add_sample(memory, {}, static_cast<double>(Connection::total_queued_response_memory()));
   out.push_back(std::move(memory));
+  if (request_pool_) {
+    auto gauge = [&](const char* name, const char* help, double v) {
+      auto f = family(name, help, MetricType::Gauge);
+      add_sample(f, {}, v);
+      out.push_back(std::move(f));
+    };
+    gauge("strata_connections_request_bytes",
+          "Request-body bytes the connections hold, read or being read (bounded by "
+          "queued.max.request.bytes).",
+          static_cast<double>(request_pool_->used()));
+    gauge("strata_connections_waiting_for_request_memory",
+          "Connections not reading until handled requests give request-body bytes back.",
+          static_cast<double>(request_pool_->waiters()));
+    gauge("strata_connections_kept_request_buffer_bytes",
+          "Capacity of the request-body buffers kept for the next requests (at most 16 "
+          "buffers, 32 MiB).",
+          static_cast<double>(request_pool_->kept_buffer_bytes()));
+  }
 
   struct TopicFamily {
     const char* name;

@@ -23,6 +23,7 @@
 
 namespace strata::broker {
 struct TopicEntry;
+class RequestMemoryPool;
 }  // namespace strata::broker
 
 namespace strata::broker::metrics {
@@ -59,6 +60,12 @@ class BrokerMetrics {
 
   int64_t active_connections() const { return active_connections_.load(); }
 
+  // The connections' request pool (queued.max.request.bytes and the kept body buffers), read at
+  // scrape time. Set once at start, before the metrics endpoint serves.
+  void set_request_pool(std::shared_ptr<const RequestMemoryPool> pool) {
+    request_pool_ = std::move(pool);
+  }
+
  private:
   static constexpr int kMinCode = -1;
   static constexpr int kMaxCode = 140;
@@ -76,6 +83,7 @@ class BrokerMetrics {
 
   std::unique_ptr<ApiSlot[]> slots_;
   std::atomic<int64_t> active_connections_{0};
+  std::shared_ptr<const RequestMemoryPool> request_pool_;
   std::atomic<uint64_t> connections_total_{0};
   std::atomic<uint64_t> authentication_failures_{0};
   AtomicHistogram pk_lookup_latency_;

@@ -266,6 +266,9 @@ class MetricsTest(BrokerTestCase):
             "strata_connections_active": "gauge",
             "strata_connections_total": "counter",
             "strata_connections_queued_response_bytes": "gauge",
+            "strata_connections_request_bytes": "gauge",
+            "strata_connections_waiting_for_request_memory": "gauge",
+            "strata_connections_kept_request_buffer_bytes": "gauge",
             "strata_topic_bytes_in_total": "counter",
             "strata_topic_records_in_total": "counter",
             "strata_topic_bytes_out_total": "counter",
@@ -339,6 +342,22 @@ class MetricsTest(BrokerTestCase):
         self.assertEqual(after.get("strata_requests_total", api="Fetch") -
                          mid.get("strata_requests_total", api="Fetch"), 1)
         self.assertEqual(after.get("strata_topic_bytes_in_total", topic=topic), len(batch))
+
+    def test_request_pool_gauges(self):
+        """A 200 KiB Produce body is read into a buffer the pool keeps afterwards; once handled,
+        its bytes are back (no request in flight on this otherwise idle broker)."""
+        topic = unique_topic("rp")
+        itutil.ck_create_topic(self.broker.bootstrap, topic, 1)
+        batch = itutil.build_batch([(b"k%d" % i, os.urandom(1000), ()) for i in range(200)])
+        res = itutil.produce(self.conn(), 3, {topic: {0: batch}})
+        self.assertEqual(res[(topic, 0)][0], 0)
+        harness.wait_until(
+            lambda: self.scrape().get("strata_connections_kept_request_buffer_bytes") >= len(batch),
+            what="a kept request buffer")
+        s = self.scrape()
+        self.assertEqual(s.get("strata_connections_request_bytes"), 0)
+        self.assertEqual(s.get("strata_connections_waiting_for_request_memory"), 0)
+        self.assertLessEqual(s.get("strata_connections_kept_request_buffer_bytes"), 32 << 20)
 
     def test_errors_by_api_and_code(self):
         conn = self.conn()
