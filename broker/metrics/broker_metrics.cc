@@ -126,50 +126,41 @@ std::vector<prometheus::MetricFamily> BrokerMetrics::collect(
   out.push_back(std::move(latency));
   out.push_back(std::move(denials));
 
-  auto active = family("strata_connections_active", "Open client connections.", MetricType::Gauge);
-  add_sample(active, {}, static_cast<double>(active_connections_.load(std::memory_order_relaxed)));
-  out.push_back(std::move(active));
-  auto total = family("strata_connections_total", "Client connections accepted since start.",
-                      MetricType::Counter);
-  add_sample(total, {}, static_cast<double>(connections_total_.load(std::memory_order_relaxed)));
-  out.push_back(std::move(total));
-  auto auth = family("strata_authentication_failures_total",
-                     "SASL authentications that failed (connections closed after "
-                     "connection.failed.authentication.delay.ms).",
-                     MetricType::Counter);
-  add_sample(auth, {},
-             static_cast<double>(authentication_failures_.load(std::memory_order_relaxed)));
-  out.push_back(std::move(auth));
-  auto queued = family("strata_connections_queued_response_bytes",
-                       "Response bytes answered but not yet written to their sockets, all "
-                       "connections (file ranges by length; bounded per connection by "
-                       "connection.max.queued.response.bytes).",
-                       MetricType::Gauge);
-  add_sample(queued, {}, static_cast<double>(Connection::total_queued_response_bytes()));
-  out.push_back(std::move(queued));
-  auto memory = family("strata_connections_queued_response_memory_bytes",
-                       "Of those, the bytes held in memory (file ranges excluded); at "
-                       "queued.max.response.bytes, extension answers shrink to one row.",
-                       MetricType::Gauge);
-  add_sample(memory, {}, static_cast<double>(Connection::total_queued_response_memory()));
-  out.push_back(std::move(memory));
+  const auto gauge = MetricType::Gauge;
+  const auto counter = MetricType::Counter;
+  out.push_back(
+      one_sample("strata_connections_active", "Open client connections.", gauge,
+                 static_cast<double>(active_connections_.load(std::memory_order_relaxed))));
+  out.push_back(
+      one_sample("strata_connections_total", "Client connections accepted since start.", counter,
+                 static_cast<double>(connections_total_.load(std::memory_order_relaxed))));
+  out.push_back(one_sample(
+      "strata_authentication_failures_total",
+      "SASL authentications that failed (connections closed after "
+      "connection.failed.authentication.delay.ms).",
+      counter, static_cast<double>(authentication_failures_.load(std::memory_order_relaxed))));
+  out.push_back(one_sample("strata_connections_queued_response_bytes",
+                           "Response bytes answered but not yet written to their sockets, all "
+                           "connections (file ranges by length; bounded per connection by "
+                           "connection.max.queued.response.bytes).",
+                           gauge, static_cast<double>(Connection::total_queued_response_bytes())));
+  out.push_back(one_sample("strata_connections_queued_response_memory_bytes",
+                           "Of those, the bytes held in memory (file ranges excluded); at "
+                           "queued.max.response.bytes, extension answers shrink to one row.",
+                           gauge, static_cast<double>(Connection::total_queued_response_memory())));
   if (request_pool_) {
-    auto gauge = [&](const char* name, const char* help, double v) {
-      auto f = family(name, help, MetricType::Gauge);
-      add_sample(f, {}, v);
-      out.push_back(std::move(f));
-    };
-    gauge("strata_connections_request_bytes",
-          "Request-body bytes the connections hold, read or being read (bounded by "
-          "queued.max.request.bytes).",
-          static_cast<double>(request_pool_->used()));
-    gauge("strata_connections_waiting_for_request_memory",
-          "Connections not reading until handled requests give request-body bytes back.",
-          static_cast<double>(request_pool_->waiters()));
-    gauge("strata_connections_kept_request_buffer_bytes",
-          "Capacity of the request-body buffers kept for the next requests (at most 16 "
-          "buffers, 32 MiB).",
-          static_cast<double>(request_pool_->kept_buffer_bytes()));
+    out.push_back(one_sample("strata_connections_request_bytes",
+                             "Request-body bytes the connections hold, read or being read "
+                             "(bounded by queued.max.request.bytes).",
+                             gauge, static_cast<double>(request_pool_->used())));
+    out.push_back(
+        one_sample("strata_connections_waiting_for_request_memory",
+                   "Connections not reading until handled requests give request-body bytes back.",
+                   gauge, static_cast<double>(request_pool_->waiters())));
+    out.push_back(one_sample("strata_connections_kept_request_buffer_bytes",
+                             "Capacity of the request-body buffers kept for the next requests "
+                             "(at most 16 buffers, 32 MiB).",
+                             gauge, static_cast<double>(request_pool_->kept_buffer_bytes())));
   }
 
   struct TopicFamily {

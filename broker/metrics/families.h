@@ -39,4 +39,12 @@ inline prometheus::ClientMetric& add_sample(prometheus::MetricFamily& f, Labels 
   return m;
 }
 
+// A family of one unlabelled sample (a broker-wide gauge or counter).
+inline prometheus::MetricFamily one_sample(std::string name, std::string help,
+                                           prometheus::MetricType type, double value) {
+  auto f = family(std::move(name), std::move(help), type);
+  add_sample(f, {}, value);
+  return f;
+}
+
 }  // namespace strata::broker::metrics

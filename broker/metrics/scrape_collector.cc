@@ -84,9 +84,7 @@ void ScrapeCollector::collect_partitions(std::vector<prometheus::MetricFamily>& 
 void ScrapeCollector::collect_cluster(std::vector<prometheus::MetricFamily>& out) const {
   const auto st = svc_.cluster->replica_stats();
   auto counter = [&](const char* name, const char* help, uint64_t v) {
-    auto f = family(name, help, MetricType::Counter);
-    add_sample(f, {}, static_cast<double>(v));
-    out.push_back(std::move(f));
+    out.push_back(one_sample(name, help, MetricType::Counter, static_cast<double>(v)));
   };
   counter("strata_cluster_leader_elections_total",
           "Partition leaderships this broker took (each a new leader epoch).", st.leader_elections);
@@ -103,9 +101,7 @@ void ScrapeCollector::collect_cluster(std::vector<prometheus::MetricFamily>& out
           "Failed replica fetch requests and partition answers of this broker's fetchers.",
           st.fetch_errors);
   auto gauge = [&](const char* name, const char* help, double v) {
-    auto f = family(name, help, MetricType::Gauge);
-    add_sample(f, {}, v);
-    out.push_back(std::move(f));
+    out.push_back(one_sample(name, help, MetricType::Gauge, v));
   };
   size_t under = 0;
   for (const auto& l : st.leading) under += l.isr < l.replicas ? 1 : 0;
