@@ -98,12 +98,12 @@ class RowSummarizer {
     }
     std::span<const uint8_t> bytes = *image;
     if (table.value_format == ValueFormat::confluent) {
-      auto body = confluent_body(bytes, table.value_schema_id);
-      if (!body.ok()) {
+      auto row = logged_row(bytes, table, decoded_);
+      if (!row.ok()) {
         ++opaque_rows_;
         return;
       }
-      bytes = *body;
+      bytes = *row;
     }
     if (!walk(bytes)) {
       ++opaque_rows_;
@@ -268,6 +268,7 @@ class RowSummarizer {
   bool all_;
   const bool collect_all_;
   int64_t rows_ = 0, opaque_rows_ = 0;
+  std::string decoded_;  // an Avro table's row read from its image
 };
 
 std::optional<std::span<const uint8_t>> change_image(const ChangeView& change) {
@@ -451,10 +452,11 @@ std::optional<Json> image_row(std::optional<std::span<const uint8_t>> image,
                               const TableConfig& table) {
   if (!image) return std::nullopt;
   std::span<const uint8_t> bytes = *image;
+  std::string decoded;
   if (table.value_format == ValueFormat::confluent) {
-    auto body = confluent_body(bytes, table.value_schema_id);
-    if (!body.ok()) return std::nullopt;
-    bytes = *body;
+    auto row = logged_row(bytes, table, decoded);
+    if (!row.ok()) return std::nullopt;
+    bytes = *row;
   }
   auto row = typed::parse_row(bytes);  // an object within the typed tables' limits
   if (!row.ok()) return std::nullopt;

@@ -3,7 +3,9 @@
 // schema's encoding. The state keeps rows as json tables do (canonical JSON of the columns), so
 // merges, projection and lookups are the json table's; the log carries each after- and
 // before-image in the *table schema's* framing, so a plain consumer's deserializer reads the
-// changelog, and replay only strips the 5 bytes (no registry needed to recover).
+// changelog: the row's JSON for a JSON Schema table schema, its Avro binary encoding for an Avro
+// one. Replay reads rows back with the table config alone (an Avro table keeps its schema's text
+// in table.value.schema.avro): no registry is needed to recover.
 //
 // Decoding a writer's value needs the registry (the schema of its id), which lives in broker/:
 // the broker gives each confluent table's state a ConfluentDecoder.
@@ -14,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "pkindex/table_config.h"
 #include "protocol/base/result.h"
 
 namespace strata::pkindex {
@@ -56,5 +59,17 @@ inline Result<std::span<const uint8_t>> confluent_body(std::span<const uint8_t> 
   }
   return v.subspan(kConfluentHeaderSize);
 }
+
+// A confluent table's row (canonical JSON) as it is logged, built in `buf`: the table schema's
+// header, then the JSON or the row's Avro encoding. Errc::invalid_argument when the row does not
+// fit an Avro table schema (a column's value of another type, an int sum beyond 32 bits).
+Result<std::span<const uint8_t>> logged_image(std::span<const uint8_t> row,
+                                              const TableConfig& table, std::string& buf);
+
+// The row (canonical JSON) a logged image of a confluent table carries: the bytes after the
+// header (JSON Schema), or decoded into `buf` (Avro: every column, null ones included). An
+// error when the image is not in the table schema's framing or does not decode.
+Result<std::span<const uint8_t>> logged_row(std::span<const uint8_t> image,
+                                            const TableConfig& table, std::string& buf);
 
 }  // namespace strata::pkindex

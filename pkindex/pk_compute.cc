@@ -25,14 +25,6 @@ std::span<const uint8_t> as_span(std::string_view s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
 
-// `image` in the table schema's framing, built in `buf`.
-std::span<const uint8_t> frame(std::string& buf, std::span<const uint8_t> image, int32_t id) {
-  buf.clear();
-  append_confluent_header(buf, id);
-  buf.append(reinterpret_cast<const char*>(image.data()), image.size());
-  return as_span(buf);
-}
-
 }  // namespace
 
 WriteResult PkState::write(const WriteInput& input, int64_t now_ms, const AppendFn& append) {
@@ -154,10 +146,10 @@ PkState::Computed PkState::compute(const WriteInput& input, int64_t now, Overlay
   int64_t none_ttl_clock = -1;
   std::string db_key;
   std::optional<std::vector<std::string>> columns;  // the record's strata.columns
-  // confluent tables: the record's value decoded (the row's JSON), and the images it logs in
-  // the table schema's framing.
+  // confluent tables: the record's value decoded (the row's JSON), the images it logs in the
+  // table schema's framing, and (Avro table schema) the row as read back from its image.
   const bool confluent = table.value_format == ValueFormat::confluent;
-  std::string decoded, framed_after, framed_before;
+  std::string decoded, framed_after, framed_before, conformed;
   protocol::Record r;
   int32_t index = 0;
   size_t oversized = 0;  // record errors that are only a size over max_record_bytes
@@ -280,10 +272,24 @@ PkState::Computed PkState::compute(const WriteInput& input, int64_t now, Overlay
       continue;
     }
     std::optional<std::span<const uint8_t>> after;
+    bool after_framed = false;  // framed_after holds the after-image already
     switch (d.kind) {
       case ChangeKind::insert:
       case ChangeKind::update: {
         after = d.after(w);
+        if (table.value_avro) {
+          // The state keeps the row exactly as replay will read it back from the log: every
+          // column present, each value as the table schema's type makes it (3 in a double
+          // column is 3.0). A row the schema cannot hold fails here, before anything is logged.
+          auto image = logged_image(*after, table, framed_after);
+          auto row = image.ok() ? logged_row(*image, table, conformed) : image;
+          if (!row.ok()) {
+            error(row.status().message());
+            continue;
+          }
+          after = *row;
+          after_framed = true;
+        }
         Overlay::Row row{true, std::string(as_sv(*after)), w.version, append_time};
         Overlay::Op op{db_key, {}, index, reader->timestamp_of(r), -1};
         rf::encode_row(op.encoded, 0, reader->timestamp_of(r), w.version, *after, row_append_time);
@@ -318,11 +324,24 @@ PkState::Computed PkState::compute(const WriteInput& input, int64_t now, Overlay
     headers.push_back(Header{kChangeHeader, as_span(change_kind_name(d.kind))});
     if (table.image == ChangelogImage::full && cur &&
         (d.kind == ChangeKind::update || d.kind == ChangeKind::del)) {
-      std::span<const uint8_t> before = cur->value;
-      if (confluent) before = frame(framed_before, before, table.value_schema_id);
-      headers.push_back(Header{kBeforeHeader, before});
+      auto before = confluent ? logged_image(cur->value, table, framed_before)
+                              : Result<std::span<const uint8_t>>(cur->value);
+      if (!before.ok()) {
+        error(before.status().message());
+        continue;
+      }
+      headers.push_back(Header{kBeforeHeader, *before});
     }
-    if (confluent && after) after = frame(framed_after, *after, table.value_schema_id);
+    if (after_framed) {
+      after = as_span(framed_after);
+    } else if (confluent && after) {
+      auto image = logged_image(*after, table, framed_after);
+      if (!image.ok()) {
+        error(image.status().message());
+        continue;
+      }
+      after = *image;
+    }
     const bool carries_row = d.kind == ChangeKind::none && cur;
     if (carries_row) headers.push_back(Header{kRowVersionHeader, row_version_be});
     if (ttl && carries_row) {

@@ -40,6 +40,7 @@ Status after_images(const protocol::RecordBatchView& batch, int64_t base_offset,
   protocol::RecordReader reader;
   STRATA_RETURN_IF_ERROR(reader.reset(batch));
   protocol::Record r;
+  std::string decoded;  // an Avro table's row read from its image
   for (;;) {
     auto more = reader.next(r);
     if (!more.ok()) return more.status();
@@ -82,12 +83,12 @@ Status after_images(const protocol::RecordBatchView& batch, int64_t base_offset,
     } else {
       std::span<const uint8_t> value = *r.value;
       if (table.value_format == ValueFormat::confluent) {  // logged framed, stored bare
-        auto body = confluent_body(value, table.value_schema_id);
-        if (!body.ok()) {
+        auto row = logged_row(value, table, decoded);
+        if (!row.ok()) {
           return Status(Errc::corruption,
-                        "offset " + std::to_string(offset) + ": " + body.status().message());
+                        "offset " + std::to_string(offset) + ": " + row.status().message());
         }
-        value = *body;
+        value = *row;
       }
       const int64_t ts = reader.timestamp_of(r);
       rf::encode_row(a.encoded, offset, ts, version, value, append_time);

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 
 #include "pkindex/column_stats.h"
 
@@ -171,6 +172,12 @@ const KeyTable<TableConfig>& table_key_table() {
               "confluent tables: the table schema's id, set by the broker at creation (the log's "
               "framing).",
               kRo);
+    t.string(kValueSchemaAvro.data(), &C::value_schema_avro, "",
+             "confluent tables with an Avro table schema: that schema, set by the broker at "
+             "creation (the changelog's rows are in its binary encoding).",
+             kRo, [](const std::string& v) -> std::string {
+               return v.empty() ? "" : parse_avro_table_schema(v).status().message();
+             });
     t.boolean(kHistoryEnabled.data(), &C::history, "false",
               "Keep every change of every key in a history index, for point-in-time reads "
               "(LookupAsOf); each change is then written twice to the state.",
@@ -194,6 +201,35 @@ TableConfig::TableConfig() {
     return *t;
   }();
   *this = defaults;
+}
+
+Result<AvroTableSchema> parse_avro_table_schema(std::string_view text) {
+  auto invalid = [](const std::string& why) {
+    return Status(Errc::invalid_argument, "the Avro table schema " + why);
+  };
+  auto schema = protocol::schema::AvroSchema::parse(text);
+  if (!schema.ok()) return invalid("does not parse: " + schema.status().message());
+  if (schema->type_name() != "record") {
+    return invalid("is " + std::string(schema->type_name()) +
+                   ": it must be a record whose fields are the columns");
+  }
+  // The parser has checked the structure; what is left is the columns' nullability, read from
+  // the text since AvroSchema keeps its fields to the codec.
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  AvroTableSchema out{std::move(*schema), {}};
+  for (const auto& f : j.at("fields")) {
+    const std::string name = f.at("name").get<std::string>();
+    const auto& type = f.at("type");
+    const auto d = f.find("default");
+    if (!type.is_array() || type.empty() || type[0] != "null" || d == f.end() || !d->is_null()) {
+      return invalid("field " + name +
+                     " must be a union with \"null\" first and \"default\": null (a partial "
+                     "write leaves the other columns null)");
+    }
+    out.columns.push_back(name);
+  }
+  if (out.columns.empty()) return invalid("has no fields (columns)");
+  return out;
 }
 
 std::string check_table_key(std::string_view name, const std::string& v) {
@@ -270,10 +306,17 @@ Result<TableConfig> parse_table_config(const std::map<std::string, std::string>&
   if (!t.statistics_columns.empty() && !t.typed()) {
     return require(kStatisticsColumns, "a typed table (table.value.format=json or confluent)");
   }
-  if (t.value_format != ValueFormat::confluent &&
-      (!t.value_schema_subject.empty() || t.value_schema_id >= 0)) {
-    return require(t.value_schema_subject.empty() ? kValueSchemaId : kValueSchemaSubject,
-                   "table.value.format=confluent");
+  if (t.value_format != ValueFormat::confluent) {
+    if (!t.value_schema_subject.empty())
+      return require(kValueSchemaSubject, "table.value.format=confluent");
+    if (t.value_schema_id >= 0) return require(kValueSchemaId, "table.value.format=confluent");
+    if (!t.value_schema_avro.empty())
+      return require(kValueSchemaAvro, "table.value.format=confluent");
+  }
+  if (!t.value_schema_avro.empty()) {
+    auto avro = parse_avro_table_schema(t.value_schema_avro);
+    if (!avro.ok()) return avro.status();
+    t.value_avro = std::make_shared<const protocol::schema::AvroSchema>(std::move(avro->schema));
   }
   for (const auto& [k, v] : configs) {
     if (!is_column_key(k)) continue;

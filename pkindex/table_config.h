@@ -7,13 +7,16 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "protocol/base/key_table.h"
 #include "protocol/base/result.h"
 #include "protocol/pk/table_keys.h"
+#include "protocol/schema/avro_schema.h"
 
 namespace strata::pkindex {
 
@@ -34,6 +37,7 @@ using protocol::pk::kStatisticsColumns;
 using protocol::pk::kTableType;
 using protocol::pk::kTtlMs;
 using protocol::pk::kValueFormat;
+using protocol::pk::kValueSchemaAvro;
 using protocol::pk::kValueSchemaId;
 using protocol::pk::kValueSchemaSubject;
 using protocol::pk::kVersionHeader;
@@ -84,8 +88,12 @@ struct TableConfig {
   ValueFormat value_format{};
   std::string value_schema_subject;  // confluent: the table schema's subject
   int32_t value_schema_id = -1;      // confluent: the table schema's id (framing of the log)
-  bool history = false;              // a history index for LookupAsOf (table.history.enabled)
-  std::string statistics_columns;    // "*" or a column list (column_stats.h); empty = none
+  // confluent tables with an Avro table schema: its text (set by the broker at creation), and
+  // parsed (null otherwise): rows are logged in its binary encoding (confluent_values.h).
+  std::string value_schema_avro;
+  std::shared_ptr<const protocol::schema::AvroSchema> value_avro;
+  bool history = false;            // a history index for LookupAsOf (table.history.enabled)
+  std::string statistics_columns;  // "*" or a column list (column_stats.h); empty = none
   // aggregation: the columns with a table.fields.<column>.* key; any other column aggregates
   // with last_value_ignore_nulls.
   std::map<std::string, ColumnAgg> fields;
@@ -114,6 +122,16 @@ bool is_pk_table(const std::map<std::string, std::string>& configs);
 // is not a primary-key table (a typed log topic: only value_format and statistics_columns of the
 // result mean anything).
 Result<TableConfig> parse_table_config(const std::map<std::string, std::string>& configs);
+
+// An Avro table schema (table.value.schema.avro, a confluent table's schema when the registry
+// holds it as AVRO): a record whose every field — a column — is a union with "null" first and
+// "default": null, as a partial write leaves the other columns null. `columns` are the field
+// names in order. Errc::invalid_argument naming what is wrong.
+struct AvroTableSchema {
+  protocol::schema::AvroSchema schema;
+  std::vector<std::string> columns;
+};
+Result<AvroTableSchema> parse_avro_table_schema(std::string_view text);
 
 // Checks one table.* key in isolation: empty string when fine, else the message (naming the key).
 std::string check_table_key(std::string_view name, const std::string& value);

@@ -47,13 +47,31 @@ bool accepts_null(const json& p) {
   return !p.contains("$ref") && !p.contains("allOf") && !p.contains("not");
 }
 
-// The columns of a table schema: the properties of its JSON Schema object.
+// An Avro table schema: a record of nullable fields (parse_avro_table_schema), self-contained
+// since recovery reads it from the table's config, without the registry.
+Result<pkindex::AvroTableSchema> avro_table_schema(const SchemaEntry& e) {
+  const std::string which = "the table schema (id " + std::to_string(e.id) + ")";
+  if (!e.references.empty()) {
+    return bad(which + " uses schema references: an Avro table schema must be self-contained");
+  }
+  auto s = pkindex::parse_avro_table_schema(e.schema);
+  if (!s.ok()) return bad(which + ": " + s.status().message());
+  return s;
+}
+
+// The columns of a table schema: the fields of its Avro record, or the properties of its JSON
+// Schema object.
 Result<std::set<std::string>> table_columns(const SchemaEntry& e) {
   const std::string which = "the table schema (id " + std::to_string(e.id) + ")";
+  if (e.type == "AVRO") {
+    auto s = avro_table_schema(e);
+    if (!s.ok()) return s.status();
+    return std::set<std::string>(s->columns.begin(), s->columns.end());
+  }
   if (e.type != "JSON") {
     return bad(which + " is " + e.type +
-               ": a confluent table's schema must be a JSON Schema for now (writers may use "
-               "Avro or JSON Schema)");
+               ": a confluent table's schema must be Avro or a JSON Schema for now (writers may "
+               "also use Protobuf)");
   }
   const json j = json::parse(e.schema, nullptr, false);
   if (!j.is_object() || !j.contains("properties") || !j["properties"].is_object() ||
@@ -201,9 +219,11 @@ std::unique_ptr<SchemaSource> local_schema_source(const SchemaRegistry& registry
 }
 
 Status pin_table_schema(const SchemaSource* registry, std::map<std::string, std::string>& configs) {
-  if (configs.count(std::string(pk::kValueSchemaId))) {
-    return bad("Configuration " + std::string(pk::kValueSchemaId) +
-               " is set by the broker when it creates a confluent table");
+  for (auto key : {pk::kValueSchemaId, pk::kValueSchemaAvro}) {
+    if (configs.count(std::string(key))) {
+      return bad("Configuration " + std::string(key) +
+                 " is set by the broker when it creates a confluent table");
+    }
   }
   auto format = configs.find(std::string(pk::kValueFormat));
   if (format == configs.end() || format->second != "confluent") return Status::Ok();
@@ -225,6 +245,10 @@ Status pin_table_schema(const SchemaSource* registry, std::map<std::string, std:
   auto columns = table_columns(*v);
   if (!columns.ok()) return columns.status();
   configs[std::string(pk::kValueSchemaId)] = std::to_string(v->id);
+  if (v->type == "AVRO") {
+    // Compact (no line breaks: a topic config value), every attribute kept (the defaults).
+    configs[std::string(pk::kValueSchemaAvro)] = avro_table_schema(*v)->schema.normalized_json();
+  }
   return Status::Ok();
 }
 

@@ -43,7 +43,9 @@ struct RegistryHandle {
 
 // For a confluent table being created: the subject's latest version must be a JSON Schema of an
 // object whose properties (the columns) all accept null and none is required (a partial write
-// leaves the other columns null); sets table.value.schema.id to that version's id.
+// leaves the other columns null), or a self-contained Avro record whose fields are unions with
+// "null" first and default null; sets table.value.schema.id to that version's id, and for Avro
+// table.value.schema.avro to the schema's text (the changelog is written in it).
 // Errc::invalid_argument naming the problem (INVALID_CONFIG). Other tables: unchanged, except
 // that table.value.schema.id is the broker's to set.
 Status pin_table_schema(const SchemaSource* source, std::map<std::string, std::string>& configs);

@@ -33,6 +33,9 @@ inline constexpr std::string_view kValueFormat = "table.value.format";
 // the version the table was created with (set by the broker at creation, not by clients).
 inline constexpr std::string_view kValueSchemaSubject = "table.value.schema.subject";
 inline constexpr std::string_view kValueSchemaId = "table.value.schema.id";
+// confluent tables whose table schema is Avro: that schema's text, also set by the broker at
+// creation, so that recovery and followers decode the logged rows without the registry.
+inline constexpr std::string_view kValueSchemaAvro = "table.value.schema.avro";
 // Keep every change of every key (a history index in the state) for point-in-time reads
 // (LookupAsOf); false by default: it writes each change a second time.
 inline constexpr std::string_view kHistoryEnabled = "table.history.enabled";

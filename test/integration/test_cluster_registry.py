@@ -11,7 +11,7 @@ from a copy of its own replica.
   before a new writer is elected; the registry keeps answering on the two others (a new
   leader of `_schemas` rebuilds the state from its replica), with every schema and id, and new
   registrations never reuse an id; after the killed broker returns, it answers the same;
-- a `confluent` table on the cluster: its schema pinned at creation through any broker, writers
+- a `confluent` table on the cluster: its Avro schema pinned at creation through any broker, writers
   (confluent-kafka's JSONSerializer) registering through others, every partition leader decoding
   their values; after the writer's broker is killed a new writer schema decodes too; the rows
   (read with the Python client) equal the model.
@@ -196,8 +196,8 @@ class ClusterRegistryTest(SharedClusterCase):
         self.assertEqual(self.same_everywhere(nodes, list(ids)), after)
 
     def test_a_confluent_table_on_the_cluster(self):
-        """A `confluent` table over 3 partitions (replication factor 3): its schema pinned through
-        a broker that may not be the writer; JSONSerializer writers registering through another;
+        """A `confluent` table over 3 partitions (replication factor 3): its Avro schema pinned
+        through a broker that may not be the writer; JSONSerializer writers registering through another;
         every partition leader decodes the writers' values (schemas read from the registry's
         writer and cached by id); after the writer is killed, a writer schema registered with the
         new writer decodes too, and the rows equal the model."""
@@ -209,10 +209,13 @@ class ClusterRegistryTest(SharedClusterCase):
         from strata_client import Strata
         nodes = self.cluster.node_ids
         topic = itutil.unique_topic("accounts")
-        table_schema = {"type": "object",
-                        "properties": {"txn_count": {"type": ["integer", "null"]},
-                                       "amount": {"type": ["number", "null"]}}}
-        body = {"schema": json.dumps(table_schema), "schemaType": "JSON"}
+        # An Avro table schema: the changelog is Avro, so followers (the leaders after the
+        # writer's loss) decode it with the schema pinned in the table's config.
+        table_schema = {"type": "record", "name": "Account",
+                        "fields": [{"name": "txn_count", "type": ["null", "long"], "default": None},
+                                   {"name": "amount", "type": ["null", "double"],
+                                    "default": None}]}
+        body = {"schema": json.dumps(table_schema), "schemaType": "AVRO"}
         deadline = time.time() + DEADLINE
         while True:
             status, answer = self.call(nodes[1], "POST", "/subjects/%s-value/versions" % topic,
@@ -231,6 +234,8 @@ class ClusterRegistryTest(SharedClusterCase):
         res = ConfigResource(ConfigResource.Type.TOPIC, topic)
         entries = admin.describe_configs([res])[res].result(timeout=30)
         self.assertEqual(entries["table.value.schema.id"].value, str(table_id), "pinned")
+        self.assertEqual(json.loads(entries["table.value.schema.avro"].value)["fields"],
+                         table_schema["fields"])
         self.wait_metadata(topic, self.fully_in_sync(topic, 3), "the table in sync")
         accounts = ["acct-%02d" % i for i in range(24)]
         model = {}

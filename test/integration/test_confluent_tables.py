@@ -10,6 +10,9 @@ real broker and its embedded Schema Registry — the seed's scenario with the cl
   kill -9 and restart keep every row (replay strips the framing, never re-aggregates);
 - creation: the table schema is pinned (table.value.schema.id), must exist, be a JSON Schema
   object whose columns accept null; the id is the broker's to set;
+- an Avro table schema: rows hold every column typed by it (an integer in a double column is a
+  double), the changelog carries them Avro-encoded (KafkaJS's registry client decodes them),
+  a value it cannot hold is INVALID_RECORD, kill -9 replays without the registry;
 - Protobuf writers in each client's framing of the message indexes (confluent-kafka's plain
   varints, Java's zigzag, KafkaJS's none) feed the same table;
 - a value that is not framed, names an unknown id, does not decode, or writes a field the table
@@ -43,6 +46,14 @@ TXN_SCHEMA = {
     "$schema": "http://json-schema.org/draft-07/schema#", "title": "Txn", "type": "object",
     "properties": {"txn_count": {"type": "integer"}, "amount_total": {"type": "number"}},
     "required": ["txn_count", "amount_total"],
+}
+
+# The same columns as an Avro table schema: each a union with null first, default null.
+AVRO_TABLE_SCHEMA = {
+    "type": "record", "name": "AccountState", "namespace": "strata.seed",
+    "fields": [{"name": "txn_count", "type": ["null", "long"], "default": None},
+               {"name": "amount_total", "type": ["null", "double"], "default": None},
+               {"name": "risk_score", "type": ["null", "double"], "default": None}],
 }
 
 
@@ -205,6 +216,95 @@ class ConfluentTablesTest(BrokerTestCase):
         conn = self.conn()
         self.assertEqual(self.rows(conn, topic), got,
                          "after kill -9: the framed after-images replayed, nothing summed twice")
+
+    def test_avro_table_schema_rows_logged_in_avro(self):
+        from confluent_kafka.schema_registry import SchemaRegistryClient
+        from confluent_kafka.schema_registry import topic_record_subject_name_strategy
+        from confluent_kafka.schema_registry.json_schema import JSONSerializer
+        from confluent_kafka.serialization import MessageField, SerializationContext
+        topic = unique_topic("account_avro")
+        self.register(topic + "-strict", dict(AVRO_TABLE_SCHEMA, fields=[
+            {"name": "txn_count", "type": "long"}]), "AVRO")
+        self.assertIn("field txn_count must be a union with",
+                      self.create_error(unique_topic("t"), table_config(topic + "-strict")))
+        cfg = dict(table_config(topic + "-strict"))
+        cfg["table.value.schema.avro"] = json.dumps(AVRO_TABLE_SCHEMA)
+        self.assertIn("set by the broker", self.create_error(unique_topic("t"), cfg))
+
+        table_id = self.register(topic + "-value", AVRO_TABLE_SCHEMA, "AVRO")
+        itutil.ck_create_topic(self.broker.bootstrap, topic, self.P, table_config(topic + "-value"))
+        from confluent_kafka.admin import ConfigResource
+        res = ConfigResource(ConfigResource.Type.TOPIC, topic)
+        admin = itutil.ck_admin(self.broker.bootstrap)
+        entries = admin.describe_configs([res])[res].result(timeout=30)
+        self.assertEqual(entries["table.value.schema.id"].value, str(table_id))
+        pinned = json.loads(entries["table.value.schema.avro"].value)
+        self.assertEqual([f["name"] for f in pinned["fields"]],
+                         ["txn_count", "amount_total", "risk_score"])
+
+        # A JSON Schema writer and KafkaJS's Avro writer, as in the JSON Schema table's test.
+        client = SchemaRegistryClient({"url": self.url()})
+        ser = JSONSerializer(json.dumps(TXN_SCHEMA), client,
+                             conf={"subject.name.strategy": topic_record_subject_name_strategy})
+        ctx = SerializationContext(topic, MessageField.VALUE)
+        model = {k: {"txn_count": None, "amount_total": None, "risk_score": None}
+                 for k in ACCOUNTS}
+        items = []
+        for i in range(600):
+            k = ACCOUNTS[(i * 7) % len(ACCOUNTS)]
+            m = model[k]
+            m["txn_count"] = (m["txn_count"] or 0) + 1
+            m["amount_total"] = (m["amount_total"] or 0) + 2  # an integer: logged as a double
+            items.append({"topic": topic, "key": k.encode(),
+                          "value": ser({"txn_count": 1, "amount_total": 2}, ctx)})
+        producer = itutil.ck_producer(self.broker.bootstrap, partitioner="murmur2_random",
+                                      **{"enable.idempotence": True})
+        itutil.ck_produce_all(producer, items)
+        lines = []
+        for i in range(200):
+            k = ACCOUNTS[(i * 3) % len(ACCOUNTS)]
+            score = None if i % 11 == 0 else round((i % 97) / 97.0, 4)
+            lines.append("%s\t%s" % (k, "null" if score is None else score))
+            if score is not None:
+                model[k]["risk_score"] = score
+        js_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "js")
+        r = subprocess.run(["node", os.path.join(js_dir, "risk_writer.js"), self.broker.bootstrap,
+                            self.url(), topic], input="\n".join(lines) + "\n",
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+
+        conn = self.conn()
+        got = self.rows(conn, topic)
+        self.assertEqual(got, model, "every column present, amount_total a double")
+        self.assertTrue(all(isinstance(row["amount_total"], float) for row in got.values()))
+
+        # The changelog's rows are Avro in the table schema: a plain consumer's deserializer
+        # (KafkaJS's registry client, fetching the schema by the framed id) reads them.
+        _, replay = pkd.consume_log(self.broker.bootstrap, topic, self.P, conn)
+        keys = sorted(replay)
+        for k in keys:
+            self.assertEqual((replay[k][0], int.from_bytes(replay[k][1:5], "big")), (0, table_id))
+        r = subprocess.run(["node", os.path.join(js_dir, "registry_decode.js"), self.url()],
+                           input="".join(replay[k].hex() + "\n" for k in keys),
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        decoded = [json.loads(line) for line in r.stdout.splitlines()]
+        self.assertEqual({k.decode(): v for k, v in zip(keys, decoded)}, got)
+
+        # A value the table schema cannot hold fails its batch; nothing of it applies.
+        key = ACCOUNTS[0].encode()
+        part = pkt.murmur2_partition(key, self.P)
+        txn_id = client.get_latest_version(topic + "-Txn").schema_id
+        value = b"\x00" + txn_id.to_bytes(4, "big") + b'{"risk_score": "high"}'
+        err, _, rec_errs, _ = pkt.produce_v8(conn, topic, part, [(key, value, [])])
+        self.assertEqual(err, INVALID_RECORD)
+        self.assertIn("does not fit the table schema", rec_errs[0][1])
+        self.assertEqual(self.rows(conn, topic), got)
+
+        self.broker.restart(clean=False)
+        conn = self.conn()
+        self.assertEqual(self.rows(conn, topic), got,
+                         "after kill -9: replayed from the Avro after-images, no registry needed")
 
     PROTO = """syntax = "proto3";
 package strata.it;

@@ -561,5 +561,86 @@ TEST_F(PkTypedTest, ConfluentTablesDecodeWritersAndLogTheTableSchemasFraming) {
   EXPECT_NE(refused.record_errors[0].message.find("no schema registry"), std::string::npos);
 }
 
+// An Avro table schema: n (long) and risk (double), both nullable with default null.
+constexpr const char* kAvroTableSchema =
+    R"({"type":"record","name":"Acct","fields":[)"
+    R"({"name":"n","type":["null","long"],"default":null},)"
+    R"({"name":"risk","type":["null","double"],"default":null}]})";
+
+TEST(TypedConfig, AvroTableSchemasAreRecordsOfNullableColumns) {
+  auto avro = [](const std::string& schema, const std::string& format = "confluent") {
+    return parse_table_config({{"table.type", "primary-key"},
+                               {"table.value.format", format},
+                               {"table.value.schema.subject", "acct-value"},
+                               {"table.value.schema.id", "42"},
+                               {"table.value.schema.avro", schema}});
+  };
+  auto ok = avro(kAvroTableSchema);
+  ASSERT_TRUE(ok.ok()) << ok.status().to_string();
+  ASSERT_NE(ok->value_avro, nullptr);
+  EXPECT_EQ(parse_avro_table_schema(kAvroTableSchema)->columns,
+            (std::vector<std::string>{"n", "risk"}));
+  auto message = [&](const std::string& schema) { return avro(schema).status().message(); };
+  EXPECT_NE(message(R"({"type":"record","name":"A","fields":[{"name":"n","type":"long"}]})")
+                .find("field n must be a union with \"null\" first"),
+            std::string::npos);
+  EXPECT_NE(message(R"({"type":"record","name":"A","fields":[)"
+                    R"({"name":"n","type":["long","null"],"default":0}]})")
+                .find("field n must be a union"),
+            std::string::npos);
+  EXPECT_NE(message(R"({"type":"record","name":"A","fields":[)"
+                    R"({"name":"n","type":["null","long"]}]})")
+                .find("\"default\": null"),
+            std::string::npos)
+      << "no default: a row without the column could not be encoded";
+  EXPECT_NE(message(R"("long")").find("must be a record"), std::string::npos);
+  EXPECT_NE(message(R"({"type":"record"})").find("does not parse"), std::string::npos);
+  EXPECT_NE(avro(kAvroTableSchema, "json")
+                .status()
+                .message()
+                .find("requires table.value.format=confluent"),
+            std::string::npos);
+}
+
+TEST_F(PkTypedTest, AvroTablesLogRowsInTheTableSchemasEncodingAndReplayWithoutTheRegistry) {
+  auto t = parse_table_config({{"table.type", "primary-key"},
+                               {"table.value.format", "confluent"},
+                               {"table.value.schema.subject", "acct-value"},
+                               {"table.value.schema.id", "42"},
+                               {"table.value.schema.avro", kAvroTableSchema},
+                               {"table.merge-engine", "aggregation"},
+                               {"table.fields.n.agg", "sum"}});
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  options_.decoder = std::make_shared<FakeDecoder>();
+  open(*t);
+  // The state keeps the row as the table schema types it: every column, risk a double.
+  ASSERT_TRUE(write({{"k", framed(7, R"({"n": 1})")}}).status.ok());
+  EXPECT_EQ(get("k"), R"({"n":1,"risk":null})");
+  ASSERT_TRUE(write({{"k", framed(8, R"({"n": 2, "risk": 1})")}}).status.ok());
+  EXPECT_EQ(get("k"), R"({"n":3,"risk":1.0})");
+  // Avro's binary encoding: each union's branch index (1 = not null) as a zigzag varint, a long
+  // as a zigzag varint, a double as 8 little-endian bytes.
+  const std::string before = std::string("\x02\x02\x00", 3);  // n=1, risk=null
+  const std::string after = std::string("\x02\x06\x02\x00\x00\x00\x00\x00\x00\xf0\x3f", 11);
+  EXPECT_EQ(last_changes(),
+            (std::vector<std::string>{"strata.change=update strata.before=" + framed(42, before) +
+                                      " " + framed(42, after)}))
+      << "both images in the table schema's framing and encoding (id 42)";
+  // A value the table schema cannot hold fails its record, and nothing of the batch applies.
+  auto bad = write({{"k", framed(7, R"({"n": 1})")}, {"k", framed(7, R"({"risk": "high"})")}});
+  ASSERT_EQ(bad.record_errors.size(), 1u);
+  EXPECT_EQ(bad.record_errors[0].index, 1);
+  EXPECT_NE(bad.record_errors[0].message.find("does not fit the table schema (id 42)"),
+            std::string::npos)
+      << bad.record_errors[0].message;
+  EXPECT_EQ(get("k"), R"({"n":3,"risk":1.0})");
+  ASSERT_TRUE(write({{"j", framed(7, R"({"risk": 0.25})")}}).status.ok());
+  // Recovery decodes the logged rows with the schema in the table's config: no registry.
+  options_.decoder = nullptr;
+  crash_and_reopen();
+  EXPECT_EQ(get("k"), R"({"n":3,"risk":1.0})");
+  EXPECT_EQ(get("j"), R"({"n":null,"risk":0.25})");
+}
+
 }  // namespace
 }  // namespace strata::pkindex
