@@ -9,6 +9,7 @@
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/log_read.h"
 #include "pkindex/changelog_decode.h"
+#include "pkindex/confluent_values.h"
 #include "protocol/ext/read_changelog.pb.h"
 
 namespace strata::broker::handlers {
@@ -39,9 +40,27 @@ struct ChangelogRead {
   // key + images (after at least one change) or `max_records`.
   static Result<int32_t> read(const storage::PartitionLog& log, int64_t from, int64_t lso,
                               int32_t max_records, int64_t max_bytes,
-                              const std::optional<log_read::Filter>& filter, int64_t& bytes,
+                              const std::optional<log_read::Filter>& filter,
+                              const pkindex::TableConfig* confluent, int64_t& bytes,
                               int64_t& scan_budget, Resp::PartitionChanges& out) {
     std::vector<pkindex::ChangeView> changes;
+    std::string row;        // a confluent table's image as its row's JSON
+    int64_t at_offset = 0;  // the change being served
+    // Rows are served as Lookup serves them, JSON: the log's framing (and an Avro table's
+    // encoding) are for Kafka consumers' deserializers.
+    auto set_image = [&](auto set, std::span<const uint8_t> image) -> Status {
+      if (confluent) {
+        auto r = pkindex::logged_row(image, *confluent, row);
+        if (!r.ok()) {
+          return Status(Errc::corruption,
+                        "offset " + std::to_string(at_offset) + ": " + r.status().message());
+        }
+        image = *r;
+      }
+      set(image);
+      bytes += static_cast<int64_t>(image.size());
+      return Status::Ok();
+    };
     protocol::RecordReader reader;
     int32_t count = 0;
     log_read::Skips skips;
@@ -66,13 +85,16 @@ struct ChangelogRead {
             ch->set_kind(to_proto(c.kind));
             ch->set_key(c.key.data(), c.key.size());
             bytes += static_cast<int64_t>(c.key.size());
+            at_offset = c.offset;
             if (c.before) {
-              ch->set_before(c.before->data(), c.before->size());
-              bytes += static_cast<int64_t>(c.before->size());
+              STRATA_RETURN_IF_ERROR(
+                  set_image([&](std::span<const uint8_t> v) { ch->set_before(v.data(), v.size()); },
+                            *c.before));
             }
             if (c.after) {
-              ch->set_after(c.after->data(), c.after->size());
-              bytes += static_cast<int64_t>(c.after->size());
+              STRATA_RETURN_IF_ERROR(
+                  set_image([&](std::span<const uint8_t> v) { ch->set_after(v.data(), v.size()); },
+                            *c.after));
             }
             if (++count >= max_records) return true;
           }

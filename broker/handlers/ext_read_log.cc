@@ -23,8 +23,9 @@ struct RecordsRead {
   // keys, values and headers (after at least one record) or `max_records`.
   static Result<int32_t> read(const storage::PartitionLog& log, int64_t from, int64_t lso,
                               int32_t max_records, int64_t max_bytes,
-                              const std::optional<log_read::Filter>& filter, int64_t& bytes,
-                              int64_t& scan_budget, Resp::PartitionRecords& out) {
+                              const std::optional<log_read::Filter>& filter,
+                              const pkindex::TableConfig* /*confluent: PK tables only*/,
+                              int64_t& bytes, int64_t& scan_budget, Resp::PartitionRecords& out) {
     protocol::RecordReader reader;
     int32_t count = 0;
     log_read::Skips skips;

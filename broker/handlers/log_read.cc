@@ -125,6 +125,16 @@ Result<std::vector<storage::PartitionLog::FileRange>> next_ranges(
 
 }  // namespace
 
+std::optional<pkindex::TableConfig> confluent_table(const TopicEntry& topic) {
+  auto format = topic.configs.find(std::string(protocol::pk::kValueFormat));
+  if (!topic.pk_table || format == topic.configs.end() || format->second != "confluent") {
+    return std::nullopt;
+  }
+  auto t = pkindex::parse_table_config(topic.configs);
+  if (!t.ok()) return std::nullopt;
+  return std::move(*t);
+}
+
 Result<std::optional<Filter>> make_filter(const TopicEntry& topic, bool has_filter,
                                           const strata::ext::Predicate& wire) {
   if (!has_filter) return std::optional<Filter>();

@@ -78,20 +78,24 @@ protocol::ErrorCode read_error(const std::string& topic, int32_t partition, int6
 // The long-polling request over the partitions of one topic. `Read` provides:
 //   using Request, Response;  (protobuf messages with the fields both reads share)
 //   static Result<int32_t> read(const storage::PartitionLog&, int64_t from, int64_t lso,
-//       int32_t max_records, int64_t max_bytes, const std::optional<Filter>&, int64_t& bytes,
-//       int64_t& scan_budget, PartitionOut& out)  -> records returned, next_offset set.
+//       int32_t max_records, int64_t max_bytes, const std::optional<Filter>&,
+//       const pkindex::TableConfig* confluent, int64_t& bytes, int64_t& scan_budget,
+//       PartitionOut& out)  -> records returned, next_offset set.
+// `confluent` is the table config of a confluent table (null for any other topic): its logged
+// rows are in the table schema's framing and encoding, served as JSON rows.
 template <typename Read>
 class Pending : public LongPoll<Pending<Read>> {
  public:
   using Request = typename Read::Request;
   using Response = typename Read::Response;
   Pending(RequestContext ctx, Request req, std::shared_ptr<const TopicEntry> topic,
-          std::optional<Filter> filter)
+          std::optional<Filter> filter, std::optional<pkindex::TableConfig> confluent)
       : LongPoll<Pending<Read>>(ctx.svc, req.max_wait_ms()),
         ctx_(std::move(ctx)),
         req_(std::move(req)),
         topic_(std::move(topic)),
-        filter_(std::move(filter)) {}
+        filter_(std::move(filter)),
+        confluent_(std::move(confluent)) {}
 
   // LongPoll: answers when there are records, a partition failed or a read moved past records
   // without returning any (skipped, filtered), or the wait is over.
@@ -163,7 +167,8 @@ class Pending : public LongPoll<Pending<Read>> {
                    std::min(kMaxBytesPerPartition, response_cap - response_bytes));
       int64_t bytes = 0;
       auto n = Read::read(*log, rp.from_offset(), std::min(hw, log->last_stable_offset()),
-                          rp.max_records(), max_bytes, filter_, bytes, scan_budget, *out);
+                          rp.max_records(), max_bytes, filter_, confluent_ ? &*confluent_ : nullptr,
+                          bytes, scan_budget, *out);
       response_bytes += bytes;
       if (!n.ok()) {
         const Status st = n.status();
@@ -180,7 +185,11 @@ class Pending : public LongPoll<Pending<Read>> {
   Request req_;
   std::shared_ptr<const TopicEntry> topic_;
   std::optional<Filter> filter_;
+  std::optional<pkindex::TableConfig> confluent_;
 };
+
+// The table config of a confluent table (nullopt for any other topic).
+std::optional<pkindex::TableConfig> confluent_table(const TopicEntry& topic);
 
 // authorize_topic(ctx, Read, topic), kept out of this header's includes.
 bool authorize_read(RequestContext& ctx, const std::string& topic);
@@ -217,6 +226,7 @@ void start(RequestContext& ctx, protocol::Reader& body, const char* name,
   }
   auto topic = ctx.svc.topics.find(req.topic());
   std::optional<Filter> filter;
+  std::optional<pkindex::TableConfig> confluent;
   if (topic) {
     if (std::string e = kind_error(*topic); !e.empty()) {
       return fail(ErrorCode::invalid_request, std::move(e));
@@ -224,9 +234,10 @@ void start(RequestContext& ctx, protocol::Reader& body, const char* name,
     auto f = make_filter(*topic, req.has_filter(), req.filter());
     if (!f.ok()) return fail(ErrorCode::invalid_request, f.status().message());
     filter = std::move(*f);
+    confluent = confluent_table(*topic);
   }
-  auto pending =
-      std::make_shared<Pending<Read>>(ctx, std::move(req), std::move(topic), std::move(filter));
+  auto pending = std::make_shared<Pending<Read>>(ctx, std::move(req), std::move(topic),
+                                                 std::move(filter), std::move(confluent));
   pending->run(false);
 }
 

@@ -290,6 +290,15 @@ class ConfluentTablesTest(BrokerTestCase):
         self.assertEqual(r.returncode, 0, r.stderr[-3000:])
         decoded = [json.loads(line) for line in r.stdout.splitlines()]
         self.assertEqual({k.decode(): v for k, v in zip(keys, decoded)}, got)
+        # ReadChangelog serves the same rows as JSON (the CLI prints them).
+        p = subprocess.run([CLI, "-b", self.broker.bootstrap, "-o", "json", "table", "changelog",
+                            topic], capture_output=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr.decode(errors="replace"))
+        newest = {}
+        for c in sorted(json.loads(p.stdout)["changes"],
+                        key=lambda c: (c["partition"], c["offset"])):
+            newest[c["key"]] = json.loads(c["after"])
+        self.assertEqual(newest, got)
 
         # A value the table schema cannot hold fails its batch; nothing of it applies.
         key = ACCOUNTS[0].encode()

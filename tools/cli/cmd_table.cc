@@ -395,13 +395,6 @@ int do_changelog(Cli& cli, const TableOpts& o) {
     // sizes differ), so one offset works for the whole table.
     from[p] = o.from ? std::max(start, hw >= 0 ? std::min(*o.from, hw) : *o.from) : start;
   }
-  // A confluent table logs its images in the table schema's framing; the rows are the JSON after
-  // the 5 bytes of magic byte and schema id.
-  const bool framed = t->value_format == "confluent";
-  auto unframe = [framed](const std::optional<std::string>& v) -> std::optional<std::string> {
-    if (framed && v && v->size() >= 5 && (*v)[0] == '\0') return v->substr(5);
-    return v;
-  };
   std::signal(SIGINT, on_sigint);
   int64_t printed = 0;
   json collected = json::array();
@@ -419,9 +412,7 @@ int do_changelog(Cli& cli, const TableOpts& o) {
     std::map<int32_t, std::pair<int64_t, int64_t>> seen;  // partition -> (in page, printed)
     std::map<int32_t, int64_t> last_printed;
     for (const auto& c : page->changes) ++seen[c.partition].first;
-    for (client::Change c : page->changes) {
-      c.before = unframe(c.before);
-      c.after = unframe(c.after);
+    for (const client::Change& c : page->changes) {
       if (o.limit > 0 && printed >= o.limit) {
         done = true;
         break;

@@ -299,12 +299,10 @@ class Table:
         """True when rows are JSON objects (value_format json or confluent)."""
         return self._settings()["value_format"] in _TYPED_FORMATS
 
-    def _value(self, raw: bytes, typed: bool, framed: bool = False) -> Any:
-        if not typed:
-            return raw
-        if framed and len(raw) >= 5 and raw[0] == 0:  # Confluent framing in the changelog
-            raw = raw[5:]
-        return json.loads(raw)
+    def _value(self, raw: bytes, typed: bool) -> Any:
+        # Typed rows arrive as JSON from every read, the changelog of a confluent table too (the
+        # broker removes the framing and decodes an Avro table schema's rows).
+        return json.loads(raw) if typed else raw
 
     def _ctx(self, partition: Optional[int] = None) -> str:
         if partition is None:
@@ -591,7 +589,6 @@ class Table:
         pred = parse_where(where) if where is not None else None
         info = self._settings()
         typed = info["value_format"] in _TYPED_FORMATS
-        framed = info["value_format"] == "confluent"
         offsets = start_offsets(from_offset, partitions, info["partition_count"])
         wait = max(0, min(int(max_wait_ms), 30000)) if follow else 0
 
@@ -605,9 +602,9 @@ class Table:
             for c in pc.changes:
                 yield {"partition": pc.partition, "offset": c.offset, "timestamp": c.timestamp,
                        "kind": _KINDS.get(c.kind, "unspecified"), "key": c.key,
-                       "before": (self._value(c.before, typed, framed)
+                       "before": (self._value(c.before, typed)
                                   if c.HasField("before") else None),
-                       "after": (self._value(c.after, typed, framed)
+                       "after": (self._value(c.after, typed)
                                  if c.HasField("after") else None)}
 
         yield from follow_reads(
