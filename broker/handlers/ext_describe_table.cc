@@ -19,7 +19,8 @@ namespace {
 using protocol::ErrorCode;
 // The table-level facts of `topic`; false (and the table's error set) for a log topic.
 template <typename Out>
-bool describe_config(Out& t, const TopicEntry& topic, int32_t partitions) {
+bool describe_config(Out& t, const TopicEntry& topic, int32_t partitions,
+                     const schema::SchemaSource* registry) {
   auto cfg = PkTables::table_config(topic);
   if (!cfg) {
     set_ext_error(t, ErrorCode::invalid_request);
@@ -39,6 +40,14 @@ bool describe_config(Out& t, const TopicEntry& topic, int32_t partitions) {
     std::string fn(pkindex::agg_fn_name(agg.fn));
     if (agg.fn == pkindex::AggFn::listagg) fn += "(" + agg.delimiter + ")";
     (*t.mutable_column_aggregations())[column] = fn;
+  }
+  if (cfg->value_format == pkindex::ValueFormat::confluent) {
+    t.set_value_schema_subject(cfg->value_schema_subject);
+    t.set_value_schema_id(cfg->value_schema_id);
+    if (auto s = schema::describe_table_schema(registry, *cfg); s.ok()) {
+      t.set_value_schema_type(s->type);
+      for (auto& c : s->columns) t.add_columns(std::move(c));
+    }
   }
   return true;
 }
@@ -60,6 +69,7 @@ void ext_describe_table(RequestContext& ctx, protocol::Reader& body) {
       set_ext_error(*t, ErrorCode::topic_authorization_failed);
       continue;
     }
+    const schema::SchemaSource* registry = ctx.svc.pk_tables.registry_handle()->source.load();
     auto topic = ctx.svc.topics.find(name);
     if (!topic && ctx.svc.cluster) {
       // No replica here: the table's facts come from the cluster view (its record's configs);
@@ -70,7 +80,7 @@ void ext_describe_table(RequestContext& ctx, protocol::Reader& body) {
         TopicEntry remote;
         remote.name = name;
         remote.configs = rec->second.configs;
-        describe_config(*t, remote, static_cast<int32_t>(rec->second.replicas.size()));
+        describe_config(*t, remote, static_cast<int32_t>(rec->second.replicas.size()), registry);
         for (int32_t i = 0; t->error_code() == 0 && i < t->partition_count(); ++i) {
           auto* p = t->add_partitions();
           p->set_partition(i);
@@ -84,7 +94,9 @@ void ext_describe_table(RequestContext& ctx, protocol::Reader& body) {
       set_ext_error(*t, ErrorCode::unknown_topic_or_partition);
       continue;
     }
-    if (!describe_config(*t, *topic, static_cast<int32_t>(topic->partitions.size()))) continue;
+    if (!describe_config(*t, *topic, static_cast<int32_t>(topic->partitions.size()), registry)) {
+      continue;
+    }
     for (int32_t i = 0; i < static_cast<int32_t>(topic->partitions.size()); ++i) {
       auto* p = t->add_partitions();
       p->set_partition(i);

@@ -252,6 +252,21 @@ Status pin_table_schema(const SchemaSource* registry, std::map<std::string, std:
   return Status::Ok();
 }
 
+Result<TableSchemaInfo> describe_table_schema(const SchemaSource* source,
+                                              const pkindex::TableConfig& table) {
+  if (!table.value_schema_avro.empty()) {
+    auto s = pkindex::parse_avro_table_schema(table.value_schema_avro);
+    if (!s.ok()) return s.status();
+    return TableSchemaInfo{"AVRO", std::move(s->columns)};
+  }
+  if (!source) return Status(Errc::unavailable, "the Schema Registry is not serving");
+  auto e = source->entry(table.value_schema_id);
+  if (!e.ok()) return e.status();
+  auto columns = table_columns(*e);
+  if (!columns.ok()) return columns.status();
+  return TableSchemaInfo{e->type, {columns->begin(), columns->end()}};
+}
+
 std::shared_ptr<const pkindex::ConfluentDecoder> make_table_decoder(
     std::shared_ptr<const RegistryHandle> registry, const pkindex::TableConfig& table) {
   if (table.value_format != pk::ValueFormat::confluent) return nullptr;

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "pkindex/confluent_values.h"
 #include "pkindex/table_config.h"
@@ -49,6 +50,16 @@ struct RegistryHandle {
 // Errc::invalid_argument naming the problem (INVALID_CONFIG). Other tables: unchanged, except
 // that table.value.schema.id is the broker's to set.
 Status pin_table_schema(const SchemaSource* source, std::map<std::string, std::string>& configs);
+
+// A confluent table's schema as DescribeTable reports it: its type ("AVRO" | "JSON") and columns
+// (an Avro record's fields in order, from the table's config; a JSON Schema's properties sorted,
+// read through `source`).
+struct TableSchemaInfo {
+  std::string type;
+  std::vector<std::string> columns;
+};
+Result<TableSchemaInfo> describe_table_schema(const SchemaSource* source,
+                                              const pkindex::TableConfig& table);
 
 // The decoder of a confluent table's values: the writer's schema by id from the registry (Avro
 // or JSON Schema), its fields checked against the table schema's columns.

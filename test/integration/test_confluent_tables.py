@@ -21,13 +21,16 @@ real broker and its embedded Schema Registry — the seed's scenario with the cl
 import json
 import os
 import subprocess
+import sys
 import unittest
 import urllib.request
 
-import itutil
-import test_pk_durability as pkd
-import test_pk_tables as pkt
-from itutil import BrokerTestCase, RawConn, unique_topic
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "tools", "python"))  # the Python client, strata_client
+import itutil  # noqa: E402
+import test_pk_durability as pkd  # noqa: E402
+import test_pk_tables as pkt  # noqa: E402
+from itutil import BrokerTestCase, RawConn, unique_topic  # noqa: E402
 
 CT = "application/vnd.schemaregistry.v1+json"
 CLI = os.environ.get("STRATA_CLI") or os.path.join(
@@ -124,6 +127,11 @@ class ConfluentTablesTest(BrokerTestCase):
         admin = itutil.ck_admin(self.broker.bootstrap)
         entries = admin.describe_configs([res])[res].result(timeout=30)
         self.assertEqual(entries["table.value.schema.id"].value, str(table_id), "pinned")
+        from strata_client import Strata
+        with Strata(self.broker.bootstrap) as s:
+            self.assertEqual(s.table(topic).describe()["value_schema"],
+                             {"subject": topic + "-value", "id": table_id, "type": "JSON",
+                              "columns": ["amount_total", "risk_score", "txn_count"]})
 
         # Transactions through JSONSerializer, the writer's own schema and subject.
         client = SchemaRegistryClient({"url": self.url()})
@@ -241,6 +249,12 @@ class ConfluentTablesTest(BrokerTestCase):
         pinned = json.loads(entries["table.value.schema.avro"].value)
         self.assertEqual([f["name"] for f in pinned["fields"]],
                          ["txn_count", "amount_total", "risk_score"])
+        from strata_client import Strata
+        with Strata(self.broker.bootstrap) as s:
+            self.assertEqual(s.table(topic).describe()["value_schema"],
+                             {"subject": topic + "-value", "id": table_id, "type": "AVRO",
+                              "columns": ["txn_count", "amount_total", "risk_score"]},
+                             "DescribeTable: the columns in the record's order")
 
         # A JSON Schema writer and KafkaJS's Avro writer, as in the JSON Schema table's test.
         client = SchemaRegistryClient({"url": self.url()})

@@ -58,6 +58,10 @@ json table_json(const client::TableInfo& t) {
               {"partition_count", t.partition_count},
               {"value_format", t.value_format},
               {"column_aggregations", t.column_aggregations},
+              {"value_schema_subject", t.value_schema_subject},
+              {"value_schema_id", t.value_schema_id},
+              {"value_schema_type", t.value_schema_type},
+              {"columns", t.columns},
               {"partitions", parts}};
 }
 
@@ -477,6 +481,12 @@ int do_describe(Cli& cli, const TableOpts& o) {
             << " partitioner=" << t->partitioner_name << " partitions=" << t->partition_count
             << (t->value_format.empty() ? "" : " value-format=" + t->value_format);
   for (const auto& [column, fn] : t->column_aggregations) std::cout << " " << column << "=" << fn;
+  if (t->value_format == "confluent") {
+    std::cout << "\nschema: subject=" << t->value_schema_subject << " id=" << t->value_schema_id
+              << " type=" << (t->value_schema_type.empty() ? "?" : t->value_schema_type)
+              << " columns=";
+    for (size_t i = 0; i < t->columns.size(); ++i) std::cout << (i ? "," : "") << t->columns[i];
+  }
   std::cout << "\n";
   TextTable tt(
       {"PARTITION", "APPLIED", "ROWS(EST)", "CHECKPOINT", "GAP-BELOW", "HIGH-WATERMARK", "ERROR"});

@@ -69,6 +69,12 @@ Result<TableInfo> Client::describe_table(const std::string& topic) {
     out.partition_count = t.partition_count();
     out.value_format = t.value_format();
     out.column_aggregations.insert(t.column_aggregations().begin(), t.column_aggregations().end());
+    if (out.value_format == "confluent") {
+      out.value_schema_subject = t.value_schema_subject();
+      out.value_schema_id = t.value_schema_id();
+      out.value_schema_type = t.value_schema_type();
+      out.columns.assign(t.columns().begin(), t.columns().end());
+    }
     for (const auto& p : t.partitions()) {
       TablePartition tp;
       tp.partition = p.partition();

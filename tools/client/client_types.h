@@ -273,6 +273,11 @@ struct TableInfo {
   std::vector<TablePartition> partitions;
   std::string value_format;  // "raw" | "json" | "confluent" ("" from brokers before typed tables)
   std::map<std::string, std::string> column_aggregations;  // aggregation tables
+  // confluent tables: the table schema's subject, id, type (AVRO | JSON) and columns
+  std::string value_schema_subject;
+  int32_t value_schema_id = -1;
+  std::string value_schema_type;
+  std::vector<std::string> columns;
 };
 
 struct LookupRow {

@@ -250,7 +250,8 @@ class Table:
     def describe(self) -> Dict[str, Any]:
         """DescribeTable (16004): the table's settings and per-partition state, as a dict with
         topic, table_type, merge_engine, version_header, changelog_image, delete_behavior,
-        ttl_ms, partitioner, partition_count, value_format, column_aggregations and partitions
+        ttl_ms, partitioner, partition_count, value_format, column_aggregations, value_schema
+        (confluent tables: a dict of subject, id, type and columns; else None) and partitions
         (a list of dicts: partition, error_code, applied_offset, row_count_estimate,
         checkpoint_offset, changelog_gap_below, high_watermark). Also refreshes the cached
         settings used for routing and decoding."""
@@ -272,6 +273,9 @@ class Table:
                 "partition_count": t.partition_count or len(t.partitions),
                 "value_format": t.value_format or "raw",
                 "column_aggregations": dict(t.column_aggregations),
+                "value_schema": ({"subject": t.value_schema_subject, "id": t.value_schema_id,
+                                  "type": t.value_schema_type, "columns": list(t.columns)}
+                                 if t.value_format == "confluent" else None),
                 "partitions": sorted(({
                     "partition": p.partition, "error_code": p.error_code,
                     "applied_offset": p.applied_offset,

@@ -14,7 +14,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!protocol/ext/describe_table.proto\x12\nstrata.ext\"&\n\x14\x44\x65scribeTableRequest\x12\x0e\n\x06topics\x18\x01 \x03(\t\"\x9a\x06\n\x15\x44\x65scribeTableResponse\x12\x12\n\nerror_code\x18\x01 \x01(\x05\x12\x15\n\rerror_message\x18\x02 \x01(\t\x12\x37\n\x06tables\x18\x03 \x03(\x0b\x32\'.strata.ext.DescribeTableResponse.Table\x1a\xb6\x01\n\tPartition\x12\x11\n\tpartition\x18\x01 \x01(\x05\x12\x12\n\nerror_code\x18\x02 \x01(\x05\x12\x16\n\x0e\x61pplied_offset\x18\x03 \x01(\x03\x12\x1a\n\x12row_count_estimate\x18\x04 \x01(\x03\x12\x19\n\x11\x63heckpoint_offset\x18\x05 \x01(\x03\x12\x1b\n\x13\x63hangelog_gap_below\x18\x06 \x01(\x03\x12\x16\n\x0ehigh_watermark\x18\x07 \x01(\x03\x1a\xe3\x03\n\x05Table\x12\r\n\x05topic\x18\x01 \x01(\t\x12\x12\n\nerror_code\x18\x02 \x01(\x05\x12\x15\n\rerror_message\x18\x03 \x01(\t\x12\x12\n\ntable_type\x18\x04 \x01(\t\x12\x14\n\x0cmerge_engine\x18\x05 \x01(\t\x12\x16\n\x0eversion_header\x18\x06 \x01(\t\x12\x17\n\x0f\x63hangelog_image\x18\x07 \x01(\t\x12\x17\n\x0f\x64\x65lete_behavior\x18\x08 \x01(\t\x12\x0e\n\x06ttl_ms\x18\t \x01(\x03\x12\x13\n\x0bpartitioner\x18\n \x01(\t\x12\x17\n\x0fpartition_count\x18\x0b \x01(\x05\x12?\n\npartitions\x18\x0c \x03(\x0b\x32+.strata.ext.DescribeTableResponse.Partition\x12\x14\n\x0cvalue_format\x18\r \x01(\t\x12\\\n\x13\x63olumn_aggregations\x18\x0e \x03(\x0b\x32?.strata.ext.DescribeTableResponse.Table.ColumnAggregationsEntry\x1a\x39\n\x17\x43olumnAggregationsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!protocol/ext/describe_table.proto\x12\nstrata.ext\"&\n\x14\x44\x65scribeTableRequest\x12\x0e\n\x06topics\x18\x01 \x03(\t\"\xfd\x06\n\x15\x44\x65scribeTableResponse\x12\x12\n\nerror_code\x18\x01 \x01(\x05\x12\x15\n\rerror_message\x18\x02 \x01(\t\x12\x37\n\x06tables\x18\x03 \x03(\x0b\x32\'.strata.ext.DescribeTableResponse.Table\x1a\xb6\x01\n\tPartition\x12\x11\n\tpartition\x18\x01 \x01(\x05\x12\x12\n\nerror_code\x18\x02 \x01(\x05\x12\x16\n\x0e\x61pplied_offset\x18\x03 \x01(\x03\x12\x1a\n\x12row_count_estimate\x18\x04 \x01(\x03\x12\x19\n\x11\x63heckpoint_offset\x18\x05 \x01(\x03\x12\x1b\n\x13\x63hangelog_gap_below\x18\x06 \x01(\x03\x12\x16\n\x0ehigh_watermark\x18\x07 \x01(\x03\x1a\xc6\x04\n\x05Table\x12\r\n\x05topic\x18\x01 \x01(\t\x12\x12\n\nerror_code\x18\x02 \x01(\x05\x12\x15\n\rerror_message\x18\x03 \x01(\t\x12\x12\n\ntable_type\x18\x04 \x01(\t\x12\x14\n\x0cmerge_engine\x18\x05 \x01(\t\x12\x16\n\x0eversion_header\x18\x06 \x01(\t\x12\x17\n\x0f\x63hangelog_image\x18\x07 \x01(\t\x12\x17\n\x0f\x64\x65lete_behavior\x18\x08 \x01(\t\x12\x0e\n\x06ttl_ms\x18\t \x01(\x03\x12\x13\n\x0bpartitioner\x18\n \x01(\t\x12\x17\n\x0fpartition_count\x18\x0b \x01(\x05\x12?\n\npartitions\x18\x0c \x03(\x0b\x32+.strata.ext.DescribeTableResponse.Partition\x12\x14\n\x0cvalue_format\x18\r \x01(\t\x12\\\n\x13\x63olumn_aggregations\x18\x0e \x03(\x0b\x32?.strata.ext.DescribeTableResponse.Table.ColumnAggregationsEntry\x12\x1c\n\x14value_schema_subject\x18\x0f \x01(\t\x12\x17\n\x0fvalue_schema_id\x18\x10 \x01(\x05\x12\x19\n\x11value_schema_type\x18\x11 \x01(\t\x12\x0f\n\x07\x63olumns\x18\x12 \x03(\t\x1a\x39\n\x17\x43olumnAggregationsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'protocol.ext.describe_table_pb2', globals())
@@ -26,11 +26,11 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _DESCRIBETABLEREQUEST._serialized_start=49
   _DESCRIBETABLEREQUEST._serialized_end=87
   _DESCRIBETABLERESPONSE._serialized_start=90
-  _DESCRIBETABLERESPONSE._serialized_end=884
+  _DESCRIBETABLERESPONSE._serialized_end=983
   _DESCRIBETABLERESPONSE_PARTITION._serialized_start=216
   _DESCRIBETABLERESPONSE_PARTITION._serialized_end=398
   _DESCRIBETABLERESPONSE_TABLE._serialized_start=401
-  _DESCRIBETABLERESPONSE_TABLE._serialized_end=884
-  _DESCRIBETABLERESPONSE_TABLE_COLUMNAGGREGATIONSENTRY._serialized_start=827
-  _DESCRIBETABLERESPONSE_TABLE_COLUMNAGGREGATIONSENTRY._serialized_end=884
+  _DESCRIBETABLERESPONSE_TABLE._serialized_end=983
+  _DESCRIBETABLERESPONSE_TABLE_COLUMNAGGREGATIONSENTRY._serialized_start=926
+  _DESCRIBETABLERESPONSE_TABLE_COLUMNAGGREGATIONSENTRY._serialized_end=983
 # @@protoc_insertion_point(module_scope)
