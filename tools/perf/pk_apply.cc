@@ -175,12 +175,32 @@ Status run_pk_apply(const PkApplyOptions& o) {
                                {"table.fields.n.agg", "sum"},
                                {"table.fields.amount.agg", "sum"}};
       tables["json_last_row"] = {{"table.value.format", "json"}};
+      // The same aggregation on confluent tables: a JSON Schema table schema (the log's rows
+      // are the JSON, framed), and an Avro one (each row typed by the schema and logged
+      // Avro-encoded).
+      for (const char* kind : {"confluent_json_aggregation", "confluent_avro_aggregation"}) {
+        tables[kind] = tables["aggregation"];
+        tables[kind]["table.value.format"] = "confluent";
+        tables[kind]["table.value.schema.subject"] = "perf-value";
+        tables[kind]["table.value.schema.id"] = "1";
+      }
+      tables["confluent_avro_aggregation"]["table.value.schema.avro"] =
+          R"({"type":"record","name":"Perf","fields":[)"
+          R"({"name":"amount","type":["null","double"],"default":null},)"
+          R"({"name":"n","type":["null","long"],"default":null},)"
+          R"({"name":"pad","type":["null","string"],"default":null}]})";
     }
     if (o.history) tables["history_last_row"] = {{"table.history.enabled", "true"}};
     for (const auto& [name, keys] : tables) {
       auto p = open_pk_partition(env, dir->path() + "/" + name, o.image, true, keys);
       if (!p.ok()) return p.status();
-      auto t = load_pk(*p, name == "history_last_row" ? w : jw, o.batch);
+      Workload cw = jw;
+      cw.confluent_id = 2;  // the writer's schema
+      auto t = load_pk(*p,
+                       name == "history_last_row"      ? w
+                       : name.starts_with("confluent") ? cw
+                                                       : jw,
+                       o.batch);
       if (!t.ok()) return t.status();
       STRATA_RETURN_IF_ERROR(p->state->close());
       STRATA_RETURN_IF_ERROR(p->log->close());

@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "pkindex/confluent_values.h"
 #include "pkindex/table_config.h"
+#include "pkindex/typed_row.h"
 #include "protocol/record/batch_builder.h"
 #include "storage/env.h"
 #include "tools/perf/key_chooser.h"
@@ -25,10 +27,12 @@ int64_t Workload::key_index(int64_t i) const {
 
 void Workload::value(int64_t i, std::string& out) const {
   if (json) {
+    out.clear();
+    if (confluent_id >= 0) pkindex::append_confluent_header(out, confluent_id);
     char buf[96];
     const int n = std::snprintf(buf, sizeof buf, "{\"amount\":%" PRId64 ".25,\"n\":1,\"pad\":\"",
                                 (i + salt) % 100000);
-    out.assign(buf, static_cast<size_t>(n));
+    out.append(buf, static_cast<size_t>(n));
     if (static_cast<int64_t>(out.size()) + 2 < value_size) {
       out.append(static_cast<size_t>(value_size) - out.size() - 2, 'v');
     }
@@ -61,6 +65,23 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
+namespace {
+
+class JsonWriters : public pkindex::ConfluentDecoder {
+ public:
+  Result<std::string> decode(std::span<const uint8_t> framed) const override {
+    if (framed.size() < pkindex::kConfluentHeaderSize || framed[0] != 0) {
+      return Status(Errc::invalid_argument, "not framed");
+    }
+    auto row = pkindex::typed::parse_row(framed.subspan(pkindex::kConfluentHeaderSize));
+    if (!row.ok()) return row.status();
+    return pkindex::typed::canonical(*row);
+  }
+  Status check_columns(const std::vector<std::string>&) const override { return Status::Ok(); }
+};
+
+}  // namespace
+
 Result<PkPartition> open_pk_partition(pkindex::PkEnvironment& env, const std::string& dir,
                                       const std::string& image, bool flush_on_close,
                                       std::map<std::string, std::string> table_keys) {
@@ -78,6 +99,9 @@ Result<PkPartition> open_pk_partition(pkindex::PkEnvironment& env, const std::st
   pkindex::PkState::Options so;
   so.table = *table;
   so.flush_on_close = flush_on_close;
+  if (table->value_format == pkindex::ValueFormat::confluent) {
+    so.decoder = std::make_shared<JsonWriters>();
+  }
   auto st = pkindex::PkState::open(env, *p.log, so);
   if (!st.ok()) return st.status();
   p.state = std::move(*st);

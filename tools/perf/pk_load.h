@@ -28,6 +28,9 @@ struct Workload {
   // A JSON object instead ({"amount":..,"n":1,"pad":"vv.."} of about value_size bytes), for
   // typed (table.value.format=json) tables.
   bool json = false;
+  // With json: in Confluent's framing under this writer schema id (-1: bare JSON), for
+  // table.value.format=confluent tables.
+  int32_t confluent_id = -1;
   int64_t key_index(int64_t i) const;
   void value(int64_t i, std::string& out) const;
 };
@@ -52,7 +55,8 @@ struct PkPartition {
 };
 
 // Opens (or reopens) the log in `dir` and its PkState ("full" or "wal" changelog image, plus any
-// other table.* keys in `table`).
+// other table.* keys in `table`). A confluent table gets a decoder of JSON writers' values (any
+// schema id): the broker's JSON Schema writer path without the registry lookup.
 Result<PkPartition> open_pk_partition(pkindex::PkEnvironment& env, const std::string& dir,
                                       const std::string& image, bool flush_on_close = true,
                                       std::map<std::string, std::string> table = {});
