@@ -231,9 +231,11 @@ class PerfTest(BrokerTestCase):
         for v in ("get_put", "get_put_memtable_bloom"):
             self.assertEqual(j["rocksdb_variants"][v]["existing"], 2000)
             self.assertGreater(j["rocksdb_variants"][v]["records_per_s"], 0)
-        # Typed tables: JSON rows through an aggregation table and a last_row json table; raw
-        # rows through a table keeping history.
-        for t in ("aggregation", "json_last_row", "history_last_row"):
+        # Typed tables: JSON rows through aggregation tables (json, and confluent with a JSON
+        # Schema and an Avro table schema) and a last_row json table; raw rows through a table
+        # keeping history.
+        for t in ("aggregation", "confluent_json_aggregation", "confluent_avro_aggregation",
+                  "json_last_row", "history_last_row"):
             typed = j["typed"][t]
             self.assertGreater(typed["records_per_s"], 0)
             self.assertAlmostEqual(typed["ratio_vs_strata_raw"],

@@ -155,6 +155,11 @@ def main():
             jl = med([t["json_last_row"]["ratio_vs_strata_raw"] for t in typed])
             print(f"\nTyped tables (medians, vs last_row on raw values): aggregation on JSON rows "
                   f"**{agg:.2f}x** (goal >= 0.7x); last_row on JSON rows {jl:.2f}x")
+            if all("confluent_avro_aggregation" in t for t in typed):
+                cj = med([t["confluent_json_aggregation"]["ratio_vs_strata_raw"] for t in typed])
+                ca = med([t["confluent_avro_aggregation"]["ratio_vs_strata_raw"] for t in typed])
+                print(f"Aggregation on confluent tables: JSON Schema table schema {cj:.2f}x, "
+                      f"Avro table schema {ca:.2f}x")
 
     if "projection" in by:
         print(f"\n### Projection: Lookup of 3 of 50 columns vs whole rows (typed table, 16 keys/request, "
