@@ -635,6 +635,12 @@ TEST_F(PkTypedTest, AvroTablesLogRowsInTheTableSchemasEncodingAndReplayWithoutTh
       << bad.record_errors[0].message;
   EXPECT_EQ(get("k"), R"({"n":3,"risk":1.0})");
   ASSERT_TRUE(write({{"j", framed(7, R"({"risk": 0.25})")}}).status.ok());
+  // A write that changes nothing logs a `none` record carrying the row, Avro-encoded too.
+  ASSERT_TRUE(write({{"j", framed(7, R"({"risk": 0.25})")}}).status.ok());
+  const std::string j_row = std::string("\x00\x02\x00\x00\x00\x00\x00\x00\xd0\x3f", 10);
+  ASSERT_EQ(last_changes().size(), 1u);
+  EXPECT_TRUE(last_changes()[0].starts_with("strata.change=none ")) << last_changes()[0];
+  EXPECT_TRUE(last_changes()[0].ends_with(" " + framed(42, j_row))) << last_changes()[0];
   // Recovery decodes the logged rows with the schema in the table's config: no registry.
   options_.decoder = nullptr;
   crash_and_reopen();
