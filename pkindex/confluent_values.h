@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <vector>
@@ -26,10 +27,10 @@ inline constexpr size_t kConfluentHeaderSize = 5;
 class ConfluentDecoder {
  public:
   virtual ~ConfluentDecoder() = default;
-  // The columns a framed value writes, as canonical JSON of an object (typed_row.h), or why
+  // The columns a framed value writes, as a JSON object (the merge takes it as parsed), or why
   // not (Errc::invalid_argument: unknown id, undecodable body, a field the table lacks, ...).
   // Called on the produce path of any partition: thread-safe.
-  virtual Result<std::string> decode(std::span<const uint8_t> framed) const = 0;
+  virtual Result<nlohmann::json> decode(std::span<const uint8_t> framed) const = 0;
   // Whether a write's target columns (its strata.columns header) are all columns of the table
   // schema; else why not (Errc::invalid_argument). Thread-safe.
   virtual Status check_columns(const std::vector<std::string>& names) const = 0;

@@ -94,7 +94,8 @@ void typed_row_after(const TableConfig& table, const std::optional<CurrentRow>& 
     if (d.row) d.kind = ChangeKind::update;
     return;
   }
-  auto written = typed::parse_row(*w.value);
+  auto written =
+      w.parsed ? Result<nlohmann::json>(std::move(*w.parsed)) : typed::parse_row(*w.value);
   if (!written.ok()) {
     d.rejected = true;
     d.reason = written.status().message();

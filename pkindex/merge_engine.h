@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -34,6 +35,9 @@ struct Write {
   std::optional<std::span<const uint8_t>> value;      // nullopt = delete (null record value)
   std::optional<int64_t> version;                     // from the version header, when present
   const std::vector<std::string>* columns = nullptr;  // typed tables: strata.columns, if set
+  // Typed tables: the written value already parsed (a confluent table's writer value, decoded
+  // from its schema's encoding), which the merge takes instead of parsing `value`; moved from.
+  nlohmann::json* parsed = nullptr;
 };
 
 struct Decision {

@@ -149,7 +149,8 @@ PkState::Computed PkState::compute(const WriteInput& input, int64_t now, Overlay
   // confluent tables: the record's value decoded (the row's JSON), the images it logs in the
   // table schema's framing, and (Avro table schema) the row as read back from its image.
   const bool confluent = table.value_format == ValueFormat::confluent;
-  std::string decoded, framed_after, framed_before, conformed;
+  nlohmann::json decoded;
+  std::string framed_after, framed_before, conformed;
   protocol::Record r;
   int32_t index = 0;
   size_t oversized = 0;  // record errors that are only a size over max_record_bytes
@@ -201,7 +202,7 @@ PkState::Computed PkState::compute(const WriteInput& input, int64_t now, Overlay
         continue;
       }
       decoded = std::move(*d);
-      w.value = as_span(decoded);
+      w.parsed = &decoded;
     }
     headers.clear();
     columns.reset();

@@ -98,7 +98,7 @@ class TableDecoder : public pkindex::ConfluentDecoder {
   TableDecoder(std::shared_ptr<const RegistryHandle> handle, int32_t table_id)
       : handle_(std::move(handle)), table_id_(table_id) {}
 
-  Result<std::string> decode(std::span<const uint8_t> framed) const override {
+  Result<json> decode(std::span<const uint8_t> framed) const override {
     const SchemaSource* reg = handle_->source.load();
     if (!reg) return bad("the Schema Registry is not serving: values cannot be decoded");
     if (framed.size() < pkindex::kConfluentHeaderSize || framed[0] != 0) {
@@ -146,7 +146,7 @@ class TableDecoder : public pkindex::ConfluentDecoder {
                    " is not a column of the table schema (id " + std::to_string(table_id_) + ")");
       }
     }
-    return pkindex::typed::canonical(row);
+    return row;
   }
 
   Status check_columns(const std::vector<std::string>& names) const override {

@@ -69,13 +69,11 @@ namespace {
 
 class JsonWriters : public pkindex::ConfluentDecoder {
  public:
-  Result<std::string> decode(std::span<const uint8_t> framed) const override {
+  Result<nlohmann::json> decode(std::span<const uint8_t> framed) const override {
     if (framed.size() < pkindex::kConfluentHeaderSize || framed[0] != 0) {
       return Status(Errc::invalid_argument, "not framed");
     }
-    auto row = pkindex::typed::parse_row(framed.subspan(pkindex::kConfluentHeaderSize));
-    if (!row.ok()) return row.status();
-    return pkindex::typed::canonical(*row);
+    return pkindex::typed::parse_row(framed.subspan(pkindex::kConfluentHeaderSize));
   }
   Status check_columns(const std::vector<std::string>&) const override { return Status::Ok(); }
 };
