@@ -213,20 +213,29 @@ Result<AvroTableSchema> parse_avro_table_schema(std::string_view text) {
     return invalid("is " + std::string(schema->type_name()) +
                    ": it must be a record whose fields are the columns");
   }
-  // The parser has checked the structure; what is left is the columns' nullability, read from
-  // the text since AvroSchema keeps its fields to the codec.
+  // What is left is the columns' nullability, read from the text since AvroSchema keeps its
+  // fields to the codec. The parser accepted the text, but this reads it without assuming so
+  // (the text may come from a client's config): nothing here throws.
   const auto j = nlohmann::json::parse(text, nullptr, false);
+  const auto fields = j.is_object() ? j.find("fields") : j.end();
+  if (!j.is_object() || fields == j.end() || !fields->is_array()) {
+    return invalid("must be a record object with a \"fields\" array");
+  }
   AvroTableSchema out{std::move(*schema), {}};
-  for (const auto& f : j.at("fields")) {
-    const std::string name = f.at("name").get<std::string>();
-    const auto& type = f.at("type");
+  for (const auto& f : *fields) {
+    const auto name = f.is_object() ? f.find("name") : f.end();
+    if (!f.is_object() || name == f.end() || !name->is_string()) {
+      return invalid("has a field without a name");
+    }
+    const auto type = f.find("type");
     const auto d = f.find("default");
-    if (!type.is_array() || type.empty() || type[0] != "null" || d == f.end() || !d->is_null()) {
-      return invalid("field " + name +
+    if (type == f.end() || !type->is_array() || type->empty() || (*type)[0] != "null" ||
+        d == f.end() || !d->is_null()) {
+      return invalid("field " + name->get<std::string>() +
                      " must be a union with \"null\" first and \"default\": null (a partial "
                      "write leaves the other columns null)");
     }
-    out.columns.push_back(name);
+    out.columns.push_back(name->get<std::string>());
   }
   if (out.columns.empty()) return invalid("has no fields (columns)");
   return out;

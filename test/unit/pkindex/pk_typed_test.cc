@@ -592,6 +592,10 @@ TEST(TypedConfig, AvroTableSchemasAreRecordsOfNullableColumns) {
             std::string::npos)
       << "no default: a row without the column could not be encoded";
   EXPECT_NE(message(R"("long")").find("must be a record"), std::string::npos);
+  // A record given as the value of "type" parses as Avro but has no fields of its own here.
+  EXPECT_FALSE(avro(R"({"type":{"type":"record","name":"A","fields":[)"
+                    R"({"name":"n","type":["null","long"],"default":null}]}})")
+                   .ok());
   EXPECT_NE(message(R"({"type":"record"})").find("does not parse"), std::string::npos);
   EXPECT_NE(avro(kAvroTableSchema, "json")
                 .status()
