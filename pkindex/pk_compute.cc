@@ -147,7 +147,8 @@ PkState::Computed PkState::compute(const WriteInput& input, int64_t now, Overlay
   std::string db_key;
   std::optional<std::vector<std::string>> columns;  // the record's strata.columns
   // confluent tables: the record's value decoded (the row's JSON), the images it logs in the
-  // table schema's framing, and (Avro table schema) the row as read back from its image.
+  // table schema's framing, and (Avro or Protobuf table schema) the row as read back from its
+  // image.
   const bool confluent = table.value_format == ValueFormat::confluent;
   nlohmann::json decoded;
   std::string framed_after, framed_before, conformed;
@@ -278,7 +279,7 @@ PkState::Computed PkState::compute(const WriteInput& input, int64_t now, Overlay
       case ChangeKind::insert:
       case ChangeKind::update: {
         after = d.after(w);
-        if (table.value_avro) {
+        if (table.schema_typed_rows()) {
           // The state keeps the row exactly as replay will read it back from the log: every
           // column present, each value as the table schema's type makes it (3 in a double
           // column is 3.0). A row the schema cannot hold fails here, before anything is logged.

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pkindex/column_stats.h"
+#include "protocol/schema/protobuf_file.h"
 
 namespace strata::pkindex {
 
@@ -178,6 +179,12 @@ const KeyTable<TableConfig>& table_key_table() {
              kRo, [](const std::string& v) -> std::string {
                return v.empty() ? "" : parse_avro_table_schema(v).status().message();
              });
+    t.string(kValueSchemaProtobuf.data(), &C::value_schema_protobuf, "",
+             "confluent tables with a Protobuf table schema: that schema's .proto text, set by "
+             "the broker at creation (the changelog's rows are its first message).",
+             kRo, [](const std::string& v) -> std::string {
+               return v.empty() ? "" : parse_protobuf_table_schema(v).status().message();
+             });
     t.boolean(kHistoryEnabled.data(), &C::history, "false",
               "Keep every change of every key in a history index, for point-in-time reads "
               "(LookupAsOf); each change is then written twice to the state.",
@@ -238,6 +245,30 @@ Result<AvroTableSchema> parse_avro_table_schema(std::string_view text) {
     out.columns.push_back(name->get<std::string>());
   }
   if (out.columns.empty()) return invalid("has no fields (columns)");
+  return out;
+}
+
+Result<ProtobufTableSchema> parse_protobuf_table_schema(std::string_view text) {
+  auto invalid = [](const std::string& why) {
+    return Status(Errc::invalid_argument, "the Protobuf table schema " + why);
+  };
+  auto schema = protocol::schema::ProtobufSchema::parse(text);
+  if (!schema.ok()) return invalid("does not parse: " + schema.status().message());
+  const google::protobuf::FileDescriptor& file = *schema->file().file;
+  if (file.message_type_count() == 0) return invalid("declares no message (the row)");
+  const google::protobuf::Descriptor& row = *file.message_type(0);
+  ProtobufTableSchema out{std::move(*schema), {}};
+  for (int i = 0; i < row.field_count(); ++i) {
+    const google::protobuf::FieldDescriptor& f = *row.field(i);
+    if (f.is_repeated() || f.is_required() || !f.has_presence()) {
+      return invalid("field " + f.name() + " of " + row.full_name() +
+                     " must have presence (proto3 optional, a message or wrapper, a oneof "
+                     "member; not repeated, map or required): a partial write leaves the other "
+                     "columns null");
+    }
+    out.columns.push_back(f.name());
+  }
+  if (out.columns.empty()) return invalid("has no fields (columns) in " + row.full_name());
   return out;
 }
 
@@ -321,11 +352,22 @@ Result<TableConfig> parse_table_config(const std::map<std::string, std::string>&
     if (t.value_schema_id >= 0) return require(kValueSchemaId, "table.value.format=confluent");
     if (!t.value_schema_avro.empty())
       return require(kValueSchemaAvro, "table.value.format=confluent");
+    if (!t.value_schema_protobuf.empty())
+      return require(kValueSchemaProtobuf, "table.value.format=confluent");
+  }
+  if (!t.value_schema_avro.empty() && !t.value_schema_protobuf.empty()) {
+    return require(kValueSchemaAvro, "no " + std::string(kValueSchemaProtobuf));
   }
   if (!t.value_schema_avro.empty()) {
     auto avro = parse_avro_table_schema(t.value_schema_avro);
     if (!avro.ok()) return avro.status();
     t.value_avro = std::make_shared<const protocol::schema::AvroSchema>(std::move(avro->schema));
+  }
+  if (!t.value_schema_protobuf.empty()) {
+    auto proto = parse_protobuf_table_schema(t.value_schema_protobuf);
+    if (!proto.ok()) return proto.status();
+    t.value_protobuf =
+        std::make_shared<const protocol::schema::ProtobufSchema>(std::move(proto->schema));
   }
   for (const auto& [k, v] : configs) {
     if (!is_column_key(k)) continue;

@@ -17,6 +17,7 @@
 #include "protocol/base/result.h"
 #include "protocol/pk/table_keys.h"
 #include "protocol/schema/avro_schema.h"
+#include "protocol/schema/protobuf_schema.h"
 
 namespace strata::pkindex {
 
@@ -39,6 +40,7 @@ using protocol::pk::kTtlMs;
 using protocol::pk::kValueFormat;
 using protocol::pk::kValueSchemaAvro;
 using protocol::pk::kValueSchemaId;
+using protocol::pk::kValueSchemaProtobuf;
 using protocol::pk::kValueSchemaSubject;
 using protocol::pk::kVersionHeader;
 using protocol::pk::merge_engine_name;
@@ -88,10 +90,13 @@ struct TableConfig {
   ValueFormat value_format{};
   std::string value_schema_subject;  // confluent: the table schema's subject
   int32_t value_schema_id = -1;      // confluent: the table schema's id (framing of the log)
-  // confluent tables with an Avro table schema: its text (set by the broker at creation), and
-  // parsed (null otherwise): rows are logged in its binary encoding (confluent_values.h).
+  // confluent tables with an Avro or a Protobuf table schema: its text (set by the broker at
+  // creation), and parsed (null otherwise): rows are typed by it and logged in its binary
+  // encoding (confluent_values.h).
   std::string value_schema_avro;
   std::shared_ptr<const protocol::schema::AvroSchema> value_avro;
+  std::string value_schema_protobuf;
+  std::shared_ptr<const protocol::schema::ProtobufSchema> value_protobuf;
   bool history = false;            // a history index for LookupAsOf (table.history.enabled)
   std::string statistics_columns;  // "*" or a column list (column_stats.h); empty = none
   // aggregation: the columns with a table.fields.<column>.* key; any other column aggregates
@@ -99,6 +104,9 @@ struct TableConfig {
   std::map<std::string, ColumnAgg> fields;
 
   bool typed() const { return value_format != ValueFormat::raw; }
+  // Rows typed by a binary table schema (Avro, Protobuf): each merged row is encoded in it and
+  // kept as decoding gives it back.
+  bool schema_typed_rows() const { return value_avro || value_protobuf; }
   ColumnAgg column_agg(const std::string& column) const {
     auto it = fields.find(column);
     return it == fields.end() ? ColumnAgg{} : it->second;
@@ -132,6 +140,17 @@ struct AvroTableSchema {
   std::vector<std::string> columns;
 };
 Result<AvroTableSchema> parse_avro_table_schema(std::string_view text);
+
+// A Protobuf table schema (table.value.schema.protobuf): .proto text importing nothing but the
+// well-known google/protobuf files, whose first message is the row; its fields — the columns —
+// must have presence (proto3 `optional`, messages and wrappers, oneof members, proto2
+// `optional`), so that a column a write leaves out reads as null, not as a default; no repeated,
+// map or required fields.
+struct ProtobufTableSchema {
+  protocol::schema::ProtobufSchema schema;
+  std::vector<std::string> columns;
+};
+Result<ProtobufTableSchema> parse_protobuf_table_schema(std::string_view text);
 
 // Checks one table.* key in isolation: empty string when fine, else the message (naming the key).
 std::string check_table_key(std::string_view name, const std::string& value);

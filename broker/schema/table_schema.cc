@@ -59,8 +59,22 @@ Result<pkindex::AvroTableSchema> avro_table_schema(const SchemaEntry& e) {
   return s;
 }
 
-// The columns of a table schema: the fields of its Avro record, or the properties of its JSON
-// Schema object.
+// A Protobuf table schema: its first message, of fields with presence
+// (parse_protobuf_table_schema), importing only the well-known files (self-contained, as Avro's).
+Result<pkindex::ProtobufTableSchema> protobuf_table_schema(const SchemaEntry& e) {
+  const std::string which = "the table schema (id " + std::to_string(e.id) + ")";
+  if (!e.references.empty()) {
+    return bad(which +
+               " uses schema references: a Protobuf table schema may import only the "
+               "well-known google/protobuf files");
+  }
+  auto s = pkindex::parse_protobuf_table_schema(e.schema);
+  if (!s.ok()) return bad(which + ": " + s.status().message());
+  return s;
+}
+
+// The columns of a table schema: the fields of its Avro record or first Protobuf message, or the
+// properties of its JSON Schema object.
 Result<std::set<std::string>> table_columns(const SchemaEntry& e) {
   const std::string which = "the table schema (id " + std::to_string(e.id) + ")";
   if (e.type == "AVRO") {
@@ -68,11 +82,12 @@ Result<std::set<std::string>> table_columns(const SchemaEntry& e) {
     if (!s.ok()) return s.status();
     return std::set<std::string>(s->columns.begin(), s->columns.end());
   }
-  if (e.type != "JSON") {
-    return bad(which + " is " + e.type +
-               ": a confluent table's schema must be Avro or a JSON Schema for now (writers may "
-               "also use Protobuf)");
+  if (e.type == "PROTOBUF") {
+    auto s = protobuf_table_schema(e);
+    if (!s.ok()) return s.status();
+    return std::set<std::string>(s->columns.begin(), s->columns.end());
   }
+  if (e.type != "JSON") return bad(which + " is of type " + e.type);
   const json j = json::parse(e.schema, nullptr, false);
   if (!j.is_object() || !j.contains("properties") || !j["properties"].is_object() ||
       (j.contains("type") && j["type"] != "object")) {
@@ -219,7 +234,7 @@ std::unique_ptr<SchemaSource> local_schema_source(const SchemaRegistry& registry
 }
 
 Status pin_table_schema(const SchemaSource* registry, std::map<std::string, std::string>& configs) {
-  for (auto key : {pk::kValueSchemaId, pk::kValueSchemaAvro}) {
+  for (auto key : {pk::kValueSchemaId, pk::kValueSchemaAvro, pk::kValueSchemaProtobuf}) {
     if (configs.count(std::string(key))) {
       return bad("Configuration " + std::string(key) +
                  " is set by the broker when it creates a confluent table");
@@ -246,8 +261,10 @@ Status pin_table_schema(const SchemaSource* registry, std::map<std::string, std:
   if (!columns.ok()) return columns.status();
   configs[std::string(pk::kValueSchemaId)] = std::to_string(v->id);
   if (v->type == "AVRO") {
-    // Compact (no line breaks: a topic config value), every attribute kept (the defaults).
+    // Compact, every attribute kept (the defaults).
     configs[std::string(pk::kValueSchemaAvro)] = avro_table_schema(*v)->schema.normalized_json();
+  } else if (v->type == "PROTOBUF") {
+    configs[std::string(pk::kValueSchemaProtobuf)] = protobuf_table_schema(*v)->schema.normalized();
   }
   return Status::Ok();
 }
@@ -258,6 +275,11 @@ Result<TableSchemaInfo> describe_table_schema(const SchemaSource* source,
     auto s = pkindex::parse_avro_table_schema(table.value_schema_avro);
     if (!s.ok()) return s.status();
     return TableSchemaInfo{"AVRO", std::move(s->columns)};
+  }
+  if (!table.value_schema_protobuf.empty()) {
+    auto s = pkindex::parse_protobuf_table_schema(table.value_schema_protobuf);
+    if (!s.ok()) return s.status();
+    return TableSchemaInfo{"PROTOBUF", std::move(s->columns)};
   }
   if (!source) return Status(Errc::unavailable, "the Schema Registry is not serving");
   auto e = source->entry(table.value_schema_id);

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -17,6 +18,26 @@ inline void append_latin1(std::string& out, uint8_t b) {
     out += static_cast<char>(0xC0 | (b >> 6));
     out += static_cast<char>(0x80 | (b & 0x3F));
   }
+}
+
+// A string of code points 0-255 as the bytes they stand for (append_latin1 inverted); nullopt
+// when it holds a code point above 255.
+inline std::optional<std::string> from_latin1(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<uint8_t>(s[i]);
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else if ((c == 0xC2 || c == 0xC3) && i + 1 < s.size() &&
+               (static_cast<uint8_t>(s[i + 1]) & 0xC0) == 0x80) {
+      out += static_cast<char>(((c & 0x03) << 6) | (static_cast<uint8_t>(s[i + 1]) & 0x3F));
+      ++i;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return out;
 }
 
 inline bool valid_utf8(std::string_view s) {

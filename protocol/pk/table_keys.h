@@ -36,6 +36,8 @@ inline constexpr std::string_view kValueSchemaId = "table.value.schema.id";
 // confluent tables whose table schema is Avro: that schema's text, also set by the broker at
 // creation, so that recovery and followers decode the logged rows without the registry.
 inline constexpr std::string_view kValueSchemaAvro = "table.value.schema.avro";
+// The same for a Protobuf table schema: its .proto text (the file's first message is the row).
+inline constexpr std::string_view kValueSchemaProtobuf = "table.value.schema.protobuf";
 // Keep every change of every key (a history index in the state) for point-in-time reads
 // (LookupAsOf); false by default: it writes each change a second time.
 inline constexpr std::string_view kHistoryEnabled = "table.history.enabled";

@@ -206,24 +206,6 @@ void put_long(std::string& out, int64_t v) {
   out += static_cast<char>(z);
 }
 
-// A string of code points 0-255 as the bytes they stand for.
-std::optional<std::string> from_latin1(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const auto c = static_cast<uint8_t>(s[i]);
-    if (c < 0x80) {
-      out += static_cast<char>(c);
-    } else if ((c == 0xC2 || c == 0xC3) && i + 1 < s.size() &&
-               (static_cast<uint8_t>(s[i + 1]) & 0xC0) == 0x80) {
-      out += static_cast<char>(((c & 0x03) << 6) | (static_cast<uint8_t>(s[i + 1]) & 0x3F));
-      ++i;
-    } else {
-      return std::nullopt;
-    }
-  }
-  return out;
-}
-
 Status encode(const AvroNode* n, const json& v, std::string& out, const std::string& where,
               int depth) {
   if (depth > kMaxDepth) return bad(at(where, "values nest deeper than 64 levels"));

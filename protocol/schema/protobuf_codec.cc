@@ -202,7 +202,232 @@ Result<json> decode_as(const detail::ProtoFile& file, const pb::Descriptor& d,
   return ToJson().message(*m, 0);
 }
 
+// JSON to a message, the mapping of ToJson inverted.
+class FromJson {
+ public:
+  Status message(const json& v, pb::Message& m, int depth) {
+    if (depth > kMaxDepth) return bad("values nest deeper than " + std::to_string(kMaxDepth));
+    const pb::Descriptor& d = *m.GetDescriptor();
+    if (depth > 0 && is_wrapper(d)) return set(v, m, *d.field(0), depth);
+    if (!v.is_object()) return bad(d.full_name() + " needs an object, not " + kind(v));
+    const pb::Reflection& r = *m.GetReflection();
+    for (const auto& [name, item] : v.items()) {
+      const Field* f = d.FindFieldByName(name);
+      if (!f) return bad(d.full_name() + " has no field " + name);
+      if (item.is_null()) continue;
+      if (f->is_map()) {
+        if (!item.is_object()) return bad("field " + f->full_name() + " needs an object (a map)");
+        const Field& kf = *f->message_type()->map_key();
+        const Field& vf = *f->message_type()->map_value();
+        for (const auto& [key, value] : item.items()) {
+          pb::Message* entry = r.AddMessage(&m, f);
+          STRATA_RETURN_IF_ERROR(set(map_key(kf, key), *entry, kf, depth + 1));
+          STRATA_RETURN_IF_ERROR(set(value, *entry, vf, depth + 1));
+        }
+      } else if (f->is_repeated()) {
+        if (!item.is_array()) return bad("field " + f->full_name() + " needs an array");
+        for (const auto& x : item) STRATA_RETURN_IF_ERROR(add(x, m, *f, depth));
+      } else {
+        STRATA_RETURN_IF_ERROR(set(item, m, *f, depth));
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  static std::string kind(const json& v) { return v.type_name(); }
+
+  // A map key from its JSON object key: integers and bools parse, strings stay.
+  static json map_key(const Field& kf, const std::string& key) {
+    switch (kf.cpp_type()) {
+      case Field::CPPTYPE_BOOL:
+        return key == "true" ? json(true) : key == "false" ? json(false) : json(key);
+      case Field::CPPTYPE_STRING:
+        return json(key);
+      default: {
+        json n = json::parse(key, nullptr, false);
+        return n.is_number_integer() ? n : json(key);
+      }
+    }
+  }
+
+  template <typename T>
+  Status integer(const json& v, const Field& f, T& out) {
+    if (v.is_number_unsigned()) {
+      const auto u = v.get<uint64_t>();
+      if (u <= static_cast<uint64_t>(std::numeric_limits<T>::max())) {
+        out = static_cast<T>(u);
+        return Status::Ok();
+      }
+    } else if (v.is_number_integer()) {
+      const auto i = v.get<int64_t>();
+      if (std::numeric_limits<T>::is_signed
+              ? (i >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+                 i <= static_cast<int64_t>(std::numeric_limits<T>::max()))
+              : (i >= 0 && static_cast<uint64_t>(i) <=
+                               static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
+        out = static_cast<T>(i);
+        return Status::Ok();
+      }
+    } else {
+      return bad("field " + f.full_name() + " needs an integer, not " + kind(v));
+    }
+    return bad("field " + f.full_name() + ": " + v.dump() + " is out of its type's range");
+  }
+
+  // One value of field `f` of `m`: the singular value, or (repeated) an item added.
+  Status value(const json& v, pb::Message& m, const Field& f, bool repeated, int depth) {
+    const pb::Reflection& r = *m.GetReflection();
+    switch (f.cpp_type()) {
+      case Field::CPPTYPE_INT32: {
+        int32_t x = 0;
+        STRATA_RETURN_IF_ERROR(integer(v, f, x));
+        if (repeated) {
+          r.AddInt32(&m, &f, x);
+        } else {
+          r.SetInt32(&m, &f, x);
+        }
+        return Status::Ok();
+      }
+      case Field::CPPTYPE_INT64: {
+        int64_t x = 0;
+        STRATA_RETURN_IF_ERROR(integer(v, f, x));
+        if (repeated) {
+          r.AddInt64(&m, &f, x);
+        } else {
+          r.SetInt64(&m, &f, x);
+        }
+        return Status::Ok();
+      }
+      case Field::CPPTYPE_UINT32: {
+        uint32_t x = 0;
+        STRATA_RETURN_IF_ERROR(integer(v, f, x));
+        if (repeated) {
+          r.AddUInt32(&m, &f, x);
+        } else {
+          r.SetUInt32(&m, &f, x);
+        }
+        return Status::Ok();
+      }
+      case Field::CPPTYPE_UINT64: {
+        uint64_t x = 0;
+        STRATA_RETURN_IF_ERROR(integer(v, f, x));
+        if (repeated) {
+          r.AddUInt64(&m, &f, x);
+        } else {
+          r.SetUInt64(&m, &f, x);
+        }
+        return Status::Ok();
+      }
+      case Field::CPPTYPE_BOOL:
+        if (!v.is_boolean()) return bad("field " + f.full_name() + " needs a boolean");
+        if (repeated) {
+          r.AddBool(&m, &f, v.get<bool>());
+        } else {
+          r.SetBool(&m, &f, v.get<bool>());
+        }
+        return Status::Ok();
+      case Field::CPPTYPE_FLOAT:
+      case Field::CPPTYPE_DOUBLE: {
+        if (!v.is_number())
+          return bad("field " + f.full_name() + " needs a number, not " + kind(v));
+        const double x = v.get<double>();
+        if (f.cpp_type() == Field::CPPTYPE_DOUBLE) {
+          if (repeated) {
+            r.AddDouble(&m, &f, x);
+          } else {
+            r.SetDouble(&m, &f, x);
+          }
+          return Status::Ok();
+        }
+        const auto fx = static_cast<float>(x);
+        if (!std::isfinite(fx))
+          return bad("field " + f.full_name() + ": " + v.dump() + " overflows a float");
+        if (repeated) {
+          r.AddFloat(&m, &f, fx);
+        } else {
+          r.SetFloat(&m, &f, fx);
+        }
+        return Status::Ok();
+      }
+      case Field::CPPTYPE_ENUM: {
+        const pb::EnumValueDescriptor* e = nullptr;
+        if (v.is_string()) {
+          e = f.enum_type()->FindValueByName(v.get_ref<const std::string&>());
+        } else if (v.is_number_integer()) {
+          int32_t n = 0;
+          STRATA_RETURN_IF_ERROR(integer(v, f, n));
+          // A proto3 enum is open: it keeps a number it does not name (decoding gives it back
+          // as that number); a proto2 one would put it among the unknown fields.
+          if (f.enum_type()->file()->syntax() == pb::FileDescriptor::SYNTAX_PROTO3) {
+            if (repeated) {
+              r.AddEnumValue(&m, &f, n);
+            } else {
+              r.SetEnumValue(&m, &f, n);
+            }
+            return Status::Ok();
+          }
+          e = f.enum_type()->FindValueByNumber(n);
+        }
+        if (!e)
+          return bad("field " + f.full_name() + ": " + v.dump().substr(0, 60) +
+                     " is not a value of " + f.enum_type()->full_name());
+        if (repeated) {
+          r.AddEnum(&m, &f, e);
+        } else {
+          r.SetEnum(&m, &f, e);
+        }
+        return Status::Ok();
+      }
+      case Field::CPPTYPE_STRING: {
+        if (!v.is_string())
+          return bad("field " + f.full_name() + " needs a string, not " + kind(v));
+        std::string s = v.get<std::string>();
+        if (f.type() == Field::TYPE_BYTES) {
+          auto raw = from_latin1(s);
+          if (!raw)
+            return bad("field " + f.full_name() + ": bytes are a string of code points 0-255");
+          s = std::move(*raw);
+        }
+        if (repeated) {
+          r.AddString(&m, &f, std::move(s));
+        } else {
+          r.SetString(&m, &f, std::move(s));
+        }
+        return Status::Ok();
+      }
+      case Field::CPPTYPE_MESSAGE: {
+        pb::Message* sub = repeated ? r.AddMessage(&m, &f) : r.MutableMessage(&m, &f);
+        return message(v, *sub, depth + 1);
+      }
+    }
+    return bad("field " + f.full_name() + " has an unknown type");
+  }
+
+  Status set(const json& v, pb::Message& m, const Field& f, int depth) {
+    return value(v, m, f, false, depth);
+  }
+  Status add(const json& v, pb::Message& m, const Field& f, int depth) {
+    if (v.is_null()) return bad("field " + f.full_name() + " holds a null item");
+    return value(v, m, f, true, depth);
+  }
+};
+
 }  // namespace
+
+Result<std::string> protobuf_encode_row(const ProtobufSchema& schema, const json& row) {
+  const detail::ProtoFile& file = schema.file();
+  if (file.file->message_type_count() == 0) return bad("the schema declares no message");
+  const pb::Descriptor& d = *file.file->message_type(0);
+  std::unique_ptr<pb::Message> m(file.factory.GetPrototype(&d)->New());
+  STRATA_RETURN_IF_ERROR(FromJson().message(row, *m, 0));
+  if (!m->IsInitialized()) {
+    return bad(d.full_name() + " misses required fields: " + m->InitializationErrorString());
+  }
+  std::string out(1, '\0');  // the message index [0]
+  if (!m->AppendToString(&out)) return bad("the row does not serialize as " + d.full_name());
+  return out;
+}
 
 Result<json> protobuf_decode(const ProtobufSchema& schema, std::span<const uint8_t> data) {
   if (data.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {

@@ -33,4 +33,13 @@ namespace strata::protocol::schema {
 // number the schema lacks; a missing proto2 required field; a NaN). Nesting is bounded (64).
 Result<nlohmann::json> protobuf_decode(const ProtobufSchema& schema, std::span<const uint8_t> data);
 
+// Encodes `row` as the file's first message — what a Protobuf table schema's rows are — in the
+// form protobuf_decode reads: the message index [0] as one zero byte, then the message. The
+// mapping above inverted: a null or absent field stays unset (a wrapper or a field with presence
+// then reads as absent, an implicit one as its default); integers must fit their field, enums
+// are names (or numbers), bytes strings of code points 0-255, maps objects whose keys parse as
+// the key type. A name the message lacks or a value of the wrong kind fails, naming the field
+// (Errc::invalid_argument). Nesting is bounded (64).
+Result<std::string> protobuf_encode_row(const ProtobufSchema& schema, const nlohmann::json& row);
+
 }  // namespace strata::protocol::schema

@@ -10,6 +10,8 @@ real broker and its embedded Schema Registry — the seed's scenario with the cl
   kill -9 and restart keep every row (replay strips the framing, never re-aggregates);
 - creation: the table schema is pinned (table.value.schema.id), must exist, be a JSON Schema
   object whose columns accept null; the id is the broker's to set;
+- a Protobuf table schema (the first message, fields with presence): ProtobufDeserializer
+  reads the changelog's rows;
 - an Avro table schema: rows hold every column typed by it (an integer in a double column is a
   double), the changelog carries them Avro-encoded (KafkaJS's registry client decodes them),
   a value it cannot hold is INVALID_RECORD, kill -9 replays without the registry;
@@ -74,7 +76,8 @@ class ConfluentTablesTest(BrokerTestCase):
         return itutil.registry_url(self.broker)
 
     def register(self, subject, schema, schema_type="JSON"):
-        body = json.dumps({"schema": json.dumps(schema), "schemaType": schema_type}).encode()
+        text = schema if isinstance(schema, str) else json.dumps(schema)  # .proto text as is
+        body = json.dumps({"schema": text, "schemaType": schema_type}).encode()
         req = urllib.request.Request(self.url() + "/subjects/%s/versions" % subject, data=body,
                                      method="POST", headers={"Content-Type": CT})
         with urllib.request.urlopen(req, timeout=10) as r:
@@ -343,18 +346,28 @@ message Profile {
 }
 """
 
+    _writer_pb = None
+
+    def writer_pb(self):
+        """The writers' messages (PROTO) compiled once: Python's descriptor pool refuses a
+        second file defining the same message names."""
+        import tempfile
+        if ConfluentTablesTest._writer_pb is None:
+            with tempfile.TemporaryDirectory() as d:
+                ConfluentTablesTest._writer_pb = itutil.compile_proto(d, "acct_writers.proto",
+                                                                      self.PROTO)
+        return ConfluentTablesTest._writer_pb
+
     def test_protobuf_writers_in_every_clients_framing(self):
         """Protobuf writers: confluent-kafka's ProtobufSerializer (message indexes as plain
         varints, [0] as one zero byte), Java's zigzag indexes and KafkaJS's none, all into one
         aggregation table; a message with a field the table lacks, or bytes that parse as no
         message of the schema, fail their batch."""
-        import tempfile
         from confluent_kafka.schema_registry import SchemaRegistryClient
         from confluent_kafka.schema_registry import topic_record_subject_name_strategy
         from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
         from confluent_kafka.serialization import MessageField, SerializationContext
-        with tempfile.TemporaryDirectory() as d:
-            pb = itutil.compile_proto(d, "acct_%s.proto" % unique_topic("p")[-10:], self.PROTO)
+        pb = self.writer_pb()
         topic = unique_topic("account_state_pb")
         self.register(topic + "-value", TABLE_SCHEMA)
         itutil.ck_create_topic(self.broker.bootstrap, topic, self.P, table_config(topic + "-value"))
@@ -412,6 +425,79 @@ message Profile {
             self.assertIn(why, rec_errs[0][1])
         self.assertEqual(non_null(self.rows(conn, topic)), model,
                          "nothing of a refused batch is applied")
+
+    PROTO_TABLE = """syntax = "proto3";
+package strata.it;
+message AccountState {
+  optional int64 txn_count = 1;
+  optional double amount_total = 2;
+  optional double risk_score = 3;
+}
+"""
+
+    def test_protobuf_table_schema_rows_logged_as_its_message(self):
+        """A Protobuf table schema: its first message is the row (every field with presence);
+        ProtobufSerializer writers feed it, the changelog carries AccountState messages that
+        confluent-kafka's ProtobufDeserializer reads, kill -9 replays without the registry."""
+        import tempfile
+        from confluent_kafka.schema_registry import SchemaRegistryClient
+        from confluent_kafka.schema_registry import topic_record_subject_name_strategy
+        from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
+        from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
+        from confluent_kafka.serialization import MessageField, SerializationContext
+        from strata_client import Strata
+        pb = self.writer_pb()
+        with tempfile.TemporaryDirectory() as d:
+            table_pb = itutil.compile_proto(d, "account_state_table.proto", self.PROTO_TABLE)
+        topic = unique_topic("account_state_pbt")
+        self.register(topic + "-implicit", self.PROTO_TABLE.replace("optional int64", "int64"),
+                      "PROTOBUF")
+        self.assertIn("field txn_count of strata.it.AccountState must have presence",
+                      self.create_error(unique_topic("t"), table_config(topic + "-implicit")))
+        table_id = self.register(topic + "-value", self.PROTO_TABLE, "PROTOBUF")
+        itutil.ck_create_topic(self.broker.bootstrap, topic, self.P, table_config(topic + "-value"))
+        with Strata(self.broker.bootstrap) as s:
+            self.assertEqual(s.table(topic).describe()["value_schema"],
+                             {"subject": topic + "-value", "id": table_id, "type": "PROTOBUF",
+                              "columns": ["txn_count", "amount_total", "risk_score"]})
+
+        client = SchemaRegistryClient({"url": self.url()})
+        conf = {"subject.name.strategy": topic_record_subject_name_strategy}
+        txn_ser = ProtobufSerializer(pb.Txn, client, conf=conf)
+        risk_ser = ProtobufSerializer(pb.Risk, client, conf=conf)
+        ctx = SerializationContext(topic, MessageField.VALUE)
+        model = {k: {} for k in ACCOUNTS}
+        items = []
+        for i in range(450):
+            k = ACCOUNTS[i % len(ACCOUNTS)]
+            m = model[k]
+            if (i // len(ACCOUNTS)) % 3 == 2:  # every account: two rounds of txns, one of risk
+                m["risk_score"] = round(i / 1000.0, 3)
+                items.append({"topic": topic, "key": k.encode(),
+                              "value": risk_ser(pb.Risk(risk_score=m["risk_score"]), ctx)})
+            else:
+                m["txn_count"] = m.get("txn_count", 0) + 1
+                m["amount_total"] = m.get("amount_total", 0) + 2  # integral: typed as a double
+                items.append({"topic": topic, "key": k.encode(),
+                              "value": txn_ser(pb.Txn(txn_count=1, amount_total=2), ctx)})
+        itutil.ck_produce_all(itutil.ck_producer(self.broker.bootstrap,
+                                                 partitioner="murmur2_random"), items)
+        conn = self.conn()
+        got = self.rows(conn, topic)
+        self.assertEqual(got, model)
+        self.assertTrue(all(isinstance(r["amount_total"], float) for r in got.values()))
+
+        _, replay = pkd.consume_log(self.broker.bootstrap, topic, self.P, conn)
+        de = ProtobufDeserializer(table_pb.AccountState)
+        for k, v in replay.items():
+            self.assertEqual((v[0], int.from_bytes(v[1:5], "big"), v[5]), (0, table_id, 0))
+            msg = de(v, ctx)
+            self.assertEqual({f.name: val for f, val in msg.ListFields()}, got[k.decode()])
+
+        self.broker.restart(clean=False)
+        conn = self.conn()
+        self.assertEqual(self.rows(conn, topic), got,
+                         "after kill -9: replayed from the Protobuf after-images")
 
 
 if __name__ == "__main__":

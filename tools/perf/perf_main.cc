@@ -110,7 +110,8 @@ int main(int argc, char** argv) {
   apply->add_flag("--read-variants", ao.read_variants,
                   "also time raw Get+Put per key, with and without a memtable bloom filter");
   apply->add_flag("--typed", ao.typed,
-                  "also JSON rows: aggregation tables (json, confluent with a JSON Schema and with an Avro table schema) and a last_row json table");
+                  "also JSON rows: aggregation tables (json, confluent with a JSON Schema and with "
+                  "an Avro table schema) and a last_row json table");
   apply->add_flag("--history", ao.history,
                   "also a raw last_row table keeping history (table.history.enabled)");
   apply->add_flag("--keep", ao.keep, "keep the directory");

@@ -348,5 +348,65 @@ TEST(ProtobufCodec, RandomBytesNeverCrashAndDecodeOnlyToObjects) {
   EXPECT_GT(decoded, 0) << "some random inputs are valid messages";
 }
 
+TEST(ProtobufCodec, RowsEncodeAsTheFirstMessageAndDecodeBack) {
+  const ProtobufSchema s = must(kRisk);
+  const json row = {{"account", "acct-1"},
+                    {"score", 0.5},
+                    {"limit", 7},
+                    {"txn_count", int64_t{1} << 40},
+                    {"level", "HIGH"},
+                    {"tags", {"a", "b"}},
+                    {"counts", {{"k", 3}}},
+                    {"raw", std::string("\0\xc3\xbf", 3)},
+                    {"inner", {{"big", ~uint64_t{0}}}}};
+  auto bytes = protobuf_encode_row(s, row);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  EXPECT_EQ((*bytes)[0], '\0') << "the message index [0] as one zero byte";
+  auto back = decode(s, *bytes);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(*back, row) << back->dump();
+  // Null and absent fields stay unset: those with presence read as absent, implicit ones as
+  // their defaults.
+  auto sparse = protobuf_encode_row(s, json{{"limit", nullptr}, {"txn_count", nullptr}});
+  ASSERT_TRUE(sparse.ok()) << sparse.status().message();
+  auto read = decode(s, *sparse);
+  ASSERT_TRUE(read.ok());
+  EXPECT_FALSE(read->contains("limit"));
+  EXPECT_FALSE(read->contains("txn_count"));
+  EXPECT_EQ((*read)["score"], 0.0);
+  // Map keys of other types parse from the object's keys; a proto3 enum keeps a number it does
+  // not name.
+  const ProtobufSchema keyed = must(R"(syntax = "proto3";
+    message Row { map<int64, string> names = 1; map<bool, int32> flags = 2;
+                  enum E { A = 0; } E e = 3; })");
+  const json k = {{"names", {{"-5", "x"}}}, {"flags", {{"true", 1}}}, {"e", 9}};
+  auto kb = protobuf_encode_row(keyed, k);
+  ASSERT_TRUE(kb.ok()) << kb.status().message();
+  EXPECT_EQ(*decode(keyed, *kb), k);
+}
+
+TEST(ProtobufCodec, RowsThatDoNotFitAreRefusedNamingTheField) {
+  const ProtobufSchema s = must(kRisk);
+  auto error = [&](const json& row) {
+    auto r = protobuf_encode_row(s, row);
+    return r.ok() ? std::string("(encoded)") : r.status().message();
+  };
+  EXPECT_NE(error({{"nope", 1}}).find("has no field nope"), std::string::npos);
+  EXPECT_NE(error({{"account", 1}}).find("account needs a string"), std::string::npos);
+  EXPECT_NE(error({{"limit", 1.5}}).find("limit needs an integer"), std::string::npos);
+  EXPECT_NE(error({{"inner", {{"big", -1}}}}).find("out of its type's range"), std::string::npos);
+  EXPECT_NE(error({{"level", "MEDIUM"}}).find("is not a value of"), std::string::npos);
+  EXPECT_NE(error({{"raw", "\xe2\x82\xac"}}).find("code points 0-255"), std::string::npos);
+  EXPECT_NE(error({{"tags", {"a", nullptr}}}).find("null item"), std::string::npos);
+  EXPECT_NE(error({{"tags", "a"}}).find("needs an array"), std::string::npos);
+  EXPECT_NE(error(json::array()).find("needs an object"), std::string::npos);
+  const ProtobufSchema node = must(R"(syntax = "proto3"; message Node { Node next = 1; })");
+  json deep = json::object();
+  for (int i = 0; i < 70; ++i) deep = json{{"next", deep}};
+  auto too_deep = protobuf_encode_row(node, deep);
+  ASSERT_FALSE(too_deep.ok());
+  EXPECT_NE(too_deep.status().message().find("nest deeper"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace strata::protocol::schema

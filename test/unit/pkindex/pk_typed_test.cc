@@ -650,5 +650,73 @@ TEST_F(PkTypedTest, AvroTablesLogRowsInTheTableSchemasEncodingAndReplayWithoutTh
   EXPECT_EQ(get("j"), R"({"n":null,"risk":0.25})");
 }
 
+// A Protobuf table schema: the first message is the row, every field with presence.
+constexpr const char* kProtobufTableSchema = R"(syntax = "proto3";
+package strata.t;
+message Acct { optional int64 n = 1; optional double risk = 2; }
+message Unused { int32 x = 1; }
+)";
+
+TEST(TypedConfig, ProtobufTableSchemasAreMessagesOfFieldsWithPresence) {
+  auto proto = [](const std::string& schema) {
+    return parse_table_config({{"table.type", "primary-key"},
+                               {"table.value.format", "confluent"},
+                               {"table.value.schema.subject", "acct-value"},
+                               {"table.value.schema.id", "42"},
+                               {"table.value.schema.protobuf", schema}});
+  };
+  auto ok = proto(kProtobufTableSchema);
+  ASSERT_TRUE(ok.ok()) << ok.status().to_string();
+  EXPECT_TRUE(ok->schema_typed_rows());
+  EXPECT_EQ(parse_protobuf_table_schema(kProtobufTableSchema)->columns,
+            (std::vector<std::string>{"n", "risk"}));
+  auto message = [&](const std::string& schema) { return proto(schema).status().message(); };
+  EXPECT_NE(message(R"(syntax = "proto3"; message A { int64 n = 1; })")
+                .find("field n of A must have presence"),
+            std::string::npos);
+  EXPECT_NE(message(R"(syntax = "proto3"; message A { repeated int64 n = 1; })")
+                .find("must have presence"),
+            std::string::npos);
+  EXPECT_NE(message(R"(syntax = "proto2"; message A { required int64 n = 1; })")
+                .find("must have presence"),
+            std::string::npos);
+  EXPECT_NE(message(R"(syntax = "proto3"; enum E { A = 0; })").find("declares no message"),
+            std::string::npos);
+  EXPECT_NE(message("message {").find("does not parse"), std::string::npos);
+}
+
+TEST_F(PkTypedTest, ProtobufTablesLogRowsAsTheFirstMessageAndReplayWithoutTheRegistry) {
+  auto t = parse_table_config({{"table.type", "primary-key"},
+                               {"table.value.format", "confluent"},
+                               {"table.value.schema.subject", "acct-value"},
+                               {"table.value.schema.id", "42"},
+                               {"table.value.schema.protobuf", kProtobufTableSchema},
+                               {"table.merge-engine", "aggregation"},
+                               {"table.fields.n.agg", "sum"}});
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  options_.decoder = std::make_shared<FakeDecoder>();
+  open(*t);
+  ASSERT_TRUE(write({{"k", framed(7, R"({"n": 1})")}}).status.ok());
+  EXPECT_EQ(get("k"), R"({"n":1})") << "a column never written is absent (null)";
+  ASSERT_TRUE(write({{"k", framed(8, R"({"n": 2, "risk": 1})")}}).status.ok());
+  EXPECT_EQ(get("k"), R"({"n":3,"risk":1.0})") << "risk typed as the schema's double";
+  // The message index [0] as one zero byte, then Acct: n (field 1, varint), risk (field 2,
+  // 64-bit little-endian).
+  const std::string before = std::string("\x00\x08\x01", 3);
+  const std::string after = std::string("\x00\x08\x03\x11\x00\x00\x00\x00\x00\x00\xf0\x3f", 12);
+  EXPECT_EQ(last_changes(),
+            (std::vector<std::string>{"strata.change=update strata.before=" + framed(42, before) +
+                                      " " + framed(42, after)}));
+  auto bad = write({{"k", framed(7, R"({"risk": "high"})")}});
+  ASSERT_EQ(bad.record_errors.size(), 1u);
+  EXPECT_NE(bad.record_errors[0].message.find("does not fit the table schema (id 42)"),
+            std::string::npos)
+      << bad.record_errors[0].message;
+  EXPECT_EQ(get("k"), R"({"n":3,"risk":1.0})");
+  options_.decoder = nullptr;
+  crash_and_reopen();
+  EXPECT_EQ(get("k"), R"({"n":3,"risk":1.0})");
+}
+
 }  // namespace
 }  // namespace strata::pkindex
