@@ -94,8 +94,13 @@ void typed_row_after(const TableConfig& table, const std::optional<CurrentRow>& 
     if (d.row) d.kind = ChangeKind::update;
     return;
   }
-  auto written =
-      w.parsed ? Result<nlohmann::json>(std::move(*w.parsed)) : typed::parse_row(*w.value);
+  auto written = [&]() -> Result<nlohmann::json> {
+    if (!w.parsed) return typed::parse_row(*w.value);
+    // Decoded from a writer's schema: held to parse_row's limits, since the row it makes is
+    // parsed again on every later write of the key.
+    STRATA_RETURN_IF_ERROR(typed::check_row(*w.parsed));
+    return std::move(*w.parsed);
+  }();
   if (!written.ok()) {
     d.rejected = true;
     d.reason = written.status().message();

@@ -262,9 +262,14 @@ Result<ProtobufTableSchema> parse_protobuf_table_schema(std::string_view text) {
     const google::protobuf::FieldDescriptor& f = *row.field(i);
     if (f.is_repeated() || f.is_required() || !f.has_presence()) {
       return invalid("field " + f.name() + " of " + row.full_name() +
-                     " must have presence (proto3 optional, a message or wrapper, a oneof "
-                     "member; not repeated, map or required): a partial write leaves the other "
-                     "columns null");
+                     " must have presence (proto3 optional, a message or wrapper; not repeated, "
+                     "map or required): a partial write leaves the other columns null");
+    }
+    // Setting one member of a oneof clears the others: two columns of one row could not both
+    // hold values, and a merged row would silently lose one.
+    if (f.real_containing_oneof()) {
+      return invalid("field " + f.name() + " of " + row.full_name() + " is a member of oneof " +
+                     f.real_containing_oneof()->name() + ": columns must be independent");
     }
     out.columns.push_back(f.name());
   }

@@ -183,6 +183,33 @@ Status aggregate_into(json& row, const std::string& column, const ColumnAgg& agg
 
 }  // namespace
 
+namespace {
+
+// Nesting of `v` past `depth` levels (counted as parse_row counts brackets); stops descending at
+// the limit, so the walk itself is bounded.
+bool nests_deeper(const json& v, int depth) {
+  if (!v.is_object() && !v.is_array()) return false;
+  if (depth >= kMaxDepth) return true;
+  for (const auto& item : v) {
+    if (nests_deeper(item, depth + 1)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Status check_row(const json& row) {
+  if (!row.is_object()) {
+    return Status(Errc::invalid_argument,
+                  std::string("value is a JSON ") + row.type_name() + ", not an object");
+  }
+  if (nests_deeper(row, 0)) {
+    return Status(Errc::invalid_argument,
+                  "value nests deeper than " + std::to_string(kMaxDepth) + " levels");
+  }
+  return Status::Ok();
+}
+
 Result<json> parse_row(std::span<const uint8_t> value) {
   const std::string_view text(reinterpret_cast<const char*>(value.data()), value.size());
   if (too_deep(text)) {

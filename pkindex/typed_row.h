@@ -21,6 +21,9 @@ namespace strata::pkindex::typed {
 
 // A record value of a typed table: a JSON object (anything else -> invalid_argument, the reason).
 Result<nlohmann::json> parse_row(std::span<const uint8_t> value);
+// The checks parse_row makes, on a value already parsed (a confluent writer's, decoded from its
+// schema's encoding): an object nested at most as deep as parse_row allows.
+Status check_row(const nlohmann::json& row);
 std::string canonical(const nlohmann::json& row);
 
 // The strata.columns header's value: comma-separated, non-empty, distinct column names.

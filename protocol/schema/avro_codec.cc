@@ -209,8 +209,10 @@ void put_long(std::string& out, int64_t v) {
 Status encode(const AvroNode* n, const json& v, std::string& out, const std::string& where,
               int depth) {
   if (depth > kMaxDepth) return bad(at(where, "values nest deeper than 64 levels"));
+  // Error text only: replace what is not UTF-8 (dump would throw on it).
+  auto shown = [&] { return v.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 60); };
   auto mismatch = [&] {
-    return bad(at(where, v.dump().substr(0, 60) + " is not a " + std::string(kind_name(n->kind))));
+    return bad(at(where, shown() + " is not a " + std::string(kind_name(n->kind))));
   };
   switch (n->kind) {
     case Kind::null:
@@ -234,6 +236,9 @@ Status encode(const AvroNode* n, const json& v, std::string& out, const std::str
       if (!v.is_number()) return mismatch();
       const double d = v.get<double>();
       if (n->kind == Kind::float_) {
+        if (std::fabs(d) > std::numeric_limits<float>::max()) {
+          return bad(at(where, shown() + " is beyond a float's range"));
+        }
         const float f = static_cast<float>(d);
         out.append(reinterpret_cast<const char*>(&f), 4);
       } else {
@@ -270,10 +275,13 @@ Status encode(const AvroNode* n, const json& v, std::string& out, const std::str
           return Status::Ok();
         }
       }
-      return bad(at(where, v.dump() + " is not a symbol of enum " + n->full_name));
+      return bad(at(where, shown() + " is not a symbol of enum " + n->full_name));
     }
     case Kind::union_: {
       for (size_t i = 0; i < n->branches.size(); ++i) {
+        // The null branch of an optional field holds only null: not tried (and no error text
+        // built) for every value that is set.
+        if (n->branches[i]->kind == Kind::null && !v.is_null()) continue;
         std::string branch;
         put_long(branch, static_cast<int64_t>(i));
         if (encode(n->branches[i], v, branch, where, depth + 1).ok()) {
@@ -281,7 +289,7 @@ Status encode(const AvroNode* n, const json& v, std::string& out, const std::str
           return Status::Ok();
         }
       }
-      return bad(at(where, v.dump().substr(0, 60) + " fits no branch of the union"));
+      return bad(at(where, shown() + " fits no branch of the union"));
     }
     case Kind::record: {
       if (!v.is_object()) return mismatch();

@@ -236,6 +236,10 @@ class FromJson {
 
  private:
   static std::string kind(const json& v) { return v.type_name(); }
+  // A value in an error's text (what is not UTF-8 replaced: dump would throw on it).
+  static std::string shown(const json& v) {
+    return v.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 60);
+  }
 
   // A map key from its JSON object key: integers and bools parse, strings stay.
   static json map_key(const Field& kf, const std::string& key) {
@@ -272,7 +276,7 @@ class FromJson {
     } else {
       return bad("field " + f.full_name() + " needs an integer, not " + kind(v));
     }
-    return bad("field " + f.full_name() + ": " + v.dump() + " is out of its type's range");
+    return bad("field " + f.full_name() + ": " + shown(v) + " is out of its type's range");
   }
 
   // One value of field `f` of `m`: the singular value, or (repeated) an item added.
@@ -340,9 +344,10 @@ class FromJson {
           }
           return Status::Ok();
         }
+        if (std::fabs(x) > std::numeric_limits<float>::max()) {
+          return bad("field " + f.full_name() + ": " + shown(v) + " overflows a float");
+        }
         const auto fx = static_cast<float>(x);
-        if (!std::isfinite(fx))
-          return bad("field " + f.full_name() + ": " + v.dump() + " overflows a float");
         if (repeated) {
           r.AddFloat(&m, &f, fx);
         } else {
@@ -370,8 +375,8 @@ class FromJson {
           e = f.enum_type()->FindValueByNumber(n);
         }
         if (!e)
-          return bad("field " + f.full_name() + ": " + v.dump().substr(0, 60) +
-                     " is not a value of " + f.enum_type()->full_name());
+          return bad("field " + f.full_name() + ": " + shown(v) + " is not a value of " +
+                     f.enum_type()->full_name());
         if (repeated) {
           r.AddEnum(&m, &f, e);
         } else {

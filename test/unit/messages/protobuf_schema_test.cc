@@ -399,6 +399,10 @@ TEST(ProtobufCodec, RowsThatDoNotFitAreRefusedNamingTheField) {
   EXPECT_NE(error({{"raw", "\xe2\x82\xac"}}).find("code points 0-255"), std::string::npos);
   EXPECT_NE(error({{"tags", {"a", nullptr}}}).find("null item"), std::string::npos);
   EXPECT_NE(error({{"tags", "a"}}).find("needs an array"), std::string::npos);
+  const ProtobufSchema f = must(R"(syntax = "proto3"; message F { optional float x = 1; })");
+  auto big = protobuf_encode_row(f, json{{"x", 1e300}});
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.status().message().find("overflows a float"), std::string::npos);
   EXPECT_NE(error(json::array()).find("needs an object"), std::string::npos);
   const ProtobufSchema node = must(R"(syntax = "proto3"; message Node { Node next = 1; })");
   json deep = json::object();

@@ -474,10 +474,20 @@ std::string framed(int32_t id, const std::string& body) {
   return s + body;
 }
 
-// The registry's stand-in: ids 7 and 8 are JSON writers whose body is the row; others unknown.
+// A decoded value nested `levels` deep in column n (as a Protobuf writer's repeated messages
+// can make one, beyond what parse_row would accept as text).
+json nested_row(int levels) {
+  json v = 1;
+  for (int i = 0; i < levels; ++i) v = json::array({std::move(v)});
+  return json{{"n", std::move(v)}};
+}
+
+// The registry's stand-in: ids 7 and 8 are JSON writers whose body is the row; id 10 decodes to
+// a row nested 70 levels deep; others unknown.
 class FakeDecoder : public ConfluentDecoder {
  public:
   Result<json> decode(std::span<const uint8_t> value) const override {
+    if (confluent_body(value, 10).ok()) return nested_row(70);
     for (int32_t id : {7, 8}) {
       auto body = confluent_body(value, id);
       if (!body.ok()) continue;
@@ -542,6 +552,13 @@ TEST_F(PkTypedTest, ConfluentTablesDecodeWritersAndLogTheTableSchemasFraming) {
   EXPECT_EQ(bad.record_errors[0].index, 1);
   EXPECT_EQ(bad.record_errors[0].message, "unknown schema id");
   EXPECT_EQ(get("k"), R"({"n":3,"risk":0.5})");
+  // A decoded value is held to the nesting limit of a parsed one (else the stored row could not
+  // be parsed by the next write of its key).
+  auto deep = write({{"d", framed(10, "")}});
+  ASSERT_EQ(deep.record_errors.size(), 1u);
+  EXPECT_NE(deep.record_errors[0].message.find("nests deeper than 64"), std::string::npos);
+  EXPECT_TRUE(typed::check_row(nested_row(60)).ok());
+  EXPECT_FALSE(typed::check_row(json::array()).ok());
   // strata.columns may only name the table schema's columns (a logged row keeps to it); a
   // partial delete of a column it lacks is refused the same way.
   auto outside = write({{"k", framed(8, R"({"n": 1})"), "n,extra"}, {"k", std::nullopt, "zz"}});
@@ -682,6 +699,10 @@ TEST(TypedConfig, ProtobufTableSchemasAreMessagesOfFieldsWithPresence) {
             std::string::npos);
   EXPECT_NE(message(R"(syntax = "proto3"; enum E { A = 0; })").find("declares no message"),
             std::string::npos);
+  EXPECT_NE(message(R"(syntax = "proto3"; message A { oneof v { int32 a = 1; int32 b = 2; } })")
+                .find("member of oneof v"),
+            std::string::npos)
+      << "setting one member clears the other: a merged row would lose a column";
   EXPECT_NE(message("message {").find("does not parse"), std::string::npos);
 }
 
