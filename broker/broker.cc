@@ -19,10 +19,12 @@
 #include "broker/pk/pk_tables.h"
 #include "broker/pk/scan_sessions.h"
 #include "broker/quota/client_quotas.h"
+#include "broker/schema/registry_access.h"
 #include "broker/schema/registry_cluster.h"
 #include "broker/schema/registry_http.h"
 #include "broker/schema/schema_registry.h"
 #include "broker/security/acl_authorizer.h"
+#include "broker/security/password_check.h"
 #include "broker/security/sasl_authenticator.h"
 #include "broker/security/scram_admin.h"
 #include "broker/security/scram_store.h"
@@ -34,6 +36,7 @@
 #include "broker/txn/txn_coordinator.h"
 #include "broker/txn/txn_effects.h"
 #include "broker/txn/txn_forwarder.h"
+#include "protocol/base/base64.h"
 #include "storage/env.h"
 #include "storage/log_manager.h"
 
@@ -450,14 +453,57 @@ Status Broker::start_schema_registry() {
   schemas_journal_ =
       std::make_unique<group::LogGroupJournal>(so, *topics_, watchers_, io_, cluster_.get());
   schema_registry_ = std::make_unique<schema::SchemaRegistry>(*schemas_journal_);
+  // docs/schema-registry.md, "Security": TLS, basic auth of the broker's SCRAM users, the ACLs
+  // of each subject's topic.
+  schema::RegistrySecurity security;
+  if (addr->https) {
+    if (cluster_) {
+      return Status(Errc::invalid_argument,
+                    "schema.registry.listener: https is not served in a cluster yet (brokers "
+                    "forward registry requests to its writer over plain HTTP)");
+    }
+    auto tls = security::make_prefixed_tls_context(config_, "schema.registry.", "schema registry");
+    if (!tls.ok()) return tls.status();
+    security.tls = *tls;
+  }
+  const bool basic = config_.schema_registry_authentication_method == "basic";
+  std::string inter_broker_authorization;
+  if (basic) {
+    registry_passwords_ = std::make_unique<security::PasswordCheck>(services_->credentials);
+    security.authenticate = [p = registry_passwords_.get()](const std::string& user,
+                                                            const std::string& password) {
+      return p->matches(user, password);
+    };
+    if (!addr->https) {
+      spdlog::warn(
+          "schema.registry.authentication.method=basic on an http:// schema.registry.listener: "
+          "clients send their passwords in clear text");
+    }
+    if (cluster_) {
+      // A broker's own schema reads (typed tables) reach the writer as the inter-broker user.
+      const auto& ib = cluster_->options().inter_broker_security;
+      if (!ib.sasl() || ib.username.empty()) {
+        return Status(Errc::invalid_argument,
+                      "schema.registry.authentication.method=basic in a cluster needs a SASL "
+                      "inter-broker listener: brokers read schemas from the registry's writer as "
+                      "the inter-broker user");
+      }
+      inter_broker_authorization = "Basic " + base64_encode(ib.username + ":" + ib.password);
+    }
+  }
   if (cluster_) {
     registry_router_ = std::make_unique<schema::RegistryRouter>(
         *schema_registry_, *schemas_journal_, *cluster_, config_.node_id);
     auto server = schema::RegistryServer::start(
-        *addr, [r = registry_router_.get()](const HttpRequest& req) { return r->handle(req); });
+        *addr,
+        schema::authorized_registry(
+            [r = registry_router_.get()](const HttpRequest& req) { return r->handle(req); },
+            authorizer_.get()),
+        std::move(security));
     if (!server.ok()) return server.status();
     registry_server_ = std::move(server.value());
-    schema_source_ = schema::forwarded_schema_source(*registry_router_);
+    schema_source_ =
+        schema::forwarded_schema_source(*registry_router_, std::move(inter_broker_authorization));
     pk_tables_->registry_handle()->source.store(schema_source_.get());  // confluent tables
     spdlog::info("schema registry serving {} (cluster: the leader of {} writes)",
                  registry_server_->url(), schema::kSchemasTopic);
@@ -468,13 +514,20 @@ Status Broker::start_schema_registry() {
     spdlog::warn("schema registry: skipped {} unreadable record(s) of {}",
                  schema_registry_->skipped_records(), schema::kSchemasTopic);
   }
-  auto server = schema::RegistryServer::start(*schema_registry_, *addr);
+  auto server =
+      schema::RegistryServer::start(*addr,
+                                    schema::authorized_registry(
+                                        [r = schema_registry_.get()](const HttpRequest& req) {
+                                          return schema::handle_registry_request(*r, req);
+                                        },
+                                        authorizer_.get()),
+                                    std::move(security));
   if (!server.ok()) return server.status();
   registry_server_ = std::move(server.value());
   schema_source_ = schema::local_schema_source(*schema_registry_);
   pk_tables_->registry_handle()->source.store(schema_source_.get());  // confluent tables
-  spdlog::info("schema registry serving {} ({} subjects)", registry_server_->url(),
-               schema_registry_->subjects(false).size());
+  spdlog::info("schema registry serving {}{} ({} subjects)", registry_server_->url(),
+               basic ? " (basic auth)" : "", schema_registry_->subjects(false).size());
   return Status::Ok();
 }
 
@@ -515,12 +568,14 @@ void Broker::run() {
   run_io_thread();
   for (auto& t : threads) t.join();
   if (shutdown_thread_.joinable()) shutdown_thread_.join();
+  // No request may write `_schemas` past this; and its requests check passwords and ACLs
+  // (the stores below).
+  registry_server_.reset();
   if (scram_) scram_->stop();       // its watch, before etcd goes
   services_->authorizer = nullptr;  // nothing serves any more; its etcd watch ends before etcd's
   authorizer_.reset();
   if (cluster_) cluster_->stop();  // fetchers stop writing, the lease goes: before logs close
   metrics_exporter_.reset();       // no scrape may read the services closed below
-  registry_server_.reset();        // no request may write `_schemas` past this
   pk_tables_->registry_handle()->source.store(nullptr);  // the registry goes before the tables
   if (schemas_journal_) schemas_journal_->stop();
   if (group_journal_) group_journal_->stop();  // no partition load runs past this

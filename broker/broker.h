@@ -67,6 +67,7 @@ namespace security {  // SCRAM credentials and ACLs (broker/security/scram_store
                       // acl_authorizer.h)
 class ScramStore;
 class Authorizer;
+class PasswordCheck;
 class TlsReloader;
 }  // namespace security
 
@@ -129,8 +130,9 @@ class Broker {
   std::unique_ptr<group::LogGroupJournal> txn_journal_;      // __transaction_state
   std::unique_ptr<group::LogGroupJournal> schemas_journal_;  // _schemas
   std::unique_ptr<schema::SchemaRegistry> schema_registry_;
-  std::unique_ptr<schema::RegistryRouter> registry_router_;  // cluster mode
-  std::unique_ptr<schema::SchemaSource> schema_source_;      // what typed tables read
+  std::unique_ptr<schema::RegistryRouter> registry_router_;      // cluster mode
+  std::unique_ptr<schema::SchemaSource> schema_source_;          // what typed tables read
+  std::unique_ptr<security::PasswordCheck> registry_passwords_;  // basic auth
   std::unique_ptr<schema::RegistryServer> registry_server_;
   std::unique_ptr<txn::TxnCoordinator> txns_;
   std::unique_ptr<txn::TxnOffsetForwarder> txn_forwarder_;  // cluster mode

@@ -444,8 +444,9 @@ KeyTable<BrokerConfig> build_table() {
   add_metrics_security_keys(t);
   // The embedded Schema Registry; docs/schema-registry.md
   t.custom("schema.registry.listener", ConfigType::string, "http://127.0.0.1:8081",
-           "http://host:port serving the embedded Schema Registry (Confluent's REST API); port 0 "
-           "= a free port; empty = off. In a cluster every broker serves it; the leader of "
+           "http://host:port (or https://, with the schema.registry.ssl.* keys) serving the "
+           "embedded Schema Registry (Confluent's REST API); port 0 = a free port; empty = off. "
+           "In a cluster every broker serves it; the leader of "
            "_schemas is its one writer, the others answer reads from their replica's copy and "
            "forward writes to it.",
            kNone, [](const std::string& v, C* c) -> Status {
@@ -459,6 +460,7 @@ KeyTable<BrokerConfig> build_table() {
   t.integer("schema.registry.topic.replication.factor",
             &C::schema_registry_topic_replication_factor, "3", 1, 32767,
             "Replicas of _schemas in cluster mode (created once this many brokers live).");
+  add_registry_security_keys(t);
   // Checkpoints of primary-key state; docs/pk-tables.md
   t.integer("pk.checkpoint.retained", &C::pk_checkpoint_retained, "2", 1, 100,
             "RocksDB checkpoints kept per primary-key partition (the newest bounds log "

@@ -140,6 +140,7 @@ struct BrokerConfig {
   std::string metrics_listener;
   std::string schema_registry_listener;  // "" = off
   int32_t schema_registry_topic_replication_factor{};
+  std::string schema_registry_authentication_method;  // "none" | "basic"
   bool metrics_ssl_enabled{};               // the TLS keys are read with make_prefixed_tls_context
   std::string metrics_basic_auth_user;      // "" = no basic auth
   std::string metrics_basic_auth_password;  // sensitive

@@ -204,34 +204,64 @@ void add_security_keys(KeyTable<BrokerConfig>& t) {
            "SASL mechanism brokers use between themselves on a SASL listener.");
 }
 
+namespace {
+
+// The TLS keys of an HTTP endpoint, `prefix` + the listener ssl.* key of the same name and
+// meaning (security/tls_context.h: make_prefixed_tls_context reads them).
+void add_endpoint_tls_keys(KeyTable<BrokerConfig>& t, const std::string& prefix,
+                           const std::string& who, const std::string& clients) {
+  constexpr auto kNoField = KeyTable<C>::kNoField;
+  std::string whose = who + "'s";
+  whose[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(whose[0])));
+  auto key = [&prefix](const char* k) { return prefix + k; };
+  // KeyTable copies names and docs as it adds them.
+  auto add = [&](const char* k, const std::string& doc, bool secret) {
+    const std::string name = key(k);
+    if (secret) {
+      t.password(name.c_str(), kNoField, "", doc.c_str());
+    } else {
+      t.string(name.c_str(), kNoField, "", doc.c_str());
+    }
+  };
+  add("ssl.keystore.location", "PEM file with " + who + "'s private key and certificate chain.",
+      false);
+  add("ssl.keystore.key", whose + " private key as PEM text (instead of the location).", true);
+  add("ssl.keystore.certificate.chain",
+      whose + " certificate chain as PEM text (with " + key("ssl.keystore.key") + ").", false);
+  add("ssl.key.password", "Passphrase of " + who + "'s encrypted private key.", true);
+  add("ssl.truststore.location",
+      "PEM file of the CAs " + clients + " client certificates are verified against.", false);
+  add("ssl.truststore.certificates",
+      "The CAs for " + clients + " client certificates as PEM text (instead of the location).",
+      false);
+  const std::string client_auth = key("ssl.client.auth");
+  const std::string doc =
+      "Client certificates on " + who + ": none, requested (verified when sent), required.";
+  t.one_of(client_auth.c_str(), kNoField, "none", {"none", "requested", "required"}, doc.c_str());
+}
+
+}  // namespace
+
 void add_metrics_security_keys(KeyTable<BrokerConfig>& t) {
   constexpr uint8_t kNone = kConfigNoFlags;
-  constexpr auto kNoField = KeyTable<C>::kNoField;
-  // The PEM keys mean what the listener ssl.* keys of the same names mean
-  // (security/tls_context.h: make_prefixed_tls_context reads them).
   t.boolean("metrics.ssl.enabled", &C::metrics_ssl_enabled, "false",
             "Serve metrics.listener over HTTPS (TLS) with the metrics.ssl.* keys.");
-  t.string("metrics.ssl.keystore.location", kNoField, "",
-           "PEM file with the metrics endpoint's private key and certificate chain.");
-  t.password("metrics.ssl.keystore.key", kNoField, "",
-             "The metrics endpoint's private key as PEM text (instead of the location).");
-  t.string("metrics.ssl.keystore.certificate.chain", kNoField, "",
-           "The metrics endpoint's certificate chain as PEM text (with metrics.ssl.keystore.key).");
-  t.password("metrics.ssl.key.password", kNoField, "",
-             "Passphrase of the metrics endpoint's encrypted private key.");
-  t.string("metrics.ssl.truststore.location", kNoField, "",
-           "PEM file of the CAs scrapers' client certificates are verified against.");
-  t.string("metrics.ssl.truststore.certificates", kNoField, "",
-           "The CAs for scrapers' client certificates as PEM text (instead of the location).");
-  t.one_of("metrics.ssl.client.auth", kNoField, "none", {"none", "requested", "required"},
-           "Client certificates on the metrics endpoint: none, requested (verified when sent), "
-           "required.");
+  add_endpoint_tls_keys(t, "metrics.", "the metrics endpoint", "scrapers'");
   t.string("metrics.basic.auth.user", &C::metrics_basic_auth_user, "",
            "User a scrape must send with HTTP basic auth; empty (with an empty password) = no "
            "auth.",
            kConfigSensitive);
   t.password("metrics.basic.auth.password", &C::metrics_basic_auth_password, "",
              "Password of metrics.basic.auth.user.", kNone);
+}
+
+void add_registry_security_keys(KeyTable<BrokerConfig>& t) {
+  add_endpoint_tls_keys(t, "schema.registry.", "the Schema Registry", "registry clients'");
+  t.one_of("schema.registry.authentication.method", &C::schema_registry_authentication_method,
+           "none", {"none", "basic"},
+           "basic = every registry request carries HTTP basic auth of a SCRAM user of the broker "
+           "(its principal User:<name>, checked against the ACLs of the subject's topic when an "
+           "authorizer is set); none = every request is User:ANONYMOUS.");
 }
 
 Status check_metrics_security(const BrokerConfig& c) {

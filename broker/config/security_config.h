@@ -20,6 +20,9 @@ namespace strata::broker {
 void add_security_keys(KeyTable<BrokerConfig>& t);
 // metrics.ssl.* (HTTPS on metrics.listener) and metrics.basic.auth.*; docs/security.md.
 void add_metrics_security_keys(KeyTable<BrokerConfig>& t);
+// schema.registry.ssl.* (an https:// schema.registry.listener) and
+// schema.registry.authentication.method; docs/schema-registry.md.
+void add_registry_security_keys(KeyTable<BrokerConfig>& t);
 // Across the metrics keys: basic auth needs both user and password (or neither).
 Status check_metrics_security(const BrokerConfig& c);
 

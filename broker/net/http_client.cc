@@ -39,10 +39,7 @@ Result<HttpResponse> http_call(const std::string& host, uint16_t port, const Htt
   http::request<http::string_body> out{
       verb, req.query.empty() ? req.path : req.path + "?" + req.query, 11};
   for (const auto& [name, value] : req.headers) {
-    if (name == "host" || name == "content-length" || name == "connection" ||
-        name == "authorization") {
-      continue;
-    }
+    if (name == "host" || name == "content-length" || name == "connection") continue;
     out.insert(name, value);
   }
   out.set(http::field::host, where);

@@ -19,7 +19,8 @@ struct HttpCallOptions {
   uint64_t max_body_bytes = 16u << 20;
 };
 
-// Sends `req` (method, path, query, headers, body; user and peer are not sent) to host:port and
+// Sends `req` (method, path, query, headers — Authorization included —, body; user and peer are
+// not sent) to host:port and
 // returns the answer (status, content type, body, other headers). Errc::io_error when the broker
 // cannot be reached (nothing was sent) and Errc::unavailable when no whole answer came back
 // (the request may or may not have been served).

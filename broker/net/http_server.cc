@@ -69,6 +69,20 @@ std::string HttpRequest::header(std::string_view lower_name) const {
   return "";
 }
 
+std::optional<std::pair<std::string, std::string>> HttpServer::basic_credentials(
+    std::string_view authorization) {
+  authorization = trim(authorization);
+  const size_t sp = authorization.find(' ');
+  if (sp == std::string_view::npos || lower(authorization.substr(0, sp)) != "basic") {
+    return std::nullopt;
+  }
+  auto decoded = base64_decode(trim(authorization.substr(sp + 1)));
+  if (!decoded.ok()) return std::nullopt;
+  const size_t colon = decoded->find(':');  // a user has no ':' (RFC 7617), a password may
+  if (colon == std::string::npos) return std::nullopt;
+  return std::make_pair(decoded->substr(0, colon), decoded->substr(colon + 1));
+}
+
 bool HttpServer::basic_auth_matches(std::string_view authorization, const std::string& user,
                                     const std::string& password) {
   authorization = trim(authorization);
@@ -237,12 +251,22 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     head_ = req.method() == http::verb::head;
     HttpResponse res;
     const auto& o = impl_.opt;
-    if (!o.basic_auth_user.empty() &&
-        !HttpServer::basic_auth_matches(sv(req[http::field::authorization]), o.basic_auth_user,
-                                        o.basic_auth_password)) {
+    bool authenticated = true;
+    std::string user;
+    if (o.authenticate) {
+      auto c = HttpServer::basic_credentials(sv(req[http::field::authorization]));
+      authenticated = c && o.authenticate(c->first, c->second);
+      if (authenticated) user = std::move(c->first);
+    } else if (!o.basic_auth_user.empty()) {
+      authenticated = HttpServer::basic_auth_matches(sv(req[http::field::authorization]),
+                                                     o.basic_auth_user, o.basic_auth_password);
+      user = o.basic_auth_user;
+    }
+    if (!authenticated) {
       impl_.stats.unauthorized.fetch_add(1);
       res.status = 401;
-      res.body = "unauthorized\n";
+      res.content_type = o.unauthorized_content_type;
+      res.body = o.unauthorized_body;
       res.headers.emplace_back("WWW-Authenticate",
                                "Basic realm=\"" + o.realm + "\", charset=\"UTF-8\"");
     } else {
@@ -254,7 +278,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       if (q != std::string::npos) r.query = target.substr(q + 1);
       for (const auto& f : req) r.headers.emplace_back(lower(sv(f.name_string())), sv(f.value()));
       r.body = std::move(req.body());
-      r.user = o.basic_auth_user;
+      r.user = std::move(user);
       r.peer = peer_;
       const HttpHandler* h = impl_.find_route(r.path);
       if (h == nullptr) {

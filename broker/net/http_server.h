@@ -13,8 +13,9 @@
 // delays a Produce, and HTTP clients cannot use up the Kafka connection limits. Bounds: header
 // and body bytes of a request, open connections (beyond it a new one is closed at once), the time
 // a TLS handshake, a first request or a response write may take, and the idle time between
-// keep-alive requests. With basic auth (RFC 7617) every request must carry the credentials
-// before any handler runs (compared in constant time); else 401 with WWW-Authenticate.
+// keep-alive requests. With basic auth (RFC 7617: one configured pair, compared in constant time,
+// or an `authenticate` callback) every request must carry valid credentials before any handler
+// runs; else 401 with WWW-Authenticate.
 // Routes (exact paths, then the longest matching prefix) are registered before start(); handlers
 // run synchronously on the server's threads and must be thread-safe when threads > 1. stop() (or
 // the destructor) closes everything and joins the threads, after any handler in progress returns.
@@ -24,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -63,6 +65,12 @@ struct HttpServerOptions {
   std::shared_ptr<boost::asio::ssl::context> tls;  // null = plain HTTP
   std::string basic_auth_user;                     // both empty = no authentication
   std::string basic_auth_password;
+  // Basic auth against a set of users instead of the one pair (the Schema Registry checks the
+  // broker's SCRAM users): (user, password) → valid. May be slow; runs on the server's threads.
+  std::function<bool(const std::string& user, const std::string& password)> authenticate;
+  // A 401's content type and body (the registry answers with its JSON error).
+  std::string unauthorized_content_type = "text/plain; charset=utf-8";
+  std::string unauthorized_body = "unauthorized\n";
   std::string realm = "strata";
   int threads = 2;
   int max_connections = 64;
@@ -101,6 +109,9 @@ class HttpServer {
   bool tls() const;
   const HttpServerStats& stats() const;
 
+  // "Basic <base64 user:password>" → (user, password); nullopt when it is not that.
+  static std::optional<std::pair<std::string, std::string>> basic_credentials(
+      std::string_view authorization);
   // "Basic <base64 user:password>" against the configured pair, in constant time.
   static bool basic_auth_matches(std::string_view authorization, const std::string& user,
                                  const std::string& password);

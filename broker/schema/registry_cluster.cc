@@ -270,7 +270,8 @@ Result<SchemaEntry> entry_of(const json& j, int32_t id) {
 
 class ForwardedSchemaSource : public SchemaSource {
  public:
-  explicit ForwardedSchemaSource(RegistryRouter& router) : router_(router) {}
+  ForwardedSchemaSource(RegistryRouter& router, std::string authorization)
+      : router_(router), authorization_(std::move(authorization)) {}
 
   Result<std::shared_ptr<const detail::ParsedSchema>> parsed(int32_t id) const override {
     {
@@ -343,6 +344,7 @@ class ForwardedSchemaSource : public SchemaSource {
     HttpRequest req;
     req.method = "GET";
     req.path = path;
+    if (!authorization_.empty()) req.headers.emplace_back("authorization", authorization_);
     if (std::chrono::steady_clock::now() < unreachable_until_.load()) {
       return Status(Errc::unavailable, "the registry's writer is not reachable (retry)");
     }
@@ -359,6 +361,7 @@ class ForwardedSchemaSource : public SchemaSource {
   }
 
   RegistryRouter& router_;
+  const std::string authorization_;
   mutable std::mutex mu_;
   mutable std::map<int32_t, SchemaEntry> entries_;
   mutable std::map<int32_t, std::shared_ptr<const detail::ParsedSchema>> parsed_;
@@ -368,8 +371,9 @@ class ForwardedSchemaSource : public SchemaSource {
 
 }  // namespace
 
-std::unique_ptr<SchemaSource> forwarded_schema_source(RegistryRouter& router) {
-  return std::make_unique<ForwardedSchemaSource>(router);
+std::unique_ptr<SchemaSource> forwarded_schema_source(RegistryRouter& router,
+                                                      std::string authorization) {
+  return std::make_unique<ForwardedSchemaSource>(router, std::move(authorization));
 }
 
 }  // namespace strata::broker::schema

@@ -91,6 +91,9 @@ class RegistryRouter {
 // so a producer sending garbage ids costs one request per second, not one per record. A read
 // waits at most 2 s for a writer (a produce waits with it), then the record is refused; after
 // that the writer counts as unreachable for a second (the rest of a batch fails at once).
-std::unique_ptr<SchemaSource> forwarded_schema_source(RegistryRouter& router);
+// `authorization`: the Authorization header these reads carry to the writer (the inter-broker
+// user's basic auth when the registry requires authentication; "" = none).
+std::unique_ptr<SchemaSource> forwarded_schema_source(RegistryRouter& router,
+                                                      std::string authorization = {});
 
 }  // namespace strata::broker::schema

@@ -310,20 +310,25 @@ HttpResponse config_routes(SchemaRegistry& reg, const HttpRequest& req,
 
 }  // namespace
 
+std::optional<std::vector<std::string>> registry_path_segments(const std::string& path) {
+  return segments(path);
+}
+
 Result<RegistryAddress> parse_registry_listener(const std::string& value) {
   std::string v = value;
+  RegistryAddress a;
   if (v.rfind("https://", 0) == 0) {
-    return Status(Errc::invalid_argument,
-                  "schema.registry.listener: https is not served yet (" + value + ")");
+    a.https = true;
+    v = v.substr(8);
+  } else if (v.rfind("http://", 0) == 0) {
+    v = v.substr(7);
   }
-  if (v.rfind("http://", 0) == 0) v = v.substr(7);
   if (!v.empty() && v.back() == '/') v.pop_back();
   const size_t colon = v.rfind(':');
   if (colon == std::string::npos) {
     return Status(Errc::invalid_argument,
                   "schema.registry.listener: expected http://host:port, got '" + value + "'");
   }
-  RegistryAddress a;
   a.host = v.substr(0, colon);
   if (a.host.size() >= 2 && a.host.front() == '[' && a.host.back() == ']') {
     a.host = a.host.substr(1, a.host.size() - 2);
@@ -378,16 +383,24 @@ HttpResponse registry_error_response(int http_status, int error_code, std::strin
 }
 
 Result<std::unique_ptr<RegistryServer>> RegistryServer::start(SchemaRegistry& registry,
-                                                              const RegistryAddress& address) {
-  return start(address, [&registry](const HttpRequest& req) {
-    return handle_registry_request(registry, req);
-  });
+                                                              const RegistryAddress& address,
+                                                              RegistrySecurity security) {
+  return start(
+      address,
+      [&registry](const HttpRequest& req) { return handle_registry_request(registry, req); },
+      std::move(security));
 }
 
 Result<std::unique_ptr<RegistryServer>> RegistryServer::start(const RegistryAddress& address,
-                                                              HttpHandler handler) {
+                                                              HttpHandler handler,
+                                                              RegistrySecurity security) {
   HttpServerOptions o;
   o.name = "schema registry";
+  o.tls = std::move(security.tls);
+  o.authenticate = std::move(security.authenticate);
+  o.realm = "schema-registry";
+  o.unauthorized_content_type = kContentType;
+  o.unauthorized_body = json({{"error_code", 401}, {"message", "Unauthorized"}}).dump();
   o.max_body_bytes = 4 * 1024 * 1024;  // schemas with many fields run to hundreds of KiB
   // Forwarding (cluster mode) holds a thread for the writer's answer: a few more than the
   // metrics endpoint's, so one slow writer does not stall every client.
@@ -406,6 +419,8 @@ RegistryServer::~RegistryServer() {
 
 uint16_t RegistryServer::port() const { return http_->port(); }
 
-std::string RegistryServer::url() const { return "http://" + host_ + ":" + std::to_string(port()); }
+std::string RegistryServer::url() const {
+  return (http_->tls() ? "https://" : "http://") + host_ + ":" + std::to_string(port());
+}
 
 }  // namespace strata::broker::schema

@@ -5,8 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "broker/net/http_server.h"
 #include "protocol/base/result.h"
@@ -18,10 +21,20 @@ class SchemaRegistry;
 struct RegistryAddress {
   std::string host;
   uint16_t port = 0;
+  bool https = false;
 };
-// "http://host:port" (the scheme may be left out; port 0 = a free port). https is not served
-// yet: Errc::invalid_argument.
+// "http://host:port" or "https://host:port" (no scheme = http; port 0 = a free port).
 Result<RegistryAddress> parse_registry_listener(const std::string& value);
+
+// How the registry's listener is secured (registry_access.h says what each check means).
+struct RegistrySecurity {
+  std::shared_ptr<boost::asio::ssl::context> tls;  // set for an https:// listener
+  // Set = HTTP basic auth: (user, password) → valid.
+  std::function<bool(const std::string&, const std::string&)> authenticate;
+};
+
+// A request path's segments, percent-decoded; nullopt when one does not decode to UTF-8.
+std::optional<std::vector<std::string>> registry_path_segments(const std::string& path);
 
 // Answers one request (any thread): the routing and JSON of the REST API. Public for tests.
 HttpResponse handle_registry_request(SchemaRegistry& registry, const HttpRequest& req);
@@ -32,10 +45,12 @@ class RegistryServer {
  public:
   // Binds and serves; Errc::io_error when the address cannot be bound.
   static Result<std::unique_ptr<RegistryServer>> start(SchemaRegistry& registry,
-                                                       const RegistryAddress& address);
+                                                       const RegistryAddress& address,
+                                                       RegistrySecurity security = {});
   // Serves `handler` instead (a cluster's routing to the writer, registry_cluster.h).
   static Result<std::unique_ptr<RegistryServer>> start(const RegistryAddress& address,
-                                                       HttpHandler handler);
+                                                       HttpHandler handler,
+                                                       RegistrySecurity security = {});
   ~RegistryServer();
   uint16_t port() const;
   const std::string& host() const { return host_; }  // as bound ("0.0.0.0" for any)

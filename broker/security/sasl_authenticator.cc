@@ -22,18 +22,11 @@ SaslStep failed() {
   return s;
 }
 
-// Does `password` derive `cred` (the SCRAM salted key, stored key compared in constant time)?
-bool scram_password_matches(sasl::ScramMechanism m, const sasl::ScramCredential& cred,
-                            std::string_view password) {
-  auto derived = sasl::make_scram_credential(m, password, cred.iterations, cred.salt);
-  return derived.ok() && sasl::constant_time_equal(derived->stored_key, cred.stored_key);
-}
-
 class PlainExchange : public Exchange {
  public:
   PlainExchange(const std::optional<protocol::sasl::JaasConfig>* jaas,
-                const CredentialStore* credentials)
-      : jaas_(jaas), credentials_(credentials) {}
+                const PasswordCheck* passwords)
+      : jaas_(jaas), passwords_(passwords) {}
 
   SaslStep step(std::string_view token) override {
     if (done_) return failed();
@@ -59,16 +52,11 @@ class PlainExchange : public Exchange {
 
  private:
   bool scram_user(const std::string& user, std::string_view password) const {
-    if (!credentials_) return false;
-    for (auto m : {sasl::ScramMechanism::sha512, sasl::ScramMechanism::sha256}) {
-      if (auto cred = credentials_->scram(m, user))
-        return scram_password_matches(m, *cred, password);
-    }
-    return false;
+    return passwords_->matches(user, password);
   }
 
   const std::optional<protocol::sasl::JaasConfig>* jaas_;
-  const CredentialStore* credentials_;
+  const PasswordCheck* passwords_;
   bool done_ = false;
 };
 
@@ -105,6 +93,7 @@ Result<std::unique_ptr<SaslAuthenticator>> SaslAuthenticator::create(
     const BrokerConfig& config, const CredentialStore* credentials) {
   auto a = std::unique_ptr<SaslAuthenticator>(new SaslAuthenticator());
   a->credentials_ = credentials;
+  a->passwords_ = std::make_unique<PasswordCheck>(credentials);
   for (const auto& l : config.listeners) {
     if (!uses_sasl(l.protocol)) continue;
     PerListener p;
@@ -145,7 +134,7 @@ std::unique_ptr<SaslExchange> SaslAuthenticator::start(const std::string& l,
                                                        const std::string& mechanism) const {
   if (!enabled(l, mechanism)) return nullptr;
   if (mechanism == "PLAIN") {
-    return std::make_unique<PlainExchange>(&listener(l).plain_jaas, credentials_);
+    return std::make_unique<PlainExchange>(&listener(l).plain_jaas, passwords_.get());
   }
   if (auto m = sasl::scram_mechanism(mechanism)) {
     return std::make_unique<ScramExchange>(*m, credentials_);

@@ -3,8 +3,8 @@
 //  - PLAIN (RFC 4616): the user's password is the JAAS config's `user_<name>` option of the
 //    listener (listener.name.<l>.plain.sasl.jaas.config, else sasl.jaas.config); a user the JAAS
 //    config does not name is checked against its SCRAM credential (SHA-512, then SHA-256) by
-//    deriving the salted key from the given password, so SCRAM users can log in with PLAIN too
-//    (over TLS, one hopes).
+//    deriving the salted key from the given password (password_check.h), so SCRAM users can log
+//    in with PLAIN too (over TLS, one hopes).
 //  - SCRAM-SHA-256 / SCRAM-SHA-512 (protocol/sasl/scram.h) against the CredentialStore.
 // Every comparison of secrets is constant-time. Built once at start-up from the config (a bad
 // JAAS text stops the start); immutable afterwards, so any thread may use it. An exchange
@@ -20,6 +20,7 @@
 
 #include "broker/config/config.h"
 #include "broker/net/session.h"
+#include "broker/security/password_check.h"
 #include "broker/security/security_services.h"
 #include "protocol/base/result.h"
 #include "protocol/sasl/jaas.h"
@@ -59,6 +60,7 @@ class SaslAuthenticator {
   const PerListener& listener(const std::string& name) const;
 
   const CredentialStore* credentials_ = nullptr;
+  std::unique_ptr<PasswordCheck> passwords_;  // PLAIN logins of SCRAM users
   std::map<std::string, PerListener> listeners_;
   PerListener none_;
 };

@@ -66,7 +66,7 @@ def unique_topic(prefix):
 # ---------------------------------------------------------------- confluent-kafka helpers
 
 
-REGISTRY_SERVING_RE = re.compile(r"schema registry serving http://([0-9.]+):(\d+)")
+REGISTRY_SERVING_RE = re.compile(r"schema registry serving (https?)://([0-9.]+):(\d+)")
 
 
 def registry_url(broker):
@@ -74,7 +74,7 @@ def registry_url(broker):
     for line in reversed(broker.log_lines):
         m = REGISTRY_SERVING_RE.search(line)
         if m:
-            return "http://%s:%s" % m.groups()
+            return "%s://%s:%s" % m.groups()
     raise AssertionError("the broker did not log its schema registry address")
 
 

@@ -15,8 +15,11 @@
 #include <vector>
 
 #include "broker/net/http_server.h"
+#include "broker/schema/registry_access.h"
 #include "broker/schema/registry_http.h"
 #include "broker/schema/registry_parse.h"
+#include "broker/security/acl.h"
+#include "broker/security/security_services.h"
 
 namespace strata::broker::schema {
 namespace {
@@ -449,17 +452,160 @@ TEST(SchemaRegistryHttp, APathThatIsNotUtf8IsNotFoundAndWritesNothing) {
   EXPECT_EQ(j.size(), 1u);
 }
 
-TEST(SchemaRegistryListener, ParsesHttpAddressesAndRefusesHttps) {
+TEST(SchemaRegistryListener, ParsesHttpAndHttpsAddresses) {
   auto a = parse_registry_listener("http://127.0.0.1:8081");
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->host, "127.0.0.1");
   EXPECT_EQ(a->port, 8081);
+  EXPECT_FALSE(a->https);
   auto b = parse_registry_listener("127.0.0.1:0");
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(b->port, 0);
-  for (const char* bad : {"https://127.0.0.1:8081", "http://nohost", "http://h:99999", "h:x"}) {
+  EXPECT_FALSE(b->https);
+  auto c = parse_registry_listener("https://[::1]:8443/");
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->https);
+  EXPECT_EQ(c->host, "::1");
+  EXPECT_EQ(c->port, 8443);
+  for (const char* bad : {"https://nohost", "http://nohost", "http://h:99999", "h:x"}) {
     EXPECT_FALSE(parse_registry_listener(bad).ok()) << bad;
   }
+}
+
+TEST(RegistryAccess, ASubjectBelongsToItsTopicByConfluentsNamingStrategies) {
+  EXPECT_EQ(subject_topic("orders-value"), "orders");
+  EXPECT_EQ(subject_topic("my-orders-key"), "my-orders");
+  EXPECT_EQ(subject_topic("account_state-com.example.Txn"), "account_state");  // TopicRecordName
+  EXPECT_EQ(subject_topic("my-topic-Txn"), "my-topic");
+  EXPECT_EQ(subject_topic("com.example.Txn"), "com.example.Txn");  // RecordNameStrategy
+  EXPECT_EQ(subject_topic("-value"), "-value");
+  EXPECT_EQ(subject_topic("-x"), "-x");
+}
+
+// ACLs with Kafka's rules (AclStore) behind the Authorizer interface.
+class StoreAuthorizer : public security::Authorizer {
+ public:
+  explicit StoreAuthorizer(security::AuthorizerConfig c) : store(std::move(c)) {}
+  bool authorize(const std::string& principal, const std::string& host, security::AclOperation op,
+                 security::ResourceType type, const std::string& name) const override {
+    return store.authorize(principal, host, op, type, name);
+  }
+  bool authorize_any(const std::string& principal, const std::string& host,
+                     security::AclOperation op, security::ResourceType type) const override {
+    return store.authorize_any(principal, host, op, type);
+  }
+  std::vector<security::AclBinding> acls(const security::AclFilter& f) const override {
+    return store.list(f);
+  }
+  Status create(const std::vector<security::AclBinding>& b) override {
+    store.add(b);
+    return Status::Ok();
+  }
+  Result<std::vector<security::AclBinding>> remove(const security::AclFilter& f) override {
+    return store.remove(f);
+  }
+  security::AclStore store;
+};
+
+security::AclBinding allow(const std::string& user, security::AclOperation op,
+                           const std::string& topic) {
+  security::AclBinding b;
+  b.resource_name = topic;
+  b.principal = "User:" + user;
+  b.operation = op;
+  return b;
+}
+
+HttpResponse call(const HttpHandler& h, const std::string& user, const std::string& method,
+                  const std::string& path, const std::string& body = {}) {
+  HttpRequest req;
+  req.method = method;
+  req.path = path;
+  req.body = body;
+  req.user = user;
+  req.peer = "127.0.0.1";
+  return h(req);
+}
+
+TEST(RegistryAccess, EachRouteNeedsItsOperationOnTheSubjectsTopicAndListingsLeaveOutTheRest) {
+  using security::AclOperation;
+  MemJournal j;
+  SchemaRegistry reg(j);
+  ASSERT_TRUE(reg.load().ok());
+  StoreAuthorizer authz({{"User:admin"}, false});
+  authz.store.add({allow("producer", AclOperation::write, "orders"),
+                   allow("reader", AclOperation::read, "orders"),
+                   allow("reader", AclOperation::read, "payments"),
+                   allow("janitor", AclOperation::del, "orders"),
+                   allow("tuner", AclOperation::alter_configs, "orders")});
+  HttpHandler h = authorized_registry(
+      [&reg](const HttpRequest& req) { return handle_registry_request(reg, req); }, &authz);
+  const std::string avro = R"({"schema": "\"string\""})";
+  const std::string avro2 = R"({"schema": "\"int\""})";
+  auto status = [&](const std::string& user, const std::string& method, const std::string& path,
+                    const std::string& body = {}) {
+    return call(h, user, method, path, body).status;
+  };
+  // Registering needs WRITE on the topic: the producer, not the reader; nobody for another topic.
+  auto denied = call(h, "reader", "POST", "/subjects/orders-value/versions", avro);
+  EXPECT_EQ(denied.status, 403);
+  EXPECT_NE(denied.body.find("40301"), std::string::npos) << denied.body;
+  EXPECT_TRUE(reg.subjects(false).empty()) << "a denied write wrote nothing";
+  EXPECT_EQ(status("producer", "POST", "/subjects/orders-value/versions", avro), 200);
+  EXPECT_EQ(status("producer", "POST", "/subjects/payments-value/versions", avro), 403);
+  EXPECT_EQ(status("admin", "POST", "/subjects/payments-value/versions", avro), 200);  // super
+  EXPECT_EQ(status("admin", "POST", "/subjects/secret-value/versions", avro2), 200);
+  // Reads need DESCRIBE (implied by READ and WRITE).
+  EXPECT_EQ(status("reader", "GET", "/subjects/orders-value/versions/latest"), 200);
+  EXPECT_EQ(status("producer", "POST", "/subjects/orders-value", avro), 200);  // lookup
+  EXPECT_EQ(status("reader", "GET", "/subjects/secret-value/versions"), 403);
+  EXPECT_EQ(status("", "GET", "/subjects/orders-value/versions"), 403);  // User:ANONYMOUS
+  EXPECT_EQ(status("reader", "POST", "/compatibility/subjects/orders-value/versions/latest", avro2),
+            200);
+  EXPECT_EQ(
+      status("janitor", "POST", "/compatibility/subjects/secret-value/versions/latest", avro2),
+      403);
+  // Listings leave out what the principal may not describe.
+  EXPECT_EQ(call(h, "reader", "GET", "/subjects").body, R"(["orders-value","payments-value"])");
+  EXPECT_EQ(call(h, "producer", "GET", "/subjects").body, R"(["orders-value"])");
+  EXPECT_EQ(call(h, "nobody", "GET", "/subjects").body, "[]");
+  EXPECT_EQ(call(h, "admin", "GET", "/subjects").body,
+            R"(["orders-value","payments-value","secret-value"])");
+  // An id: readable when the principal may describe a subject using it. Ids 1 ("string", in
+  // orders-value and payments-value) and 2 ("int", only in secret-value).
+  EXPECT_EQ(status("producer", "GET", "/schemas/ids/1"), 200);
+  EXPECT_EQ(status("producer", "GET", "/schemas/ids/2"), 403);
+  EXPECT_EQ(status("producer", "GET", "/schemas/ids/2/schema"), 403);
+  EXPECT_EQ(status("admin", "GET", "/schemas/ids/2"), 200);
+  EXPECT_EQ(status("producer", "GET", "/schemas/ids/99"), 404) << "an unknown id stays a 404";
+  EXPECT_EQ(call(h, "producer", "GET", "/schemas/ids/1/subjects").body, R"(["orders-value"])");
+  EXPECT_EQ(call(h, "reader", "GET", "/schemas/ids/1/versions").body,
+            R"([{"subject":"orders-value","version":1},{"subject":"payments-value","version":1}])");
+  EXPECT_EQ(status("nobody", "GET", "/schemas/types"), 200);
+  // Config and mode: a subject's are read with DESCRIBE or DESCRIBE_CONFIGS on its topic and
+  // changed with ALTER_CONFIGS; the global ones are read by anyone and changed only with
+  // ALTER_CONFIGS on the cluster.
+  const std::string full = R"({"compatibility": "FULL"})";
+  EXPECT_EQ(status("reader", "PUT", "/config/orders-value", full), 403);
+  EXPECT_EQ(status("tuner", "PUT", "/config/orders-value", full), 200);
+  EXPECT_EQ(status("tuner", "GET", "/config/orders-value"), 200);  // DESCRIBE_CONFIGS, implied
+  EXPECT_EQ(status("reader", "GET", "/config/orders-value"), 200);
+  EXPECT_EQ(status("producer", "GET", "/mode/orders-value"), 200);
+  EXPECT_EQ(status("janitor", "GET", "/config/secret-value"), 403);
+  EXPECT_EQ(status("tuner", "PUT", "/config", full), 403);
+  EXPECT_EQ(status("nobody", "GET", "/config"), 200);
+  EXPECT_EQ(status("nobody", "GET", "/mode"), 200);
+  EXPECT_EQ(status("tuner", "PUT", "/mode", R"({"mode": "READONLY"})"), 403);
+  EXPECT_EQ(status("admin", "PUT", "/config", full), 200);
+  // Deleting needs DELETE.
+  EXPECT_EQ(status("producer", "DELETE", "/subjects/orders-value/versions/1"), 403);
+  EXPECT_EQ(status("janitor", "DELETE", "/subjects/orders-value/versions/1"), 200);
+  EXPECT_EQ(status("janitor", "DELETE", "/subjects/payments-value"), 403);
+  EXPECT_EQ(reg.subjects(false), (std::vector<std::string>{"payments-value", "secret-value"}));
+  // No authorizer: the handler is the registry's own.
+  HttpHandler open = authorized_registry(
+      [&reg](const HttpRequest& req) { return handle_registry_request(reg, req); }, nullptr);
+  EXPECT_EQ(call(open, "", "GET", "/subjects/secret-value/versions").status, 200);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "broker/config/config.h"
 #include "broker/config/security_config.h"
+#include "broker/security/password_check.h"
 #include "broker/security/sasl_authenticator.h"
 #include "broker/security/ssl_principal.h"
 #include "protocol/sasl/jaas.h"
@@ -226,6 +227,42 @@ TEST(SaslAuthenticator, ScramExchangeWithTheClient) {
   sasl::ScramClient client(sasl::ScramMechanism::sha256, "dave", "dave-pw");
   auto ex = none->start("SASL_PLAINTEXT", "SCRAM-SHA-256");
   EXPECT_TRUE(none->step(*ex, client.first()).failed);
+}
+
+TEST(PasswordCheck, MatchesScramUsersAndRemembersOnlyMatchesWhileTheCredentialStands) {
+  MapCredentials creds;
+  creds.creds[{sasl::ScramMechanism::sha256, "erin"}] =
+      *sasl::make_scram_credential(sasl::ScramMechanism::sha256, "erin:pw", 4096);
+  PasswordCheck check(&creds);
+  EXPECT_TRUE(check.matches("erin", "erin:pw"));  // a password may hold ':'
+  EXPECT_EQ(check.derivations(), 1u);
+  EXPECT_TRUE(check.matches("erin", "erin:pw"));
+  EXPECT_EQ(check.derivations(), 1u) << "a remembered match derives nothing";
+  // Failures are never remembered: every guess pays the derivation.
+  EXPECT_FALSE(check.matches("erin", "erin:px"));
+  EXPECT_FALSE(check.matches("erin", "erin:px"));
+  EXPECT_EQ(check.derivations(), 3u);
+  EXPECT_FALSE(check.matches("nobody", "erin:pw"));
+  EXPECT_FALSE(check.matches("", ""));
+  EXPECT_EQ(check.derivations(), 3u) << "an unknown user derives nothing";
+  // The password changes (same salt and iterations, as a client-side salted upsertion may
+  // keep them): the remembered match no longer counts.
+  const auto old = creds.creds[{sasl::ScramMechanism::sha256, "erin"}];
+  creds.creds[{sasl::ScramMechanism::sha256, "erin"}] =
+      *sasl::make_scram_credential(sasl::ScramMechanism::sha256, "new", 4096, old.salt);
+  EXPECT_FALSE(check.matches("erin", "erin:pw"));
+  EXPECT_TRUE(check.matches("erin", "new"));
+  // Deleted: nothing matches.
+  creds.creds.clear();
+  EXPECT_FALSE(check.matches("erin", "new"));
+  // SHA-512's credential decides when the user has both.
+  creds.creds[{sasl::ScramMechanism::sha512, "fay"}] =
+      *sasl::make_scram_credential(sasl::ScramMechanism::sha512, "five-twelve", 4096);
+  creds.creds[{sasl::ScramMechanism::sha256, "fay"}] =
+      *sasl::make_scram_credential(sasl::ScramMechanism::sha256, "two-five-six", 4096);
+  EXPECT_TRUE(check.matches("fay", "five-twelve"));
+  EXPECT_FALSE(check.matches("fay", "two-five-six"));
+  EXPECT_FALSE(PasswordCheck(nullptr).matches("fay", "five-twelve"));
 }
 
 }  // namespace
