@@ -456,15 +456,17 @@ Status Broker::start_schema_registry() {
   // docs/schema-registry.md, "Security": TLS, basic auth of the broker's SCRAM users, the ACLs
   // of each subject's topic.
   schema::RegistrySecurity security;
+  std::shared_ptr<boost::asio::ssl::context> forward_tls;  // to the writer, in a cluster
   if (addr->https) {
-    if (cluster_) {
-      return Status(Errc::invalid_argument,
-                    "schema.registry.listener: https is not served in a cluster yet (brokers "
-                    "forward registry requests to its writer over plain HTTP)");
-    }
     auto tls = security::make_prefixed_tls_context(config_, "schema.registry.", "schema registry");
     if (!tls.ok()) return tls.status();
     security.tls = *tls;
+    if (cluster_) {
+      auto client = security::make_prefixed_client_tls_context(config_, "schema.registry.",
+                                                               "schema registry");
+      if (!client.ok()) return client.status();
+      forward_tls = *client;
+    }
   }
   const bool basic = config_.schema_registry_authentication_method == "basic";
   std::string inter_broker_authorization;
@@ -492,8 +494,9 @@ Status Broker::start_schema_registry() {
     }
   }
   if (cluster_) {
-    registry_router_ = std::make_unique<schema::RegistryRouter>(
-        *schema_registry_, *schemas_journal_, *cluster_, config_.node_id);
+    registry_router_ =
+        std::make_unique<schema::RegistryRouter>(*schema_registry_, *schemas_journal_, *cluster_,
+                                                 config_.node_id, 10000, std::move(forward_tls));
     auto server = schema::RegistryServer::start(
         *addr,
         schema::authorized_registry(

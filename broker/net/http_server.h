@@ -1,5 +1,5 @@
 // HttpServer: a small HTTP/1.1 server (Boost.Beast) for the broker's side endpoints — Prometheus
-// /metrics now, the embedded Schema Registry later — plain or TLS on an asio ssl::context built by
+// /metrics and the embedded Schema Registry — plain or TLS on an asio ssl::context built by
 // security/tls_context.h, so they use the same OpenSSL and key handling as the Kafka listeners.
 //
 // Why not prometheus-cpp's Exposer (CivetWeb), which served /metrics before: Debian 12's civetweb

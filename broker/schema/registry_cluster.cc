@@ -41,8 +41,14 @@ bool has_header(const HttpResponse& r, const char* name) {
 }  // namespace
 
 RegistryRouter::RegistryRouter(SchemaRegistry& registry, group::LogGroupJournal& journal,
-                               cluster::ClusterNode& cluster, int32_t self, int64_t wait_ms)
-    : registry_(registry), journal_(journal), cluster_(cluster), self_(self), wait_ms_(wait_ms) {}
+                               cluster::ClusterNode& cluster, int32_t self, int64_t wait_ms,
+                               std::shared_ptr<boost::asio::ssl::context> forward_tls)
+    : registry_(registry),
+      journal_(journal),
+      cluster_(cluster),
+      self_(self),
+      wait_ms_(wait_ms),
+      forward_tls_(std::move(forward_tls)) {}
 
 RegistryRouter::Writer RegistryRouter::writer(std::string& why) {
   auto snap = cluster_.snapshot();
@@ -215,8 +221,9 @@ HttpResponse RegistryRouter::handle(const HttpRequest& req, int64_t wait_ms, boo
           std::max<int64_t>(100, std::chrono::duration_cast<std::chrono::milliseconds>(
                                      deadline - std::chrono::steady_clock::now())
                                      .count());
-      auto r = http_call(w.host, w.port, out,
-                         HttpCallOptions{std::min<int64_t>(left, 2000), left, 16u << 20});
+      auto r =
+          http_call(w.host, w.port, out,
+                    HttpCallOptions{std::min<int64_t>(left, 2000), left, 16u << 20, forward_tls_});
       if (r.ok() && !has_header(*r, kNotWriterHeader)) {
         if (!read && r->status < 300) relayed_write_at_ms_ = now_ms();
         return std::move(*r);

@@ -167,6 +167,42 @@ Result<Ctx> make_prefixed_tls_context(const BrokerConfig& c, const std::string& 
   return make_server_tls_context(TlsKeySource{who, value, name});
 }
 
+Result<Ctx> make_prefixed_client_tls_context(const BrokerConfig& c, const std::string& prefix,
+                                             const std::string& who) {
+  auto value = [&c, &prefix](const std::string& k) {
+    auto it = c.values.find(prefix + k);
+    return it != c.values.end() ? it->second : std::string();
+  };
+  auto fail = [&](const std::string& why) {
+    return Result<Ctx>(Errc::invalid_argument, who + ": " + why);
+  };
+  auto ctx = std::make_shared<ssl::context>(ssl::context::tls_client);
+  boost::system::error_code ec;
+  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_compression, ec);
+  SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
+  std::string pass = value("ssl.key.password");
+  ctx->set_password_callback([pass](size_t, ssl::context::password_purpose) { return pass; });
+  const std::string key_pem = value("ssl.keystore.key");
+  const std::string chain_pem = value("ssl.keystore.certificate.chain");
+  const std::string location = value("ssl.keystore.location");
+  if (!key_pem.empty() && !chain_pem.empty()) {
+    ctx->use_certificate_chain(boost::asio::buffer(chain_pem), ec);
+    if (!ec) ctx->use_private_key(boost::asio::buffer(key_pem), ssl::context::pem, ec);
+  } else if (!location.empty()) {
+    ctx->use_certificate_chain_file(location, ec);
+    if (!ec) ctx->use_private_key_file(location, ssl::context::pem, ec);
+  }
+  if (ec) return fail(prefix + "ssl.keystore: " + ec.message());
+  const std::string trust_location = value("ssl.truststore.location");
+  const std::string trust_pem = value("ssl.truststore.certificates");
+  if (!trust_location.empty()) ctx->load_verify_file(trust_location, ec);
+  if (!ec && !trust_pem.empty()) ctx->add_certificate_authority(boost::asio::buffer(trust_pem), ec);
+  if (!ec && trust_location.empty() && trust_pem.empty()) ctx->set_default_verify_paths(ec);
+  if (ec) return fail(prefix + "ssl.truststore: " + ec.message());
+  ctx->set_verify_mode(ssl::verify_peer);
+  return ctx;
+}
+
 Result<ListenerSecurity> listener_security(const BrokerConfig& c, const Listener& l) {
   ListenerSecurity s;
   s.name = l.name;

@@ -28,12 +28,19 @@ struct TlsKeySource {
 Result<std::shared_ptr<boost::asio::ssl::context>> make_server_tls_context(
     const TlsKeySource& keys);
 
+// The client side of an HTTP endpoint's `<prefix>ssl.*` keys, for a broker reaching another
+// broker's endpoint configured alike (the Schema Registry forwarding to its writer): trusts
+// `<prefix>ssl.truststore.*` (else the system's CAs) and presents `<prefix>ssl.keystore.*` when
+// set (for endpoints that require client certificates).
+Result<std::shared_ptr<boost::asio::ssl::context>> make_prefixed_client_tls_context(
+    const BrokerConfig& config, const std::string& prefix, const std::string& who);
+
 // A listener's context (listener.name.<l>.ssl.* over ssl.*); messages start "listener <l>".
 Result<std::shared_ptr<boost::asio::ssl::context>> make_server_tls_context(
     const BrokerConfig& config, const std::string& listener);
 
 // The context of an HTTP endpoint configured with its own `<prefix>ssl.*` keys (metrics.ssl.*;
-// the embedded Schema Registry's later): every ssl.* key the table defines under the prefix,
+// schema.registry.ssl.*): every ssl.* key the table defines under the prefix,
 // except ssl.enabled.protocols and ssl.cipher.suites, which are the broker-wide ones when the
 // prefix has none. Keys the prefix lacks are unset. Messages start with `who` and name the
 // prefixed key.

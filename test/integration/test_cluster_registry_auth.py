@@ -1,6 +1,8 @@
-"""The Schema Registry with basic auth on a 3-broker cluster (etcd; docs/schema-registry.md,
-"Security"): brokers reach each other on a SASL_PLAINTEXT listener as a SCRAM user, clients use
-a plain Kafka listener, and every broker's registry requires basic auth of a SCRAM user.
+"""The Schema Registry over HTTPS with basic auth on a 3-broker cluster (etcd;
+docs/schema-registry.md, "Security"): brokers reach each other on a SASL_PLAINTEXT listener as a
+SCRAM user, clients use a plain Kafka listener, and every broker's registry is https:// (one test
+CA, certificates made by openssl in the test) and requires basic auth of a SCRAM user; brokers
+forward to the writer over HTTPS, verifying its certificate.
 
 - every broker refuses a request without valid credentials itself (401), writer or not;
 - a registration through each broker succeeds: the brokers that are not the writer forward the
@@ -11,7 +13,10 @@ a plain Kafka listener, and every broker's registry requires basic auth of a SCR
 import base64
 import json
 import os
+import shutil
+import ssl
 import sys
+import tempfile
 import time
 import unittest
 import urllib.error
@@ -19,6 +24,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import itutil  # noqa: E402
+import tls_util  # noqa: E402
 from cluster_clients import DEADLINE, SharedClusterCase  # noqa: E402
 from cluster_clients import admin as cluster_admin  # noqa: E402
 
@@ -37,7 +43,7 @@ class ClusterRegistryAuthTest(SharedClusterCase):
         "listener.name.internal.scram-sha-512.sasl.jaas.config": SCRAM_JAAS,
         "sasl.scram.bootstrap.users": "SCRAM-SHA-512=[name=broker,password=broker-pw];"
                                       "SCRAM-SHA-512=[name=alice,password=alice-pw]",
-        "schema.registry.listener": "http://127.0.0.1:0",
+        "schema.registry.listener": "https://127.0.0.1:0",
         "schema.registry.authentication.method": "basic",
         "schema.registry.topic.replication.factor": "3",
         "default.replication.factor": "3",
@@ -46,14 +52,28 @@ class ClusterRegistryAuthTest(SharedClusterCase):
     @classmethod
     def setUpClass(cls):
         import cluster_harness
+        cls.pki_root = tempfile.mkdtemp(prefix="strata-pki-")
+        cls.pki = tls_util.make_pki(cls.pki_root)
+        cls.ctx = ssl.create_default_context(cafile=cls.pki["ca"])
+        # requests lets these variables override a session's CA file (psf/requests#3829).
+        for var in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):
+            os.environ.pop(var, None)
+        props = dict(cls.cluster_props)
+        props["schema.registry.ssl.keystore.location"] = cls.pki["server"]
+        props["schema.registry.ssl.truststore.location"] = cls.pki["ca"]  # the writer's CA
         cls.etcd = cluster_harness.Etcd().start()
         cls.cluster = cluster_harness.Cluster(3, etcd_endpoints=cls.etcd.endpoint,
-                                              extra_props=dict(cls.cluster_props))
+                                              extra_props=props)
         for n in cls.cluster.node_ids:  # the inter-broker listener beside the clients' one
             b = cls.cluster.broker(n)
             b.overrides["listeners"] += ",INTERNAL://127.0.0.1:0"
         cls.cluster.start()
         cls.cluster.wait_ready()
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        shutil.rmtree(cls.pki_root, ignore_errors=True)
 
     def url(self, node):
         return itutil.registry_url(self.cluster.broker(node))
@@ -67,7 +87,7 @@ class ClusterRegistryAuthTest(SharedClusterCase):
         req = urllib.request.Request(self.url(node) + path, data=data, method=method,
                                      headers=headers)
         try:
-            with urllib.request.urlopen(req, timeout=30) as resp:
+            with urllib.request.urlopen(req, timeout=30, context=self.ctx) as resp:
                 return resp.status, json.loads(resp.read() or b"null")
         except urllib.error.HTTPError as e:
             return e.code, json.loads(e.read() or b"null")
@@ -126,7 +146,7 @@ class ClusterRegistryAuthTest(SharedClusterCase):
                         "some partition is led by a broker that is not the registry's writer: "
                         "%s, writer %d" % (leaders, writer))
         other = next(n for n in nodes if n != writer)
-        client = SchemaRegistryClient({"url": self.url(other),
+        client = SchemaRegistryClient({"url": self.url(other), "ssl.ca.location": self.pki["ca"],
                                        "basic.auth.user.info": "%s:%s" % ALICE})
         ser = JSONSerializer(json.dumps({"title": "Txn", "type": "object",
                                          "properties": {"amount": {"type": "number"}},

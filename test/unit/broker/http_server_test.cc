@@ -160,13 +160,13 @@ TEST(HttpClient, CallsRelayStatusHeadersAndBodyAndNameUnreachableBrokers) {
   EXPECT_TRUE(routed);
   req.method = "HEAD";  // a Content-Length and no body: answered, not waited for
   req.path = "/metrics";
-  r = http_call("127.0.0.1", s->port(), req, HttpCallOptions{500, 2000, 1 << 20});
+  r = http_call("127.0.0.1", s->port(), req, HttpCallOptions{500, 2000, 1 << 20, nullptr});
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(r->body, "");
   const uint16_t port = s->port();
   s->stop();
-  r = http_call("127.0.0.1", port, req, HttpCallOptions{500, 1000, 1 << 20});
+  r = http_call("127.0.0.1", port, req, HttpCallOptions{500, 1000, 1 << 20, nullptr});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Errc::io_error) << r.status().message();
 }
@@ -371,6 +371,60 @@ TEST(HttpServer, HttpsWithTheMetricsKeys) {
   }
   EXPECT_EQ(s->stats().tls_handshake_failures.load(), 1u);
   stop_with_open_connections(o, std::string("\x16\x03\x01\x00\x10", 5));  // half a ClientHello
+}
+
+// A broker forwarding to another's https:// registry (http_call with the client side of the
+// schema.registry.ssl.* keys): the peer's certificate is verified against the truststore and must
+// name the host dialled; the client presents the keystore where client certificates are required.
+TEST(HttpClient, HttpsWithTheRegistryKeysVerifiesThePeerAndPresentsItsCertificate) {
+  auto [key, cert] = self_signed();
+  auto cfg = parse_config("", {"schema.registry.ssl.client.auth=required"});
+  ASSERT_TRUE(cfg.ok());
+  cfg->values["schema.registry.ssl.keystore.key"] = key;
+  cfg->values["schema.registry.ssl.keystore.certificate.chain"] = cert;
+  cfg->values["schema.registry.ssl.truststore.certificates"] = cert;
+  auto server_ctx = security::make_prefixed_tls_context(*cfg, "schema.registry.", "registry");
+  ASSERT_TRUE(server_ctx.ok()) << server_ctx.status().message();
+  HttpServerOptions o;
+  o.tls = *server_ctx;
+  auto s = serve(o);
+  auto client_ctx = security::make_prefixed_client_tls_context(*cfg, "schema.registry.", "r");
+  ASSERT_TRUE(client_ctx.ok()) << client_ctx.status().message();
+  HttpRequest req;
+  req.method = "GET";
+  req.path = "/metrics";
+  req.headers.emplace_back("authorization", "Basic eDp5");
+  auto r =
+      http_call("127.0.0.1", s->port(), req, HttpCallOptions{1000, 2000, 1 << 20, *client_ctx});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "metrics GET q=");
+  // "localhost" is not the certificate's name (its SAN is IP:127.0.0.1): refused before sending.
+  r = http_call("localhost", s->port(), req, HttpCallOptions{1000, 2000, 1 << 20, *client_ctx});
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Errc::io_error) << r.status().message();
+  // A client trusting another CA, and one without a certificate (the server requires one).
+  auto [other_key, other_cert] = self_signed();
+  auto stranger = parse_config("", {});
+  ASSERT_TRUE(stranger.ok());
+  stranger->values["schema.registry.ssl.keystore.key"] = other_key;
+  stranger->values["schema.registry.ssl.keystore.certificate.chain"] = other_cert;
+  stranger->values["schema.registry.ssl.truststore.certificates"] = other_cert;
+  auto untrusting = security::make_prefixed_client_tls_context(*stranger, "schema.registry.", "r");
+  ASSERT_TRUE(untrusting.ok());
+  r = http_call("127.0.0.1", s->port(), req, HttpCallOptions{1000, 2000, 1 << 20, *untrusting});
+  EXPECT_FALSE(r.ok());
+  auto anonymous_cfg = parse_config("", {});
+  ASSERT_TRUE(anonymous_cfg.ok());
+  anonymous_cfg->values["schema.registry.ssl.truststore.certificates"] = cert;
+  auto anonymous =
+      security::make_prefixed_client_tls_context(*anonymous_cfg, "schema.registry.", "r");
+  ASSERT_TRUE(anonymous.ok());
+  r = http_call("127.0.0.1", s->port(), req, HttpCallOptions{1000, 2000, 1 << 20, *anonymous});
+  EXPECT_FALSE(r.ok() && r->status == 200) << "no client certificate, none served";
+  // Plain HTTP to the TLS port gets no answer.
+  r = http_call("127.0.0.1", s->port(), req, HttpCallOptions{1000, 2000, 1 << 20, nullptr});
+  EXPECT_FALSE(r.ok());
 }
 
 // A bad metrics.ssl.* setting fails the context with a message naming the key at fault.
