@@ -37,6 +37,7 @@
 #include "broker/txn/txn_effects.h"
 #include "broker/txn/txn_forwarder.h"
 #include "protocol/base/base64.h"
+#include "protocol/sasl/scram.h"
 #include "storage/env.h"
 #include "storage/log_manager.h"
 
@@ -470,6 +471,10 @@ Status Broker::start_schema_registry() {
   }
   const bool basic = config_.schema_registry_authentication_method == "basic";
   std::string inter_broker_authorization;
+  std::string forward_key;  // vouches for forwarded clients' addresses (registry_access.h)
+  if (cluster_ && cluster_->options().inter_broker_security.sasl()) {
+    forward_key = schema::forward_key(cluster_->options().inter_broker_security.password);
+  }
   if (basic) {
     registry_passwords_ = std::make_unique<security::PasswordCheck>(services_->credentials);
     security.authenticate = [p = registry_passwords_.get()](const std::string& user,
@@ -490,18 +495,31 @@ Status Broker::start_schema_registry() {
                       "inter-broker listener: brokers read schemas from the registry's writer as "
                       "the inter-broker user");
       }
+      // Basic auth checks SCRAM credentials: a user only the JAAS config knows (PLAIN) would be
+      // refused by every writer.
+      const bool scram =
+          services_->credentials != nullptr &&
+          (services_->credentials->scram(protocol::sasl::ScramMechanism::sha512, ib.username) ||
+           services_->credentials->scram(protocol::sasl::ScramMechanism::sha256, ib.username));
+      if (!scram) {
+        return Status(Errc::invalid_argument,
+                      "schema.registry.authentication.method=basic: the inter-broker user '" +
+                          ib.username +
+                          "' has no SCRAM credential, so the registry's writer would refuse this "
+                          "broker's schema reads (create it, e.g. in sasl.scram.bootstrap.users)");
+      }
       inter_broker_authorization = "Basic " + base64_encode(ib.username + ":" + ib.password);
     }
   }
   if (cluster_) {
-    registry_router_ =
-        std::make_unique<schema::RegistryRouter>(*schema_registry_, *schemas_journal_, *cluster_,
-                                                 config_.node_id, 10000, std::move(forward_tls));
+    registry_router_ = std::make_unique<schema::RegistryRouter>(
+        *schema_registry_, *schemas_journal_, *cluster_, config_.node_id, 10000,
+        std::move(forward_tls), forward_key);
     auto server = schema::RegistryServer::start(
         *addr,
         schema::authorized_registry(
             [r = registry_router_.get()](const HttpRequest& req) { return r->handle(req); },
-            authorizer_.get()),
+            authorizer_.get(), forward_key),
         std::move(security));
     if (!server.ok()) return server.status();
     registry_server_ = std::move(server.value());

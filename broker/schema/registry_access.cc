@@ -1,6 +1,9 @@
 // See registry_access.h.
 #include "broker/schema/registry_access.h"
 
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -87,12 +90,16 @@ int64_t steady_ms() {
 
 class Guard {
  public:
-  Guard(HttpHandler inner, const security::Authorizer& authorizer)
-      : inner_(std::move(inner)), authorizer_(authorizer) {}
+  Guard(HttpHandler inner, const security::Authorizer& authorizer, std::string forward_key)
+      : inner_(std::move(inner)), authorizer_(authorizer), forward_key_(std::move(forward_key)) {}
 
-  HttpResponse operator()(const HttpRequest& req) {
-    auto seg = registry_path_segments(req.path);
-    if (!seg || seg->empty()) return inner_(req);  // "/" or a 404
+  HttpResponse operator()(const HttpRequest& in) {
+    auto seg = registry_path_segments(in.path);
+    if (!seg || seg->empty()) return inner_(in);  // "/" or a 404
+    // A request another broker forwarded is checked with its client's address (vouched for by
+    // the forwarding key), as the first broker checked it.
+    HttpRequest req = in;
+    if (auto host = vouched_client_host(forward_key_, in)) req.peer = *host;
     const std::string principal = "User:" + (req.user.empty() ? "ANONYMOUS" : req.user);
     const Need n = need_of(req, *seg);
     if (n.kind == Need::resource && !allowed(principal, req, n.op, n.type, n.name) &&
@@ -102,17 +109,19 @@ class Guard {
                     n.type == ResourceType::cluster ? n.name : n.subject);
     }
     if (n.kind == Need::schema_id) {
-      // The id's subjects, asked as this principal (in a cluster the writer may answer: it
-      // checks the same credentials against the same ACLs).
-      HttpRequest q = req;
+      // The id's subjects, deleted ones included (a deserializer still meets their ids), asked
+      // as this principal: in a cluster the writer may answer, checking the same credentials
+      // against the same ACLs.
+      HttpRequest q = in;
       q.method = "GET";
       q.path = "/schemas/ids/" + n.name + "/subjects";
-      q.query.clear();
+      q.query = "deleted=true";
       q.body.clear();
       HttpResponse r = inner_(q);
-      if (r.status != 200) return inner_(req);  // an unknown id: its own 404
+      if (r.status == 404) return inner_(in);  // an unknown id: its own 404
+      if (r.status != 200) return r;           // no answer to check against: that error
       json subjects = json::parse(r.body, nullptr, false);
-      bool any = false;
+      bool any = broker(principal, req);
       if (subjects.is_array()) {
         for (const auto& s : subjects) {
           any = any || (s.is_string() && allowed(principal, req, AclOperation::describe,
@@ -127,9 +136,16 @@ class Guard {
   }
 
  private:
+  // DESCRIBE is also granted to brokers (CLUSTER_ACTION on the cluster, as replica fetches
+  // need): a partition leader reads the schemas of the values it decodes.
   bool allowed(const std::string& principal, const HttpRequest& req, AclOperation op,
                ResourceType type, const std::string& name) const {
-    return authorizer_.authorize(principal, req.peer, op, type, name);
+    return authorizer_.authorize(principal, req.peer, op, type, name) ||
+           (op == AclOperation::describe && broker(principal, req));
+  }
+  bool broker(const std::string& principal, const HttpRequest& req) const {
+    return authorizer_.authorize(principal, req.peer, AclOperation::cluster_action,
+                                 ResourceType::cluster, security::kClusterName);
   }
 
   // Leaves out the subjects the principal may not describe (as Metadata leaves out topics).
@@ -170,6 +186,7 @@ class Guard {
 
   HttpHandler inner_;
   const security::Authorizer& authorizer_;
+  const std::string forward_key_;
   security::DenialAudit audit_;
 };
 
@@ -187,9 +204,56 @@ std::string subject_topic(const std::string& subject) {
   return subject;
 }
 
-HttpHandler authorized_registry(HttpHandler inner, const security::Authorizer* authorizer) {
+namespace {
+
+// HMAC-SHA256(key, what the header vouches for: the client's host and the request as sent).
+std::string client_mac(const std::string& key, const std::string& host, const HttpRequest& req) {
+  const std::string msg = host + '\n' + req.method + ' ' + req.path + '?' + req.query + '\n' +
+                          req.header("authorization") + '\n' + req.body;
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(msg.data()), msg.size(), mac, &n);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned int i = 0; i < n; ++i) {
+    hex += kHex[mac[i] >> 4];
+    hex += kHex[mac[i] & 15];
+  }
+  return hex;
+}
+
+}  // namespace
+
+std::string forward_key(const std::string& inter_broker_password) {
+  if (inter_broker_password.empty()) return {};
+  HttpRequest none;
+  return client_mac(inter_broker_password, "strata schema registry forwarding", none);
+}
+
+std::string vouch_for_client(const std::string& key, const HttpRequest& req) {
+  if (key.empty()) return {};
+  return req.peer + ' ' + client_mac(key, req.peer, req);
+}
+
+std::optional<std::string> vouched_client_host(const std::string& key, const HttpRequest& req) {
+  const std::string v = req.header(kForwardedClientHeader);
+  const size_t sp = v.rfind(' ');
+  if (key.empty() || sp == std::string::npos) return std::nullopt;
+  const std::string host = v.substr(0, sp);
+  const std::string expected = client_mac(key, host, req);
+  const std::string got = v.substr(sp + 1);
+  if (got.size() != expected.size() ||
+      CRYPTO_memcmp(got.data(), expected.data(), got.size()) != 0) {
+    return std::nullopt;
+  }
+  return host;
+}
+
+HttpHandler authorized_registry(HttpHandler inner, const security::Authorizer* authorizer,
+                                std::string forward_key) {
   if (authorizer == nullptr) return inner;
-  auto guard = std::make_shared<Guard>(std::move(inner), *authorizer);
+  auto guard = std::make_shared<Guard>(std::move(inner), *authorizer, std::move(forward_key));
   return [guard](const HttpRequest& req) { return (*guard)(req); };
 }
 

@@ -14,6 +14,7 @@
 #include "broker/cluster/cluster_node.h"
 #include "broker/group/log_group_journal.h"
 #include "broker/net/http_client.h"
+#include "broker/schema/registry_access.h"
 #include "broker/schema/registry_http.h"
 #include "broker/schema/registry_parse.h"
 #include "broker/schema/schema_registry.h"
@@ -42,13 +43,15 @@ bool has_header(const HttpResponse& r, const char* name) {
 
 RegistryRouter::RegistryRouter(SchemaRegistry& registry, group::LogGroupJournal& journal,
                                cluster::ClusterNode& cluster, int32_t self, int64_t wait_ms,
-                               std::shared_ptr<boost::asio::ssl::context> forward_tls)
+                               std::shared_ptr<boost::asio::ssl::context> forward_tls,
+                               std::string forward_key)
     : registry_(registry),
       journal_(journal),
       cluster_(cluster),
       self_(self),
       wait_ms_(wait_ms),
-      forward_tls_(std::move(forward_tls)) {}
+      forward_tls_(std::move(forward_tls)),
+      forward_key_(std::move(forward_key)) {}
 
 RegistryRouter::Writer RegistryRouter::writer(std::string& why) {
   auto snap = cluster_.snapshot();
@@ -216,6 +219,10 @@ HttpResponse RegistryRouter::handle(const HttpRequest& req, int64_t wait_ms, boo
     if (w.id >= 0) {
       HttpRequest out = req;
       out.headers.emplace_back(kForwardedHeader, std::to_string(self_));
+      std::erase_if(out.headers, [](const auto& h) { return h.first == kForwardedClientHeader; });
+      if (!forward_key_.empty()) {
+        out.headers.emplace_back(kForwardedClientHeader, vouch_for_client(forward_key_, req));
+      }
       // Bounded by what is left of the wait (a writer that accepts and hangs costs no more).
       const int64_t left =
           std::max<int64_t>(100, std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -47,9 +47,11 @@ inline constexpr const char* kRegistryEndpoint = "schema.registry";
 class RegistryRouter {
  public:
   // `forward_tls`: the client context for writers' https:// endpoints (null: plain HTTP).
+  // `forward_key`: vouches for a forwarded request's client address (registry_access.h).
   RegistryRouter(SchemaRegistry& registry, group::LogGroupJournal& journal,
                  cluster::ClusterNode& cluster, int32_t self, int64_t wait_ms = 10000,
-                 std::shared_ptr<boost::asio::ssl::context> forward_tls = nullptr);
+                 std::shared_ptr<boost::asio::ssl::context> forward_tls = nullptr,
+                 std::string forward_key = {});
   HttpResponse handle(const HttpRequest& req) { return handle(req, wait_ms_, false, true); }
   // Waits at most `wait_ms` for a writer (forwarding included). `fail_fast` (the produce path's
   // schema reads): while this broker, just made the writer, is still rebuilding its memory,
@@ -82,6 +84,7 @@ class RegistryRouter {
   const int32_t self_;
   const int64_t wait_ms_;
   const std::shared_ptr<boost::asio::ssl::context> forward_tls_;
+  const std::string forward_key_;
   std::mutex mu_;
   std::string loaded_topic_id_;  // guarded by mu_
   int32_t loaded_epoch_ = -1;    // guarded by mu_

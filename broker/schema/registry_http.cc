@@ -240,7 +240,7 @@ HttpResponse schemas_routes(SchemaRegistry& reg, const HttpRequest& req,
   auto id = parse_int(seg[2]);
   if (!id) return error_reply(err(404, 40403, "Schema not found"));
   if (seg.size() == 4 && (seg[3] == "versions" || seg[3] == "subjects")) {
-    auto a = reg.versions_of_id(*id);
+    auto a = reg.versions_of_id(*id, flag(req.query, "deleted"));
     if (!a.ok()) return error_reply(a.error);
     json out = json::array();
     for (const auto& v : *a.value) {

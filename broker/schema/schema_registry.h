@@ -145,7 +145,7 @@ class SchemaRegistry {
                                                         bool include_deleted = false) const;
   Answer<SchemaEntry> schema_by_id(int32_t id) const;
   // GET /schemas/ids/{id}/versions.
-  Answer<std::vector<SubjectVersion>> versions_of_id(int32_t id) const;
+  Answer<std::vector<SubjectVersion>> versions_of_id(int32_t id, bool deleted = false) const;
   // GET /subjects/{s}/versions/{v|latest}/referencedby: the ids of the live schemas whose
   // references name this version (a deleted one cannot be deleted while any does: 42206).
   Answer<std::vector<int32_t>> referenced_by(const std::string& subject,

@@ -139,12 +139,12 @@ Answer<SchemaEntry> SchemaRegistry::schema_by_id(int32_t id) const {
   return okay(it->second);
 }
 
-Answer<std::vector<SubjectVersion>> SchemaRegistry::versions_of_id(int32_t id) const {
+Answer<std::vector<SubjectVersion>> SchemaRegistry::versions_of_id(int32_t id, bool deleted) const {
   std::shared_lock lk(mu_);
   std::vector<SubjectVersion> out;
   for (const auto& [name, s] : subjects_) {
     for (const auto& [n, ver] : s.versions) {
-      if (ver.id == id && !ver.deleted) out.push_back(ver);
+      if (ver.id == id && (deleted || !ver.deleted)) out.push_back(ver);
     }
   }
   if (!by_id_.count(id)) {

@@ -31,7 +31,7 @@ std::string digest_of(const std::string& user, std::string_view password,
 }  // namespace
 
 bool PasswordCheck::matches(const std::string& user, std::string_view password) const {
-  if (credentials_ == nullptr || user.empty()) return false;
+  if (credentials_ == nullptr) return false;
   for (auto m : {sasl::ScramMechanism::sha512, sasl::ScramMechanism::sha256}) {
     auto cred = credentials_->scram(m, user);
     if (!cred) continue;
@@ -52,6 +52,14 @@ bool PasswordCheck::matches(const std::string& user, std::string_view password) 
     }
     return ok;  // the strongest mechanism the user has decides
   }
+  // An unknown user costs what a wrong password costs, so the time taken does not tell which
+  // users exist.
+  {
+    std::lock_guard lk(mu_);
+    ++derivations_;
+  }
+  (void)sasl::make_scram_credential(sasl::ScramMechanism::sha512, password,
+                                    sasl::kScramMinIterations, "strata-no-such-user");
   return false;
 }
 

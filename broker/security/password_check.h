@@ -9,7 +9,8 @@
 // request, so a match is remembered: the digest of (user, password, salt, iterations) → the stored
 // key it derived. A remembered match counts only while the credential still has that stored key,
 // so a changed or deleted credential takes effect at once. Failures are never remembered (a
-// guess always pays the full derivation). At most kMaxRemembered entries; past it the table
+// guess always pays the full derivation), and an unknown user pays it too (the time taken does
+// not tell which users exist). At most kMaxRemembered entries; past it the table
 // starts over. Thread-safe.
 #pragma once
 

@@ -4,7 +4,8 @@ SCRAM user, clients use a plain Kafka listener, and every broker's registry is h
 CA, certificates made by openssl in the test) and requires basic auth of a SCRAM user; brokers
 forward to the writer over HTTPS, verifying its certificate.
 
-- every broker refuses a request without valid credentials itself (401), writer or not;
+- every broker refuses a request without valid credentials itself (401), writer or not, and one
+  the topic's ACLs (in etcd) do not allow (403);
 - a registration through each broker succeeds: the brokers that are not the writer forward the
   client's credentials, which the writer checks again;
 - a `confluent` table whose partitions are led by every broker: a writer schema's values decode
@@ -15,6 +16,7 @@ import json
 import os
 import shutil
 import ssl
+import subprocess
 import sys
 import tempfile
 import time
@@ -29,6 +31,9 @@ from cluster_clients import DEADLINE, SharedClusterCase  # noqa: E402
 from cluster_clients import admin as cluster_admin  # noqa: E402
 
 CT = "application/vnd.schemaregistry.v1+json"
+CLI = os.environ.get("STRATA_CLI") or os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+    "build", "tools", "cli", "strata")
 ALICE = ("alice", "alice-pw")
 SCRAM_JAAS = ('org.apache.kafka.common.security.scram.ScramLoginModule required '
               'username="broker" password="broker-pw";')
@@ -47,6 +52,10 @@ class ClusterRegistryAuthTest(SharedClusterCase):
         "schema.registry.authentication.method": "basic",
         "schema.registry.topic.replication.factor": "3",
         "default.replication.factor": "3",
+        # ACLs in etcd; brokers are super users (as Kafka expects), and so is ANONYMOUS, the
+        # principal of this test's plain Kafka clients.
+        "authorizer.class.name": "strata",
+        "super.users": "User:broker;User:ANONYMOUS",
     }
 
     @classmethod
@@ -69,6 +78,12 @@ class ClusterRegistryAuthTest(SharedClusterCase):
             b.overrides["listeners"] += ",INTERNAL://127.0.0.1:0"
         cls.cluster.start()
         cls.cluster.wait_ready()
+        # alice may do everything on topics named auth-*, nothing else.
+        p = subprocess.run([CLI, "-b", cls.cluster.address(1), "acl", "add", "--allow-principal",
+                            "User:alice", "--operation", "All", "--topic", "auth-",
+                            "--resource-pattern-type", "prefixed"],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
 
     @classmethod
     def tearDownClass(cls):
@@ -123,6 +138,13 @@ class ClusterRegistryAuthTest(SharedClusterCase):
             status, subjects = self.call(n, "GET", "/subjects")
             self.assertEqual(status, 200, subjects)
             self.assertNotIn("refused-value", subjects)
+            # The topic's ACLs, whichever broker is asked (the first broker decides; the writer
+            # checks a forwarded request again).
+            status, body = self.call(n, "POST", "/subjects/other-%d-value/versions" % n,
+                                     {"schema": schema})
+            self.assertEqual((status, body["error_code"]), (403, 40301), n)
+            status, body = self.call(n, "GET", "/schemas/ids/%d" % ids[n])
+            self.assertEqual(status, 200, body)
 
     def test_every_table_leader_reads_writer_schemas_as_the_inter_broker_user(self):
         from confluent_kafka.schema_registry import SchemaRegistryClient

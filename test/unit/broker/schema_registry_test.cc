@@ -602,10 +602,88 @@ TEST(RegistryAccess, EachRouteNeedsItsOperationOnTheSubjectsTopicAndListingsLeav
   EXPECT_EQ(status("janitor", "DELETE", "/subjects/orders-value/versions/1"), 200);
   EXPECT_EQ(status("janitor", "DELETE", "/subjects/payments-value"), 403);
   EXPECT_EQ(reg.subjects(false), (std::vector<std::string>{"payments-value", "secret-value"}));
+  // A soft-deleted subject's id is still readable by those who may describe it (deserializers
+  // meet old ids), and by super users; brokers (CLUSTER_ACTION) describe every subject.
+  EXPECT_EQ(status("admin", "DELETE", "/subjects/secret-value"), 200);
+  EXPECT_EQ(status("admin", "GET", "/schemas/ids/2"), 200);
+  EXPECT_EQ(status("producer", "GET", "/schemas/ids/2"), 403);
+  security::AclBinding broker_acl;
+  broker_acl.resource_type = security::ResourceType::cluster;
+  broker_acl.resource_name = security::kClusterName;
+  broker_acl.principal = "User:broker";
+  broker_acl.operation = AclOperation::cluster_action;
+  authz.store.add({broker_acl});
+  EXPECT_EQ(status("broker", "GET", "/schemas/ids/2"), 200);
+  EXPECT_EQ(status("broker", "GET", "/subjects/payments-value/versions/latest"), 200);
+  EXPECT_EQ(status("broker", "POST", "/subjects/payments-value/versions", avro2), 403)
+      << "reads only";
   // No authorizer: the handler is the registry's own.
   HttpHandler open = authorized_registry(
       [&reg](const HttpRequest& req) { return handle_registry_request(reg, req); }, nullptr);
-  EXPECT_EQ(call(open, "", "GET", "/subjects/secret-value/versions").status, 200);
+  EXPECT_EQ(call(open, "", "GET", "/subjects/payments-value/versions").status, 200);
+}
+
+// The id check asks the inner handler for the id's subjects: when that fails for another reason
+// than "no such id" (a cluster's writer out of reach), its error is the answer, never the schema.
+TEST(RegistryAccess, AnIdIsNeverServedUncheckedWhenItsSubjectsCannotBeRead) {
+  StoreAuthorizer authz({{}, false});
+  int served = 0;
+  HttpHandler h = authorized_registry(
+      [&served](const HttpRequest& req) {
+        if (req.path.ends_with("/subjects")) {
+          return registry_error_response(500, 50003, "writer unreachable");
+        }
+        ++served;
+        HttpResponse r;
+        r.body = R"({"schema": "\"string\""})";
+        return r;
+      },
+      &authz);
+  auto r = call(h, "anyone", "GET", "/schemas/ids/1");
+  EXPECT_EQ(r.status, 500);
+  EXPECT_EQ(served, 0);
+}
+
+// A forwarded request is checked with its client's address when the forwarding broker vouches
+// for it with the shared key; a header without the key's MAC (or for another request) is ignored.
+TEST(RegistryAccess, ForwardedRequestsAreCheckedWithTheClientsAddressTheKeyVouchesFor) {
+  using security::AclOperation;
+  StoreAuthorizer authz({{}, false});
+  security::AclBinding b = allow("producer", AclOperation::write, "orders");
+  b.host = "10.0.0.7";
+  authz.store.add({b});
+  int served = 0;
+  const std::string key = forward_key("inter-broker-secret");
+  ASSERT_FALSE(key.empty());
+  EXPECT_EQ(forward_key(""), "");
+  HttpHandler h = authorized_registry(
+      [&served](const HttpRequest&) {
+        ++served;
+        return HttpResponse{};
+      },
+      &authz, key);
+  HttpRequest client;  // as the first broker received it
+  client.method = "POST";
+  client.path = "/subjects/orders-value/versions";
+  client.body = R"({"schema": "\"string\""})";
+  client.user = "producer";
+  client.peer = "10.0.0.7";
+  client.headers.emplace_back("authorization", "Basic cHJvZHVjZXI6cHc=");
+  EXPECT_EQ(h(client).status, 200);
+  HttpRequest forwarded = client;  // as the writer receives it from 10.0.0.2
+  forwarded.peer = "10.0.0.2";
+  EXPECT_EQ(h(forwarded).status, 403) << "no vouching header: the forwarding broker's address";
+  forwarded.headers.emplace_back(kForwardedClientHeader, vouch_for_client(key, client));
+  EXPECT_EQ(vouched_client_host(key, forwarded), std::optional<std::string>("10.0.0.7"));
+  EXPECT_EQ(h(forwarded).status, 200);
+  HttpRequest forged = forwarded;  // another key's MAC
+  forged.headers.back().second = vouch_for_client(forward_key("guess"), client);
+  EXPECT_EQ(h(forged).status, 403);
+  HttpRequest replayed = forwarded;  // the header of one request on another
+  replayed.body = R"({"schema": "\"int\""})";
+  EXPECT_EQ(h(replayed).status, 403);
+  EXPECT_EQ(vouched_client_host("", forwarded), std::nullopt);
+  EXPECT_EQ(served, 2);
 }
 
 }  // namespace
