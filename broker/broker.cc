@@ -385,6 +385,28 @@ Status Broker::start() {
     if (!ms.ok()) return ms.status();
     metrics_security = std::move(*ms);
   }
+  if (!config_.schema_registry_listener.empty()) {  // the registry's, likewise
+    auto addr = schema::parse_registry_listener(config_.schema_registry_listener);
+    if (!addr.ok()) return addr.status();
+    if (addr->https) {
+      auto tls =
+          security::make_prefixed_tls_context(config_, "schema.registry.", "schema registry");
+      if (!tls.ok()) return tls.status();
+      registry_tls_ = *tls;
+      if (cluster_) {
+        auto client = security::make_prefixed_client_tls_context(config_, "schema.registry.",
+                                                                 "schema registry");
+        if (!client.ok()) return client.status();
+        registry_forward_tls_ = *client;
+      }
+    } else if (auto it = config_.values.find("schema.registry.ssl.keystore.location");
+               it != config_.values.end() && !it->second.empty()) {
+      spdlog::warn(
+          "schema.registry.ssl.* keys are set but schema.registry.listener is {}: "
+          "they apply to an https:// listener only",
+          config_.schema_registry_listener);
+    }
+  }
   STRATA_RETURN_IF_ERROR(server_->listen(config_.listeners, std::move(security)));
   bound_ = server_->bound();
   services_->advertised_listeners = advertised_listeners(config_, bound_);
@@ -457,18 +479,8 @@ Status Broker::start_schema_registry() {
   // docs/schema-registry.md, "Security": TLS, basic auth of the broker's SCRAM users, the ACLs
   // of each subject's topic.
   schema::RegistrySecurity security;
-  std::shared_ptr<boost::asio::ssl::context> forward_tls;  // to the writer, in a cluster
-  if (addr->https) {
-    auto tls = security::make_prefixed_tls_context(config_, "schema.registry.", "schema registry");
-    if (!tls.ok()) return tls.status();
-    security.tls = *tls;
-    if (cluster_) {
-      auto client = security::make_prefixed_client_tls_context(config_, "schema.registry.",
-                                                               "schema registry");
-      if (!client.ok()) return client.status();
-      forward_tls = *client;
-    }
-  }
+  security.tls = registry_tls_;  // built in start(), before any port was bound
+  std::shared_ptr<boost::asio::ssl::context> forward_tls = registry_forward_tls_;
   const bool basic = config_.schema_registry_authentication_method == "basic";
   std::string inter_broker_authorization;
   std::string forward_key;  // vouches for forwarded clients' addresses (registry_access.h)

@@ -14,6 +14,7 @@
 #include "broker/config/config.h"
 #include "broker/config/dynamic_config.h"
 #include "broker/net/asio.h"
+#include "broker/net/asio_ssl.h"
 #include "broker/topics/partition_watchers.h"
 #include "broker/topics/topic_registry.h"
 #include "protocol/base/result.h"
@@ -133,6 +134,10 @@ class Broker {
   std::unique_ptr<schema::RegistryRouter> registry_router_;      // cluster mode
   std::unique_ptr<schema::SchemaSource> schema_source_;          // what typed tables read
   std::unique_ptr<security::PasswordCheck> registry_passwords_;  // basic auth
+  // An https:// registry's server context and (cluster) its client side for forwarding: built
+  // before any port is bound, so a bad schema.registry.ssl.* key stops the start early.
+  std::shared_ptr<boost::asio::ssl::context> registry_tls_;
+  std::shared_ptr<boost::asio::ssl::context> registry_forward_tls_;
   std::unique_ptr<schema::RegistryServer> registry_server_;
   std::unique_ptr<txn::TxnCoordinator> txns_;
   std::unique_ptr<txn::TxnOffsetForwarder> txn_forwarder_;  // cluster mode
