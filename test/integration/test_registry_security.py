@@ -12,6 +12,9 @@ subject is governed by the ACLs of its topic.
   applies to the next request;
 - KafkaJS's registry client (auth, NODE_EXTRA_CA_CERTS) registers, encodes and decodes as the
   producer, and gets 403 / 401 as the reader / with a wrong password;
+- the `strata schema` CLI over HTTPS (--registry-ca-file) with basic auth (--registry-user,
+  --registry-password-file): registers and reads where the ACLs allow, the registry's 401 / 40301
+  as exit 1, an untrusted certificate as exit 3;
 - a password changed or a user deleted with `strata user` takes effect at the next request;
 - bad settings stop the start with a message naming the key."""
 import base64
@@ -182,6 +185,46 @@ class RegistrySecurityTest(BrokerTestCase):
         self.assertEqual(status, 200, body)
         self.assertEqual(run("reader", USERS["reader"]).get("status"), 403)
         self.assertEqual(run("producer", "wrong").get("status"), 401)
+
+    def test_strata_schema_cli_over_https_with_basic_auth(self):
+        topic = unique_topic("regsec-cli")
+        self.grant("producer", "Write", topic)
+        d = self.broker.data_dir
+        pwfile, schema_file = os.path.join(d, "producer.pw"), os.path.join(d, "txn.avsc")
+        with open(pwfile, "w") as f:
+            f.write(USERS["producer"] + "\n")
+        with open(schema_file, "w") as f:
+            f.write(AVRO)
+        ca = ["--registry-ca-file", self.pki["ca"]]
+        producer = ["--registry-user", "producer", "--registry-password-file", pwfile]
+
+        def run(*args):
+            p = subprocess.run([CLI, "-o", "json", "schema"] + list(args) +
+                               ["--registry", self.url], capture_output=True, text=True,
+                               timeout=60)
+            return p.returncode, p.stdout + p.stderr
+
+        rc, out = run("register", topic + "-value", "-f", schema_file, *producer, *ca)
+        self.assertEqual(rc, 0, out)
+        sid = json.loads(out)["id"]
+        rc, out = run("get", topic + "-value", *producer, *ca)
+        self.assertEqual((rc, json.loads(out)["id"]), (0, sid), out)
+        rc, out = run("list", "--registry-user", "producer", "--registry-password", "wrong", *ca)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("SCHEMA_REGISTRY_401", out)
+        rc, out = run("list", *ca)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("SCHEMA_REGISTRY_401", out)
+        rc, out = run("get", topic + "-value", "--registry-user", "reader",
+                      "--registry-password", USERS["reader"], *ca)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("SCHEMA_REGISTRY_40301", out)
+        rc, out = run("list", *producer)  # the system's CAs do not know the test CA
+        self.assertEqual(rc, 3, out)
+        self.assertIn("CONNECTION", out)
+        rc, out = run("list", "--registry-user", "producer", *ca)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("--registry-password", out)
 
     def test_password_changes_and_deleted_users_apply_at_once(self):
         topic = unique_topic("regsec-pw")

@@ -1,17 +1,24 @@
 // strata schema ...: the embedded Schema Registry through its REST API (Confluent's, on the
 // broker's schema.registry.listener; docs/schema-registry.md). A small synchronous HTTP/1.1 client
-// on Boost.Beast: one request per command, no keep-alive needed. Registry errors exit 1 with
+// on Boost.Beast (HTTPS with --registry-ca-file, basic auth with --registry-user): one request per
+// command, no keep-alive needed. Registry errors exit 1 with
 // SCHEMA_REGISTRY_<error_code>: <message>; an unreachable registry exits 3.
+#include <openssl/ssl.h>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <cctype>
 #include <chrono>
 #include <fstream>
 #include <functional>
 #include <sstream>
 
+#include "protocol/base/base64.h"
 #include "protocol/base/percent_escape.h"
 #include "tools/cli/cli_common.h"
 
@@ -21,6 +28,7 @@ namespace {
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = boost::asio::ip::tcp;
+namespace ssl = boost::asio::ssl;
 
 struct SchemaOpts {
   std::string subject;
@@ -31,48 +39,118 @@ struct SchemaOpts {
   int32_t id = 0;
 };
 
-// The --registry URL's host and port ("http://h:p", the scheme optional).
-Result<std::pair<std::string, std::string>> registry_address(const std::string& url) {
+// How to reach the registry: --registry URL (http:// or https://), --registry-ca-file for
+// https (else the system's CAs), basic auth with --registry-user and a password.
+struct RegistryConn {
+  std::string url = "http://127.0.0.1:8081";
+  std::string user;
+  std::optional<std::string> password;
+  std::optional<std::string> password_file;
+  std::string ca_file;
+};
+
+struct RegistryAddress {
+  bool https = false;
+  std::string host;
+  std::string port;
+};
+
+Result<RegistryAddress> registry_address(const std::string& url) {
+  RegistryAddress a;
   std::string rest = url;
   if (rest.rfind("https://", 0) == 0) {
-    return Status(Errc::invalid_argument, "--registry: https is not supported by the CLI yet");
+    a.https = true;
+    rest = rest.substr(8);
+  } else if (rest.rfind("http://", 0) == 0) {
+    rest = rest.substr(7);
   }
-  if (rest.rfind("http://", 0) == 0) rest = rest.substr(7);
   while (!rest.empty() && rest.back() == '/') rest.pop_back();
   const size_t colon = rest.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size()) {
-    return Status(Errc::invalid_argument, "--registry must be http://HOST:PORT, not " + url);
+    return Status(Errc::invalid_argument, "--registry must be http(s)://HOST:PORT, not " + url);
   }
-  return std::make_pair(rest.substr(0, colon), rest.substr(colon + 1));
+  a.host = rest.substr(0, colon);
+  a.port = rest.substr(colon + 1);
+  return a;
+}
+
+// "Basic <base64 user:password>", "" without --registry-user.
+Result<std::string> authorization(const RegistryConn& conn) {
+  if (conn.user.empty()) return std::string();
+  std::string password;
+  if (conn.password.has_value() == conn.password_file.has_value()) {
+    return Status(Errc::invalid_argument,
+                  "--registry-user needs exactly one of --registry-password or "
+                  "--registry-password-file");
+  }
+  if (conn.password) {
+    password = *conn.password;
+  } else {
+    std::ifstream in(*conn.password_file);
+    if (!in || !std::getline(in, password)) {
+      return Status(Errc::invalid_argument, "cannot read a password from " + *conn.password_file);
+    }
+  }
+  return "Basic " + base64_encode(conn.user + ":" + password);
+}
+
+// Writes `req` and reads the whole answer on a connected (for TLS, handshaken) stream.
+template <typename Stream>
+http::response<http::string_body> exchange(Stream& stream, http::request<http::string_body>& req) {
+  http::write(stream, req);
+  beast::flat_buffer buf;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(64u << 20);
+  http::read(stream, buf, parser);
+  return parser.release();
 }
 
 // One request -> the parsed JSON body; a non-2xx answer -> SCHEMA_REGISTRY_<code>: <message>.
-Result<json> call(const Cli& cli, const std::string& registry, http::verb verb,
+Result<json> call(const Cli& cli, const RegistryConn& conn, http::verb verb,
                   const std::string& target, const std::optional<json>& body = std::nullopt) {
-  auto addr = registry_address(registry);
+  auto addr = registry_address(conn.url);
   if (!addr.ok()) return addr.status();
+  auto auth = authorization(conn);
+  if (!auth.ok()) return auth.status();
   try {
     boost::asio::io_context io;
-    beast::tcp_stream stream(io);
-    stream.expires_after(std::chrono::milliseconds(cli.timeout_ms));
-    tcp::resolver resolver(io);
-    stream.connect(resolver.resolve(addr->first, addr->second));
     http::request<http::string_body> req(verb, target, 11);
-    req.set(http::field::host, addr->first);
+    req.set(http::field::host, addr->host);
     req.set(http::field::accept, "application/vnd.schemaregistry.v1+json");
+    if (!auth->empty()) req.set(http::field::authorization, *auth);
     if (body) {
       req.set(http::field::content_type, "application/vnd.schemaregistry.v1+json");
       req.body() = body->dump();
       req.prepare_payload();
     }
-    http::write(stream, req);
-    beast::flat_buffer buf;
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(64u << 20);
-    http::read(stream, buf, parser);
-    const auto& res = parser.get();
-    beast::error_code ec;
-    stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+    tcp::resolver resolver(io);
+    const auto endpoints = resolver.resolve(addr->host, addr->port);
+    http::response<http::string_body> res;
+    if (addr->https) {
+      ssl::context ctx(ssl::context::tls_client);
+      if (conn.ca_file.empty()) {
+        ctx.set_default_verify_paths();
+      } else {
+        ctx.load_verify_file(conn.ca_file);
+      }
+      beast::ssl_stream<beast::tcp_stream> stream(io, ctx);
+      stream.set_verify_mode(ssl::verify_peer);
+      stream.set_verify_callback(ssl::host_name_verification(addr->host));
+      boost::system::error_code not_ip;
+      boost::asio::ip::make_address(addr->host, not_ip);
+      if (not_ip) SSL_set_tlsext_host_name(stream.native_handle(), addr->host.c_str());
+      beast::get_lowest_layer(stream).expires_after(std::chrono::milliseconds(cli.timeout_ms));
+      beast::get_lowest_layer(stream).connect(endpoints);
+      stream.handshake(ssl::stream_base::client);
+      res = exchange(stream, req);
+    } else {
+      beast::tcp_stream stream(io);
+      stream.expires_after(std::chrono::milliseconds(cli.timeout_ms));
+      stream.connect(endpoints);
+      res = exchange(stream, req);
+      beast::error_code ec;
+      stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+    }
     json j = json::parse(res.body(), nullptr, /*allow_exceptions=*/false);
     const unsigned status = res.result_int();
     if (status / 100 != 2) {
@@ -89,7 +167,7 @@ Result<json> call(const Cli& cli, const std::string& registry, http::verb verb,
     }
     return j;
   } catch (const std::exception& e) {
-    return Status(Errc::io_error, "CONNECTION: schema registry " + registry + ": " + e.what());
+    return Status(Errc::io_error, "CONNECTION: schema registry " + conn.url + ": " + e.what());
   }
 }
 
@@ -112,11 +190,20 @@ void register_schema(CLI::App& app, Cli& cli) {
   auto* schema = app.add_subcommand("schema", "The broker's Schema Registry (REST, --registry)");
   schema->require_subcommand(1);
   schema->fallthrough();  // --registry may follow the subcommand
-  auto registry = std::make_shared<std::string>("http://127.0.0.1:8081");
+  auto registry = std::make_shared<RegistryConn>();
   schema
-      ->add_option("--registry", *registry,
+      ->add_option("--registry", registry->url,
                    "Schema Registry URL (the broker's schema.registry.listener)")
       ->capture_default_str();
+  schema->add_option("--registry-user", registry->user,
+                     "Basic auth user (a SCRAM user of the broker)");
+  schema->add_option(
+      "--registry-password", registry->password,
+      "Its password (visible to other local users: prefer --registry-password-file)");
+  schema->add_option("--registry-password-file", registry->password_file,
+                     "A file whose first line is the password");
+  schema->add_option("--registry-ca-file", registry->ca_file,
+                     "PEM CA certificates for an https:// registry (default: the system's)");
   {
     auto o = std::make_shared<SchemaOpts>();
     auto* s = schema->add_subcommand("list", "Subjects");
