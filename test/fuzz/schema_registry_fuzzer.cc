@@ -5,7 +5,10 @@
 // that parses back to itself and be compatible with itself both ways; a value that decodes is
 // an object. 4 mod 8: an Avro schema line and a datum for the binary codec. Odd: the
 // input is a REST request (a method, a path line, a body) answered by a registry over an
-// in-memory `_schemas` — any answer but a crash, and never a 5xx other than a store error.
+// in-memory `_schemas` behind the topic-ACL guard (registry_access.h), as a user allowed to
+// write every topic or as one with no ACL at all — any answer but a crash, never a 5xx other
+// than a store error, and the user without ACLs never writes anything. Every input is also a
+// basic-auth header for its parser.
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -13,8 +16,11 @@
 #include <vector>
 
 #include "broker/net/http_server.h"
+#include "broker/schema/registry_access.h"
 #include "broker/schema/registry_http.h"
 #include "broker/schema/schema_registry.h"
+#include "broker/security/acl.h"
+#include "broker/security/security_services.h"
 #include "protocol/schema/avro_codec.h"
 #include "protocol/schema/avro_schema.h"
 #include "protocol/schema/json_schema.h"
@@ -34,6 +40,7 @@ class SyncJournal : public broker::group::GroupJournal {
   void append(int32_t, std::vector<broker::group::JournalRecord> records,
               AppendDone done) override {
     if (log_.size() > 10000) log_.clear();
+    ++appends;
     for (auto& r : records) log_.push_back(std::move(r));
     done(protocol::ErrorCode::none, 0);
   }
@@ -43,9 +50,44 @@ class SyncJournal : public broker::group::GroupJournal {
     return Status::Ok();
   }
   void run_async(std::function<void()> fn) override { fn(); }
+  size_t appends = 0;
 
  private:
   std::vector<broker::group::JournalRecord> log_;
+};
+
+// Kafka's ACL rules (AclStore): alice may write every topic; nobody has no ACL.
+class Acls : public broker::security::Authorizer {
+ public:
+  Acls() {
+    broker::security::AclBinding b;
+    b.resource_name = broker::security::kWildcard;
+    b.principal = "User:alice";
+    b.operation = broker::security::AclOperation::all;
+    store_.add({b});
+  }
+  bool authorize(const std::string& principal, const std::string& host,
+                 broker::security::AclOperation op, broker::security::ResourceType type,
+                 const std::string& name) const override {
+    return store_.authorize(principal, host, op, type, name);
+  }
+  bool authorize_any(const std::string& principal, const std::string& host,
+                     broker::security::AclOperation op,
+                     broker::security::ResourceType type) const override {
+    return store_.authorize_any(principal, host, op, type);
+  }
+  std::vector<broker::security::AclBinding> acls(
+      const broker::security::AclFilter& f) const override {
+    return store_.list(f);
+  }
+  Status create(const std::vector<broker::security::AclBinding>&) override { return Status::Ok(); }
+  Result<std::vector<broker::security::AclBinding>> remove(
+      const broker::security::AclFilter&) override {
+    return std::vector<broker::security::AclBinding>{};
+  }
+
+ private:
+  broker::security::AclStore store_;
 };
 
 }  // namespace
@@ -54,6 +96,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using protocol::schema::AvroSchema;
   if (size == 0) return 0;
   const std::string input(reinterpret_cast<const char*>(data) + 1, size - 1);
+  if (auto c = broker::HttpServer::basic_credentials(input)) {
+    if (c->first.find(':') != std::string::npos)
+      __builtin_trap();  // the user ends at the first ':'
+  }
   if ((data[0] & 7) == 6) {
     const size_t nul = input.find('\0');
     auto s = protocol::schema::ProtobufSchema::parse(std::string_view(input).substr(0, nul));
@@ -110,6 +156,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   static SyncJournal journal;
   static broker::schema::SchemaRegistry registry(journal);
+  static Acls acls;
+  static const broker::HttpHandler guarded = broker::schema::authorized_registry(
+      [](const broker::HttpRequest& r) {
+        return broker::schema::handle_registry_request(registry, r);
+      },
+      &acls);
   static const char* kMethods[] = {"GET", "POST", "PUT", "DELETE"};
   broker::HttpRequest req;
   req.method = kMethods[(data[0] >> 1) & 3];
@@ -119,7 +171,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t q = target.find('?');
   req.path = target.substr(0, q);
   if (q != std::string::npos) req.query = target.substr(q + 1);
-  const broker::HttpResponse r = broker::schema::handle_registry_request(registry, req);
+  req.user = (data[0] & 16) ? "alice" : "nobody";
+  req.peer = "127.0.0.1";
+  const size_t appends = journal.appends;
+  const broker::HttpResponse r = guarded(req);
   if (r.status < 200 || r.status >= 600) __builtin_trap();
+  if (req.user == "nobody" && journal.appends != appends) __builtin_trap();
   return 0;
 }
