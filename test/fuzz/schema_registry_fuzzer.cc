@@ -3,12 +3,12 @@
 // or a base64 descriptor), optionally followed by a NUL and a framed value's bytes after its
 // schema id — parsing must never crash, and a schema it accepts must print a normalized text
 // that parses back to itself and be compatible with itself both ways; a value that decodes is
-// an object. 4 mod 8: an Avro schema line and a datum for the binary codec. Odd: the
-// input is a REST request (a method, a path line, a body) answered by a registry over an
-// in-memory `_schemas` behind the topic-ACL guard (registry_access.h), as a user allowed to
-// write every topic or as one with no ACL at all — any answer but a crash, never a 5xx other
-// than a store error, and the user without ACLs never writes anything. Every input is also a
-// basic-auth header for its parser.
+// an object, and what the row encoder makes of it decodes and encodes to the same bytes. 4 mod 8:
+// an Avro schema line and a datum for the binary codec. Odd: the input is a REST request (a method,
+// a path line, a body) answered by a registry over an in-memory `_schemas` behind the topic-ACL
+// guard (registry_access.h), as a user allowed to write every topic or as one with no ACL at all —
+// any answer but a crash, never a 5xx other than a store error, and the user without ACLs never
+// writes anything. Every input is also a basic-auth header for its parser.
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -113,6 +113,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         *s, std::span(reinterpret_cast<const uint8_t*>(input.data()) + nul + 1,
                       input.size() - nul - 1));
     if (v.ok() && (!v->is_object() || v->dump().empty())) __builtin_trap();
+    if (!v.ok()) return 0;
+    // The row encoder (Protobuf table schemas) on what decodes: when it takes the value as the
+    // first message, decoding its bytes gives a value it encodes to the same bytes.
+    auto row = protocol::schema::protobuf_encode_row(*s, *v);
+    if (!row.ok()) return 0;
+    auto back = protocol::schema::protobuf_decode(
+        *s, std::span(reinterpret_cast<const uint8_t*>(row->data()), row->size()));
+    if (!back.ok()) __builtin_trap();
+    auto reencoded = protocol::schema::protobuf_encode_row(*s, *back);
+    if (!reencoded.ok() || *reencoded != *row) __builtin_trap();
     return 0;
   }
   if ((data[0] & 3) == 2) {
