@@ -75,7 +75,7 @@ struct ChangelogRead {
               return true;
             }
             at = c.offset + 1;
-            if (filter && !pkindex::stats::passes(filter->predicate, c, filter->table)) {
+            if (filter && !pkindex::stats::passes(filter->predicate, c, *filter->table)) {
               out.set_filtered_changes(out.filtered_changes() + 1);
               continue;
             }

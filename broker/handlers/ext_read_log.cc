@@ -47,7 +47,7 @@ struct RecordsRead {
               return true;
             }
             at = offset + 1;
-            if (filter && !pkindex::stats::passes(filter->predicate, r.value, filter->table)) {
+            if (filter && !pkindex::stats::passes(filter->predicate, r.value, *filter->table)) {
               out.set_filtered_records(out.filtered_records() + 1);
               continue;
             }

@@ -125,21 +125,19 @@ Result<std::vector<storage::PartitionLog::FileRange>> next_ranges(
 
 }  // namespace
 
-std::optional<pkindex::TableConfig> confluent_table(const TopicEntry& topic) {
+std::shared_ptr<const pkindex::TableConfig> confluent_table(const TopicEntry& topic) {
   auto format = topic.configs.find(std::string(protocol::pk::kValueFormat));
   if (!topic.pk_table || format == topic.configs.end() || format->second != "confluent") {
-    return std::nullopt;
+    return nullptr;
   }
-  auto t = pkindex::parse_table_config(topic.configs);
-  if (!t.ok()) return std::nullopt;
-  return std::move(*t);
+  return topic.table;
 }
 
 Result<std::optional<Filter>> make_filter(const TopicEntry& topic, bool has_filter,
                                           const strata::ext::Predicate& wire) {
   if (!has_filter) return std::optional<Filter>();
-  auto t = pkindex::parse_table_config(topic.configs);
-  if (!t.ok() || !t->typed()) {
+  const auto& t = topic.table;
+  if (!t || !t->typed()) {
     return Status(Errc::invalid_argument,
                   "a filter needs a typed topic (table.value.format=json or confluent)");
   }
@@ -149,7 +147,7 @@ Result<std::optional<Filter>> make_filter(const TopicEntry& topic, bool has_filt
   if (std::string bad = pkindex::stats::check(*p); !bad.empty()) {
     return Status(Errc::invalid_argument, "filter: " + bad);
   }
-  return std::optional<Filter>(Filter{std::move(*p), std::move(*t)});
+  return std::optional<Filter>(Filter{std::move(*p), t});
 }
 
 Result<int64_t> walk(const storage::PartitionLog& log, int64_t from, int64_t lso,

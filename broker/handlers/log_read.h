@@ -46,7 +46,7 @@ inline constexpr size_t kMaxBodyBytes = 256 << 10;
 // A request's filter: the predicate and the table whose rows it reads. Unset = every record.
 struct Filter {
   pkindex::stats::Predicate predicate;
-  pkindex::TableConfig table{pkindex::TableConfig::Unset{}};
+  std::shared_ptr<const pkindex::TableConfig> table;  // never null (the topic's, shared)
 };
 
 // The filter of a request on `topic` (nullopt without one), or the INVALID_REQUEST message.
@@ -89,7 +89,7 @@ class Pending : public LongPoll<Pending<Read>> {
   using Request = typename Read::Request;
   using Response = typename Read::Response;
   Pending(RequestContext ctx, Request req, std::shared_ptr<const TopicEntry> topic,
-          std::optional<Filter> filter, std::optional<pkindex::TableConfig> confluent)
+          std::optional<Filter> filter, std::shared_ptr<const pkindex::TableConfig> confluent)
       : LongPoll<Pending<Read>>(ctx.svc, req.max_wait_ms()),
         ctx_(std::move(ctx)),
         req_(std::move(req)),
@@ -167,8 +167,8 @@ class Pending : public LongPoll<Pending<Read>> {
                    std::min(kMaxBytesPerPartition, response_cap - response_bytes));
       int64_t bytes = 0;
       auto n = Read::read(*log, rp.from_offset(), std::min(hw, log->last_stable_offset()),
-                          rp.max_records(), max_bytes, filter_, confluent_ ? &*confluent_ : nullptr,
-                          bytes, scan_budget, *out);
+                          rp.max_records(), max_bytes, filter_, confluent_.get(), bytes,
+                          scan_budget, *out);
       response_bytes += bytes;
       if (!n.ok()) {
         const Status st = n.status();
@@ -185,11 +185,11 @@ class Pending : public LongPoll<Pending<Read>> {
   Request req_;
   std::shared_ptr<const TopicEntry> topic_;
   std::optional<Filter> filter_;
-  std::optional<pkindex::TableConfig> confluent_;
+  std::shared_ptr<const pkindex::TableConfig> confluent_;
 };
 
-// The table config of a confluent table (nullopt for any other topic).
-std::optional<pkindex::TableConfig> confluent_table(const TopicEntry& topic);
+// The table config of a confluent table (null for any other topic).
+std::shared_ptr<const pkindex::TableConfig> confluent_table(const TopicEntry& topic);
 
 // authorize_topic(ctx, Read, topic), kept out of this header's includes.
 bool authorize_read(RequestContext& ctx, const std::string& topic);
@@ -226,7 +226,7 @@ void start(RequestContext& ctx, protocol::Reader& body, const char* name,
   }
   auto topic = ctx.svc.topics.find(req.topic());
   std::optional<Filter> filter;
-  std::optional<pkindex::TableConfig> confluent;
+  std::shared_ptr<const pkindex::TableConfig> confluent;
   if (topic) {
     if (std::string e = kind_error(*topic); !e.empty()) {
       return fail(ErrorCode::invalid_request, std::move(e));

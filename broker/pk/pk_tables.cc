@@ -15,11 +15,8 @@ PkTables::PkTables(TopicRegistry& topics, bool replicated, pkindex::PkEnvironmen
 
 PkTables::~PkTables() { (void)close_all(); }
 
-std::optional<pkindex::TableConfig> PkTables::table_config(const TopicEntry& topic) {
-  if (!pkindex::is_pk_table(topic.configs)) return std::nullopt;
-  auto t = pkindex::parse_table_config(topic.configs);
-  if (!t.ok()) return std::nullopt;
-  return *t;
+const pkindex::TableConfig* PkTables::table_config(const TopicEntry& topic) {
+  return topic.pk_table ? topic.table.get() : nullptr;
 }
 
 Status PkTables::open_all() {

@@ -44,8 +44,9 @@ class PkTables {
   // The state of `partition` of `topic`: nullptr when the topic is not a PK table; an error when
   // the partition does not exist or its state cannot be opened/recovered.
   Result<std::shared_ptr<pkindex::PkState>> get(const TopicEntry& topic, int32_t partition);
-  // The parsed table config of a PK topic (nullopt for a log topic or invalid configs).
-  static std::optional<pkindex::TableConfig> table_config(const TopicEntry& topic);
+  // The parsed table config of a PK topic (null for a log topic or invalid configs), the topic
+  // entry's: valid while the caller holds the entry.
+  static const pkindex::TableConfig* table_config(const TopicEntry& topic);
   // The topic is being deleted: closes and forgets its states (before its directories go). Final:
   // from the moment it starts, get() of this topic fails with not_found (a request that raced
   // DeleteTopics gets UNKNOWN_TOPIC_OR_PARTITION and never reopens a state over a log being

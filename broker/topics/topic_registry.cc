@@ -28,13 +28,15 @@ std::shared_ptr<TopicEntry> TopicRegistry::make_entry(const storage::TopicMeta& 
   e->pk_table = pkindex::is_pk_table(e->configs);
   for (int32_t i = 0; i < meta.partitions; ++i)
     e->partitions.push_back(logs_.partition(e->name, i));
+  if (auto table = pkindex::parse_table_config(e->configs); table.ok()) {
+    e->table = std::make_shared<const pkindex::TableConfig>(std::move(*table));
+  }
   if (!e->pk_table) {
     // A typed log topic; its column statistics are kept from the first append on (a PK table's
     // are set when its state opens: broker/pk/pk_tables.cc).
-    auto table = pkindex::parse_table_config(e->configs);
-    if (table.ok() && table->typed()) {
+    if (e->table && e->table->typed()) {
       e->json_log = true;
-      auto summarizer = pkindex::stats::make_summarizer(*table, pkindex::stats::Rows::records);
+      auto summarizer = pkindex::stats::make_summarizer(*e->table, pkindex::stats::Rows::records);
       for (auto& p : e->partitions) {
         if (p && summarizer && !p->has_batch_summarizer()) p->set_batch_summarizer(summarizer);
       }

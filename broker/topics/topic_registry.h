@@ -23,6 +23,10 @@
 #include "protocol/wire/uuid.h"
 #include "storage/log_manager.h"
 
+namespace strata::pkindex {
+struct TableConfig;
+}  // namespace strata::pkindex
+
 namespace strata::broker {
 
 // The internal topics of the group and transaction coordinators (broker/group/log_group_journal.h).
@@ -43,6 +47,10 @@ struct TopicEntry {
   // A typed log topic (table.value.format=json): Produce refuses values that are not JSON objects
   // (or null). Fixed at creation.
   bool json_log = false;
+  // Its table.* keys parsed once (they are fixed at creation; a Protobuf table schema's parse
+  // builds a descriptor pool): what reads, projections and filters use. Null when they do not
+  // parse (the topic then serves no typed read).
+  std::shared_ptr<const pkindex::TableConfig> table;
   // request counters of this topic; never null. Copies of the entry (copy-on-write
   // replacement) share them; a re-created topic gets new ones. Bumped through a const entry.
   std::shared_ptr<metrics::TopicCounters> counters = std::make_shared<metrics::TopicCounters>();
