@@ -483,7 +483,8 @@ Status Broker::start_schema_registry() {
   std::shared_ptr<boost::asio::ssl::context> forward_tls = registry_forward_tls_;
   const bool basic = config_.schema_registry_authentication_method == "basic";
   std::string inter_broker_authorization;
-  std::string forward_key;  // vouches for forwarded clients' addresses (registry_access.h)
+  std::string broker_principal;  // reads every subject (typed tables' decoding)
+  std::string forward_key;       // vouches for forwarded clients' addresses (registry_access.h)
   if (cluster_ && cluster_->options().inter_broker_security.sasl()) {
     forward_key = schema::forward_key(cluster_->options().inter_broker_security.password);
   }
@@ -521,6 +522,7 @@ Status Broker::start_schema_registry() {
                           "broker's schema reads (create it, e.g. in sasl.scram.bootstrap.users)");
       }
       inter_broker_authorization = "Basic " + base64_encode(ib.username + ":" + ib.password);
+      broker_principal = "User:" + ib.username;
     }
   }
   if (cluster_) {
@@ -531,7 +533,7 @@ Status Broker::start_schema_registry() {
         *addr,
         schema::authorized_registry(
             [r = registry_router_.get()](const HttpRequest& req) { return r->handle(req); },
-            authorizer_.get(), forward_key),
+            authorizer_.get(), forward_key, broker_principal),
         std::move(security));
     if (!server.ok()) return server.status();
     registry_server_ = std::move(server.value());

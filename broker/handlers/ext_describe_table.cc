@@ -80,6 +80,7 @@ void ext_describe_table(RequestContext& ctx, protocol::Reader& body) {
         TopicEntry remote;
         remote.name = name;
         remote.configs = rec->second.configs;
+        remote.parse_table();
         describe_config(*t, remote, static_cast<int32_t>(rec->second.replicas.size()), registry);
         for (int32_t i = 0; t->error_code() == 0 && i < t->partition_count(); ++i) {
           auto* p = t->add_partitions();

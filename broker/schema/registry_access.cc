@@ -90,8 +90,12 @@ int64_t steady_ms() {
 
 class Guard {
  public:
-  Guard(HttpHandler inner, const security::Authorizer& authorizer, std::string forward_key)
-      : inner_(std::move(inner)), authorizer_(authorizer), forward_key_(std::move(forward_key)) {}
+  Guard(HttpHandler inner, const security::Authorizer& authorizer, std::string forward_key,
+        std::string broker_principal)
+      : inner_(std::move(inner)),
+        authorizer_(authorizer),
+        forward_key_(std::move(forward_key)),
+        broker_principal_(std::move(broker_principal)) {}
 
   HttpResponse operator()(const HttpRequest& in) {
     auto seg = registry_path_segments(in.path);
@@ -99,7 +103,17 @@ class Guard {
     // A request another broker forwarded is checked with its client's address (vouched for by
     // the forwarding key), as the first broker checked it.
     HttpRequest req = in;
-    if (auto host = vouched_client_host(forward_key_, in)) req.peer = *host;
+    if (!in.header(kForwardedClientHeader).empty()) {
+      if (auto host = vouched_client_host(forward_key_, in)) {
+        req.peer = *host;
+      } else if (audit_.admit("bad forwarding header", steady_ms()) >= 0) {
+        spdlog::warn(
+            "schema registry: a request from {} carries an {} header that does not verify "
+            "(brokers with different inter-broker passwords, or a forgery): its own address is "
+            "checked",
+            in.peer, kForwardedClientHeader);
+      }
+    }
     const std::string principal = "User:" + (req.user.empty() ? "ANONYMOUS" : req.user);
     const Need n = need_of(req, *seg);
     if (n.kind == Need::resource && !allowed(principal, req, n.op, n.type, n.name) &&
@@ -121,7 +135,7 @@ class Guard {
       if (r.status == 404) return inner_(in);  // an unknown id: its own 404
       if (r.status != 200) return r;           // no answer to check against: that error
       json subjects = json::parse(r.body, nullptr, false);
-      bool any = broker(principal, req);
+      bool any = broker(principal);
       if (subjects.is_array()) {
         for (const auto& s : subjects) {
           any = any || (s.is_string() && allowed(principal, req, AclOperation::describe,
@@ -136,16 +150,15 @@ class Guard {
   }
 
  private:
-  // DESCRIBE is also granted to brokers (CLUSTER_ACTION on the cluster, as replica fetches
-  // need): a partition leader reads the schemas of the values it decodes.
+  // DESCRIBE is also granted to the brokers' own principal (the inter-broker user): a
+  // partition leader reads the schemas of the values it decodes.
   bool allowed(const std::string& principal, const HttpRequest& req, AclOperation op,
                ResourceType type, const std::string& name) const {
-    return authorizer_.authorize(principal, req.peer, op, type, name) ||
-           (op == AclOperation::describe && broker(principal, req));
+    return (op == AclOperation::describe && broker(principal)) ||
+           authorizer_.authorize(principal, req.peer, op, type, name);
   }
-  bool broker(const std::string& principal, const HttpRequest& req) const {
-    return authorizer_.authorize(principal, req.peer, AclOperation::cluster_action,
-                                 ResourceType::cluster, security::kClusterName);
+  bool broker(const std::string& principal) const {
+    return !broker_principal_.empty() && principal == broker_principal_;
   }
 
   // Leaves out the subjects the principal may not describe (as Metadata leaves out topics).
@@ -187,6 +200,7 @@ class Guard {
   HttpHandler inner_;
   const security::Authorizer& authorizer_;
   const std::string forward_key_;
+  const std::string broker_principal_;
   security::DenialAudit audit_;
 };
 
@@ -232,7 +246,7 @@ std::string forward_key(const std::string& inter_broker_password) {
 }
 
 std::string vouch_for_client(const std::string& key, const HttpRequest& req) {
-  if (key.empty()) return {};
+  if (key.empty() || req.peer.empty()) return {};  // no key, or the broker's own request
   return req.peer + ' ' + client_mac(key, req.peer, req);
 }
 
@@ -251,9 +265,10 @@ std::optional<std::string> vouched_client_host(const std::string& key, const Htt
 }
 
 HttpHandler authorized_registry(HttpHandler inner, const security::Authorizer* authorizer,
-                                std::string forward_key) {
+                                std::string forward_key, std::string broker_principal) {
   if (authorizer == nullptr) return inner;
-  auto guard = std::make_shared<Guard>(std::move(inner), *authorizer, std::move(forward_key));
+  auto guard = std::make_shared<Guard>(std::move(inner), *authorizer, std::move(forward_key),
+                                       std::move(broker_principal));
   return [guard](const HttpRequest& req) { return (*guard)(req); };
 }
 

@@ -10,8 +10,8 @@
 // (TopicNameStrategy), else the part before its last '-' (TopicRecordNameStrategy: record names
 // have no '-'), else the whole subject (RecordNameStrategy) — as Confluent's topic-based
 // authorizer does. Reading a subject (its versions, schemas, lookups, compatibility checks) needs
-// DESCRIBE on that topic (implied by READ and WRITE; brokers — CLUSTER_ACTION on the cluster — have
-// it too, to decode typed tables' values); registering a schema needs WRITE; deleting
+// DESCRIBE on that topic (implied by READ and WRITE; the brokers' own principal — the inter-broker
+// user — has it too, to decode typed tables' values); registering a schema needs WRITE; deleting
 // a version or subject needs DELETE; its config and mode are read with DESCRIBE (KafkaJS's client
 // reads them before registering) or DESCRIBE_CONFIGS, and changed with ALTER_CONFIGS.
 // The global config and mode: any principal reads them, changing them needs ALTER_CONFIGS on the
@@ -43,8 +43,9 @@ std::string subject_topic(const std::string& subject);
 
 // `inner` (the registry's routes, or the cluster's router) behind the authorizer's checks;
 // `authorizer` null = `inner` itself. Both outlive the handler. `forward_key`: see below.
+// `broker_principal` ("User:<inter-broker user>", "" = none) describes every subject.
 HttpHandler authorized_registry(HttpHandler inner, const security::Authorizer* authorizer,
-                                std::string forward_key = {});
+                                std::string forward_key = {}, std::string broker_principal = {});
 
 // The header a forwarded request carries: "<client host> <hex HMAC>".
 inline constexpr const char* kForwardedClientHeader = "x-strata-registry-client";

@@ -220,8 +220,8 @@ HttpResponse RegistryRouter::handle(const HttpRequest& req, int64_t wait_ms, boo
       HttpRequest out = req;
       out.headers.emplace_back(kForwardedHeader, std::to_string(self_));
       std::erase_if(out.headers, [](const auto& h) { return h.first == kForwardedClientHeader; });
-      if (!forward_key_.empty()) {
-        out.headers.emplace_back(kForwardedClientHeader, vouch_for_client(forward_key_, req));
+      if (std::string v = vouch_for_client(forward_key_, req); !v.empty()) {
+        out.headers.emplace_back(kForwardedClientHeader, std::move(v));
       }
       // Bounded by what is left of the wait (a writer that accepts and hangs costs no more).
       const int64_t left =

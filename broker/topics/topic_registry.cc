@@ -18,6 +18,12 @@ TopicRegistry::TopicRegistry(storage::LogManager& logs, const BrokerConfig& conf
       defaults_(std::make_shared<const BrokerConfig>(config)),
       pk_open_files_(pkindex::PkEnvironment::Options{}.max_open_files_per_partition) {}
 
+void TopicEntry::parse_table() {
+  pk_table = pkindex::is_pk_table(configs);
+  auto t = pkindex::parse_table_config(configs);
+  table = t.ok() ? std::make_shared<const pkindex::TableConfig>(std::move(*t)) : nullptr;
+}
+
 std::shared_ptr<TopicEntry> TopicRegistry::make_entry(const storage::TopicMeta& meta,
                                                       const BrokerConfig& defaults) const {
   auto e = std::make_shared<TopicEntry>();
@@ -25,12 +31,9 @@ std::shared_ptr<TopicEntry> TopicRegistry::make_entry(const storage::TopicMeta& 
   std::memcpy(e->id.bytes.data(), meta.topic_id.data(), meta.topic_id.size());
   e->configs = meta.configs;
   e->config = resolve_topic_config(e->configs, defaults);
-  e->pk_table = pkindex::is_pk_table(e->configs);
+  e->parse_table();
   for (int32_t i = 0; i < meta.partitions; ++i)
     e->partitions.push_back(logs_.partition(e->name, i));
-  if (auto table = pkindex::parse_table_config(e->configs); table.ok()) {
-    e->table = std::make_shared<const pkindex::TableConfig>(std::move(*table));
-  }
   if (!e->pk_table) {
     // A typed log topic; its column statistics are kept from the first append on (a PK table's
     // are set when its state opens: broker/pk/pk_tables.cc).
@@ -172,6 +175,7 @@ Result<std::shared_ptr<const TopicEntry>> TopicRegistry::alter_configs(
   auto e = std::make_shared<TopicEntry>(*old);
   e->configs = configs;
   e->config = resolve_topic_config(configs, *broker_defaults());
+  e->parse_table();  // the alterable table.* keys (snapshot interval) too
   if (validate_only) return std::shared_ptr<const TopicEntry>(e);
   auto meta = logs_.update_topic_configs(name, configs);
   if (!meta.ok()) return meta.status();

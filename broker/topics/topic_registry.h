@@ -47,10 +47,12 @@ struct TopicEntry {
   // A typed log topic (table.value.format=json): Produce refuses values that are not JSON objects
   // (or null). Fixed at creation.
   bool json_log = false;
-  // Its table.* keys parsed once (they are fixed at creation; a Protobuf table schema's parse
-  // builds a descriptor pool): what reads, projections and filters use. Null when they do not
-  // parse (the topic then serves no typed read).
+  // Its table.* keys parsed once per config change (a Protobuf table schema's parse builds a
+  // descriptor pool): what reads, projections and filters use. Null when they do not parse (the
+  // topic then serves no typed read). Set with parse_table().
   std::shared_ptr<const pkindex::TableConfig> table;
+  // Sets pk_table and table from configs.
+  void parse_table();
   // request counters of this topic; never null. Copies of the entry (copy-on-write
   // replacement) share them; a re-created topic gets new ones. Bumped through a const entry.
   std::shared_ptr<metrics::TopicCounters> counters = std::make_shared<metrics::TopicCounters>();

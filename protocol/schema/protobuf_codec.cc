@@ -249,8 +249,9 @@ class FromJson {
       case Field::CPPTYPE_STRING:
         return json(key);
       default: {
+        // Only the key's canonical text: "5" and " 5" (or "0" and "-0") would be one key twice.
         json n = json::parse(key, nullptr, false);
-        return n.is_number_integer() ? n : json(key);
+        return n.is_number_integer() && n.dump() == key ? n : json(key);
       }
     }
   }

@@ -56,7 +56,7 @@ class SyncJournal : public broker::group::GroupJournal {
   std::vector<broker::group::JournalRecord> log_;
 };
 
-// Kafka's ACL rules (AclStore): alice may write every topic; nobody has no ACL.
+// Kafka's ACL rules (AclStore): alice may do everything; nobody has no ACL.
 class Acls : public broker::security::Authorizer {
  public:
   Acls() {
@@ -64,7 +64,10 @@ class Acls : public broker::security::Authorizer {
     b.resource_name = broker::security::kWildcard;
     b.principal = "User:alice";
     b.operation = broker::security::AclOperation::all;
-    store_.add({b});
+    broker::security::AclBinding c = b;  // the global config and mode too
+    c.resource_type = broker::security::ResourceType::cluster;
+    c.resource_name = broker::security::kClusterName;
+    store_.add({b, c});
   }
   bool authorize(const std::string& principal, const std::string& host,
                  broker::security::AclOperation op, broker::security::ResourceType type,

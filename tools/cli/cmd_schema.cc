@@ -90,6 +90,7 @@ Result<std::string> authorization(const RegistryConn& conn) {
     if (!in || !std::getline(in, password)) {
       return Status(Errc::invalid_argument, "cannot read a password from " + *conn.password_file);
     }
+    if (!password.empty() && password.back() == '\r') password.pop_back();
   }
   return "Basic " + base64_encode(conn.user + ":" + password);
 }
