@@ -388,6 +388,7 @@ Status Broker::start() {
   if (!config_.schema_registry_listener.empty()) {  // the registry's, likewise
     auto addr = schema::parse_registry_listener(config_.schema_registry_listener);
     if (!addr.ok()) return addr.status();
+    registry_address_ = std::make_unique<schema::RegistryAddress>(*addr);
     if (addr->https) {
       auto tls =
           security::make_prefixed_tls_context(config_, "schema.registry.", "schema registry");
@@ -465,9 +466,8 @@ Status Broker::start() {
 // (one partition, compacted, fsynced per write on a single node), loaded before it serves. In a
 // cluster the topic is replicated and its leader is the one writer (registry_cluster.h).
 Status Broker::start_schema_registry() {
-  if (config_.schema_registry_listener.empty()) return Status::Ok();
-  auto addr = schema::parse_registry_listener(config_.schema_registry_listener);
-  if (!addr.ok()) return addr.status();
+  if (!registry_address_) return Status::Ok();  // no listener (parsed in start())
+  const schema::RegistryAddress* addr = registry_address_.get();
   group::OffsetsTopicOptions so;
   so.name = schema::kSchemasTopic;
   so.partitions = 1;

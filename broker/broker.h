@@ -46,6 +46,7 @@ class SchemaRegistry;
 class RegistryRouter;
 class SchemaSource;
 class RegistryServer;
+struct RegistryAddress;
 }  // namespace schema
 namespace metrics {  // Prometheus metrics (broker/metrics/)
 class BrokerMetrics;
@@ -136,6 +137,7 @@ class Broker {
   std::unique_ptr<security::PasswordCheck> registry_passwords_;  // basic auth
   // An https:// registry's server context and (cluster) its client side for forwarding: built
   // before any port is bound, so a bad schema.registry.ssl.* key stops the start early.
+  std::unique_ptr<schema::RegistryAddress> registry_address_;  // schema.registry.listener
   std::shared_ptr<boost::asio::ssl::context> registry_tls_;
   std::shared_ptr<boost::asio::ssl::context> registry_forward_tls_;
   std::unique_ptr<schema::RegistryServer> registry_server_;

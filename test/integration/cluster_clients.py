@@ -55,6 +55,23 @@ def describe(md, topic):
 class ClusterClientCase(ClusterTestCase):
     """Helpers over self.cluster (a cluster_harness.Cluster the test sets up)."""
 
+    def until_registered(self, register):
+        """Calls register() -> (HTTP status, body) until it answers 200 and returns the schema
+        id: a cluster's first registration waits for `_schemas` to be created and to elect a
+        leader."""
+        deadline = time.time() + DEADLINE
+        while True:
+            status, body = register()
+            if status == 200 or time.time() > deadline:
+                self.assertEqual(status, 200, body)
+                return body["id"]
+            time.sleep(0.2)
+
+    def registry_writer(self):
+        """The node leading `_schemas`: the registry's one writer."""
+        md = admin(self.cluster.bootstrap()).list_topics("_schemas", timeout=10)
+        return md.topics["_schemas"].partitions[0].leader
+
     def wait_metadata(self, topic, predicate, what, timeout=DEADLINE, via=None):
         """Polls Metadata (through `via`, else the running brokers) until predicate(md)."""
         deadline = time.time() + timeout

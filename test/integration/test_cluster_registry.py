@@ -65,18 +65,7 @@ class ClusterRegistryTest(SharedClusterCase):
         return self.call(node, "POST", "/subjects/%s/versions" % subject, {"schema": schema})
 
     def until_registers(self, node, subject, schema):
-        """The first registration waits for `_schemas` to be created and to elect a leader."""
-        deadline = time.time() + DEADLINE
-        while True:
-            status, body = self.register(node, subject, schema)
-            if status == 200 or time.time() > deadline:
-                self.assertEqual(status, 200, body)
-                return body["id"]
-            time.sleep(0.2)
-
-    def writer(self):
-        md = cluster_admin(self.cluster.bootstrap()).list_topics("_schemas", timeout=10)
-        return md.topics["_schemas"].partitions[0].leader
+        return self.until_registered(lambda: self.register(node, subject, schema))
 
     def same_everywhere(self, nodes, expected_subjects):
         """Every broker lists the same subjects (the expected ones among them) and answers the
@@ -137,7 +126,7 @@ class ClusterRegistryTest(SharedClusterCase):
         ids["copy-value"] = ids["s1-value"]
 
         # BACKWARD (the default) through a broker that is not the writer: the writer's 409.
-        writer = self.writer()
+        writer = self.registry_writer()
         other = next(n for n in nodes if n != writer)
         status, body = self.register(other, "s2-value", record_schema(
             "S2", [("a", "int", None), ("n2", "string", None), ("b", "long", None)]))
@@ -178,7 +167,7 @@ class ClusterRegistryTest(SharedClusterCase):
         after = self.same_everywhere(survivors, list(ids))
         for subject in before:
             self.assertEqual(after[subject], before[subject], subject)
-        new_writer = self.writer()
+        new_writer = self.registry_writer()
         self.assertIn(new_writer, survivors)
         self.assertTrue(any("this broker is the writer" in line
                             for line in self.cluster.broker(new_writer).log_lines),
@@ -216,15 +205,8 @@ class ClusterRegistryTest(SharedClusterCase):
                                    {"name": "amount", "type": ["null", "double"],
                                     "default": None}]}
         body = {"schema": json.dumps(table_schema), "schemaType": "AVRO"}
-        deadline = time.time() + DEADLINE
-        while True:
-            status, answer = self.call(nodes[1], "POST", "/subjects/%s-value/versions" % topic,
-                                       body)
-            if status == 200 or time.time() > deadline:
-                break
-            time.sleep(0.2)
-        self.assertEqual(status, 200, answer)
-        table_id = answer["id"]
+        table_id = self.until_registered(
+            lambda: self.call(nodes[1], "POST", "/subjects/%s-value/versions" % topic, body))
         config = {"table.type": "primary-key", "table.value.format": "confluent",
                   "table.value.schema.subject": topic + "-value",
                   "table.merge-engine": "aggregation", "table.fields.txn_count.agg": "sum",
@@ -279,7 +261,7 @@ class ClusterRegistryTest(SharedClusterCase):
         self.assertEqual([e.code() if e else None for e in errors],
                          [KafkaError.INVALID_RECORD] * 6)
         check()
-        writer = self.writer()
+        writer = self.registry_writer()
         self.cluster.kill(writer)
         survivor = next(n for n in nodes if n != writer)
         self.wait_metadata(topic, lambda md: all(

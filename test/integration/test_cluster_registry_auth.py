@@ -19,7 +19,6 @@ import ssl
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 import urllib.error
 import urllib.request
@@ -27,8 +26,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import itutil  # noqa: E402
 import tls_util  # noqa: E402
-from cluster_clients import DEADLINE, SharedClusterCase  # noqa: E402
-from cluster_clients import admin as cluster_admin  # noqa: E402
+from cluster_clients import SharedClusterCase  # noqa: E402
 
 CT = "application/vnd.schemaregistry.v1+json"
 CLI = os.environ.get("STRATA_CLI") or os.path.join(
@@ -108,19 +106,8 @@ class ClusterRegistryAuthTest(SharedClusterCase):
             return e.code, json.loads(e.read() or b"null")
 
     def until_registers(self, node, subject, schema):
-        """The first registration waits for `_schemas` to be created and to elect a leader."""
-        deadline = time.time() + DEADLINE
-        while True:
-            status, body = self.call(node, "POST", "/subjects/%s/versions" % subject,
-                                     {"schema": schema})
-            if status == 200 or time.time() > deadline:
-                self.assertEqual(status, 200, body)
-                return body["id"]
-            time.sleep(0.2)
-
-    def writer(self):
-        md = cluster_admin(self.cluster.bootstrap()).list_topics("_schemas", timeout=10)
-        return md.topics["_schemas"].partitions[0].leader
+        return self.until_registered(lambda: self.call(
+            node, "POST", "/subjects/%s/versions" % subject, {"schema": schema}))
 
     def test_credentials_are_checked_by_every_broker_and_forwarded_to_the_writer(self):
         schema = json.dumps({"type": "record", "name": "R",
@@ -128,7 +115,7 @@ class ClusterRegistryAuthTest(SharedClusterCase):
         ids = {n: self.until_registers(n, "auth-%d-value" % n, schema)
                for n in self.cluster.node_ids}
         self.assertEqual(len(set(ids.values())), 1, "one schema, one id, whoever was asked")
-        writer = self.writer()
+        writer = self.registry_writer()
         self.assertIn(writer, self.cluster.node_ids)
         for n in self.cluster.node_ids:
             for auth in (None, ("alice", "wrong"), ("broker", "alice-pw")):
@@ -163,7 +150,7 @@ class ClusterRegistryAuthTest(SharedClusterCase):
         partitions = 6
         md = self.create_topic(topic, partitions=partitions, rf=3, config=config)
         leaders = {p: pm.leader for p, pm in self.partitions(md, topic).items()}
-        writer = self.writer()
+        writer = self.registry_writer()
         self.assertTrue(any(leader != writer for leader in leaders.values()),
                         "some partition is led by a broker that is not the registry's writer: "
                         "%s, writer %d" % (leaders, writer))

@@ -225,6 +225,9 @@ class RegistrySecurityTest(BrokerTestCase):
         rc, out = run("list", "--registry-user", "producer", *ca)
         self.assertEqual(rc, 1, out)
         self.assertIn("--registry-password", out)
+        rc, out = run("list", *producer, "--registry-ca-file", os.path.join(d, "absent.pem"))
+        self.assertEqual(rc, 2, out)  # a usage error, like any file option naming no file
+        self.assertIn("absent.pem", out)
 
     def test_password_changes_and_deleted_users_apply_at_once(self):
         topic = unique_topic("regsec-pw")

@@ -201,10 +201,15 @@ void register_schema(CLI::App& app, Cli& cli) {
   schema->add_option(
       "--registry-password", registry->password,
       "Its password (visible to other local users: prefer --registry-password-file)");
-  schema->add_option("--registry-password-file", registry->password_file,
-                     "A file whose first line is the password");
-  schema->add_option("--registry-ca-file", registry->ca_file,
-                     "PEM CA certificates for an https:// registry (default: the system's)");
+  // A file that is not there is a usage error (exit 2), as for the other file options.
+  schema
+      ->add_option("--registry-password-file", registry->password_file,
+                   "A file whose first line is the password")
+      ->check(CLI::ExistingFile);
+  schema
+      ->add_option("--registry-ca-file", registry->ca_file,
+                   "PEM CA certificates for an https:// registry (default: the system's)")
+      ->check(CLI::ExistingFile);
   {
     auto o = std::make_shared<SchemaOpts>();
     auto* s = schema->add_subcommand("list", "Subjects");
