@@ -19,6 +19,9 @@
 #               ( goal: >= 0.6x records/s), broker CPU-s per 1M records
 #   e2e         end-to-end latency (strata-perf e2e: produce -> consume in one process) at
 #               20,000 records/s, mock cluster vs Strata, paired rounds ( goal: p99 <= 1.0x mock)
+#   registry    the embedded Schema Registry's GET /schemas/ids/{id} (wrk, keep-alive) on a
+#               broker with basic auth vs one without, alternating rounds: requests/s, p99,
+#               broker CPU per request (the reference is the same registry without auth)
 #   restart     broker restart (clean and kill -9) with the lookup table loaded, until a Lookup
 #               answers; in-process pk-restart of a 10M-key partition (clean and crash)
 #   cluster     (only when named in BENCH_SECTIONS; not in the default set, not run in CI)
@@ -30,7 +33,7 @@
 # environment:
 #   BENCH_SCALE        multiplies every record/key count (default 1); 0.1 = quick
 #   BENCH_SECTIONS     comma list of throughput,upsert,e2e,lookup,projection,filtered,asof,apply,
-#                      restart (default) and cluster
+#                      registry,restart (default) and cluster
 #                      (tools/bench_cluster.sh's own knobs: CLUSTER_ROUNDS, CLUSTER_KILLS, ...)
 #   BENCH_REPEAT       runs per (workload, phase, target) in throughput (default 5; medians)
 #   PARTITIONS         partitions per throughput topic, same for both targets (default 256)
@@ -38,6 +41,7 @@
 #   E2E_RATE           records/s of the e2e section (default 20000; 10 s of records at scale 1)
 #   LOOKUP_CONCURRENCY connections of strata-perf lookup and redis-benchmark -c (default 4)
 #   LOOKUP_SECONDS     duration of each Strata lookup run (default 10)
+#   REGISTRY_SECONDS   duration of each registry round (default 5; 3 rounds per broker)
 #   PK_ROW_CACHE_BYTES the broker's pk.row.cache.bytes (default 512 MiB: the lookup table's 1M rows
 #                      fit, as Redis holds them all; the report states it with both servers' RSS)
 #   BUILD_DIR          meson build dir (default build; set up if missing)
@@ -52,7 +56,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 
 scale=${BENCH_SCALE:-1}
-sections=${BENCH_SECTIONS:-throughput,upsert,e2e,lookup,projection,filtered,asof,apply,restart}
+sections=${BENCH_SECTIONS:-throughput,upsert,e2e,lookup,projection,filtered,asof,apply,registry,restart}
 repeat=${BENCH_REPEAT:-5}
 partitions=${PARTITIONS:-256}
 pk_partitions=${PK_PARTITIONS:-4}
@@ -67,7 +71,7 @@ want() { [[ ",$sections," == *",$1,"* ]]; }
 if [[ ! -d $build_dir ]]; then
   meson setup "$build_dir"
 fi
-targets=(tools/perf/strata-perf tools/bench/mock-cluster)
+targets=(tools/perf/strata-perf tools/bench/mock-cluster tools/cli/strata)
 if [[ -z ${BROKER:-} ]]; then
   targets+=(broker/strata-broker)
   BROKER=$build_dir/broker/strata-broker
@@ -377,6 +381,17 @@ if want apply; then
       --dir "$work" 2>/dev/null)
     record apply "pk-apply" "$json" "{\"rep\":$rep}"
     echo "  pk-apply r$rep: $json" >&2
+  done
+fi
+
+# --- registry: GET /schemas/ids/{id} with basic auth vs without (tools/bench/bench_registry.py) -
+if want registry; then
+  command -v wrk >/dev/null || { echo "bench.sh: wrk missing (tools/setup.sh installs it)" >&2; exit 1; }
+  echo "bench.sh: schema registry reads, basic auth vs none, $concurrency connections" >&2
+  python3 "$(dirname "$0")/bench/bench_registry.py" "$BROKER" "$build_dir/tools/cli/strata" \
+    "$work" 3 "${REGISTRY_SECONDS:-5}" "$concurrency" | while read -r line; do
+    record registry "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["phase"])' "$line")" "$line"
+    echo "  registry: $line" >&2
   done
 fi
 

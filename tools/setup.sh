@@ -20,8 +20,8 @@ DEB_PACKAGES=(
   python3-requests python3-jsonschema python3-protobuf
   # the Python client package tools/python (test_python_client.py: venv install, lint)
   python3-venv python3-setuptools python3-wheel python3-pyflakes
-  # reference servers of tools/bench.sh (lookup benchmark)
-  redis-server redis-tools
+  # reference servers and load generators of tools/bench.sh (lookup, registry)
+  redis-server redis-tools wrk
 )
 # Node.js may come from another source (nodesource bundles npm and conflicts with Debian's npm):
 # only ask Debian for it when the commands are absent.

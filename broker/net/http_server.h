@@ -9,10 +9,10 @@
 // broker, and it would be a second PEM loader beside ours. Basic auth (RegisterAuth) would have
 // worked, but only over plain text.
 //
-// It runs its own threads and io_context, apart from the Kafka listeners: a slow scrape never
-// delays a Produce, and HTTP clients cannot use up the Kafka connection limits. Bounds: header
-// and body bytes of a request, open connections (beyond it a new one is closed at once), the time
-// a TLS handshake, a first request or a response write may take, and the idle time between
+// It runs its own threads (one io_context each), apart from the Kafka listeners: a slow scrape
+// never delays a Produce, and HTTP clients cannot use up the Kafka connection limits. Bounds:
+// header and body bytes of a request, open connections (beyond it a new one is closed at once), the
+// time a TLS handshake, a first request or a response write may take, and the idle time between
 // keep-alive requests. With basic auth (RFC 7617: one configured pair, compared in constant time,
 // or an `authenticate` callback) every request must carry valid credentials before any handler
 // runs; else 401 with WWW-Authenticate.
@@ -72,7 +72,7 @@ struct HttpServerOptions {
   std::string unauthorized_content_type = "text/plain; charset=utf-8";
   std::string unauthorized_body = "unauthorized\n";
   std::string realm = "strata";
-  int threads = 2;
+  int threads = 2;  // each with its own io_context; connections are spread over them
   int max_connections = 64;
   uint32_t max_header_bytes = 8192;     // beyond: 431, then close
   uint64_t max_body_bytes = 64 * 1024;  // beyond: 413, then close

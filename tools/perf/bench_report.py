@@ -224,6 +224,22 @@ def main():
                   f"{ts['wall_s']:.1f} s = **{ts['events_per_s']:,.0f} events/s**, broker "
                   f"{ts['broker_cpu_s'] / ts['events'] * 1e6:.2f} CPU-s per 1M events")
 
+    if "registry" in by:
+        rs = [r["result"] for r in by["registry"]]
+        phases = {p: [r for r in rs if r["phase"] == p] for p in ("none", "basic")}
+        if all(phases.values()):
+            print(f"\n### Schema Registry: GET /schemas/ids/{{id}} (wrk, one thread, keep-alive, "
+                  f"{conc} connections, alternating rounds)\n")
+            print("| authentication | requests/s | p50 µs | p99 µs | broker CPU µs per request | wrk CPU µs per request |")
+            print("|---|---:|---:|---:|---:|---:|")
+            for p, xs in phases.items():
+                n = sum(x["requests"] for x in xs)
+                print(f"| {p} | {med([x['req_per_s'] for x in xs]):,.0f} | {med([x['p50_us'] for x in xs]):.0f} "
+                      f"| {med([x['p99_us'] for x in xs]):.0f} | {sum(x['broker_cpu_s'] for x in xs) / n * 1e6:.1f} "
+                      f"| {sum(x['wrk_cpu_s'] for x in xs) / n * 1e6:.1f} |")
+            ratio = med([b["req_per_s"] / a["req_per_s"] for a, b in zip(phases["none"], phases["basic"])])
+            print(f"\nBasic auth / none, requests/s (paired rounds): **{ratio:.2f}x**")
+
     if "restart" in by:
         print("\n### Restart time\n")
         print("| what | keys | ready after (s) |")

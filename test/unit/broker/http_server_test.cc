@@ -1,9 +1,10 @@
 // The broker's HTTP(S) server (broker/net/http_server.h): routes, HEAD, keep-alive, basic auth
 // (401 with WWW-Authenticate, constant-time match), request bounds (431 / 413), the connection
 // limit, timeouts, a failing handler, stop() with connections open (also racing sessions that end
-// meanwhile), HTTPS with a certificate made here and given as PEM text through the metrics.ssl.*
-// keys (make_prefixed_tls_context), and that context's errors naming the metrics.ssl.* key; the
-// blocking client (http_client.h) against it.
+// meanwhile), a blocking handler holding only its own thread's connections, HTTPS with a
+// certificate made here and given as PEM text through the metrics.ssl.* keys
+// (make_prefixed_tls_context), and that context's errors naming the metrics.ssl.* key; the blocking
+// client (http_client.h) against it.
 #include "broker/net/http_server.h"
 
 #include <gtest/gtest.h>
@@ -16,7 +17,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -268,6 +272,54 @@ TEST(HttpServer, StopClosesOpenConnections) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
   EXPECT_TRUE(idle.closed_by_server());
   EXPECT_TRUE(served.closed_by_server());
+}
+
+// Each thread runs its own connections: a handler that blocks holds its thread's connections
+// only, and connections are spread over the threads (the first two land on different ones).
+TEST(HttpServer, ABlockingHandlerHoldsOnlyItsOwnThread) {
+  HttpServerOptions o;
+  o.threads = 2;
+  auto s = std::make_unique<HttpServer>(o);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool blocked = false, released = false;
+  s->route("/block", [&](const HttpRequest&) {
+    std::unique_lock lock(mu);
+    blocked = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return released; });
+    return HttpResponse{200, "text/plain", "released", {}};
+  });
+  s->route("/fast", [](const HttpRequest&) { return HttpResponse{200, "text/plain", "fast", {}}; });
+  ASSERT_TRUE(s->start("127.0.0.1", 0).ok());
+  auto release = [&] {
+    {
+      std::lock_guard lock(mu);
+      released = true;
+    }
+    cv.notify_all();
+  };
+  struct Releases {  // whatever fails below, stop() must not wait for the held handler forever
+    std::function<void()> f;
+    ~Releases() { f(); }
+  } releases{release};
+  Client a(s->port());
+  Client b(s->port());
+  a.send(get("/block"));
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(5), [&] { return blocked; }));
+  }
+  for (int i = 0; i < 3; ++i) {  // answered while the other thread is held
+    b.send(get("/fast"));
+    const std::string r = b.response();
+    ASSERT_EQ(status_of(r), 200) << r;
+    EXPECT_EQ(body_of(r), "fast");
+  }
+  release();
+  const std::string r = a.response();
+  ASSERT_EQ(status_of(r), 200) << r;
+  EXPECT_EQ(body_of(r), "released");
 }
 
 // stop() racing sessions that end as it closes them (the last reference to a session may be the
