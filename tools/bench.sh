@@ -41,6 +41,7 @@
 #   E2E_RATE           records/s of the e2e section (default 20000; 10 s of records at scale 1)
 #   LOOKUP_CONCURRENCY connections of strata-perf lookup and redis-benchmark -c (default 4)
 #   LOOKUP_SECONDS     duration of each Strata lookup run (default 10)
+#   APPLY_ALLOCATOR    jemalloc (default: the broker's, by LD_PRELOAD) or glibc for the apply section
 #   REGISTRY_SECONDS   duration of each registry round (default 5; 3 rounds per broker)
 #   PK_ROW_CACHE_BYTES the broker's pk.row.cache.bytes (default 512 MiB: the lookup table's 1M rows
 #                      fit, as Redis holds them all; the report states it with both servers' RSS)
@@ -376,11 +377,19 @@ fi
 # --- apply: PK upserts vs raw RocksDB puts --------------------------------------------------
 if want apply; then
   apply_records=$(scaled 1000000)
+  # In process, under the broker's allocator (jemalloc, broker/meson.build), so that the PK write
+  # path is timed as the broker runs it; the raw RocksDB reference shares the process and so the
+  # allocator. APPLY_ALLOCATOR=glibc keeps glibc's malloc.
+  apply_preload="" apply_alloc=glibc
+  jemalloc_so=$(pkg-config --variable=libdir jemalloc 2>/dev/null)/libjemalloc.so.2
+  if [[ ${APPLY_ALLOCATOR:-jemalloc} == jemalloc && -f $jemalloc_so ]]; then
+    apply_preload=$jemalloc_so apply_alloc=jemalloc
+  fi
   for rep in 1 2 3; do
-    json=$("$perf" pk-apply --records "$apply_records" --batch 1000 --value-size 100 --read-variants --typed \
-      --dir "$work" 2>/dev/null)
-    record apply "pk-apply" "$json" "{\"rep\":$rep}"
-    echo "  pk-apply r$rep: $json" >&2
+    json=$(LD_PRELOAD=$apply_preload "$perf" pk-apply --records "$apply_records" --batch 1000 --value-size 100 \
+      --read-variants --typed --dir "$work" 2>/dev/null)
+    record apply "pk-apply" "$json" "{\"rep\":$rep,\"allocator\":\"$apply_alloc\"}"
+    echo "  pk-apply r$rep ($apply_alloc): $json" >&2
   done
 fi
 

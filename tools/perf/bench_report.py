@@ -130,7 +130,8 @@ def main():
                   f"{j['redis_rss_kib'] / 1024:,.0f} MiB")
 
     if "apply" in by:
-        print("\n### PK upsert apply vs raw RocksDB puts (in process, same data, same run)\n")
+        alloc = by["apply"][0].get("allocator", "glibc")
+        print(f"\n### PK upsert apply vs raw RocksDB puts (in process, same data, same run, {alloc})\n")
         print("| run | records | Strata upserts/s | compute s | append s | apply s | RocksDB puts/s | ratio |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|")
         for r in by["apply"]:
