@@ -534,7 +534,7 @@ Status Broker::start_schema_registry() {
         schema::authorized_registry(
             [r = registry_router_.get()](const HttpRequest& req) { return r->handle(req); },
             authorizer_.get(), forward_key, broker_principal),
-        std::move(security));
+        std::move(security), schema::RegistryWaits::every_request);
     if (!server.ok()) return server.status();
     registry_server_ = std::move(server.value());
     schema_source_ =

@@ -135,9 +135,9 @@ class Broker {
   std::unique_ptr<schema::RegistryRouter> registry_router_;      // cluster mode
   std::unique_ptr<schema::SchemaSource> schema_source_;          // what typed tables read
   std::unique_ptr<security::PasswordCheck> registry_passwords_;  // basic auth
+  std::unique_ptr<schema::RegistryAddress> registry_address_;    // schema.registry.listener
   // An https:// registry's server context and (cluster) its client side for forwarding: built
   // before any port is bound, so a bad schema.registry.ssl.* key stops the start early.
-  std::unique_ptr<schema::RegistryAddress> registry_address_;  // schema.registry.listener
   std::shared_ptr<boost::asio::ssl::context> registry_tls_;
   std::shared_ptr<boost::asio::ssl::context> registry_forward_tls_;
   std::unique_ptr<schema::RegistryServer> registry_server_;

@@ -120,6 +120,7 @@ struct HttpServerImpl {
   std::atomic<int64_t> last_log_ms{0};
   std::atomic<uint64_t> unlogged{0};
   std::vector<std::thread> threads;
+  std::unique_ptr<asio::thread_pool> blocking;  // runs may_block requests (null without)
   // Declared last, destroyed first: a session destroyed with its io_context still finds the
   // registry above.
   // One io_context per thread, each connection on one of them (round robin): a shared
@@ -127,8 +128,9 @@ struct HttpServerImpl {
   // on a 2-core machine those wake-ups (futex, condition variable, scheduler) cost more than the
   // request — measured on the registry: 2x the CPU per request and a p99 of 5 ms instead of
   // 0.15 ms (docs/benchmarks.md, "Schema Registry reads"). A handler that blocks (a forwarded
-  // registry write) holds only the connections of its own thread; the acceptor has a thread of
-  // its own, so that new connections are taken whatever the handlers do.
+  // registry write, unless `may_block` sends it to the pool above) holds only the connections of
+  // its own thread; the acceptor has a thread of its own, so that new connections are taken
+  // whatever the handlers do.
   std::vector<std::unique_ptr<asio::io_context>> ios;
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> idle_guards;
   size_t next_io = 0;  // accept strand
@@ -300,17 +302,31 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       if (h == nullptr) {
         res.status = 404;
         res.body = "not found\n";
+      } else if (impl_.blocking && o.may_block(r)) {
+        // Answered from the pool; this connection reads nothing more until then (HTTP/1.1).
+        asio::post(*impl_.blocking, [self = this->shared_from_this(), h, r = std::move(r)] {
+          HttpResponse res = self->call(*h, r);
+          asio::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
+            self->served_ = true;
+            self->write(std::move(res));
+          });
+        });
+        return;
       } else {
-        try {
-          res = (*h)(r);
-        } catch (const std::exception& e) {
-          spdlog::warn("{}: {} {} failed: {}", o.name, r.method, r.path, e.what());
-          res = HttpResponse{500, "text/plain; charset=utf-8", "internal error\n", {}};
-        }
+        res = call(*h, r);
       }
     }
     served_ = true;
     write(std::move(res));
+  }
+
+  HttpResponse call(const HttpHandler& h, const HttpRequest& r) {
+    try {
+      return h(r);
+    } catch (const std::exception& e) {
+      spdlog::warn("{}: {} {} failed: {}", impl_.opt.name, r.method, r.path, e.what());
+      return HttpResponse{500, "text/plain; charset=utf-8", "internal error\n", {}};
+    }
   }
 
   // A request that cannot be answered normally: say why, then close.
@@ -434,6 +450,9 @@ Status HttpServer::start(const std::string& host, uint16_t port) {
     return Status(Errc::io_error, m.opt.name + ": cannot listen on " + where + ": " + ec.message());
   }
   port_ = m.acceptor.local_endpoint().port();
+  if (m.opt.may_block) {
+    m.blocking = std::make_unique<asio::thread_pool>(std::max(1, m.opt.blocking_threads));
+  }
   m.accept();
   m.threads.emplace_back([&m] { m.accept_io.run(); });  // until the acceptor closes
   for (auto& io : m.ios) {
@@ -461,6 +480,9 @@ void HttpServer::stop() {
   }
   for (auto& s : open) s->close();
   open.clear();
+  // Requests on the pool finish first (as a handler in progress on a connection's thread does);
+  // their answers are posted to connections that are closed by now, while the threads still run.
+  if (m.blocking) m.blocking->join();
   for (auto& g : m.idle_guards) g.reset();
   m.idle_guards.clear();
   // Once every session has ended (a handler in progress returns first) run() has nothing left.

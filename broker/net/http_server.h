@@ -78,6 +78,12 @@ struct HttpServerOptions {
   uint64_t max_body_bytes = 64 * 1024;  // beyond: 413, then close
   int64_t request_timeout_ms = 10000;   // TLS handshake, first request, each response write
   int64_t idle_timeout_ms = 60000;      // for the next request on a kept-alive connection
+  // Requests for which this answers true may wait a long time (a registry write for its journal,
+  // a cluster's request for the writer): they run on a pool of `blocking_threads`, so that they
+  // hold no other connection of their thread; the rest run on their connection's thread. Null =
+  // every request there.
+  std::function<bool(const HttpRequest&)> may_block;
+  int blocking_threads = 4;
 };
 
 // Refusals, since start (any thread may read them).

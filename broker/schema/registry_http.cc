@@ -393,7 +393,8 @@ Result<std::unique_ptr<RegistryServer>> RegistryServer::start(SchemaRegistry& re
 
 Result<std::unique_ptr<RegistryServer>> RegistryServer::start(const RegistryAddress& address,
                                                               HttpHandler handler,
-                                                              RegistrySecurity security) {
+                                                              RegistrySecurity security,
+                                                              RegistryWaits waits) {
   HttpServerOptions o;
   o.name = "schema registry";
   o.tls = std::move(security.tls);
@@ -402,9 +403,15 @@ Result<std::unique_ptr<RegistryServer>> RegistryServer::start(const RegistryAddr
   o.unauthorized_content_type = kContentType;
   o.unauthorized_body = json({{"error_code", 401}, {"message", "Unauthorized"}}).dump();
   o.max_body_bytes = 4 * 1024 * 1024;  // schemas with many fields run to hundreds of KiB
-  // Forwarding (cluster mode) holds a thread for the writer's answer: a few more than the
-  // metrics endpoint's, so one slow writer does not stall every client.
+  // Requests that may wait run on a pool of 4, so that one slow writer or journal holds neither
+  // the reads of other clients nor every client.
   o.threads = 4;
+  o.blocking_threads = 4;
+  if (waits == RegistryWaits::every_request) {
+    o.may_block = [](const HttpRequest&) { return true; };
+  } else {
+    o.may_block = [](const HttpRequest& r) { return r.method != "GET" && r.method != "HEAD"; };
+  }
   std::unique_ptr<RegistryServer> s(new RegistryServer());
   s->http_ = std::make_unique<HttpServer>(o);
   s->host_ = address.host.empty() ? "0.0.0.0" : address.host;

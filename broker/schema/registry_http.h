@@ -41,6 +41,11 @@ HttpResponse handle_registry_request(SchemaRegistry& registry, const HttpRequest
 // An error as the registry answers it: {"error_code", "message"} with its content type.
 HttpResponse registry_error_response(int http_status, int error_code, std::string message);
 
+// Which requests may wait long enough to hold a thread: a write waits for its journal append;
+// in a cluster any request may wait for the writer (a forwarded write, a read the copy cannot
+// answer). Those run on the HTTP server's pool (HttpServerOptions::may_block).
+enum class RegistryWaits { writes, every_request };
+
 class RegistryServer {
  public:
   // Binds and serves; Errc::io_error when the address cannot be bound.
@@ -50,7 +55,8 @@ class RegistryServer {
   // Serves `handler` instead (a cluster's routing to the writer, registry_cluster.h).
   static Result<std::unique_ptr<RegistryServer>> start(const RegistryAddress& address,
                                                        HttpHandler handler,
-                                                       RegistrySecurity security = {});
+                                                       RegistrySecurity security = {},
+                                                       RegistryWaits waits = RegistryWaits::writes);
   ~RegistryServer();
   uint16_t port() const;
   const std::string& host() const { return host_; }  // as bound ("0.0.0.0" for any)

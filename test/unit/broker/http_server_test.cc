@@ -1,8 +1,8 @@
 // The broker's HTTP(S) server (broker/net/http_server.h): routes, HEAD, keep-alive, basic auth
 // (401 with WWW-Authenticate, constant-time match), request bounds (431 / 413), the connection
 // limit, timeouts, a failing handler, stop() with connections open (also racing sessions that end
-// meanwhile), a blocking handler holding only its own thread's connections, HTTPS with a
-// certificate made here and given as PEM text through the metrics.ssl.* keys
+// meanwhile), a blocking handler holding only its own thread's connections (or running on the
+// pool), HTTPS with a certificate made here and given as PEM text through the metrics.ssl.* keys
 // (make_prefixed_tls_context), and that context's errors naming the metrics.ssl.* key; the blocking
 // client (http_client.h) against it.
 #include "broker/net/http_server.h"
@@ -274,15 +274,21 @@ TEST(HttpServer, StopClosesOpenConnections) {
   EXPECT_TRUE(served.closed_by_server());
 }
 
-// Each thread runs its own connections: a handler that blocks holds its thread's connections
-// only, and connections are spread over the threads (the first two land on different ones).
-TEST(HttpServer, ABlockingHandlerHoldsOnlyItsOwnThread) {
-  HttpServerOptions o;
-  o.threads = 2;
-  auto s = std::make_unique<HttpServer>(o);
-  std::mutex mu;
+// A handler blocked on /block while the other connection is served three times: with one
+// io_context per thread the first two connections land on different threads; with `may_block`
+// the blocked request runs on the pool and even a single thread serves the other connection.
+void blocked_handler_holds_no_other_connection(HttpServerOptions o) {
+  std::mutex mu;  // declared before the server: its stop() may wait for the held handler
   std::condition_variable cv;
   bool blocked = false, released = false;
+  auto release = [&] {
+    {
+      std::lock_guard lock(mu);
+      released = true;
+    }
+    cv.notify_all();
+  };
+  auto s = std::make_unique<HttpServer>(o);
   s->route("/block", [&](const HttpRequest&) {
     std::unique_lock lock(mu);
     blocked = true;
@@ -292,17 +298,14 @@ TEST(HttpServer, ABlockingHandlerHoldsOnlyItsOwnThread) {
   });
   s->route("/fast", [](const HttpRequest&) { return HttpResponse{200, "text/plain", "fast", {}}; });
   ASSERT_TRUE(s->start("127.0.0.1", 0).ok());
-  auto release = [&] {
-    {
-      std::lock_guard lock(mu);
-      released = true;
-    }
-    cv.notify_all();
-  };
-  struct Releases {  // whatever fails below, stop() must not wait for the held handler forever
+  struct Releases {  // whatever fails below, the server's stop() must not wait forever
     std::function<void()> f;
-    ~Releases() { f(); }
-  } releases{release};
+    HttpServer* server;
+    ~Releases() {
+      f();
+      server->stop();
+    }
+  } releases{release, s.get()};
   Client a(s->port());
   Client b(s->port());
   a.send(get("/block"));
@@ -310,7 +313,7 @@ TEST(HttpServer, ABlockingHandlerHoldsOnlyItsOwnThread) {
     std::unique_lock lock(mu);
     ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(5), [&] { return blocked; }));
   }
-  for (int i = 0; i < 3; ++i) {  // answered while the other thread is held
+  for (int i = 0; i < 3; ++i) {
     b.send(get("/fast"));
     const std::string r = b.response();
     ASSERT_EQ(status_of(r), 200) << r;
@@ -320,6 +323,23 @@ TEST(HttpServer, ABlockingHandlerHoldsOnlyItsOwnThread) {
   const std::string r = a.response();
   ASSERT_EQ(status_of(r), 200) << r;
   EXPECT_EQ(body_of(r), "released");
+  // The connection whose request ran on the pool goes on serving.
+  a.send(get("/fast"));
+  EXPECT_EQ(body_of(a.response()), "fast");
+}
+
+TEST(HttpServer, ABlockingHandlerHoldsOnlyItsOwnThread) {
+  HttpServerOptions o;
+  o.threads = 2;
+  blocked_handler_holds_no_other_connection(o);
+}
+
+TEST(HttpServer, RequestsThatMayBlockRunOnThePool) {
+  HttpServerOptions o;
+  o.threads = 1;
+  o.may_block = [](const HttpRequest& r) { return r.path == "/block"; };
+  o.blocking_threads = 1;
+  blocked_handler_holds_no_other_connection(o);
 }
 
 // stop() racing sessions that end as it closes them (the last reference to a session may be the
