@@ -120,7 +120,6 @@ struct HttpServerImpl {
   std::atomic<int64_t> last_log_ms{0};
   std::atomic<uint64_t> unlogged{0};
   std::vector<std::thread> threads;
-  std::unique_ptr<asio::thread_pool> blocking;  // runs may_block requests (null without)
   // Declared last, destroyed first: a session destroyed with its io_context still finds the
   // registry above.
   // One io_context per thread, each connection on one of them (round robin): a shared
@@ -138,6 +137,9 @@ struct HttpServerImpl {
   asio::strand<asio::io_context::executor_type> accept_strand{accept_io.get_executor()};
   tcp::acceptor acceptor{accept_strand};
   asio::steady_timer backoff{accept_strand};
+  // Runs may_block requests (null without). Destroyed before the io_contexts: a request posted
+  // to it after stop() joined it holds a session whose socket belongs to one of them.
+  std::unique_ptr<asio::thread_pool> blocking;
 
   static std::vector<std::unique_ptr<asio::io_context>> make_ios(int n) {
     std::vector<std::unique_ptr<asio::io_context>> v;
