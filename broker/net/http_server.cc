@@ -127,7 +127,7 @@ struct HttpServerImpl {
   // on a 2-core machine those wake-ups (futex, condition variable, scheduler) cost more than the
   // request — measured on the registry: 2x the CPU per request and a p99 of 5 ms instead of
   // 0.15 ms (docs/benchmarks.md, "Schema Registry reads"). A handler that blocks (a forwarded
-  // registry write, unless `may_block` sends it to the pool above) holds only the connections of
+  // registry write, unless `may_block` sends it to the pool below) holds only the connections of
   // its own thread; the acceptor has a thread of its own, so that new connections are taken
   // whatever the handlers do.
   std::vector<std::unique_ptr<asio::io_context>> ios;

@@ -17,8 +17,9 @@
 // or an `authenticate` callback) every request must carry valid credentials before any handler
 // runs; else 401 with WWW-Authenticate.
 // Routes (exact paths, then the longest matching prefix) are registered before start(); handlers
-// run synchronously on the server's threads and must be thread-safe when threads > 1. stop() (or
-// the destructor) closes everything and joins the threads, after any handler in progress returns.
+// run synchronously on their connection's thread (or, for requests `may_block` names, on a pool)
+// and must be thread-safe. stop() (or the destructor) closes everything and joins the threads,
+// after any handler in progress returns.
 #pragma once
 
 #include <atomic>

@@ -25,20 +25,18 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from confluent_kafka import Producer  # noqa: E402  (Debian's python3-confluent-kafka)
 from strata_client import Strata  # noqa: E402
+from proc_cpu import cpu_seconds  # noqa: E402
 
 bootstrap, broker_pid = sys.argv[1], int(sys.argv[2])
 keys_n, updates, perf = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 cli, events_n, work = sys.argv[6], int(sys.argv[7]), sys.argv[8]
-ticks = os.sysconf("SC_CLK_TCK")
 BASE = 1_700_000_000_000
 TOPIC = "bench-asof"
 BATCH = 10_000
 
 
 def cpu_s():
-    with open("/proc/%d/stat" % broker_pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / ticks
+    return cpu_seconds(broker_pid)
 
 
 subprocess.run([perf, "create", "--bootstrap", bootstrap, "--topic", TOPIC, "--partitions", "4",

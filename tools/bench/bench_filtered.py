@@ -19,16 +19,14 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from confluent_kafka import Producer  # noqa: E402  (Debian's python3-confluent-kafka)
 from strata_client import Strata  # noqa: E402
+from proc_cpu import cpu_seconds  # noqa: E402
 
 bootstrap, broker_pid, rows, perf = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 data_dir = sys.argv[5]
-ticks = os.sysconf("SC_CLK_TCK")
 
 
 def cpu_s():
-    with open("/proc/%d/stat" % broker_pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / ticks
+    return cpu_seconds(broker_pid)
 
 
 def create(topic, stats):

@@ -19,18 +19,14 @@ import sys
 import time
 import urllib.request
 
+from proc_cpu import cpu_seconds as cpu_s
+
 SCHEMA = json.dumps({"type": "record", "name": "Txn", "namespace": "bench",
                      "fields": [{"name": "account", "type": "string"},
                                 {"name": "amount", "type": "double"},
                                 {"name": "count", "type": ["null", "long"], "default": None}]})
 USER, PASSWORD = "bench", "bench-password"
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
-
-
-def cpu_s(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        parts = f.read().rsplit(")", 1)[1].split()
-    return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def start_broker(binary, workdir, name, extra):

@@ -13,11 +13,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import cluster_harness  # noqa: E402
 import itutil  # noqa: E402
 from cluster_clients import admin as cluster_admin  # noqa: E402
+from proc_cpu import cpu_seconds as cpu  # noqa: E402
 
-def cpu(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        parts = f.read().rsplit(")", 1)[1].split()
-    return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
 
 etcd = cluster_harness.Etcd().start()
 cl = cluster_harness.Cluster(3, etcd_endpoints=etcd.endpoint, extra_props={
