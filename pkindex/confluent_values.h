@@ -34,6 +34,12 @@ class ConfluentDecoder {
   // Whether a write's target columns (its strata.columns header) are all columns of the table
   // schema; else why not (Errc::invalid_argument). Thread-safe.
   virtual Status check_columns(const std::vector<std::string>& names) const = 0;
+  // Whether the row after a write (merged, before it is made text) fits a JSON Schema table
+  // schema, whose changelog carries rows as JSON: a consumer's deserializer validates them
+  // against it. An Avro or Protobuf table's rows are checked by their encoding (logged_image).
+  // A partial delete is not checked: it only nulls columns, which the schema lets be null.
+  // Errc::invalid_argument naming the failure. Thread-safe.
+  virtual Status check_row(const nlohmann::json& row) const = 0;
 };
 
 // Appends the 5-byte header of `schema_id`.

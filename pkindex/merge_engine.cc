@@ -106,7 +106,8 @@ void typed_row_after(const TableConfig& table, const std::optional<CurrentRow>& 
     d.reason = written.status().message();
     return;
   }
-  auto merged = typed::merge(table, std::move(cur_row), std::move(*written), w.columns);
+  auto merged =
+      typed::merge(table, std::move(cur_row), std::move(*written), w.columns, w.row_check);
   if (!merged.ok()) {
     d.rejected = true;
     d.reason = merged.status().message();

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -38,6 +39,9 @@ struct Write {
   // Typed tables: the written value already parsed (a confluent table's writer value, decoded
   // from its schema's encoding), which the merge takes instead of parsing `value`; moved from.
   nlohmann::json* parsed = nullptr;
+  // Typed tables: a check of the merged row (typed::RowCheck, run by typed::merge), e.g.
+  // against a confluent table's JSON Schema.
+  const std::function<Status(const nlohmann::json&)>* row_check = nullptr;
 };
 
 struct Decision {

@@ -150,6 +150,12 @@ PkState::Computed PkState::compute(const WriteInput& input, int64_t now, Overlay
   // table schema's framing, and (Avro or Protobuf table schema) the row as read back from its
   // image.
   const bool confluent = table.value_format == ValueFormat::confluent;
+  // A JSON Schema table logs its rows as JSON: the merged row is checked against the schema
+  // (an Avro or Protobuf table's are, by their encoding in logged_image).
+  const typed::RowCheck row_check = [this](const nlohmann::json& row) {
+    return options_.decoder->check_row(row);
+  };
+  const bool check_rows = confluent && !table.schema_typed_rows() && options_.decoder;
   nlohmann::json decoded;
   std::string framed_after, framed_before, conformed;
   protocol::Record r;
@@ -204,6 +210,7 @@ PkState::Computed PkState::compute(const WriteInput& input, int64_t now, Overlay
       }
       decoded = std::move(*d);
       w.parsed = &decoded;
+      if (check_rows) w.row_check = &row_check;
     }
     headers.clear();
     columns.reset();

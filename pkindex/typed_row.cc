@@ -253,10 +253,13 @@ Result<std::vector<std::string>> parse_columns(std::string_view header) {
 }
 
 Result<std::string> merge(const TableConfig& table, std::optional<json> cur, json write,
-                          const std::vector<std::string>* columns) {
+                          const std::vector<std::string>* columns, const RowCheck* check) {
   const bool whole_row =
       table.merge_engine == MergeEngine::first_row || table.merge_engine == MergeEngine::versioned;
-  if (whole_row && !columns) return canonical(write);
+  if (whole_row && !columns) {
+    if (check) STRATA_RETURN_IF_ERROR((*check)(write));
+    return canonical(write);
+  }
   json row = whole_row || !cur ? json::object() : std::move(*cur);
   auto apply = [&](const std::string& column, json v) -> Status {
     if (table.merge_engine != MergeEngine::aggregation) {
@@ -275,6 +278,7 @@ Result<std::string> merge(const TableConfig& table, std::optional<json> cur, jso
   } else {
     for (auto& el : write.items()) STRATA_RETURN_IF_ERROR(apply(el.key(), std::move(el.value())));
   }
+  if (check) STRATA_RETURN_IF_ERROR((*check)(row));
   return canonical(row);
 }
 

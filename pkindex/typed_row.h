@@ -7,6 +7,7 @@
 // functions; any thread.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -36,8 +37,12 @@ Result<std::vector<std::string>> parse_columns(std::string_view header);
 // Targets: `columns` when given (a listed column the value lacks is null), else the value's
 // fields. A value of the wrong type for its column's function -> invalid_argument naming it.
 // Both rows are consumed (moved from): this runs for every record of a typed table.
+// `check`, when given, is run on the row after before it is made text (a confluent table's
+// JSON Schema, ConfluentDecoder::check_row): its error rejects the write.
+using RowCheck = std::function<Status(const nlohmann::json& row)>;
 Result<std::string> merge(const TableConfig& table, std::optional<nlohmann::json> cur,
-                          nlohmann::json write, const std::vector<std::string>* columns);
+                          nlohmann::json write, const std::vector<std::string>* columns,
+                          const RowCheck* check = nullptr);
 
 // A partial delete of `columns` from `cur`: those columns become null; nullopt when every column
 // of the row is then null (the row is deleted).

@@ -11,6 +11,7 @@ DEB_PACKAGES=(
   libboost-dev librocksdb-dev libprotobuf-dev libprotoc-dev protobuf-compiler prometheus-cpp-dev
   libgtest-dev libgmock-dev librdkafka-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev libssl-dev
+  libre2-dev  # JSON Schema patterns checked on produced values (linear time, no recursion)
   libjemalloc-dev  # the broker's allocator (docs/benchmarks.md, "jemalloc")
   # cluster coordination (tests start their own etcd on loopback)
   etcd-server etcd-client  # etcdctl: the harness self-test checks its etcd with it

@@ -14,6 +14,7 @@
 #include "pkindex/typed_row.h"
 #include "protocol/pk/table_keys.h"
 #include "protocol/schema/avro_codec.h"
+#include "protocol/schema/json_schema.h"
 #include "protocol/schema/protobuf_codec.h"
 
 namespace strata::broker::schema {
@@ -122,8 +123,8 @@ class TableDecoder : public pkindex::ConfluentDecoder {
     }
     const auto id = static_cast<int32_t>((uint32_t{framed[1]} << 24) | (uint32_t{framed[2]} << 16) |
                                          (uint32_t{framed[3]} << 8) | uint32_t{framed[4]});
-    auto columns = columns_of(*reg);
-    if (!columns.ok()) return columns.status();
+    auto table = facts(*reg);
+    if (!table.ok()) return table.status();
     auto parsed = reg->parsed(id);
     if (!parsed.ok()) return bad(parsed.status().message());
     const std::span<const uint8_t> body = framed.subspan(pkindex::kConfluentHeaderSize);
@@ -153,10 +154,18 @@ class TableDecoder : public pkindex::ConfluentDecoder {
       if (!v.ok()) {
         return bad("JSON value of schema id " + std::to_string(id) + ": " + v.status().message());
       }
+      // Serializers validate before they send; a hand-framed or mislabelled value may not be
+      // what its schema says, and the table would then take a row no reader expects.
+      if ((*parsed)->json) {
+        if (Status st = (*parsed)->json->validate_value(*v); !st.ok()) {
+          return bad("JSON value does not match its schema (id " + std::to_string(id) +
+                     "): " + st.message());
+        }
+      }
       row = std::move(*v);
     }
     for (const auto& [name, value] : row.items()) {
-      if (!(*columns)->count(name)) {
+      if (!(*table)->columns.count(name)) {
         return bad("field " + name + " of schema id " + std::to_string(id) +
                    " is not a column of the table schema (id " + std::to_string(table_id_) + ")");
       }
@@ -167,10 +176,10 @@ class TableDecoder : public pkindex::ConfluentDecoder {
   Status check_columns(const std::vector<std::string>& names) const override {
     const SchemaSource* reg = handle_->source.load();
     if (!reg) return bad("the Schema Registry is not serving: values cannot be decoded");
-    auto columns = columns_of(*reg);
-    if (!columns.ok()) return columns.status();
+    auto table = facts(*reg);
+    if (!table.ok()) return table.status();
     for (const auto& name : names) {
-      if (!(*columns)->count(name)) {
+      if (!(*table)->columns.count(name)) {
         return bad("strata.columns: " + name + " is not a column of the table schema (id " +
                    std::to_string(table_id_) + ")");
       }
@@ -178,31 +187,52 @@ class TableDecoder : public pkindex::ConfluentDecoder {
     return Status::Ok();
   }
 
+  Status check_row(const json& row) const override {
+    const SchemaSource* reg = handle_->source.load();
+    if (!reg) return bad("the Schema Registry is not serving: rows cannot be checked");
+    auto table = facts(*reg);
+    if (!table.ok()) return table.status();
+    if (!(*table)->schema->json) return Status::Ok();
+    if (Status st = (*table)->schema->json->validate_value(row); !st.ok()) {
+      return bad("the row does not fit the table schema (id " + std::to_string(table_id_) +
+                 "): " + st.message());
+    }
+    return Status::Ok();
+  }
+
  private:
-  // The table schema's columns, read once the registry has them (a failure is not cached).
-  // Published through an atomic pointer: the produce path reads it per record without a lock.
-  Result<const std::set<std::string>*> columns_of(const SchemaSource& reg) const {
-    if (const auto* c = published_.load(std::memory_order_acquire)) return c;
+  struct TableFacts {
+    std::set<std::string> columns;
+    std::shared_ptr<const detail::ParsedSchema> schema;
+  };
+
+  // The table schema's columns and parsed schema, read once the registry has them (a failure
+  // is not cached). Published through an atomic pointer: the produce path reads them per
+  // record without a lock.
+  Result<const TableFacts*> facts(const SchemaSource& reg) const {
+    if (const auto* f = published_.load(std::memory_order_acquire)) return f;
     std::lock_guard lk(mu_);
-    if (!columns_) {
+    if (!facts_) {
       auto e = reg.entry(table_id_);
-      if (!e.ok()) {
+      auto parsed = e.ok() ? reg.parsed(table_id_)
+                           : Result<std::shared_ptr<const detail::ParsedSchema>>(e.status());
+      if (!parsed.ok()) {
         return bad("the table schema (id " + std::to_string(table_id_) +
-                   ") cannot be read: " + e.status().message());
+                   ") cannot be read: " + parsed.status().message());
       }
       auto c = table_columns(*e);
       if (!c.ok()) return c.status();
-      columns_ = std::move(*c);
-      published_.store(&*columns_, std::memory_order_release);
+      facts_ = TableFacts{std::move(*c), std::move(*parsed)};
+      published_.store(&*facts_, std::memory_order_release);
     }
-    return &*columns_;  // never changes once set
+    return &*facts_;  // never changes once set
   }
 
   std::shared_ptr<const RegistryHandle> handle_;
   int32_t table_id_;
   mutable std::mutex mu_;
-  mutable std::optional<std::set<std::string>> columns_;
-  mutable std::atomic<const std::set<std::string>*> published_{nullptr};
+  mutable std::optional<TableFacts> facts_;
+  mutable std::atomic<const TableFacts*> published_{nullptr};
 };
 
 }  // namespace

@@ -63,8 +63,9 @@ struct TableSchemaInfo {
 Result<TableSchemaInfo> describe_table_schema(const SchemaSource* source,
                                               const pkindex::TableConfig& table);
 
-// The decoder of a confluent table's values: the writer's schema by id from the registry (Avro
-// or JSON Schema), its fields checked against the table schema's columns.
+// The decoder of a confluent table's values: the writer's schema by id from the registry (Avro,
+// Protobuf or JSON Schema; a JSON body validated against it), its fields checked against the
+// table schema's columns; and of a JSON Schema table's merged rows, validated against it.
 std::shared_ptr<const pkindex::ConfluentDecoder> make_table_decoder(
     std::shared_ptr<const RegistryHandle> registry, const pkindex::TableConfig& table);
 

@@ -2,6 +2,8 @@
 // json_schema_diff.cc.
 #include "protocol/schema/json_schema.h"
 
+#include <re2/re2.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -100,9 +102,41 @@ Status invalid(const std::string& path, const std::string& what) {
   return Status(Errc::invalid_argument, what + " at " + (path.empty() ? "#" : "#" + path));
 }
 
+// An ECMA 262 pattern in RE2's syntax where they differ in spelling only: \uXXXX is \x{XXXX}.
+// (Named groups, which RE2 spells (?P<name>...), are refused at registration by std::regex.)
+std::string ecma_to_re2(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 5 < s.size() && s[i + 1] == 'u' &&
+        std::all_of(s.begin() + i + 2, s.begin() + i + 6,
+                    [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); })) {
+      out += "\\x{" + s.substr(i + 2, 4) + "}";
+      i += 5;
+    } else if (s[i] == '\\' && i + 1 < s.size()) {
+      out += s.substr(i, 2);
+      ++i;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// Values are matched by RE2 (linear time, bounded memory, no recursion: a hostile value cannot
+// take a produce thread's stack or time, as std::regex's backtracking could); a pattern RE2
+// cannot run is kept unchecked (JsonDoc::patterns).
+void compile_pattern(JsonDoc& doc, const std::string& pattern) {
+  if (doc.patterns.count(pattern)) return;
+  re2::RE2::Options options;
+  options.set_log_errors(false);
+  options.set_max_mem(1 << 20);
+  auto re = std::make_shared<re2::RE2>(ecma_to_re2(pattern), options);
+  doc.patterns.emplace(pattern, re->ok() ? std::move(re) : nullptr);
+}
+
 // ECMA 262 as std::regex reads it; bounded so that a hostile pattern cannot take the
 // registry's memory or time (Java's parser would accept longer ones; none we know of is).
-Status check_pattern(const std::string& path, const ojson& p) {
+Status check_pattern(JsonDoc& doc, const std::string& path, const ojson& p) {
   if (!p.is_string()) return invalid(path, "a pattern must be a string");
   const std::string& s = p.get_ref<const std::string&>();
   if (s.size() > kMaxPattern) return invalid(path, "pattern longer than 256 characters");
@@ -119,6 +153,7 @@ Status check_pattern(const std::string& path, const ojson& p) {
   } catch (const std::regex_error& e) {
     return invalid(path, std::string("invalid pattern: ") + e.what());
   }
+  compile_pattern(doc, s);
   return Status::Ok();
 }
 
@@ -131,19 +166,19 @@ bool is_nonneg_int(const ojson& v) {
 constexpr std::array<std::string_view, 7> kTypes = {"null",   "boolean", "object", "array",
                                                     "number", "string",  "integer"};
 
-Status validate(const JsonDoc& doc, const ojson& s, const std::string& path, int depth);
+Status validate(JsonDoc& doc, const ojson& s, const std::string& path, int depth);
 
-Status validate_map(const JsonDoc& doc, const ojson& m, const std::string& path, int depth,
+Status validate_map(JsonDoc& doc, const ojson& m, const std::string& path, int depth,
                     bool patterns) {
   if (!m.is_object()) return invalid(path, "expected an object of schemas");
   for (const auto& [k, v] : m.items()) {
-    if (patterns) STRATA_RETURN_IF_ERROR(check_pattern(path, ojson(k)));
+    if (patterns) STRATA_RETURN_IF_ERROR(check_pattern(doc, path, ojson(k)));
     STRATA_RETURN_IF_ERROR(validate(doc, v, path + "/" + k, depth + 1));
   }
   return Status::Ok();
 }
 
-Status validate_list(const JsonDoc& doc, const ojson& a, const std::string& path, int depth) {
+Status validate_list(JsonDoc& doc, const ojson& a, const std::string& path, int depth) {
   if (!a.is_array() || a.empty()) return invalid(path, "expected a non-empty array of schemas");
   for (size_t i = 0; i < a.size(); ++i) {
     STRATA_RETURN_IF_ERROR(validate(doc, a[i], path + "/" + std::to_string(i), depth + 1));
@@ -151,7 +186,7 @@ Status validate_list(const JsonDoc& doc, const ojson& a, const std::string& path
   return Status::Ok();
 }
 
-Status validate(const JsonDoc& doc, const ojson& s, const std::string& path, int depth) {
+Status validate(JsonDoc& doc, const ojson& s, const std::string& path, int depth) {
   if (depth > kMaxDepth) return invalid(path, "schema nested deeper than 64 levels");
   if (s.is_boolean()) return Status::Ok();
   if (!s.is_object()) return invalid(path, "a schema must be an object or a boolean");
@@ -218,7 +253,7 @@ Status validate(const JsonDoc& doc, const ojson& s, const std::string& path, int
     } else if (key == "multipleOf") {
       if (!v.is_number() || v.get<double>() <= 0) return invalid(at, "multipleOf must be > 0");
     } else if (key == "pattern") {
-      STRATA_RETURN_IF_ERROR(check_pattern(at, v));
+      STRATA_RETURN_IF_ERROR(check_pattern(doc, at, v));
     } else if (key == "uniqueItems") {
       if (!v.is_boolean()) return invalid(at, "uniqueItems must be a boolean");
     }

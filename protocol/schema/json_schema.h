@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -36,6 +37,18 @@ class JsonSchema {
 
   // Compact, with the input's key order (Confluent's canonical string for JSON schemas).
   std::string normalized_json() const;
+
+  // Does `value` satisfy the schema? The assertions of drafts 4 to 7 and 2019-09's split forms
+  // (dependentRequired, dependentSchemas, prefixItems): types (1.0 is an integer), enum, const,
+  // bounds, multipleOf, string lengths in code points, patterns (by RE2: one it cannot run,
+  // with a backreference or lookaround, is not checked), items, contains, uniqueItems,
+  // properties, patternProperties, additionalProperties, required, dependencies,
+  // propertyNames, allOf/anyOf/oneOf/not, if/then/else and "$ref" (which, as in draft 7,
+  // replaces its siblings). "format" is an annotation, not checked. Errc::invalid_argument
+  // naming the first failure and where in the value ("expected ... at #/amount"); also when
+  // the check would take more than 100,000 steps (combinators that multiply the work) or nest
+  // deeper than 256 (a "$ref" cycle). Any thread.
+  Status validate_value(const nlohmann::json& value) const;
 
  private:
   friend std::vector<std::string> json_schema_incompatibilities(const JsonSchema& reader,

@@ -1,13 +1,19 @@
-// Internals shared by json_schema.cc (parsing, validation) and json_schema_diff.cc
-// (compatibility): the parsed document and "$ref" resolution. Not for use elsewhere.
+// Internals shared by json_schema.cc (parsing, validation), json_schema_values.cc (values
+// against a schema) and json_schema_diff.cc (compatibility): the parsed document and "$ref"
+// resolution. Not for use elsewhere.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+namespace re2 {
+class RE2;
+}
 
 namespace strata::protocol::schema::detail {
 
@@ -19,6 +25,9 @@ inline constexpr int kJsonSchemaMaxDepth = 64;
 struct JsonDoc {
   ojson root;
   std::vector<std::pair<std::string, std::shared_ptr<const JsonDoc>>> refs;
+  // Every "pattern" and "patternProperties" name of the document compiled for RE2 (parse);
+  // null for a pattern RE2 cannot run (backreferences, lookaround): it is not checked.
+  std::map<std::string, std::shared_ptr<const re2::RE2>, std::less<>> patterns;
 };
 
 // A schema node and the document its "$ref"s resolve in.

@@ -1,14 +1,15 @@
 // libFuzzer target: the embedded Schema Registry's parsers on arbitrary bytes. First byte 0 mod 8:
-// the input is an Avro schema, 2 mod 8: a JSON Schema, 6 mod 8: a Protobuf schema (.proto text
-// or a base64 descriptor), optionally followed by a NUL and a framed value's bytes after its
-// schema id — parsing must never crash, and a schema it accepts must print a normalized text
-// that parses back to itself and be compatible with itself both ways; a value that decodes is
-// an object, and what the row encoder makes of it decodes and encodes to the same bytes. 4 mod 8:
-// an Avro schema line and a datum for the binary codec. Odd: the input is a REST request (a method,
-// a path line, a body) answered by a registry over an in-memory `_schemas` behind the topic-ACL
-// guard (registry_access.h), as a user allowed to write every topic or as one with no ACL at all —
-// any answer but a crash, never a 5xx other than a store error, and the user without ACLs never
-// writes anything. Every input is also a basic-auth header for its parser.
+// the input is an Avro schema, 2 mod 8: a JSON Schema (optionally followed by a NUL and a JSON
+// value checked against it), 6 mod 8: a Protobuf schema (.proto text or a base64 descriptor),
+// optionally followed by a NUL and a framed value's bytes after its schema id — parsing must never
+// crash, and a schema it accepts must print a normalized text that parses back to itself and be
+// compatible with itself both ways; a value that decodes is an object, and what the row encoder
+// makes of it decodes and encodes to the same bytes. 4 mod 8: an Avro schema line and a datum for
+// the binary codec. Odd: the input is a REST request (a method, a path line, a body) answered by a
+// registry over an in-memory `_schemas` behind the topic-ACL guard (registry_access.h), as a user
+// allowed to write every topic or as one with no ACL at all — any answer but a crash, never a 5xx
+// other than a store error, and the user without ACLs never writes anything. Every input is also a
+// basic-auth header for its parser.
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -129,8 +130,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   if ((data[0] & 3) == 2) {
-    auto s = protocol::schema::JsonSchema::parse(input);
+    const size_t nul = input.find('\0');
+    auto s = protocol::schema::JsonSchema::parse(std::string_view(input).substr(0, nul));
     if (!s.ok()) return 0;
+    if (nul != std::string::npos) {
+      // A value checked against the schema: an answer either way, in bounded time and stack.
+      const auto value = nlohmann::json::parse(input.substr(nul + 1), nullptr, false);
+      if (!value.is_discarded()) (void)s->validate_value(value);
+      return 0;
+    }
     const std::string normalized = s->normalized_json();
     auto again = protocol::schema::JsonSchema::parse(normalized);
     if (!again.ok() || again->normalized_json() != normalized) __builtin_trap();

@@ -17,8 +17,9 @@ real broker and its embedded Schema Registry — the seed's scenario with the cl
   a value it cannot hold is INVALID_RECORD, kill -9 replays without the registry;
 - Protobuf writers in each client's framing of the message indexes (confluent-kafka's plain
   varints, Java's zigzag, KafkaJS's none) feed the same table;
-- a value that is not framed, names an unknown id, does not decode, or writes a field the table
-  lacks fails its batch with INVALID_RECORD naming the record.
+- a value that is not framed, names an unknown id, does not decode, does not match its JSON
+  Schema, writes a field the table lacks, or would make a row the table's JSON Schema refuses
+  fails its batch with INVALID_RECORD naming the record.
 """
 import json
 import os
@@ -213,9 +214,22 @@ class ConfluentTablesTest(BrokerTestCase):
         part = pkt.murmur2_partition(key, self.P)
         txn_id = client.get_latest_version(topic + "-Txn").schema_id
         framed = lambda sid, body: b"\x00" + sid.to_bytes(4, "big") + body  # noqa: E731
+        # A writer whose schema lets risk_score be a string: the merged row would not fit the
+        # table schema, so JSONDeserializer could not read the changelog.
+        loose_id = self.register(topic + "-Loose", {
+            "type": "object", "properties": {"risk_score": {"type": "string"}}})
         for value, why in [(b'{"txn_count": 1}', "not in Confluent's framing"),
                            (framed(9999, b"{}"), "schema id 9999 is not registered"),
-                           (framed(txn_id, b'{"fraud": true}'), "field fraud of schema id"),
+                           (framed(txn_id, b'{"txn_count": 1, "amount_total": 2, "fraud": true}'),
+                            "field fraud of schema id"),
+                           (framed(txn_id, b'{"txn_count": "1", "amount_total": 2}'),
+                            "JSON value does not match its schema (id %d): expected \"integer\", "
+                            "got string at #/txn_count" % txn_id),
+                           (framed(txn_id, b'{"txn_count": 1}'),
+                            "missing property amount_total (required) at #"),
+                           (framed(loose_id, b'{"risk_score": "high"}'),
+                            "the row does not fit the table schema (id %d): expected "
+                            "[\"number\",\"null\"], got string at #/risk_score" % table_id),
                            (framed(txn_id, b"[1]"), "not an object")]:
             err, _, rec_errs, _ = pkt.produce_v8(conn, topic, part, [(key, value, [])])
             self.assertEqual(err, INVALID_RECORD, why)
@@ -320,8 +334,9 @@ class ConfluentTablesTest(BrokerTestCase):
         # A value the table schema cannot hold fails its batch; nothing of it applies.
         key = ACCOUNTS[0].encode()
         part = pkt.murmur2_partition(key, self.P)
-        txn_id = client.get_latest_version(topic + "-Txn").schema_id
-        value = b"\x00" + txn_id.to_bytes(4, "big") + b'{"risk_score": "high"}'
+        loose_id = self.register(topic + "-Loose", {
+            "type": "object", "properties": {"risk_score": {"type": "string"}}})
+        value = b"\x00" + loose_id.to_bytes(4, "big") + b'{"risk_score": "high"}'
         err, _, rec_errs, _ = pkt.produce_v8(conn, topic, part, [(key, value, [])])
         self.assertEqual(err, INVALID_RECORD)
         self.assertIn("does not fit the table schema", rec_errs[0][1])

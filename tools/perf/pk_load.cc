@@ -11,6 +11,7 @@
 #include "pkindex/table_config.h"
 #include "pkindex/typed_row.h"
 #include "protocol/record/batch_builder.h"
+#include "protocol/schema/json_schema.h"
 #include "storage/env.h"
 #include "tools/perf/key_chooser.h"
 #include "tools/perf/report.h"
@@ -67,15 +68,34 @@ TempDir::~TempDir() {
 
 namespace {
 
+// The broker's decoder for JSON Schema writers (broker/schema/table_schema.cc) without the
+// registry: the body validated against the writer's schema, the merged row against the table
+// schema, so the typed rows of pk-apply cost what they cost in the broker.
 class JsonWriters : public pkindex::ConfluentDecoder {
  public:
   Result<nlohmann::json> decode(std::span<const uint8_t> framed) const override {
     if (framed.size() < pkindex::kConfluentHeaderSize || framed[0] != 0) {
       return Status(Errc::invalid_argument, "not framed");
     }
-    return pkindex::typed::parse_row(framed.subspan(pkindex::kConfluentHeaderSize));
+    auto row = pkindex::typed::parse_row(framed.subspan(pkindex::kConfluentHeaderSize));
+    if (!row.ok()) return row;
+    STRATA_RETURN_IF_ERROR(writer_.validate_value(*row));
+    return row;
   }
   Status check_columns(const std::vector<std::string>&) const override { return Status::Ok(); }
+  Status check_row(const nlohmann::json& row) const override { return table_.validate_value(row); }
+
+ private:
+  protocol::schema::JsonSchema writer_ =
+      protocol::schema::JsonSchema::parse(
+          R"({"type":"object","properties":{"amount":{"type":"number"},"n":{"type":"integer"},)"
+          R"("pad":{"type":"string"}},"required":["amount","n"]})")
+          .value();
+  protocol::schema::JsonSchema table_ =
+      protocol::schema::JsonSchema::parse(
+          R"({"type":"object","properties":{"amount":{"type":["number","null"]},)"
+          R"("n":{"type":["integer","null"]},"pad":{"type":["string","null"]}}})")
+          .value();
 };
 
 }  // namespace
