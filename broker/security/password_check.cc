@@ -2,6 +2,10 @@
 #include "broker/security/password_check.h"
 
 #include <openssl/sha.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <optional>
 
 #include "protocol/sasl/scram.h"
 
@@ -30,16 +34,48 @@ std::string digest_of(const std::string& user, std::string_view password,
 
 }  // namespace
 
+PasswordCheck::Turn::Turn(const PasswordCheck& c) : c_(c) {
+  if (c_.queued_.fetch_add(1) > c_.max_waiting_) {
+    const size_t refused = c_.busy_refusals_.fetch_add(1) + 1;
+    const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count();
+    int64_t last = c_.last_busy_log_ms_.load();
+    if (now - last >= 1000 && c_.last_busy_log_ms_.compare_exchange_strong(last, now)) {
+      spdlog::warn(
+          "password checks: {} already waiting for a key derivation, a login refused without "
+          "checking its password ({} so far): a flood of failing logins?",
+          c_.max_waiting_, refused);
+    }
+    return;
+  }
+  lock_ = std::unique_lock(c_.derive_mu_);
+}
+
+PasswordCheck::Turn::~Turn() {
+  if (lock_.owns_lock()) lock_.unlock();
+  c_.queued_.fetch_sub(1);
+}
+
 bool PasswordCheck::matches(const std::string& user, std::string_view password) const {
   if (credentials_ == nullptr) return false;
   for (auto m : {sasl::ScramMechanism::sha512, sasl::ScramMechanism::sha256}) {
     auto cred = credentials_->scram(m, user);
     if (!cred) continue;
     const std::string key = digest_of(user, password, *cred, m);
-    {
+    auto remembered = [&]() -> std::optional<bool> {
       std::lock_guard lk(mu_);
       auto it = remembered_.find(key);
       if (it != remembered_.end()) return sasl::constant_time_equal(it->second, cred->stored_key);
+      return std::nullopt;
+    };
+    if (auto r = remembered()) return *r;
+    Turn turn(*this);
+    if (!turn) return false;
+    // A client's concurrent first requests: the one that derived first has remembered it.
+    if (auto r = remembered()) return *r;
+    {
+      std::lock_guard lk(mu_);
       ++derivations_;
     }
     auto derived = sasl::make_scram_credential(m, password, cred->iterations, cred->salt);
@@ -54,6 +90,8 @@ bool PasswordCheck::matches(const std::string& user, std::string_view password) 
   }
   // An unknown user costs what a wrong password costs, so the time taken does not tell which
   // users exist.
+  Turn turn(*this);
+  if (!turn) return false;
   {
     std::lock_guard lk(mu_);
     ++derivations_;
@@ -62,6 +100,8 @@ bool PasswordCheck::matches(const std::string& user, std::string_view password) 
                                     sasl::kScramMinIterations, "strata-no-such-user");
   return false;
 }
+
+size_t PasswordCheck::busy_refusals() const { return busy_refusals_.load(); }
 
 size_t PasswordCheck::derivations() const {
   std::lock_guard lk(mu_);

@@ -11,10 +11,19 @@
 // so a changed or deleted credential takes effect at once. Failures are never remembered (a
 // guess always pays the full derivation), and an unknown user pays it too (the time taken does
 // not tell which users exist). At most kMaxRemembered entries; past it the table
-// starts over. Thread-safe.
+// starts over.
+//
+// Derivations run one at a time, and at most `max_waiting` checks wait for their turn; a check
+// that would wait beyond that fails at once (counted in busy_refusals, logged at most once a
+// second). So a flood of wrong passwords — each a full derivation, on whatever thread checks it
+// (a registry HTTP thread, a connection's I/O thread) — takes at most one core and holds at most
+// max_waiting + 1 threads, whatever the number of connections; remembered matches never wait.
+// A legitimate first login during such a flood may be refused and must retry. Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -27,14 +36,34 @@ namespace strata::broker::security {
 class PasswordCheck {
  public:
   static constexpr size_t kMaxRemembered = 4096;
+  static constexpr size_t kMaxWaiting = 8;
   // `credentials` may be null (no user matches); it outlives the check.
-  explicit PasswordCheck(const CredentialStore* credentials) : credentials_(credentials) {}
+  explicit PasswordCheck(const CredentialStore* credentials, size_t max_waiting = kMaxWaiting)
+      : credentials_(credentials), max_waiting_(max_waiting) {}
 
   bool matches(const std::string& user, std::string_view password) const;
-  size_t derivations() const;  // PBKDF2 runs so far (tests: a remembered match runs none)
+  size_t derivations() const;    // PBKDF2 runs so far (tests: a remembered match runs none)
+  size_t busy_refusals() const;  // checks failed without a derivation: too many waiting
 
  private:
+  // A derivation's turn: derive_mu_ held while it lives; none when too many checks wait.
+  class Turn {
+   public:
+    explicit Turn(const PasswordCheck& c);
+    ~Turn();
+    explicit operator bool() const { return lock_.owns_lock(); }
+
+   private:
+    const PasswordCheck& c_;
+    std::unique_lock<std::mutex> lock_;
+  };
+
   const CredentialStore* credentials_;
+  const size_t max_waiting_;
+  mutable std::mutex derive_mu_;           // held while a derivation runs
+  mutable std::atomic<size_t> queued_{0};  // checks running or waiting to derive
+  mutable std::atomic<size_t> busy_refusals_{0};
+  mutable std::atomic<int64_t> last_busy_log_ms_{0};
   mutable std::mutex mu_;
   mutable std::unordered_map<std::string, std::string> remembered_;  // digest → stored key
   mutable size_t derivations_ = 0;

@@ -3,7 +3,12 @@
 // PLAIN and SCRAM exchanges against JAAS users and an in-memory credential store.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <latch>
 #include <map>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "broker/config/config.h"
 #include "broker/config/security_config.h"
@@ -263,6 +268,49 @@ TEST(PasswordCheck, MatchesScramUsersAndRemembersOnlyMatchesWhileTheCredentialSt
   EXPECT_TRUE(check.matches("fay", "five-twelve"));
   EXPECT_FALSE(check.matches("fay", "two-five-six"));
   EXPECT_FALSE(PasswordCheck(nullptr).matches("fay", "five-twelve"));
+}
+
+TEST(PasswordCheck, AFloodOfWrongPasswordsWaitsInABoundedQueueAndRememberedMatchesPassIt) {
+  MapCredentials creds;
+  creds.creds[{sasl::ScramMechanism::sha512, "gus"}] =
+      *sasl::make_scram_credential(sasl::ScramMechanism::sha512, "right", 8192);
+  PasswordCheck check(&creds, /*max_waiting=*/2);
+  ASSERT_TRUE(check.matches("gus", "right"));  // remembered from now on
+  ASSERT_EQ(check.derivations(), 1u);
+  // 12 threads of wrong passwords at once, several rounds: one derives at a time, two wait,
+  // the others are refused without a derivation.
+  constexpr int kThreads = 12, kRounds = 4;
+  std::atomic<int> matched{0};
+  std::atomic<bool> flooding{true};
+  std::vector<std::thread> flood;
+  std::latch start(kThreads + 1);
+  for (int t = 0; t < kThreads; ++t) {
+    flood.emplace_back([&, t] {
+      start.arrive_and_wait();
+      for (int r = 0; r < kRounds; ++r) {
+        if (check.matches(t % 2 ? "gus" : "nobody", "wrong-" + std::to_string(t))) ++matched;
+      }
+    });
+  }
+  // Meanwhile the remembered login passes without waiting for a turn.
+  std::thread remembered([&] {
+    start.arrive_and_wait();
+    while (flooding.load()) {
+      if (!check.matches("gus", "right")) ADD_FAILURE() << "a remembered match was refused";
+    }
+  });
+  for (auto& t : flood) t.join();
+  flooding = false;
+  remembered.join();
+  EXPECT_EQ(matched.load(), 0);
+  const size_t attempts = kThreads * kRounds;
+  EXPECT_GT(check.busy_refusals(), 0u) << "12 concurrent checks, at most 3 may queue";
+  EXPECT_EQ(check.derivations() - 1 + check.busy_refusals(), attempts)
+      << "a refused check runs no derivation";
+  EXPECT_GE(check.derivations() - 1, 3u) << "the queue admits the running check and 2 waiting";
+  // After the flood a new login is checked again.
+  EXPECT_FALSE(check.matches("gus", "wrong"));
+  EXPECT_EQ(check.busy_refusals() + check.derivations() - 1, attempts + 1);
 }
 
 }  // namespace
