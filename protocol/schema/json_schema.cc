@@ -122,21 +122,52 @@ std::string ecma_to_re2(const std::string& s) {
   return out;
 }
 
-// Values are matched by RE2 (linear time, bounded memory, no recursion: a hostile value cannot
-// take a produce thread's stack or time, as std::regex's backtracking could); a pattern RE2
-// cannot run is kept unchecked (JsonDoc::patterns).
+// Values are matched by RE2 (no backtracking, no recursion: a hostile value cannot take a
+// produce thread's stack or exponential time, as std::regex's could). Bounded per document:
+// at most kMaxCompiledPatterns patterns, each of at most kMaxProgramSize RE2 instructions
+// with kPatternMemory for its automata. A pattern past those bounds, or one RE2 cannot run
+// (backreferences, lookaround), is kept as null: not checked (JsonDoc::patterns).
+constexpr size_t kMaxCompiledPatterns = 32;
+constexpr int kMaxProgramSize = 600;
+constexpr int64_t kPatternMemory = 256 << 10;
+
 void compile_pattern(JsonDoc& doc, const std::string& pattern) {
   if (doc.patterns.count(pattern)) return;
-  re2::RE2::Options options;
-  options.set_log_errors(false);
-  options.set_max_mem(1 << 20);
-  auto re = std::make_shared<re2::RE2>(ecma_to_re2(pattern), options);
-  doc.patterns.emplace(pattern, re->ok() ? std::move(re) : nullptr);
+  std::shared_ptr<re2::RE2> re;
+  if (doc.patterns.size() < kMaxCompiledPatterns) {
+    re2::RE2::Options options;
+    options.set_log_errors(false);
+    options.set_max_mem(kPatternMemory);
+    re = std::make_shared<re2::RE2>(ecma_to_re2(pattern), options);
+    if (!re->ok() || re->ProgramSize() > kMaxProgramSize) re.reset();
+  }
+  doc.patterns.emplace(pattern, std::move(re));
+}
+
+// Every pattern of the document — under "pattern" or a "patternProperties" name, wherever the
+// node is (a "$ref" may point anywhere, e.g. "#/components/..."), walked without recursion.
+void compile_patterns(JsonDoc& doc) {
+  std::vector<const ojson*> stack{&doc.root};
+  while (!stack.empty()) {
+    const ojson* node = stack.back();
+    stack.pop_back();
+    if (node->is_object()) {
+      if (auto p = node->find("pattern"); p != node->end() && p->is_string()) {
+        compile_pattern(doc, p->get_ref<const std::string&>());
+      }
+      if (auto pp = node->find("patternProperties"); pp != node->end() && pp->is_object()) {
+        for (const auto& [name, _] : pp->items()) compile_pattern(doc, name);
+      }
+    }
+    if (node->is_structured()) {
+      for (const ojson& c : *node) stack.push_back(&c);
+    }
+  }
 }
 
 // ECMA 262 as std::regex reads it; bounded so that a hostile pattern cannot take the
 // registry's memory or time (Java's parser would accept longer ones; none we know of is).
-Status check_pattern(JsonDoc& doc, const std::string& path, const ojson& p) {
+Status check_pattern(const std::string& path, const ojson& p) {
   if (!p.is_string()) return invalid(path, "a pattern must be a string");
   const std::string& s = p.get_ref<const std::string&>();
   if (s.size() > kMaxPattern) return invalid(path, "pattern longer than 256 characters");
@@ -153,7 +184,6 @@ Status check_pattern(JsonDoc& doc, const std::string& path, const ojson& p) {
   } catch (const std::regex_error& e) {
     return invalid(path, std::string("invalid pattern: ") + e.what());
   }
-  compile_pattern(doc, s);
   return Status::Ok();
 }
 
@@ -166,19 +196,19 @@ bool is_nonneg_int(const ojson& v) {
 constexpr std::array<std::string_view, 7> kTypes = {"null",   "boolean", "object", "array",
                                                     "number", "string",  "integer"};
 
-Status validate(JsonDoc& doc, const ojson& s, const std::string& path, int depth);
+Status validate(const JsonDoc& doc, const ojson& s, const std::string& path, int depth);
 
-Status validate_map(JsonDoc& doc, const ojson& m, const std::string& path, int depth,
+Status validate_map(const JsonDoc& doc, const ojson& m, const std::string& path, int depth,
                     bool patterns) {
   if (!m.is_object()) return invalid(path, "expected an object of schemas");
   for (const auto& [k, v] : m.items()) {
-    if (patterns) STRATA_RETURN_IF_ERROR(check_pattern(doc, path, ojson(k)));
+    if (patterns) STRATA_RETURN_IF_ERROR(check_pattern(path, ojson(k)));
     STRATA_RETURN_IF_ERROR(validate(doc, v, path + "/" + k, depth + 1));
   }
   return Status::Ok();
 }
 
-Status validate_list(JsonDoc& doc, const ojson& a, const std::string& path, int depth) {
+Status validate_list(const JsonDoc& doc, const ojson& a, const std::string& path, int depth) {
   if (!a.is_array() || a.empty()) return invalid(path, "expected a non-empty array of schemas");
   for (size_t i = 0; i < a.size(); ++i) {
     STRATA_RETURN_IF_ERROR(validate(doc, a[i], path + "/" + std::to_string(i), depth + 1));
@@ -186,7 +216,7 @@ Status validate_list(JsonDoc& doc, const ojson& a, const std::string& path, int 
   return Status::Ok();
 }
 
-Status validate(JsonDoc& doc, const ojson& s, const std::string& path, int depth) {
+Status validate(const JsonDoc& doc, const ojson& s, const std::string& path, int depth) {
   if (depth > kMaxDepth) return invalid(path, "schema nested deeper than 64 levels");
   if (s.is_boolean()) return Status::Ok();
   if (!s.is_object()) return invalid(path, "a schema must be an object or a boolean");
@@ -253,7 +283,7 @@ Status validate(JsonDoc& doc, const ojson& s, const std::string& path, int depth
     } else if (key == "multipleOf") {
       if (!v.is_number() || v.get<double>() <= 0) return invalid(at, "multipleOf must be > 0");
     } else if (key == "pattern") {
-      STRATA_RETURN_IF_ERROR(check_pattern(doc, at, v));
+      STRATA_RETURN_IF_ERROR(check_pattern(at, v));
     } else if (key == "uniqueItems") {
       if (!v.is_boolean()) return invalid(at, "uniqueItems must be a boolean");
     }
@@ -288,6 +318,7 @@ Result<JsonSchema> JsonSchema::parse(std::string_view text,
   }
   for (const auto& [name, schema] : references) doc->refs.emplace_back(name, schema->doc_);
   STRATA_RETURN_IF_ERROR(validate(*doc, doc->root, "", 0));
+  compile_patterns(*doc);
   return JsonSchema(std::move(doc));
 }
 

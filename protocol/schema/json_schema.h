@@ -41,13 +41,15 @@ class JsonSchema {
   // Does `value` satisfy the schema? The assertions of drafts 4 to 7 and 2019-09's split forms
   // (dependentRequired, dependentSchemas, prefixItems): types (1.0 is an integer), enum, const,
   // bounds, multipleOf, string lengths in code points, patterns (by RE2: one it cannot run,
-  // with a backreference or lookaround, is not checked), items, contains, uniqueItems,
+  // with a backreference or lookaround, or past the per-schema bounds, is not checked — and a
+  // property name it might match is not additional), items, contains, uniqueItems,
   // properties, patternProperties, additionalProperties, required, dependencies,
   // propertyNames, allOf/anyOf/oneOf/not, if/then/else and "$ref" (which, as in draft 7,
   // replaces its siblings). "format" is an annotation, not checked. Errc::invalid_argument
   // naming the first failure and where in the value ("expected ... at #/amount"); also when
-  // the check would take more than 100,000 steps (combinators that multiply the work) or nest
-  // deeper than 256 (a "$ref" cycle). Any thread.
+  // the check would take more than 100,000 steps plus 16 per node of the value (combinators
+  // that multiply the work, huge schema nodes) or nest deeper than 256 (a "$ref" cycle).
+  // Any thread.
   Status validate_value(const nlohmann::json& value) const;
 
  private:

@@ -26,7 +26,8 @@ struct JsonDoc {
   ojson root;
   std::vector<std::pair<std::string, std::shared_ptr<const JsonDoc>>> refs;
   // Every "pattern" and "patternProperties" name of the document compiled for RE2 (parse);
-  // null for a pattern RE2 cannot run (backreferences, lookaround): it is not checked.
+  // null for a pattern RE2 cannot run (backreferences, lookaround) or past the per-document
+  // bounds (json_schema.cc, compile_patterns): such a pattern is not checked.
   std::map<std::string, std::shared_ptr<const re2::RE2>, std::less<>> patterns;
 };
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cfloat>
 #include <cmath>
 #include <string>
 #include <string_view>
@@ -20,14 +21,19 @@ using detail::JsonNode;
 using detail::ojson;
 using nlohmann::json;
 
-// Evaluations of one value against one schema node, across the whole check: combinators and
-// "$ref"s can multiply the work (allOf of two refs to a node that does the same, 64 levels
-// down, is 2^64), and a produce thread must not spend more than ~a millisecond on one record.
+// The work of one check, in steps: an evaluation of a value against a schema node, plus that
+// node's keys, each enum entry and required name compared, a share of each property looked
+// up, every 16 bytes a pattern reads. Combinators and "$ref"s can multiply the work (allOf of
+// two refs to a node that does the same, 64 levels down, is 2^64), and a produce thread must
+// not spend more than ~a millisecond or two on one record; a large value may take more
+// (kStepsPerNode for each of its nodes), so that what a plain schema asks of it passes.
 constexpr int64_t kMaxSteps = 100'000;
+constexpr int64_t kStepsPerNode = 16;
 // Nested evaluations: a "$ref" cycle that consumes no part of the value ({"$ref": "#"}) ends
 // here rather than on the stack's end.
 constexpr int kMaxFrames = 256;
-constexpr const char* kTooManySteps = "the schema takes more than 100000 steps to check the value";
+constexpr const char* kTooManySteps =
+    "the schema takes too many steps to check the value (100000, and 16 per node of the value)";
 
 bool is_integral(const json& v) {
   if (v.is_number_integer()) return true;
@@ -47,19 +53,90 @@ bool type_is(std::string_view type, const json& v) {
   return false;
 }
 
-// -1, 0, 1 as a < b, a == b, a > b: integers exactly (a uint64 beyond int64 too), else as doubles.
+template <typename J>
+__int128 wide(const J& n) {
+  return n.is_number_unsigned() ? static_cast<__int128>(n.template get<uint64_t>())
+                                : static_cast<__int128>(n.template get<int64_t>());
+}
+
+// An integer against a double, exactly (no rounding of the integer to a double).
+int compare_int_double(__int128 i, double d) {
+  if (d >= 18446744073709551616.0) return -1;  // 2^64: beyond every uint64
+  if (d < -9223372036854775808.0) return 1;    // -2^63: below every int64
+  const double f = std::floor(d);
+  const auto fi = static_cast<__int128>(f);
+  if (i != fi) return i < fi ? -1 : 1;
+  return d > f ? -1 : 0;
+}
+
+// -1, 0, 1 as a < b, a == b, a > b, by value: 1 == 1.0, and a uint64 or an int64 beyond 2^53
+// compared exactly with a double.
 template <typename A, typename B>
 int compare_numbers(const A& a, const B& b) {
-  if (a.is_number_integer() && b.is_number_integer()) {
-    auto wide = [](const auto& n) {
-      return n.is_number_unsigned() ? static_cast<__int128>(n.template get<uint64_t>())
-                                    : static_cast<__int128>(n.template get<int64_t>());
-    };
+  const bool ai = a.is_number_integer(), bi = b.is_number_integer();
+  if (ai && bi) {
     const __int128 x = wide(a), y = wide(b);
     return x < y ? -1 : x > y ? 1 : 0;
   }
+  if (ai) return compare_int_double(wide(a), b.template get<double>());
+  if (bi) return -compare_int_double(wide(b), a.template get<double>());
   const double x = a.template get<double>(), y = b.template get<double>();
   return x < y ? -1 : x > y ? 1 : 0;
+}
+
+// A total order of JSON values consistent with JSON Schema's equality (numbers by value,
+// objects whatever their key order): uniqueItems sorts by it. Depth bounded by the value's.
+int order(const json& a, const json& b) {
+  auto rank = [](const json& v) {
+    return v.is_null()      ? 0
+           : v.is_boolean() ? 1
+           : v.is_number()  ? 2
+           : v.is_string()  ? 3
+           : v.is_array()   ? 4
+                            : 5;
+  };
+  const int ra = rank(a), rb = rank(b);
+  if (ra != rb) return ra < rb ? -1 : 1;
+  switch (ra) {
+    case 1:
+      return static_cast<int>(a.get<bool>()) - static_cast<int>(b.get<bool>());
+    case 2:
+      return compare_numbers(a, b);
+    case 3: {
+      const int c = a.get_ref<const std::string&>().compare(b.get_ref<const std::string&>());
+      return c < 0 ? -1 : c > 0 ? 1 : 0;
+    }
+    case 4:
+    case 5: {
+      if (a.size() != b.size()) return a.size() < b.size() ? -1 : 1;
+      // Objects iterate in key order (nlohmann::json keeps them in a std::map).
+      for (auto x = a.begin(), y = b.begin(); x != a.end(); ++x, ++y) {
+        if (ra == 5) {
+          const int k = x.key().compare(y.key());
+          if (k != 0) return k < 0 ? -1 : 1;
+        }
+        if (const int c = order(*x, *y); c != 0) return c;
+      }
+      return 0;
+    }
+    default:
+      return 0;
+  }
+}
+
+// Nodes of a value, counted without recursion.
+int64_t nodes_of(const json& v) {
+  int64_t n = 0;
+  std::vector<const json*> stack{&v};
+  while (!stack.empty()) {
+    const json* j = stack.back();
+    stack.pop_back();
+    ++n;
+    if (j->is_structured()) {
+      for (const json& c : *j) stack.push_back(&c);
+    }
+  }
+  return n;
 }
 
 // JSON equality of a value and a schema's literal (enum, const): numbers by value (1 == 1.0),
@@ -103,9 +180,12 @@ bool multiple_of(const json& v, const ojson& m) {
                                               : static_cast<__int128>(m.get<int64_t>());
     return y > 0 && x % y == 0;
   }
-  const double q = v.get<double>() / m.get<double>();
-  if (!std::isfinite(q)) return false;
-  return std::abs(q - std::round(q)) <= 1e-9 * std::max(1.0, std::abs(q));
+  const double x = v.get<double>(), y = m.get<double>();
+  const double q = x / y;
+  if (!std::isfinite(q)) return std::fmod(x, y) == 0;  // the quotient overflows: exactly
+  // The quotient of decimal fractions is rarely exact in binary (19.99 / 0.01 is
+  // 1998.9999999999998): a few ulps from an integer count as one, as a decimal check would.
+  return std::abs(q - std::round(q)) <= 8 * DBL_EPSILON * std::max(1.0, std::abs(q));
 }
 
 std::string describe(const json& v) { return v.type_name(); }
@@ -180,6 +260,7 @@ class Keywords {
 // value's path, collected while unwinding (a passing value builds no strings).
 class Checker {
  public:
+  explicit Checker(const json& value) : value_(value) {}
   bool check(JsonNode s, const json& v, int frame);
 
   std::string message() const {
@@ -221,6 +302,20 @@ class Checker {
   bool check_object(const JsonNode& at, const Keywords& s, const json& v, int frame);
   bool check_combinators(const JsonNode& at, const Keywords& s, const json& v, int frame);
 
+  // Charges `n` steps; false (and the check failed) once the budget is spent.
+  bool spend(int64_t n) {
+    steps_ += n;
+    if (steps_ > budget_ && !sized_) {
+      // Only a check past the base budget pays for counting the value's nodes.
+      sized_ = true;
+      budget_ += kStepsPerNode * nodes_of(value_);
+    }
+    return steps_ <= budget_ || exhaust(kTooManySteps);
+  }
+
+  const json& value_;
+  int64_t budget_ = kMaxSteps;
+  bool sized_ = false;
   int64_t steps_ = 0;
   bool exhausted_ = false;
   std::string reason_;
@@ -230,10 +325,11 @@ class Checker {
 bool Checker::check(JsonNode node, const json& v, int frame) {
   if (exhausted_) return false;
   if (frame > kMaxFrames) return exhaust("the schema's references nest deeper than 256 levels");
-  if (++steps_ > kMaxSteps) return exhaust(kTooManySteps);
+  if (!spend(1)) return false;
   const ojson& schema = *node.j;
   if (schema.is_boolean()) return schema.get<bool>() || fail("the schema false accepts no value");
   if (!schema.is_object()) return true;
+  if (!spend(static_cast<int64_t>(schema.size()))) return false;
   const Keywords s(schema);
   if (auto ref = s.find(K("$ref")); ref != nullptr && ref->is_string()) {
     // Drafts 4 to 7: a "$ref" replaces its siblings. parse() resolved every one.
@@ -249,6 +345,7 @@ bool Checker::check(JsonNode node, const json& v, int frame) {
     if (!ok) return fail("expected " + t->dump() + ", got " + describe(v));
   }
   if (auto e = s.find(K("enum")); e != nullptr && e->is_array()) {
+    if (!spend(static_cast<int64_t>(e->size()))) return false;
     if (std::none_of(e->begin(), e->end(), [&](const ojson& x) { return same(v, x); })) {
       return fail("value not in the enum");
     }
@@ -301,6 +398,7 @@ bool Checker::check_string(const JsonNode& at, const Keywords& s, const json& v)
     }
   }
   if (auto p = s.find(K("pattern")); p != nullptr && p->is_string()) {
+    if (!spend(static_cast<int64_t>(str.size() / 16))) return false;
     auto re = at.doc->patterns.find(p->get_ref<const std::string&>());
     if (re != at.doc->patterns.end() && re->second && !re2::RE2::PartialMatch(str, *re->second)) {
       return fail("does not match the pattern " + p->dump());
@@ -337,13 +435,17 @@ bool Checker::check_array(const JsonNode& at, const Keywords& s, const json& v, 
     if (item && !fail_in(std::to_string(i), sub(at, *item, v[i], frame + 1))) return false;
   }
   if (auto u = s.find(K("uniqueItems")); u != nullptr && u->is_boolean() && u->get<bool>()) {
-    for (size_t i = 0; i < v.size(); ++i) {
-      steps_ += static_cast<int64_t>(i);  // the comparisons count against the budget
-      if (steps_ > kMaxSteps) return exhaust(kTooManySteps);
-      for (size_t k = 0; k < i; ++k) {
-        if (v[i] == v[k]) {
-          return fail("items " + std::to_string(k) + " and " + std::to_string(i) + " are equal");
-        }
+    // Sorted by a total order, equal items are neighbours: n log n, not n^2.
+    if (!spend(static_cast<int64_t>(v.size()))) return false;
+    std::vector<size_t> at_index(v.size());
+    for (size_t i = 0; i < v.size(); ++i) at_index[i] = i;
+    std::sort(at_index.begin(), at_index.end(),
+              [&](size_t a, size_t b) { return order(v[a], v[b]) < 0; });
+    for (size_t i = 1; i < at_index.size(); ++i) {
+      if (order(v[at_index[i - 1]], v[at_index[i]]) == 0) {
+        const auto [first, second] = std::minmax(at_index[i - 1], at_index[i]);
+        return fail("items " + std::to_string(first) + " and " + std::to_string(second) +
+                    " are equal");
       }
     }
   }
@@ -367,6 +469,7 @@ bool Checker::check_object(const JsonNode& at, const Keywords& s, const json& v,
   };
   if (!count(K("maxProperties"), true) || !count(K("minProperties"), false)) return false;
   auto require = [&](const ojson& names, const std::string& why) {
+    if (!spend(static_cast<int64_t>(names.size()))) return false;
     for (const ojson& n : names) {
       if (n.is_string() && !v.contains(n.get_ref<const std::string&>())) {
         return fail("missing property " + n.get<std::string>() + why);
@@ -385,25 +488,33 @@ bool Checker::check_object(const JsonNode& at, const Keywords& s, const json& v,
   for (const auto& [key, value] : v.items()) {
     bool matched = false;
     if (props != nullptr && props->is_object()) {
+      // A lookup scans the properties (an ordered_json object is a vector).
+      if (!spend(1 + static_cast<int64_t>(props->size() / 8))) return false;
       if (auto p = props->find(key); p != props->end()) {
         matched = true;
         if (!fail_in(key, sub(at, *p, value, frame + 1))) return false;
       }
     }
     if (patterns != nullptr && patterns->is_object()) {
+      if (!spend(static_cast<int64_t>(patterns->size() * (1 + key.size() / 16)))) return false;
       for (const auto& [pattern, ps] : patterns->items()) {
         auto re = at.doc->patterns.find(pattern);
-        if (re == at.doc->patterns.end() || !re->second ||
-            !re2::RE2::PartialMatch(key, *re->second)) {
+        if (re == at.doc->patterns.end() || !re->second) {
+          // A pattern not checked (json_schema_doc.h) may match: the key is not additional,
+          // and its schema is not applied.
+          matched = true;
           continue;
         }
+        if (!re2::RE2::PartialMatch(key, *re->second)) continue;
         matched = true;
         if (!fail_in(key, sub(at, ps, value, frame + 1))) return false;
       }
     }
     if (!matched && additional != nullptr &&
         !fail_in(key, sub(at, *additional, value, frame + 1))) {
-      if (additional->is_boolean()) return fail("property " + key + " is not allowed");
+      if (additional->is_boolean() && !exhausted_) {
+        return fail("property " + key + " is not allowed");
+      }
       return false;
     }
     if (names != nullptr && !sub(at, *names, json(key), frame + 1)) {
@@ -463,7 +574,7 @@ bool Checker::check_combinators(const JsonNode& at, const Keywords& s, const jso
 }  // namespace
 
 Status JsonSchema::validate_value(const nlohmann::json& value) const {
-  Checker checker;
+  Checker checker(value);
   if (checker.check(JsonNode{doc_.get(), &doc_->root}, value, 0)) return Status::Ok();
   return Status(Errc::invalid_argument, checker.message());
 }

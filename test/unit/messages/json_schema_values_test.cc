@@ -55,10 +55,17 @@ TEST(JsonSchemaValues, EachKeywordAcceptsAndRefuses) {
       {R"({"minimum": 0, "exclusiveMinimum": true})", "0.001", ""},
       {R"({"exclusiveMinimum": 0})", "0", "not within exclusiveMinimum 0"},
       {R"({"maximum": 9223372036854775807})", "9223372036854775808", "not within maximum"},
+      // Integers against doubles exactly: 2^53 + 1 is above 2^53 even as a double's bound.
+      {R"({"maximum": 9007199254740992.0})", "9007199254740993", "not within maximum"},
+      {R"({"minimum": 9007199254740992.5})", "9007199254740993", ""},
+      {R"({"enum": [9007199254740992.0]})", "9007199254740993", "not in the enum"},
       {R"({"multipleOf": 3})", "-9", ""},
       {R"({"multipleOf": 3})", "10", "not a multiple of 3"},
       {R"({"multipleOf": 0.01})", "19.99", ""},
       {R"({"multipleOf": 0.01})", "19.995", "not a multiple of 0.01"},
+      {R"({"multipleOf": 0.5})", "1e308", ""},  // the quotient overflows: fmod decides
+      {R"({"multipleOf": 0.001})", "1000000000.5", ""},
+      {R"({"multipleOf": 0.25})", "1000000000.1", "not a multiple"},
       {R"({"maxLength": 2})", R"("é€")", ""},  // code points, not bytes
       {R"({"maxLength": 2})", R"("abc")", "longer than maxLength 2"},
       {R"({"minLength": 1})", R"("")", "shorter than minLength 1"},
@@ -99,6 +106,12 @@ TEST(JsonSchemaValues, EachKeywordAcceptsAndRefuses) {
        R"({"n_a": "1"})", "at #/n_a"},
       {R"({"patternProperties": {"^n_": true}, "additionalProperties": false})", R"({"x": 1})",
        "property x is not allowed"},
+      // A lookahead RE2 cannot run: the pattern is not checked, so no key is additional.
+      {R"j({"patternProperties": {"^(?=a)": {"type": "string"}}, "additionalProperties": false})j",
+       R"({"ab": 1, "zz": 2})", ""},
+      // A pattern in a node only a "$ref" reaches.
+      {R"({"components": {"id": {"pattern": "^t[0-9]+$"}}, "properties": {"id": {"$ref": "#/components/id"}}})",
+       R"({"id": "x1"})", "does not match the pattern \"^t[0-9]+$\" at #/id"},
       {R"({"maxProperties": 1})", R"({"a": 1, "b": 2})", "more properties than maxProperties"},
       {R"({"minProperties": 1})", "{}", "fewer properties than minProperties"},
       {R"({"dependencies": {"card": ["billing"]}})", R"({"card": 1})",
@@ -170,11 +183,11 @@ TEST(JsonSchemaValues, HostileSchemasAndValuesAreBounded) {
   }
   defs += "\"d40\": {\"type\": \"integer\"}";
   const std::string doubling = "{\"definitions\": {" + defs + "}, \"$ref\": \"#/definitions/d0\"}";
-  EXPECT_NE(check(doubling, "1").find("more than 100000 steps"), std::string::npos);
+  EXPECT_NE(check(doubling, "1").find("too many steps"), std::string::npos);
   // The budget also fails a check under "not" (which would otherwise invert the failure).
   const std::string negated =
       "{\"definitions\": {" + defs + "}, \"not\": {\"$ref\": \"#/definitions/d0\"}}";
-  EXPECT_NE(check(negated, "1").find("more than 100000 steps"), std::string::npos);
+  EXPECT_NE(check(negated, "1").find("too many steps"), std::string::npos);
   EXPECT_NE(check(R"({"anyOf": [{"$ref": "#"}]})", "1").find("nest deeper than 256"),
             std::string::npos);
   // A pattern that backtracks exponentially in a backtracking engine, on a long value: RE2
@@ -184,13 +197,29 @@ TEST(JsonSchemaValues, HostileSchemasAndValuesAreBounded) {
   value += "!\"";
   EXPECT_NE(check(R"({"pattern": "^(a+)+$"})", value).find("does not match"), std::string::npos);
   EXPECT_EQ(check(R"({"pattern": "^(a|aa)+!$"})", value), "");
-  // uniqueItems counts its comparisons against the same budget.
+  // uniqueItems sorts: 100,000 distinct items pass, one repeated is found.
   json many = json::array();
-  for (int i = 0; i < 1000; ++i) many.push_back(i);
-  auto st = must_parse(R"({"uniqueItems": true})").validate_value(many);
-  EXPECT_NE(st.message().find("more than 100000 steps"), std::string::npos) << st.message();
-  many.erase(many.begin() + 400, many.end());  // 79,800 comparisons
-  EXPECT_TRUE(must_parse(R"({"uniqueItems": true})").validate_value(many).ok());
+  for (int i = 0; i < 100'000; ++i) many.push_back(i % 2 ? json(i) : json(std::to_string(i)));
+  const auto unique = must_parse(R"({"uniqueItems": true})");
+  EXPECT_TRUE(unique.validate_value(many).ok());
+  many.push_back(3.0);
+  auto st = unique.validate_value(many);
+  EXPECT_NE(st.message().find("items 3 and 100000 are equal"), std::string::npos) << st.message();
+  // A fat node (an enum of 10,000 entries) under the doubling schema: each visit costs its
+  // size, so the budget ends it after a few visits.
+  std::string fat = "\"d40\": {\"enum\": [";
+  for (int i = 0; i < 10'000; ++i) fat += std::to_string(i + 1) + ",";
+  fat += "0]}";
+  std::string fat_defs = defs.substr(0, defs.rfind("\"d40\"")) + fat;
+  EXPECT_NE(check("{\"definitions\": {" + fat_defs + "}, \"$ref\": \"#/definitions/d0\"}", "0")
+                .find("too many steps"),
+            std::string::npos);
+  // A pattern whose RE2 program is too large (a DFA of 2^990 states, which RE2 would run by
+  // its slower NFA on a long value) is not checked.
+  std::string ab = "\"";
+  for (int i = 0; i < 50'000; ++i) ab += "ab";
+  ab += "\"";
+  EXPECT_EQ(check(R"({"pattern": "[ab]*a[ab]{990}$"})", ab), "");
 }
 
 // Random values: each is valid under its own const and enum and under its type, and invalid
