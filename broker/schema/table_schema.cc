@@ -48,14 +48,22 @@ bool accepts_null(const json& p) {
   return !p.contains("$ref") && !p.contains("allOf") && !p.contains("not");
 }
 
-// An Avro table schema: a record of nullable fields (parse_avro_table_schema), self-contained
-// since recovery reads it from the table's config, without the registry.
-Result<pkindex::AvroTableSchema> avro_table_schema(const SchemaEntry& e) {
+// An Avro table schema: a record of nullable fields (parse_avro_table_schema). Recovery reads
+// it from the table's config, without the registry, so it is pinned self-contained: the types
+// its schema references define (read through `source`) written inline at their first use.
+Result<pkindex::AvroTableSchema> avro_table_schema(const SchemaSource& source,
+                                                   const SchemaEntry& e) {
   const std::string which = "the table schema (id " + std::to_string(e.id) + ")";
+  std::string text = e.schema;
   if (!e.references.empty()) {
-    return bad(which + " uses schema references: an Avro table schema must be self-contained");
+    auto parsed = source.parsed(e.id);
+    if (!parsed.ok()) {
+      return bad(which + ": its references cannot be read: " + parsed.status().message());
+    }
+    if (!(*parsed)->avro) return bad(which + " is not an Avro schema");
+    text = (*parsed)->avro->self_contained_json();
   }
-  auto s = pkindex::parse_avro_table_schema(e.schema);
+  auto s = pkindex::parse_avro_table_schema(text);
   if (!s.ok()) return bad(which + ": " + s.status().message());
   return s;
 }
@@ -76,10 +84,10 @@ Result<pkindex::ProtobufTableSchema> protobuf_table_schema(const SchemaEntry& e)
 
 // The columns of a table schema: the fields of its Avro record or first Protobuf message, or the
 // properties of its JSON Schema object.
-Result<std::set<std::string>> table_columns(const SchemaEntry& e) {
+Result<std::set<std::string>> table_columns(const SchemaSource& source, const SchemaEntry& e) {
   const std::string which = "the table schema (id " + std::to_string(e.id) + ")";
   if (e.type == "AVRO") {
-    auto s = avro_table_schema(e);
+    auto s = avro_table_schema(source, e);
     if (!s.ok()) return s.status();
     return std::set<std::string>(s->columns.begin(), s->columns.end());
   }
@@ -220,7 +228,7 @@ class TableDecoder : public pkindex::ConfluentDecoder {
         return bad("the table schema (id " + std::to_string(table_id_) +
                    ") cannot be read: " + parsed.status().message());
       }
-      auto c = table_columns(*e);
+      auto c = table_columns(reg, *e);
       if (!c.ok()) return c.status();
       facts_ = TableFacts{std::move(*c), std::move(*parsed)};
       published_.store(&*facts_, std::memory_order_release);
@@ -287,12 +295,13 @@ Status pin_table_schema(const SchemaSource* registry, std::map<std::string, std:
     return bad("Configuration " + std::string(pk::kValueSchemaSubject) + "=" + subject->second +
                ": " + v.status().message());
   }
-  auto columns = table_columns(*v);
+  auto columns = table_columns(*registry, *v);
   if (!columns.ok()) return columns.status();
   configs[std::string(pk::kValueSchemaId)] = std::to_string(v->id);
   if (v->type == "AVRO") {
     // Compact, every attribute kept (the defaults).
-    configs[std::string(pk::kValueSchemaAvro)] = avro_table_schema(*v)->schema.normalized_json();
+    configs[std::string(pk::kValueSchemaAvro)] =
+        avro_table_schema(*registry, *v)->schema.normalized_json();
   } else if (v->type == "PROTOBUF") {
     configs[std::string(pk::kValueSchemaProtobuf)] = protobuf_table_schema(*v)->schema.normalized();
   }
@@ -314,7 +323,7 @@ Result<TableSchemaInfo> describe_table_schema(const SchemaSource* source,
   if (!source) return Status(Errc::unavailable, "the Schema Registry is not serving");
   auto e = source->entry(table.value_schema_id);
   if (!e.ok()) return e.status();
-  auto columns = table_columns(*e);
+  auto columns = table_columns(*source, *e);
   if (!columns.ok()) return columns.status();
   return TableSchemaInfo{e->type, {columns->begin(), columns->end()}};
 }

@@ -425,6 +425,7 @@ void write_canonical(const AvroNode* n, std::set<const AvroNode*>& done, std::st
 // Java's Schema.toString() layout (see normalized_json() in the header).
 class NormalizedWriter {
  public:
+  // `self` null: every named type is defined at its first use, references' too.
   explicit NormalizedWriter(const AvroGraph* self) : self_(self) {}
 
   ojson write(const AvroNode* n) {
@@ -452,7 +453,7 @@ class NormalizedWriter {
         return o;
     }
     // Types of references are theirs to define; ours are defined at their first use.
-    if (n->owner != self_ || !written_.insert(n).second) {
+    if ((self_ && n->owner != self_) || !written_.insert(n).second) {
       return n->space == space_ ? ojson(n->name) : ojson(n->full_name);
     }
     o["type"] = n->is_error ? "error" : kind_name(n->kind);
@@ -552,6 +553,10 @@ std::string AvroSchema::canonical_form() const { return canonical_of(graph_->roo
 
 std::string AvroSchema::normalized_json() const {
   return NormalizedWriter(graph_.get()).write(graph_->root).dump();
+}
+
+std::string AvroSchema::self_contained_json() const {
+  return NormalizedWriter(nullptr).write(graph_->root).dump();
 }
 
 std::string_view AvroSchema::type_name() const { return kind_name(graph_->root->kind); }

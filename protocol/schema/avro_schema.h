@@ -48,6 +48,9 @@ class AvroSchema {
   // referred to by name, as in the registered text. Equal for schemas that differ only in
   // whitespace, key order or how namespaces were spelled.
   std::string normalized_json() const;
+  // As normalized_json(), but the types of `references` are defined inline at their first use:
+  // a text that parses without them (a table schema pinned in a topic's config).
+  std::string self_contained_json() const;
 
   // "record", "enum", "fixed", "array", "map", "union" or the primitive name of the top level.
   std::string_view type_name() const;

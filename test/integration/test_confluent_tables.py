@@ -15,6 +15,8 @@ real broker and its embedded Schema Registry — the seed's scenario with the cl
 - an Avro table schema: rows hold every column typed by it (an integer in a double column is a
   double), the changelog carries them Avro-encoded (KafkaJS's registry client decodes them),
   a value it cannot hold is INVALID_RECORD, kill -9 replays without the registry;
+- an Avro table schema with a schema reference (a Money record of another subject): pinned with
+  the referenced type inline, rows and replay after kill -9 without the registry;
 - Protobuf writers in each client's framing of the message indexes (confluent-kafka's plain
   varints, Java's zigzag, KafkaJS's none) feed the same table;
 - a value that is not framed, names an unknown id, does not decode, does not match its JSON
@@ -241,6 +243,71 @@ class ConfluentTablesTest(BrokerTestCase):
         conn = self.conn()
         self.assertEqual(self.rows(conn, topic), got,
                          "after kill -9: the framed after-images replayed, nothing summed twice")
+
+    def test_avro_table_schema_with_a_reference_is_pinned_self_contained(self):
+        topic = unique_topic("account_ref")
+        money = {"type": "record", "name": "Money", "namespace": "strata.seed",
+                 "fields": [{"name": "cents", "type": "long"},
+                            {"name": "currency", "type": "string"}]}
+        self.register(topic + "-Money", money, "AVRO")
+        table = {"type": "record", "name": "Account", "namespace": "strata.seed",
+                 "fields": [{"name": "balance", "type": ["null", "Money"], "default": None},
+                            {"name": "txn_count", "type": ["null", "long"], "default": None}]}
+        body = json.dumps({"schema": json.dumps(table), "schemaType": "AVRO", "references": [
+            {"name": "strata.seed.Money", "subject": topic + "-Money", "version": 1}]}).encode()
+        req = urllib.request.Request(self.url() + "/subjects/%s-value/versions" % topic,
+                                     data=body, method="POST", headers={"Content-Type": CT})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            table_id = json.loads(r.read())["id"]
+        itutil.ck_create_topic(self.broker.bootstrap, topic, self.P, {
+            "table.type": "primary-key", "table.value.format": "confluent",
+            "table.value.schema.subject": topic + "-value", "table.merge-engine": "aggregation",
+            "table.fields.txn_count.agg": "sum"})
+        from confluent_kafka.admin import ConfigResource
+        res = ConfigResource(ConfigResource.Type.TOPIC, topic)
+        admin = itutil.ck_admin(self.broker.bootstrap)  # kept: a destroyed handle fails its futures
+        entries = admin.describe_configs([res])[res].result(timeout=30)
+        self.assertEqual(entries["table.value.schema.id"].value, str(table_id))
+        pinned = json.loads(entries["table.value.schema.avro"].value)
+        self.assertEqual(pinned["fields"][0]["type"][1],
+                         {"type": "record", "name": "Money", "fields": money["fields"]},
+                         "the referenced type written inline: replay needs no registry")
+
+        writer_id = self.register(topic + "-Txn", {
+            "type": "object", "properties": {
+                "balance": {"type": "object", "properties": {"cents": {"type": "integer"},
+                                                             "currency": {"type": "string"}}},
+                "txn_count": {"type": "integer"}}})
+        conn = self.conn()
+        model = {}
+        for i, k in enumerate(ACCOUNTS[:6]):
+            key = k.encode()
+            part = pkt.murmur2_partition(key, self.P)
+            for n in range(1, 4):
+                value = {"balance": {"cents": 100 * i + n, "currency": "EUR"}, "txn_count": 1}
+                framed = b"\x00" + writer_id.to_bytes(4, "big") + json.dumps(value).encode()
+                err, _, rec_errs, _ = pkt.produce_v8(conn, topic, part, [(key, framed, [])])
+                self.assertEqual((err, rec_errs), (0, []))
+            model[k] = {"balance": {"cents": 100 * i + 3, "currency": "EUR"}, "txn_count": 3}
+        # A balance the referenced record cannot hold (no currency) fails the batch.
+        bad = b"\x00" + writer_id.to_bytes(4, "big") + b'{"balance": {"cents": 5}}'
+        key = ACCOUNTS[0].encode()
+        err, _, rec_errs, _ = pkt.produce_v8(
+            conn, topic, pkt.murmur2_partition(key, self.P), [(key, bad, [])])
+        self.assertEqual(err, INVALID_RECORD)
+        self.assertIn("does not fit the table schema (id %d)" % table_id, rec_errs[0][1])
+        got = {k: v for k, v in self.rows(conn, topic).items() if k in model}
+        self.assertEqual(got, model)
+        _, replay = pkd.consume_log(self.broker.bootstrap, topic, self.P, conn)
+        for k in model:
+            v = replay[k.encode()]
+            self.assertEqual((v[0], int.from_bytes(v[1:5], "big")), (0, table_id))
+
+        # kill -9: replay decodes the log with the pinned text alone.
+        self.broker.restart(clean=False)
+        conn = self.conn()
+        got = {k: v for k, v in self.rows(conn, topic).items() if k in model}
+        self.assertEqual(got, model, "after kill -9")
 
     def test_avro_table_schema_rows_logged_in_avro(self):
         from confluent_kafka.schema_registry import SchemaRegistryClient

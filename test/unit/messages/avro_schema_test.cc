@@ -437,6 +437,16 @@ TEST(AvroReferences, NamedTypesOfReferencedSchemas) {
             R"({"type":"record","name":"Person","namespace":"com.x","fields":[)"
             R"({"name":"home","type":"Address"},)"
             R"({"name":"work","type":["null","Address"],"default":null}]})");
+  // Self-contained: the referenced type defined at its first use, every attribute kept; the
+  // text parses without the reference and is the same schema.
+  const std::string alone = person.self_contained_json();
+  EXPECT_EQ(alone, R"({"type":"record","name":"Person","namespace":"com.x","fields":[)"
+                   R"({"name":"home","type":{"type":"record","name":"Address","fields":[)"
+                   R"({"name":"street","type":"string"}]}},)"
+                   R"({"name":"work","type":["null","Address"],"default":null}]})");
+  AvroSchema reparsed = must_parse(alone);
+  EXPECT_EQ(reparsed.canonical_form(), person.canonical_form());
+  EXPECT_EQ(reparsed.self_contained_json(), alone);
   // References are transitive: Person brings Address along.
   AvroSchema team = must_parse(
       R"({"type":"record","name":"Team","fields":[{"name":"lead","type":"com.x.Person"},
