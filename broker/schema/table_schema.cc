@@ -69,7 +69,8 @@ Result<pkindex::AvroTableSchema> avro_table_schema(const SchemaSource& source,
 }
 
 // A Protobuf table schema: its first message, of fields with presence
-// (parse_protobuf_table_schema), importing only the well-known files (self-contained, as Avro's).
+// (parse_protobuf_table_schema), importing only the well-known files: self-contained, since
+// recovery reads it from the table's config.
 Result<pkindex::ProtobufTableSchema> protobuf_table_schema(const SchemaEntry& e) {
   const std::string which = "the table schema (id " + std::to_string(e.id) + ")";
   if (!e.references.empty()) {
@@ -298,12 +299,16 @@ Status pin_table_schema(const SchemaSource* registry, std::map<std::string, std:
   auto columns = table_columns(*registry, *v);
   if (!columns.ok()) return columns.status();
   configs[std::string(pk::kValueSchemaId)] = std::to_string(v->id);
+  // The registry is read again (references): a failure here is reported, not assumed away.
   if (v->type == "AVRO") {
+    auto s = avro_table_schema(*registry, *v);
+    if (!s.ok()) return s.status();
     // Compact, every attribute kept (the defaults).
-    configs[std::string(pk::kValueSchemaAvro)] =
-        avro_table_schema(*registry, *v)->schema.normalized_json();
+    configs[std::string(pk::kValueSchemaAvro)] = s->schema.normalized_json();
   } else if (v->type == "PROTOBUF") {
-    configs[std::string(pk::kValueSchemaProtobuf)] = protobuf_table_schema(*v)->schema.normalized();
+    auto s = protobuf_table_schema(*v);
+    if (!s.ok()) return s.status();
+    configs[std::string(pk::kValueSchemaProtobuf)] = s->schema.normalized();
   }
   return Status::Ok();
 }

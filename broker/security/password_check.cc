@@ -32,10 +32,18 @@ std::string digest_of(const std::string& user, std::string_view password,
   return std::string(reinterpret_cast<const char*>(d), sizeof(d));
 }
 
+// One derivation at a time in the process, whichever check asks (the registry's and the SASL
+// authenticator's are separate instances): a flood on both still takes one core.
+std::mutex derive_mu;
+std::atomic<size_t> queued{0};  // checks deriving or waiting to
+
 }  // namespace
 
 PasswordCheck::Turn::Turn(const PasswordCheck& c) : c_(c) {
-  if (c_.queued_.fetch_add(1) > c_.max_waiting_) {
+  size_t q = queued.load();
+  while (q <= c_.max_waiting_ && !queued.compare_exchange_weak(q, q + 1)) {
+  }
+  if (q > c_.max_waiting_) {
     const size_t refused = c_.busy_refusals_.fetch_add(1) + 1;
     const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
                             std::chrono::steady_clock::now().time_since_epoch())
@@ -49,12 +57,13 @@ PasswordCheck::Turn::Turn(const PasswordCheck& c) : c_(c) {
     }
     return;
   }
-  lock_ = std::unique_lock(c_.derive_mu_);
+  lock_ = std::unique_lock(derive_mu);
 }
 
 PasswordCheck::Turn::~Turn() {
-  if (lock_.owns_lock()) lock_.unlock();
-  c_.queued_.fetch_sub(1);
+  if (!lock_.owns_lock()) return;  // refused: never counted
+  lock_.unlock();
+  queued.fetch_sub(1);
 }
 
 bool PasswordCheck::matches(const std::string& user, std::string_view password) const {
@@ -62,7 +71,7 @@ bool PasswordCheck::matches(const std::string& user, std::string_view password) 
   for (auto m : {sasl::ScramMechanism::sha512, sasl::ScramMechanism::sha256}) {
     auto cred = credentials_->scram(m, user);
     if (!cred) continue;
-    const std::string key = digest_of(user, password, *cred, m);
+    std::string key = digest_of(user, password, *cred, m);
     auto remembered = [&]() -> std::optional<bool> {
       std::lock_guard lk(mu_);
       auto it = remembered_.find(key);
@@ -72,6 +81,10 @@ bool PasswordCheck::matches(const std::string& user, std::string_view password) 
     if (auto r = remembered()) return *r;
     Turn turn(*this);
     if (!turn) return false;
+    // The credential may have changed or gone while this check waited: the current one decides.
+    cred = credentials_->scram(m, user);
+    if (!cred) return false;
+    key = digest_of(user, password, *cred, m);
     // A client's concurrent first requests: the one that derived first has remembered it.
     if (auto r = remembered()) return *r;
     {

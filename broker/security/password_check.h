@@ -13,12 +13,15 @@
 // not tell which users exist). At most kMaxRemembered entries; past it the table
 // starts over.
 //
-// Derivations run one at a time, and at most `max_waiting` checks wait for their turn; a check
-// that would wait beyond that fails at once (counted in busy_refusals, logged at most once a
-// second). So a flood of wrong passwords — each a full derivation, on whatever thread checks it
-// (a registry HTTP thread, a connection's I/O thread) — takes at most one core and holds at most
-// max_waiting + 1 threads, whatever the number of connections; remembered matches never wait.
-// A legitimate first login during such a flood may be refused and must retry. Thread-safe.
+// Derivations run one at a time in the process (every PasswordCheck shares the turn), and at
+// most `max_waiting` checks wait for it; one beyond fails at once (counted in busy_refusals,
+// logged at most once a second). So a flood of wrong passwords — each a full derivation, on
+// whatever thread checks it (a registry HTTP thread, a Kafka I/O thread) — takes at most one
+// core, where before every such thread could derive at once. The thread waits while it waits:
+// other connections served by a waiting registry or I/O thread wait with it (a remembered
+// login among them); with today's callers (4 registry connection threads, the Kafka I/O
+// threads) the queue bound is a backstop rather than reached. A credential changed while a
+// check waited decides by its new value. Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -46,7 +49,8 @@ class PasswordCheck {
   size_t busy_refusals() const;  // checks failed without a derivation: too many waiting
 
  private:
-  // A derivation's turn: derive_mu_ held while it lives; none when too many checks wait.
+  // A derivation's turn (the process-wide derivation lock held while it lives); none when too
+  // many checks already derive or wait.
   class Turn {
    public:
     explicit Turn(const PasswordCheck& c);
@@ -60,8 +64,6 @@ class PasswordCheck {
 
   const CredentialStore* credentials_;
   const size_t max_waiting_;
-  mutable std::mutex derive_mu_;           // held while a derivation runs
-  mutable std::atomic<size_t> queued_{0};  // checks running or waiting to derive
   mutable std::atomic<size_t> busy_refusals_{0};
   mutable std::atomic<int64_t> last_busy_log_ms_{0};
   mutable std::mutex mu_;

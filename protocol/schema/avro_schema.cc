@@ -373,8 +373,9 @@ class Parser {
   AvroGraph& g_;
 };
 
-// Parsing Canonical Form; `done` holds the named types already written (later uses are names).
-void write_canonical(const AvroNode* n, std::set<const AvroNode*>& done, std::string& out) {
+// Parsing Canonical Form; `done` holds the full names of the named types already written (later
+// uses are names) — by name, since two references may each bring their own node of one type.
+void write_canonical(const AvroNode* n, std::set<std::string>& done, std::string& out) {
   switch (n->kind) {
     case Kind::union_: {
       out += '[';
@@ -399,7 +400,7 @@ void write_canonical(const AvroNode* n, std::set<const AvroNode*>& done, std::st
       out += quoted(std::string(kind_name(n->kind)));
       return;
   }
-  if (!done.insert(n).second) {
+  if (!done.insert(n->full_name).second) {
     out += quoted(n->full_name);
     return;
   }
@@ -452,8 +453,9 @@ class NormalizedWriter {
         add_props(o, n->props);
         return o;
     }
-    // Types of references are theirs to define; ours are defined at their first use.
-    if ((self_ && n->owner != self_) || !written_.insert(n).second) {
+    // Types of references are theirs to define; ours are defined at their first use. By full
+    // name: two references may each bring their own node of one shared type (a diamond).
+    if ((self_ && n->owner != self_) || !written_.insert(n->full_name).second) {
       return n->space == space_ ? ojson(n->name) : ojson(n->full_name);
     }
     o["type"] = n->is_error ? "error" : kind_name(n->kind);
@@ -504,12 +506,12 @@ class NormalizedWriter {
   }
 
   const AvroGraph* self_;
-  std::set<const AvroNode*> written_;
-  std::string space_;  // the enclosing namespace of what is being written
+  std::set<std::string> written_;  // full names
+  std::string space_;              // the enclosing namespace of what is being written
 };
 
 std::string canonical_of(const AvroNode* n) {
-  std::set<const AvroNode*> done;
+  std::set<std::string> done;
   std::string out;
   write_canonical(n, done, out);
   return out;

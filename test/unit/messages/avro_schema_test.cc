@@ -456,6 +456,34 @@ TEST(AvroReferences, NamedTypesOfReferencedSchemas) {
             std::string::npos);
 }
 
+TEST(AvroReferences, SelfContainedWithADiamondOfReferences) {
+  // Two references that each bring their own parse of one shared type: it is written once.
+  const char* money_text =
+      R"({"type":"record","name":"Money","namespace":"m","fields":[{"name":"cents","type":"long"}]})";
+  AvroSchema money_a = must_parse(money_text);
+  AvroSchema money_b = must_parse(money_text);
+  AvroSchema debit = must_parse(
+      R"({"type":"record","name":"Debit","namespace":"d","fields":[{"name":"amount","type":"m.Money"}]})",
+      {&money_a});
+  AvroSchema credit = must_parse(
+      R"({"type":"record","name":"Credit","namespace":"c","fields":[{"name":"amount","type":"m.Money"}]})",
+      {&money_b});
+  AvroSchema row = must_parse(R"({"type":"record","name":"Row","fields":[
+      {"name":"debit","type":["null","d.Debit"],"default":null},
+      {"name":"credit","type":["null","c.Credit"],"default":null},
+      {"name":"fee","type":["null","m.Money"],"default":null}]})",
+                              {&debit, &credit, &money_a});
+  const std::string alone = row.self_contained_json();
+  AvroSchema reparsed = must_parse(alone);
+  EXPECT_EQ(reparsed.canonical_form(), row.canonical_form()) << alone;
+  size_t defined = 0;
+  for (size_t at = alone.find(R"("name":"Money")"); at != std::string::npos;
+       at = alone.find(R"("name":"Money")", at + 1)) {
+    ++defined;
+  }
+  EXPECT_EQ(defined, 1u) << alone;
+}
+
 TEST(AvroReferences, CompatibilityAcrossReferences) {
   AvroSchema address1 =
       must_parse(R"({"type":"record","name":"A","fields":[{"name":"street","type":"string"}]})");
