@@ -296,6 +296,8 @@ class Checker {
     return check(JsonNode{at.doc, &s}, v, frame);
   }
 
+  // maxItems / minItems / maxProperties / minProperties: `n` within the keyword's bound.
+  bool count_within(const Keywords& s, size_t key, bool max, size_t n, const char* what);
   bool check_number(const Keywords& s, const json& v);
   bool check_string(const JsonNode& at, const Keywords& s, const json& v);
   bool check_array(const JsonNode& at, const Keywords& s, const json& v, int frame);
@@ -407,16 +409,20 @@ bool Checker::check_string(const JsonNode& at, const Keywords& s, const json& v)
   return true;
 }
 
+bool Checker::count_within(const Keywords& s, size_t key, bool max, size_t n, const char* what) {
+  auto c = s.find(key);
+  if (c == nullptr || !c->is_number()) return true;
+  const auto count = static_cast<double>(n);
+  return (max ? count <= c->get<double>() : count >= c->get<double>()) ||
+         fail(std::string(max ? "more " : "fewer ") + what + " than " +
+              std::string(kKeywords[key]) + " " + c->dump());
+}
+
 bool Checker::check_array(const JsonNode& at, const Keywords& s, const json& v, int frame) {
-  auto count = [&](size_t key, bool max) {
-    auto c = s.find(key);
-    if (c == nullptr || !c->is_number()) return true;
-    const auto n = static_cast<double>(v.size());
-    return (max ? n <= c->get<double>() : n >= c->get<double>()) ||
-           fail(std::string(max ? "more items than " : "fewer items than ") +
-                std::string(kKeywords[key]) + " " + c->dump());
-  };
-  if (!count(K("maxItems"), true) || !count(K("minItems"), false)) return false;
+  if (!count_within(s, K("maxItems"), true, v.size(), "items") ||
+      !count_within(s, K("minItems"), false, v.size(), "items")) {
+    return false;
+  }
   // Positional schemas (items as a list, or 2020-12's prefixItems), then one for the rest.
   const ojson* positional = nullptr;
   const ojson* rest = nullptr;
@@ -459,15 +465,10 @@ bool Checker::check_array(const JsonNode& at, const Keywords& s, const json& v, 
 }
 
 bool Checker::check_object(const JsonNode& at, const Keywords& s, const json& v, int frame) {
-  auto count = [&](size_t key, bool max) {
-    auto c = s.find(key);
-    if (c == nullptr || !c->is_number()) return true;
-    const auto n = static_cast<double>(v.size());
-    return (max ? n <= c->get<double>() : n >= c->get<double>()) ||
-           fail(std::string(max ? "more properties than " : "fewer properties than ") +
-                std::string(kKeywords[key]) + " " + c->dump());
-  };
-  if (!count(K("maxProperties"), true) || !count(K("minProperties"), false)) return false;
+  if (!count_within(s, K("maxProperties"), true, v.size(), "properties") ||
+      !count_within(s, K("minProperties"), false, v.size(), "properties")) {
+    return false;
+  }
   auto require = [&](const ojson& names, const std::string& why) {
     if (!spend(static_cast<int64_t>(names.size()))) return false;
     for (const ojson& n : names) {
