@@ -180,8 +180,9 @@ const KeyTable<TableConfig>& table_key_table() {
                return v.empty() ? "" : parse_avro_table_schema(v).status().message();
              });
     t.string(kValueSchemaProtobuf.data(), &C::value_schema_protobuf, "",
-             "confluent tables with a Protobuf table schema: that schema's .proto text, set by "
-             "the broker at creation (the changelog's rows are its first message).",
+             "confluent tables with a Protobuf table schema: that schema's .proto text (with its "
+             "imports' as JSON when it has references), set by the broker at creation (the "
+             "changelog's rows are its first message).",
              kRo, [](const std::string& v) -> std::string {
                return v.empty() ? "" : parse_protobuf_table_schema(v).status().message();
              });
@@ -252,7 +253,7 @@ Result<ProtobufTableSchema> parse_protobuf_table_schema(std::string_view text) {
   auto invalid = [](const std::string& why) {
     return Status(Errc::invalid_argument, "the Protobuf table schema " + why);
   };
-  auto schema = protocol::schema::ProtobufSchema::parse(text);
+  auto schema = protocol::schema::ProtobufSchema::parse_self_contained(text);
   if (!schema.ok()) return invalid("does not parse: " + schema.status().message());
   const google::protobuf::FileDescriptor& file = *schema->file().file;
   if (file.message_type_count() == 0) return invalid("declares no message (the row)");

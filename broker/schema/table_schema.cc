@@ -69,16 +69,21 @@ Result<pkindex::AvroTableSchema> avro_table_schema(const SchemaSource& source,
 }
 
 // A Protobuf table schema: its first message, of fields with presence
-// (parse_protobuf_table_schema), importing only the well-known files: self-contained, since
-// recovery reads it from the table's config.
-Result<pkindex::ProtobufTableSchema> protobuf_table_schema(const SchemaEntry& e) {
+// (parse_protobuf_table_schema). Pinned self-contained, as Avro's: the files it imports through
+// schema references (read through `source`) travel with its text.
+Result<pkindex::ProtobufTableSchema> protobuf_table_schema(const SchemaSource& source,
+                                                           const SchemaEntry& e) {
   const std::string which = "the table schema (id " + std::to_string(e.id) + ")";
+  std::string text = e.schema;
   if (!e.references.empty()) {
-    return bad(which +
-               " uses schema references: a Protobuf table schema may import only the "
-               "well-known google/protobuf files");
+    auto parsed = source.parsed(e.id);
+    if (!parsed.ok()) {
+      return bad(which + ": its references cannot be read: " + parsed.status().message());
+    }
+    if (!(*parsed)->protobuf) return bad(which + " is not a Protobuf schema");
+    text = (*parsed)->protobuf->self_contained();
   }
-  auto s = pkindex::parse_protobuf_table_schema(e.schema);
+  auto s = pkindex::parse_protobuf_table_schema(text);
   if (!s.ok()) return bad(which + ": " + s.status().message());
   return s;
 }
@@ -93,7 +98,7 @@ Result<std::set<std::string>> table_columns(const SchemaSource& source, const Sc
     return std::set<std::string>(s->columns.begin(), s->columns.end());
   }
   if (e.type == "PROTOBUF") {
-    auto s = protobuf_table_schema(e);
+    auto s = protobuf_table_schema(source, e);
     if (!s.ok()) return s.status();
     return std::set<std::string>(s->columns.begin(), s->columns.end());
   }
@@ -306,9 +311,9 @@ Status pin_table_schema(const SchemaSource* registry, std::map<std::string, std:
     // Compact, every attribute kept (the defaults).
     configs[std::string(pk::kValueSchemaAvro)] = s->schema.normalized_json();
   } else if (v->type == "PROTOBUF") {
-    auto s = protobuf_table_schema(*v);
+    auto s = protobuf_table_schema(*registry, *v);
     if (!s.ok()) return s.status();
-    configs[std::string(pk::kValueSchemaProtobuf)] = s->schema.normalized();
+    configs[std::string(pk::kValueSchemaProtobuf)] = s->schema.self_contained();
   }
   return Status::Ok();
 }

@@ -45,11 +45,11 @@ struct RegistryHandle {
 // For a confluent table being created: the subject's latest version must be a JSON Schema of an
 // object whose properties (the columns) all accept null and none is required (a partial write
 // leaves the other columns null), an Avro record whose fields are unions with "null" first and
-// default null (it may use schema references), or a Protobuf file (well-known imports only)
-// whose first message's fields all have presence; sets table.value.schema.id to that version's
-// id, and for Avro / Protobuf table.value.schema.avro / .protobuf to the schema's text — Avro's
-// with its references' types written inline — (the changelog is written in it, and replay
-// reads it without the registry).
+// default null, or a Protobuf file whose first message's fields all have presence (either may
+// use schema references); sets table.value.schema.id to that version's id, and for Avro /
+// Protobuf table.value.schema.avro / .protobuf to the schema's text, self-contained — Avro's
+// with its references' types written inline, Protobuf's with its imported files' texts — (the
+// changelog is written in it, and replay reads it without the registry).
 // Errc::invalid_argument naming the problem (INVALID_CONFIG). Other tables: unchanged, except
 // that table.value.schema.id is the broker's to set.
 Status pin_table_schema(const SchemaSource* source, std::map<std::string, std::string>& configs);

@@ -5,6 +5,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "protocol/base/base64.h"
@@ -20,6 +21,8 @@ constexpr int kMaxNesting = 32;
 // The name a schema's own file has in its pool; a referencing schema renames it to its import
 // path. (A descriptor registration keeps the name its client gave.)
 constexpr const char* kRootName = "registered_schema.proto";
+// Files a self-contained text may carry besides its own.
+constexpr size_t kMaxSelfContainedImports = 256;
 
 Status bad(std::string message) { return Status(Errc::invalid_argument, std::move(message)); }
 
@@ -106,6 +109,17 @@ Result<pb::FileDescriptorProto> read_file(std::string_view text) {
   return proto;
 }
 
+// One of libprotobuf's own google/protobuf files, as linked in (a reference registered under
+// such a name is not one).
+bool is_well_known(const pb::FileDescriptorProto& proto) {
+  if (proto.name().rfind("google/protobuf/", 0) != 0) return false;
+  const auto* wk = pb::DescriptorPool::generated_pool()->FindFileByName(proto.name());
+  if (!wk) return false;
+  pb::FileDescriptorProto linked;
+  wk->CopyTo(&linked);
+  return linked.SerializeAsString() == proto.SerializeAsString();
+}
+
 // Gathers the files `proto` imports (recursively, imports first) into `out`, named as imported.
 class Imports {
  public:
@@ -182,5 +196,48 @@ Result<ProtobufSchema> ProtobufSchema::parse(std::string_view text,
 }
 
 std::string ProtobufSchema::normalized() const { return file_->file->DebugString(); }
+
+std::string ProtobufSchema::self_contained() const {
+  auto imports = nlohmann::json::array();
+  for (size_t i = 0; i + 1 < file_->protos.size(); ++i) {
+    const auto& proto = file_->protos[i];
+    if (is_well_known(proto)) continue;
+    const pb::FileDescriptor* f = file_->pool->FindFileByName(proto.name());
+    imports.push_back({{"name", proto.name()}, {"schema", f->DebugString()}});
+  }
+  if (imports.empty()) return normalized();
+  return nlohmann::json{{"imports", std::move(imports)}, {"schema", normalized()}}.dump();
+}
+
+Result<ProtobufSchema> ProtobufSchema::parse_self_contained(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos || text[first] != '{') return parse(text);
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  const auto imports = j.is_object() ? j.find("imports") : j.end();
+  const auto schema = j.is_object() ? j.find("schema") : j.end();
+  if (!j.is_object() || imports == j.end() || !imports->is_array() || schema == j.end() ||
+      !schema->is_string()) {
+    return bad("a self-contained schema is {\"imports\": [{\"name\", \"schema\"}...], \"schema\"}");
+  }
+  if (imports->size() > kMaxSelfContainedImports) {
+    return bad("more than " + std::to_string(kMaxSelfContainedImports) + " imported files");
+  }
+  // Each file may import those before it; reserve() keeps the references' pointers valid.
+  std::vector<ProtobufSchema> files;
+  files.reserve(imports->size());
+  std::vector<Reference> refs;
+  for (const auto& imp : *imports) {
+    const auto name = imp.is_object() ? imp.find("name") : imp.end();
+    const auto body = imp.is_object() ? imp.find("schema") : imp.end();
+    if (name == imp.end() || !name->is_string() || body == imp.end() || !body->is_string()) {
+      return bad("an import of a self-contained schema is {\"name\", \"schema\"}");
+    }
+    auto f = parse(body->get_ref<const std::string&>(), refs);
+    if (!f.ok()) return bad("import \"" + name->get<std::string>() + "\": " + f.status().message());
+    files.push_back(std::move(*f));
+    refs.emplace_back(name->get<std::string>(), &files.back());
+  }
+  return parse(schema->get_ref<const std::string&>(), refs);
+}
 
 }  // namespace strata::protocol::schema

@@ -44,6 +44,13 @@ class ProtobufSchema {
   // layout whatever the input's form or formatting).
   std::string normalized() const;
 
+  // The schema readable without its references: normalized() when it imports only well-known
+  // files, else a JSON object {"imports": [{"name", "schema"}...], "schema"} carrying the text of
+  // every file it imports (transitively, imports first, by their import names).
+  std::string self_contained() const;
+  // Reads normalized() / self_contained() text (or any parse() input) back, without references.
+  static Result<ProtobufSchema> parse_self_contained(std::string_view text);
+
   const detail::ProtoFile& file() const { return *file_; }
 
  private:

@@ -78,9 +78,12 @@ class ConfluentTablesTest(BrokerTestCase):
     def url(self):
         return itutil.registry_url(self.broker)
 
-    def register(self, subject, schema, schema_type="JSON"):
+    def register(self, subject, schema, schema_type="JSON", references=None):
         text = schema if isinstance(schema, str) else json.dumps(schema)  # .proto text as is
-        body = json.dumps({"schema": text, "schemaType": schema_type}).encode()
+        req = {"schema": text, "schemaType": schema_type}
+        if references:
+            req["references"] = references
+        body = json.dumps(req).encode()
         req = urllib.request.Request(self.url() + "/subjects/%s/versions" % subject, data=body,
                                      method="POST", headers={"Content-Type": CT})
         with urllib.request.urlopen(req, timeout=10) as r:
@@ -253,12 +256,8 @@ class ConfluentTablesTest(BrokerTestCase):
         table = {"type": "record", "name": "Account", "namespace": "strata.seed",
                  "fields": [{"name": "balance", "type": ["null", "Money"], "default": None},
                             {"name": "txn_count", "type": ["null", "long"], "default": None}]}
-        body = json.dumps({"schema": json.dumps(table), "schemaType": "AVRO", "references": [
-            {"name": "strata.seed.Money", "subject": topic + "-Money", "version": 1}]}).encode()
-        req = urllib.request.Request(self.url() + "/subjects/%s-value/versions" % topic,
-                                     data=body, method="POST", headers={"Content-Type": CT})
-        with urllib.request.urlopen(req, timeout=10) as r:
-            table_id = json.loads(r.read())["id"]
+        table_id = self.register(topic + "-value", table, "AVRO", [
+            {"name": "strata.seed.Money", "subject": topic + "-Money", "version": 1}])
         itutil.ck_create_topic(self.broker.bootstrap, topic, self.P, {
             "table.type": "primary-key", "table.value.format": "confluent",
             "table.value.schema.subject": topic + "-value", "table.merge-engine": "aggregation",
@@ -304,6 +303,69 @@ class ConfluentTablesTest(BrokerTestCase):
             self.assertEqual((v[0], int.from_bytes(v[1:5], "big")), (0, table_id))
 
         # kill -9: replay decodes the log with the pinned text alone.
+        self.broker.restart(clean=False)
+        conn = self.conn()
+        got = {k: v for k, v in self.rows(conn, topic).items() if k in model}
+        self.assertEqual(got, model, "after kill -9")
+
+    def test_protobuf_table_schema_with_a_reference_is_pinned_self_contained(self):
+        topic = unique_topic("account_pref")
+        self.register(topic + "-Money", 'syntax = "proto3";\npackage strata.seed;\n'
+                      'message Money {\n  int64 cents = 1;\n  string currency = 2;\n}\n',
+                      "PROTOBUF")
+        table_id = self.register(
+            topic + "-value",
+            'syntax = "proto3";\npackage strata.seed;\nimport "strata/money.proto";\n'
+            'message Account {\n  optional Money balance = 1;\n'
+            '  optional int64 txn_count = 2;\n}\n', "PROTOBUF",
+            [{"name": "strata/money.proto", "subject": topic + "-Money", "version": 1}])
+        itutil.ck_create_topic(self.broker.bootstrap, topic, self.P, {
+            "table.type": "primary-key", "table.value.format": "confluent",
+            "table.value.schema.subject": topic + "-value", "table.merge-engine": "aggregation",
+            "table.fields.txn_count.agg": "sum"})
+        from confluent_kafka.admin import ConfigResource
+        res = ConfigResource(ConfigResource.Type.TOPIC, topic)
+        admin = itutil.ck_admin(self.broker.bootstrap)  # kept: a destroyed handle fails its futures
+        entries = admin.describe_configs([res])[res].result(timeout=30)
+        self.assertEqual(entries["table.value.schema.id"].value, str(table_id))
+        pinned = json.loads(entries["table.value.schema.protobuf"].value)
+        self.assertEqual([i["name"] for i in pinned["imports"]], ["strata/money.proto"],
+                         "the imported file travels with the table schema: replay needs no "
+                         "registry")
+        self.assertIn("message Money", pinned["imports"][0]["schema"])
+        self.assertIn('import "strata/money.proto"', pinned["schema"])
+
+        writer_id = self.register(topic + "-Txn", {
+            "type": "object", "properties": {
+                "balance": {"type": "object", "properties": {"cents": {"type": "integer"},
+                                                             "currency": {"type": "string"}}},
+                "txn_count": {"type": "integer"}}})
+        conn = self.conn()
+        model = {}
+        for i, k in enumerate(ACCOUNTS[:6]):
+            key = k.encode()
+            part = pkt.murmur2_partition(key, self.P)
+            for n in range(1, 4):
+                value = {"balance": {"cents": 100 * i + n, "currency": "EUR"}, "txn_count": 1}
+                framed = b"\x00" + writer_id.to_bytes(4, "big") + json.dumps(value).encode()
+                err, _, rec_errs, _ = pkt.produce_v8(conn, topic, part, [(key, framed, [])])
+                self.assertEqual((err, rec_errs), (0, []))
+            model[k] = {"balance": {"cents": 100 * i + 3, "currency": "EUR"}, "txn_count": 3}
+        # A balance the referenced message cannot hold (a field Money lacks) fails the batch.
+        bad = b"\x00" + writer_id.to_bytes(4, "big") + b'{"balance": {"cents": 5, "colour": 1}}'
+        key = ACCOUNTS[0].encode()
+        err, _, rec_errs, _ = pkt.produce_v8(
+            conn, topic, pkt.murmur2_partition(key, self.P), [(key, bad, [])])
+        self.assertEqual(err, INVALID_RECORD)
+        self.assertIn("colour", rec_errs[0][1])
+        got = {k: v for k, v in self.rows(conn, topic).items() if k in model}
+        self.assertEqual(got, model)
+        _, replay = pkd.consume_log(self.broker.bootstrap, topic, self.P, conn)
+        for k in model:
+            v = replay[k.encode()]
+            self.assertEqual((v[0], int.from_bytes(v[1:5], "big"), v[5]), (0, table_id, 0))
+
+        # kill -9: replay decodes the log with the pinned texts alone.
         self.broker.restart(clean=False)
         conn = self.conn()
         got = {k: v for k, v in self.rows(conn, topic).items() if k in model}

@@ -133,6 +133,55 @@ TEST(ProtobufSchemaParse, ImportsResolveToReferencesByName) {
   EXPECT_FALSE(ProtobufSchema::parse(text, {{"other.proto", &common}}).ok());
 }
 
+// A table schema is pinned without the registry: the files it imports travel with its text,
+// and read back they build the same file and encode the same bytes.
+TEST(ProtobufSchemaParse, SelfContainedCarriesTheImportedFiles) {
+  const ProtobufSchema money =
+      must("syntax = \"proto3\"; package c; message Money { int64 cents = 1; }");
+  const ProtobufSchema txn = must(
+      "syntax = \"proto3\"; package t; import \"common/money.proto\";"
+      " import \"google/protobuf/timestamp.proto\";"
+      " message Txn { c.Money amount = 1; google.protobuf.Timestamp at = 2; }",
+      {{"common/money.proto", &money}});
+  const ProtobufSchema row = must(
+      "syntax = \"proto3\"; import \"txn.proto\"; import \"common/money.proto\";"
+      " message Row { optional t.Txn last = 1; optional c.Money total = 2; }",
+      {{"txn.proto", &txn}, {"common/money.proto", &money}});
+
+  const json pinned = json::parse(row.self_contained());
+  ASSERT_EQ(pinned["imports"].size(), 2u) << pinned.dump(1);      // the well-known file stays out
+  EXPECT_EQ(pinned["imports"][0]["name"], "common/money.proto");  // imports first
+  EXPECT_EQ(pinned["imports"][1]["name"], "txn.proto");
+  EXPECT_EQ(pinned["schema"], row.normalized());
+
+  auto back = ProtobufSchema::parse_self_contained(row.self_contained());
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->normalized(), row.normalized());
+  EXPECT_EQ(back->self_contained(), row.self_contained());
+  const json value = {{"last", {{"amount", {{"cents", 12}}}, {"at", {{"seconds", 5}}}}},
+                      {"total", {{"cents", 40}}}};
+  auto a = protobuf_encode_row(row, value);
+  auto b = protobuf_encode_row(*back, value);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().message() << b.status().message();
+  EXPECT_EQ(*a, *b);
+
+  // Without references the text is the file's own; parse_self_contained reads that too.
+  EXPECT_EQ(money.self_contained(), money.normalized());
+  EXPECT_TRUE(ProtobufSchema::parse_self_contained(money.self_contained()).ok());
+  // Hostile or damaged bundles are refused, not crashed on.
+  for (const char* bad : {"{", "{}", R"({"imports": {}, "schema": ""})",
+                          R"({"imports": [1], "schema": "syntax = \"proto3\";"})",
+                          R"({"imports": [], "schema": 5})"}) {
+    EXPECT_FALSE(ProtobufSchema::parse_self_contained(bad).ok()) << bad;
+  }
+  json missing = pinned;
+  missing["imports"].erase(0);
+  auto m = ProtobufSchema::parse_self_contained(missing.dump());
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("common/money.proto"), std::string::npos)
+      << m.status().message();
+}
+
 TEST(ProtobufSchemaCompat, CompatibleChangesAsConfluentListsThem) {
   const char* v1 = "syntax = \"proto3\"; message A { int32 x = 1; string s = 2; }";
   EXPECT_TRUE(diff(v1, v1).empty());
