@@ -222,20 +222,21 @@ class TableDecoder : public pkindex::ConfluentDecoder {
 
   // The table schema's columns and parsed schema, read once the registry has them (a failure
   // is not cached). Published through an atomic pointer: the produce path reads them per
-  // record without a lock.
+  // record without a lock. The registry is read without the lock (in a cluster it is a call to
+  // the registry's writer): threads that race read it twice and the first to finish installs.
   Result<const TableFacts*> facts(const SchemaSource& reg) const {
     if (const auto* f = published_.load(std::memory_order_acquire)) return f;
+    auto e = reg.entry(table_id_);
+    auto parsed = e.ok() ? reg.parsed(table_id_)
+                         : Result<std::shared_ptr<const detail::ParsedSchema>>(e.status());
+    if (!parsed.ok()) {
+      return bad("the table schema (id " + std::to_string(table_id_) +
+                 ") cannot be read: " + parsed.status().message());
+    }
+    auto c = table_columns(reg, *e);
+    if (!c.ok()) return c.status();
     std::lock_guard lk(mu_);
     if (!facts_) {
-      auto e = reg.entry(table_id_);
-      auto parsed = e.ok() ? reg.parsed(table_id_)
-                           : Result<std::shared_ptr<const detail::ParsedSchema>>(e.status());
-      if (!parsed.ok()) {
-        return bad("the table schema (id " + std::to_string(table_id_) +
-                   ") cannot be read: " + parsed.status().message());
-      }
-      auto c = table_columns(reg, *e);
-      if (!c.ok()) return c.status();
       facts_ = TableFacts{std::move(*c), std::move(*parsed)};
       published_.store(&*facts_, std::memory_order_release);
     }
