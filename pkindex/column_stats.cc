@@ -90,14 +90,24 @@ class RowSummarizer {
   RowSummarizer(const RowSummarizer&) = delete;  // holds pointers into its own map
   RowSummarizer& operator=(const RowSummarizer&) = delete;
 
-  // One row's image; nullopt (no image) or one that does not decode is an opaque row.
-  void add(std::optional<std::span<const uint8_t>> image, const TableConfig& table) {
+  // One row's image; nullopt (no image) or one that does not decode is an opaque row. With
+  // `writers` (a confluent log topic) the image is a writer's value, decoded by its schema id.
+  void add(std::optional<std::span<const uint8_t>> image, const TableConfig& table,
+           const ConfluentDecoder* writers = nullptr) {
     if (!image) {
       ++opaque_rows_;
       return;
     }
     std::span<const uint8_t> bytes = *image;
-    if (table.value_format == ValueFormat::confluent) {
+    if (writers) {
+      auto row = writers->decode(bytes);
+      if (!row.ok()) {
+        ++opaque_rows_;
+        return;
+      }
+      decoded_ = row->dump();
+      bytes = {reinterpret_cast<const uint8_t*>(decoded_.data()), decoded_.size()};
+    } else if (table.value_format == ValueFormat::confluent) {
       auto row = logged_row(bytes, table, decoded_);
       if (!row.ok()) {
         ++opaque_rows_;
@@ -268,7 +278,7 @@ class RowSummarizer {
   bool all_;
   const bool collect_all_;
   int64_t rows_ = 0, opaque_rows_ = 0;
-  std::string decoded_;  // an Avro table's row read from its image
+  std::string decoded_;  // a row read from a binary image or a writer's value
 };
 
 std::optional<std::span<const uint8_t>> change_image(const ChangeView& change) {
@@ -449,8 +459,12 @@ std::optional<Json> change_row(const ChangeView& change, const TableConfig& tabl
 }
 
 std::optional<Json> image_row(std::optional<std::span<const uint8_t>> image,
-                              const TableConfig& table) {
+                              const TableConfig& table, const ConfluentDecoder* writers) {
   if (!image) return std::nullopt;
+  if (writers) {
+    auto row = writers->decode(*image);
+    return row.ok() ? std::optional<Json>(std::move(*row)) : std::nullopt;
+  }
   std::span<const uint8_t> bytes = *image;
   std::string decoded;
   if (table.value_format == ValueFormat::confluent) {
@@ -466,7 +480,7 @@ std::optional<Json> image_row(std::optional<std::span<const uint8_t>> image,
 Result<std::optional<std::string>> summarize(protocol::RecordReader& reader,
                                              const protocol::RecordBatchView& batch,
                                              const TableConfig& table, const Columns& columns,
-                                             Rows rows) {
+                                             Rows rows, const ConfluentDecoder* writers) {
   // One row at a time: a batch's rows are never all decoded at once.
   RowSummarizer acc(columns);
   if (rows == Rows::changes) {
@@ -480,21 +494,22 @@ Result<std::optional<std::string>> summarize(protocol::RecordReader& reader,
       auto more = reader.next(r);
       if (!more.ok()) return more.status();
       if (!*more) break;
-      acc.add(r.value, table);
+      acc.add(r.value, table, writers);
     }
   }
   return acc.finish();
 }
 
-std::shared_ptr<const storage::BatchSummarizer> make_summarizer(const TableConfig& table,
-                                                                Rows rows) {
+std::shared_ptr<const storage::BatchSummarizer> make_summarizer(
+    const TableConfig& table, Rows rows, std::shared_ptr<const ConfluentDecoder> writers) {
   auto columns = parse_columns(table.statistics_columns);
   if (!columns.ok() || !columns->any()) return nullptr;
   return std::make_shared<const storage::BatchSummarizer>(
-      [table, rows,
-       columns = *columns](std::span<const uint8_t> bytes) -> std::optional<std::string> {
+      [table, rows, columns = *columns,
+       writers = std::move(writers)](std::span<const uint8_t> bytes) -> std::optional<std::string> {
         thread_local protocol::RecordReader reader;  // appends of any partition, one at a time
-        auto s = summarize(reader, protocol::RecordBatchView(bytes), table, columns, rows);
+        auto s = summarize(reader, protocol::RecordBatchView(bytes), table, columns, rows,
+                           writers.get());
         return s.ok() ? std::move(*s) : std::nullopt;
       });
 }
@@ -512,6 +527,24 @@ Result<std::vector<std::pair<int32_t, std::string>>> invalid_json_values(
     if (!r.value || shape.walk(*r.value)) continue;
     auto row = typed::parse_row(*r.value);  // the reason, as the typed tables give it
     out.emplace_back(i, row.ok() ? "value is not a JSON object" : row.status().message());
+  }
+  return out;
+}
+
+Result<std::vector<std::pair<int32_t, std::string>>> invalid_confluent_values(
+    protocol::RecordReader& reader, const protocol::RecordBatchView& batch,
+    const ConfluentDecoder& writers) {
+  std::vector<std::pair<int32_t, std::string>> out;
+  STRATA_RETURN_IF_ERROR(reader.reset(batch));
+  protocol::Record r;
+  for (int32_t i = 0;; ++i) {
+    auto more = reader.next(r);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    if (!r.value) continue;
+    if (auto row = writers.decode(*r.value); !row.ok()) {
+      out.emplace_back(i, row.status().message());
+    }
   }
   return out;
 }
@@ -553,8 +586,8 @@ bool passes(const Predicate& p, const ChangeView& change, const TableConfig& tab
 }
 
 bool passes(const Predicate& p, std::optional<std::span<const uint8_t>> value,
-            const TableConfig& table) {
-  auto row = image_row(value, table);
+            const TableConfig& table, const ConfluentDecoder* writers) {
+  auto row = image_row(value, table, writers);
   return !row || matches(p, *row);
 }
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "pkindex/changelog_decode.h"
+#include "pkindex/confluent_values.h"
 #include "pkindex/table_config.h"
 #include "protocol/base/result.h"
 #include "protocol/record/record_batch.h"
@@ -53,21 +54,30 @@ enum class Rows : uint8_t { changes, records };
 // The summary of one batch (the side-index payload); nullopt for a batch with no row (a control
 // batch, only `none` records). Errors are the record reader's (a corrupt batch): callers keep no
 // summary then.
+// `writers` decodes a confluent log topic's record values (each by its writer's schema id); a
+// value it cannot decode (the registry not serving yet, say) is a row of unknown columns.
 Result<std::optional<std::string>> summarize(protocol::RecordReader& reader,
                                              const protocol::RecordBatchView& batch,
                                              const TableConfig& table, const Columns& columns,
-                                             Rows rows = Rows::changes);
+                                             Rows rows = Rows::changes,
+                                             const ConfluentDecoder* writers = nullptr);
 
 // The partition log's summarizer for a table with table.statistics.columns (null without):
 // summarize() of each appended batch; a batch that does not decode gets no summary.
-std::shared_ptr<const storage::BatchSummarizer> make_summarizer(const TableConfig& table,
-                                                                Rows rows = Rows::changes);
+std::shared_ptr<const storage::BatchSummarizer> make_summarizer(
+    const TableConfig& table, Rows rows = Rows::changes,
+    std::shared_ptr<const ConfluentDecoder> writers = nullptr);
 
 // A typed log topic's produce check: every record value is a JSON object or null. The records
 // that are not, by index in the batch, with the reason; a batch that does not decode ->
 // Errc::corruption.
 Result<std::vector<std::pair<int32_t, std::string>>> invalid_json_values(
     protocol::RecordReader& reader, const protocol::RecordBatchView& batch);
+// A confluent log topic's produce check: every record value (null aside) decodes by its writer's
+// schema into columns of the table schema. The records that do not, with the decoder's reason.
+Result<std::vector<std::pair<int32_t, std::string>>> invalid_confluent_values(
+    protocol::RecordReader& reader, const protocol::RecordBatchView& batch,
+    const ConfluentDecoder& writers);
 
 // A predicate over a row's columns.
 struct Predicate {
@@ -91,14 +101,16 @@ bool matches(const Predicate& p, const nlohmann::json& row);
 bool may_match(const Predicate& p, std::string_view summary);
 
 // The row of an image (a logged value), parsed; nullopt when there is none or it does not decode.
+// With `writers`, the image is a confluent log topic's record value (see summarize).
 std::optional<nlohmann::json> image_row(std::optional<std::span<const uint8_t>> image,
-                                        const TableConfig& table);
+                                        const TableConfig& table,
+                                        const ConfluentDecoder* writers = nullptr);
 // The row a change is filtered on (see above); nullopt when it has none (always passes).
 std::optional<nlohmann::json> change_row(const ChangeView& change, const TableConfig& table);
 
 // A change (a log record's value) passes `p` when its row satisfies it or it has no known row.
 bool passes(const Predicate& p, const ChangeView& change, const TableConfig& table);
 bool passes(const Predicate& p, std::optional<std::span<const uint8_t>> value,
-            const TableConfig& table);
+            const TableConfig& table, const ConfluentDecoder* writers = nullptr);
 
 }  // namespace strata::pkindex::stats

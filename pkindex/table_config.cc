@@ -40,6 +40,39 @@ Status apply_column_key(std::string_view name, const std::string& v, TableConfig
   return Status::Ok();
 }
 
+// The table-schema keys of a typed topic agree with its value format.
+Status check_value_schema_keys(const TableConfig& t) {
+  auto require = [](std::string_view key, std::string_view what) {
+    return Status(Errc::invalid_argument,
+                  "Configuration " + std::string(key) + " requires " + std::string(what));
+  };
+  if (t.value_format == ValueFormat::confluent && t.value_schema_subject.empty()) {
+    return Status(Errc::invalid_argument, "Configuration " + std::string(kValueFormat) +
+                                              "=confluent requires " +
+                                              std::string(kValueSchemaSubject));
+  }
+  // The broker pins the id at creation; a confluent table without one has no table schema to
+  // frame its changelog with (a log topic's: to check its writers' fields against).
+  if (t.value_format == ValueFormat::confluent && t.value_schema_id < 0) {
+    return Status(Errc::invalid_argument, "Configuration " + std::string(kValueFormat) +
+                                              "=confluent requires " + std::string(kValueSchemaId) +
+                                              " (pinned by the broker at creation)");
+  }
+  if (t.value_format != ValueFormat::confluent) {
+    if (!t.value_schema_subject.empty())
+      return require(kValueSchemaSubject, "table.value.format=confluent");
+    if (t.value_schema_id >= 0) return require(kValueSchemaId, "table.value.format=confluent");
+    if (!t.value_schema_avro.empty())
+      return require(kValueSchemaAvro, "table.value.format=confluent");
+    if (!t.value_schema_protobuf.empty())
+      return require(kValueSchemaProtobuf, "table.value.format=confluent");
+  }
+  if (!t.value_schema_avro.empty() && !t.value_schema_protobuf.empty()) {
+    return require(kValueSchemaAvro, "no " + std::string(kValueSchemaProtobuf));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string_view agg_fn_name(AggFn f) {
@@ -306,23 +339,22 @@ Result<TableConfig> parse_table_config(const std::map<std::string, std::string>&
   TableConfig t{TableConfig::Unset{}};
   table.apply_defaults(t);
   if (!is_pk_table(configs)) {
-    // A log topic may be typed (json values) and keep column statistics; the rest is PK state.
+    // A log topic may be typed (json values, or confluent: values in Confluent's framing whose
+    // fields are the columns of a registered table schema) and keep column statistics; the rest
+    // is PK state.
     for (const auto& [k, v] : configs) {
       if (k.rfind("table.", 0) != 0 || k == kTableType) continue;
-      if (k != kValueFormat && k != kStatisticsColumns) {
+      if (k != kValueFormat && k != kStatisticsColumns && k != kValueSchemaSubject &&
+          k != kValueSchemaId && k != kValueSchemaAvro && k != kValueSchemaProtobuf) {
         return Status(Errc::invalid_argument,
                       "Configuration " + k + " requires table.type=primary-key");
       }
       table.find(k)->apply(v, &t);
     }
-    if (t.value_format == ValueFormat::confluent) {
-      return Status(Errc::invalid_argument, "Configuration " + std::string(kValueFormat) +
-                                                "=confluent requires table.type=primary-key (log "
-                                                "topics may be json)");
-    }
+    STRATA_RETURN_IF_ERROR(check_value_schema_keys(t));
     if (!t.statistics_columns.empty() && !t.typed()) {
       return Status(Errc::invalid_argument, "Configuration " + std::string(kStatisticsColumns) +
-                                                " requires table.value.format=json");
+                                                " requires table.value.format=json or confluent");
     }
     return t;
   }
@@ -337,32 +369,9 @@ Result<TableConfig> parse_table_config(const std::map<std::string, std::string>&
   if (t.merge_engine == MergeEngine::aggregation && !t.typed()) {
     return require(kMergeEngine, "a typed table (table.value.format=json or confluent)");
   }
-  if (t.value_format == ValueFormat::confluent && t.value_schema_subject.empty()) {
-    return Status(Errc::invalid_argument, "Configuration " + std::string(kValueFormat) +
-                                              "=confluent requires " +
-                                              std::string(kValueSchemaSubject));
-  }
-  // The broker pins the id at creation; a confluent table without one has no table schema to
-  // frame its changelog with.
-  if (t.value_format == ValueFormat::confluent && t.value_schema_id < 0) {
-    return Status(Errc::invalid_argument, "Configuration " + std::string(kValueFormat) +
-                                              "=confluent requires " + std::string(kValueSchemaId) +
-                                              " (pinned by the broker at creation)");
-  }
+  STRATA_RETURN_IF_ERROR(check_value_schema_keys(t));
   if (!t.statistics_columns.empty() && !t.typed()) {
     return require(kStatisticsColumns, "a typed table (table.value.format=json or confluent)");
-  }
-  if (t.value_format != ValueFormat::confluent) {
-    if (!t.value_schema_subject.empty())
-      return require(kValueSchemaSubject, "table.value.format=confluent");
-    if (t.value_schema_id >= 0) return require(kValueSchemaId, "table.value.format=confluent");
-    if (!t.value_schema_avro.empty())
-      return require(kValueSchemaAvro, "table.value.format=confluent");
-    if (!t.value_schema_protobuf.empty())
-      return require(kValueSchemaProtobuf, "table.value.format=confluent");
-  }
-  if (!t.value_schema_avro.empty() && !t.value_schema_protobuf.empty()) {
-    return require(kValueSchemaAvro, "no " + std::string(kValueSchemaProtobuf));
   }
   if (!t.value_schema_avro.empty()) {
     auto avro = parse_avro_table_schema(t.value_schema_avro);

@@ -1,8 +1,8 @@
 // ReadLog (extension key 16008, v0; protocol/ext/read_log.proto): the committed records of a log
 // topic's partitions as decoded records — with a filter, on a typed log topic
-// (table.value.format=json), only those whose value matches, batches skipped by their column
-// statistics (table.statistics.columns). Plain Fetch is unchanged and never filters. Long-polls
-// like Fetch. Bounds and errors: broker/handlers/log_read.h; a primary-key table ->
+// (table.value.format=json or confluent), only those whose value's row matches, batches skipped by
+// their column statistics (table.statistics.columns). Plain Fetch is unchanged and never filters.
+// Long-polls like Fetch. Bounds and errors: broker/handlers/log_read.h; a primary-key table ->
 // INVALID_REQUEST (its changelog is ReadChangelog's).
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/log_read.h"
@@ -47,7 +47,8 @@ struct RecordsRead {
               return true;
             }
             at = offset + 1;
-            if (filter && !pkindex::stats::passes(filter->predicate, r.value, *filter->table)) {
+            if (filter && !pkindex::stats::passes(filter->predicate, r.value, *filter->table,
+                                                  filter->writers.get())) {
               out.set_filtered_records(out.filtered_records() + 1);
               continue;
             }

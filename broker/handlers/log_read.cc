@@ -147,7 +147,7 @@ Result<std::optional<Filter>> make_filter(const TopicEntry& topic, bool has_filt
   if (std::string bad = pkindex::stats::check(*p); !bad.empty()) {
     return Status(Errc::invalid_argument, "filter: " + bad);
   }
-  return std::optional<Filter>(Filter{std::move(*p), t});
+  return std::optional<Filter>(Filter{std::move(*p), t, topic.writers});
 }
 
 Result<int64_t> walk(const storage::PartitionLog& log, int64_t from, int64_t lso,

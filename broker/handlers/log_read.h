@@ -47,6 +47,8 @@ inline constexpr size_t kMaxBodyBytes = 256 << 10;
 struct Filter {
   pkindex::stats::Predicate predicate;
   std::shared_ptr<const pkindex::TableConfig> table;  // never null (the topic's, shared)
+  // A confluent log topic's writers' decoder (TopicEntry::writers): its records' rows.
+  std::shared_ptr<const pkindex::ConfluentDecoder> writers;
 };
 
 // The filter of a request on `topic` (nullopt without one), or the INVALID_REQUEST message.

@@ -115,9 +115,14 @@ PartitionAppend append_partition(Services& svc, const TopicEntry& topic, int32_t
                                  int64_t now) {
   PartitionAppend out;
   if (!topic.pk_table) {
-    if (topic.json_log) {  // a typed log topic takes JSON objects (or nulls) only
+    // A typed log topic takes JSON objects (json) or values its writers' schemas decode
+    // (confluent), and nulls.
+    if (topic.json_log || topic.writers) {
       thread_local protocol::RecordReader reader;
-      auto bad = pkindex::stats::invalid_json_values(reader, protocol::RecordBatchView(batch));
+      const protocol::RecordBatchView view(batch);
+      auto bad = topic.writers
+                     ? pkindex::stats::invalid_confluent_values(reader, view, *topic.writers)
+                     : pkindex::stats::invalid_json_values(reader, view);
       if (!bad.ok()) {
         out.status = bad.status();
         return out;

@@ -11,7 +11,10 @@
 namespace strata::broker {
 
 PkTables::PkTables(TopicRegistry& topics, bool replicated, pkindex::PkEnvironment::Options memory)
-    : topics_(topics), env_(std::move(memory)), replicated_(replicated) {}
+    : topics_(topics),
+      env_(std::move(memory)),
+      registry_(topics.registry_handle()),
+      replicated_(replicated) {}
 
 PkTables::~PkTables() { (void)close_all(); }
 

@@ -111,7 +111,7 @@ class PkTables {
 
   TopicRegistry& topics_;
   pkindex::PkEnvironment env_;
-  std::shared_ptr<schema::RegistryHandle> registry_ = std::make_shared<schema::RegistryHandle>();
+  std::shared_ptr<schema::RegistryHandle> registry_;  // the topic registry's
   std::mutex mu_;
   bool closed_ = false;
   // Key: topic id bytes + partition index.

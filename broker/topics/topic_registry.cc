@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "broker/schema/table_schema.h"
 #include "broker/topics/fd_budget.h"
 #include "pkindex/column_stats.h"
 #include "pkindex/pk_environment.h"
@@ -15,6 +16,7 @@ bool valid_topic_name(std::string_view name) {
 
 TopicRegistry::TopicRegistry(storage::LogManager& logs, const BrokerConfig& config)
     : logs_(logs),
+      registry_(std::make_shared<schema::RegistryHandle>()),
       defaults_(std::make_shared<const BrokerConfig>(config)),
       pk_open_files_(pkindex::PkEnvironment::Options{}.max_open_files_per_partition) {}
 
@@ -38,8 +40,10 @@ std::shared_ptr<TopicEntry> TopicRegistry::make_entry(const storage::TopicMeta& 
     // A typed log topic; its column statistics are kept from the first append on (a PK table's
     // are set when its state opens: broker/pk/pk_tables.cc).
     if (e->table && e->table->typed()) {
-      e->json_log = true;
-      auto summarizer = pkindex::stats::make_summarizer(*e->table, pkindex::stats::Rows::records);
+      e->writers = schema::make_table_decoder(registry_, *e->table);
+      e->json_log = !e->writers;
+      auto summarizer =
+          pkindex::stats::make_summarizer(*e->table, pkindex::stats::Rows::records, e->writers);
       for (auto& p : e->partitions) {
         if (p && summarizer && !p->has_batch_summarizer()) p->set_batch_summarizer(summarizer);
       }

@@ -25,7 +25,12 @@
 
 namespace strata::pkindex {
 struct TableConfig;
+class ConfluentDecoder;
 }  // namespace strata::pkindex
+
+namespace strata::broker::schema {
+struct RegistryHandle;
+}  // namespace strata::broker::schema
 
 namespace strata::broker {
 
@@ -47,6 +52,10 @@ struct TopicEntry {
   // A typed log topic (table.value.format=json): Produce refuses values that are not JSON objects
   // (or null). Fixed at creation.
   bool json_log = false;
+  // A confluent log topic's decoder of its writers' values (by their schema ids, through the
+  // registry), whose fields must be columns of the table schema: Produce refuses a value it
+  // cannot decode, and filters and statistics read rows through it. Null otherwise.
+  std::shared_ptr<const pkindex::ConfluentDecoder> writers;
   // Its table.* keys parsed once per config change (a Protobuf table schema's parse builds a
   // descriptor pool): what reads, projections and filters use. Null when they do not parse (the
   // topic then serves no typed read). Set with parse_table().
@@ -113,6 +122,10 @@ class TopicRegistry {
   // RocksDB's max_open_files of each PK partition (PkEnvironment's), for the estimate.
   void set_pk_open_files_per_partition(int64_t n) { pk_open_files_.store(n); }
 
+  // Where confluent topics (log topics and PK tables) read registered schemas; its source is set
+  // once the broker's registry serves.
+  const std::shared_ptr<schema::RegistryHandle>& registry_handle() const { return registry_; }
+
  private:
   std::shared_ptr<TopicEntry> make_entry(const storage::TopicMeta& meta,
                                          const BrokerConfig& defaults) const;
@@ -121,6 +134,7 @@ class TopicRegistry {
   Status check_partition_cap(int64_t adding, bool pk) const;
 
   storage::LogManager& logs_;
+  std::shared_ptr<schema::RegistryHandle> registry_;
   std::shared_ptr<const BrokerConfig> defaults_;  // guarded by mu_; effective broker config
   mutable std::shared_mutex mu_;
   std::mutex create_mu_;  // serializes create/remove

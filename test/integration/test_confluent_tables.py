@@ -17,6 +17,11 @@ real broker and its embedded Schema Registry — the seed's scenario with the cl
   a value it cannot hold is INVALID_RECORD, kill -9 replays without the registry;
 - an Avro table schema with a schema reference (a Money record of another subject): pinned with
   the referenced type inline, rows and replay after kill -9 without the registry;
+- a Protobuf table schema importing a Money message of another subject: pinned with the
+  imported file's text, rows and replay after kill -9 without the registry;
+- a confluent *log* topic with column statistics: JSONSerializer and hand-framed writers of two
+  schemas; ReadLog filters equal a Python evaluation of the writers' rows, selective ranges
+  skip batches, values no writer schema decodes are INVALID_RECORD;
 - Protobuf writers in each client's framing of the message indexes (confluent-kafka's plain
   varints, Java's zigzag, KafkaJS's none) feed the same table;
 - a value that is not framed, names an unknown id, does not decode, does not match its JSON
@@ -370,6 +375,89 @@ class ConfluentTablesTest(BrokerTestCase):
         conn = self.conn()
         got = {k: v for k, v in self.rows(conn, topic).items() if k in model}
         self.assertEqual(got, model, "after kill -9")
+
+    def test_confluent_log_topic_filters_writers_rows(self):
+        from confluent_kafka.schema_registry import SchemaRegistryClient
+        from confluent_kafka.schema_registry import topic_record_subject_name_strategy
+        from confluent_kafka.schema_registry.json_schema import JSONSerializer
+        from confluent_kafka.serialization import MessageField, SerializationContext
+        from strata_client import Strata
+        topic = unique_topic("events_cf")
+        self.register(topic + "-value", {
+            "type": "object", "properties": {"amount": {"type": ["integer", "null"]},
+                                             "country": {"type": ["string", "null"]}}})
+        b = self.broker.bootstrap
+        self.assertIn("requires table.value.schema.subject", self.create_error(
+            unique_topic("t"), {"table.value.format": "confluent"}))
+        itutil.ck_create_topic(b, topic, 2, {
+            "table.value.format": "confluent", "table.value.schema.subject": topic + "-value",
+            "table.statistics.columns": "*"})
+
+        client = SchemaRegistryClient({"url": self.url()})
+        payment = JSONSerializer(json.dumps({
+            "title": "Payment", "type": "object",
+            "properties": {"amount": {"type": "integer"}, "country": {"type": "string"}},
+            "required": ["amount", "country"]}), client,
+            conf={"subject.name.strategy": topic_record_subject_name_strategy})
+        ctx = SerializationContext(topic, MessageField.VALUE)
+        refund_id = self.register(topic + "-Refund", {
+            "type": "object", "properties": {"amount": {"type": "integer"}}})
+        producer = itutil.ck_producer(b)
+        rows = {}  # (partition, offset) -> the writer's row
+        for rnd in range(24):  # one flush per round: batches of one round's amounts
+            items = []
+            for i in range(20):
+                amount = rnd * 100 + i
+                if i % 5 == 4:  # a refund: no country
+                    row = {"amount": amount}
+                    value = b"\x00" + refund_id.to_bytes(4, "big") + json.dumps(row).encode()
+                else:
+                    row = {"amount": amount, "country": ["DE", "FR", "NL"][i % 3]}
+                    value = payment(row, ctx)
+                items.append({"topic": topic, "key": b"k%d" % i, "value": value,
+                              "partition": rnd % 2, "_row": row})
+            sent = itutil.ck_produce_all(producer, [
+                {k: v for k, v in it.items() if k != "_row"} for it in items])
+            for it, m in zip(items, sent):
+                rows[(m.partition(), m.offset())] = it["_row"]
+
+        def holds(where, row):
+            a, c = row.get("amount"), row.get("country")
+            return {"amount >= 1000 AND amount < 1010": a is not None and 1000 <= a < 1010,
+                    "country = 'DE'": c == "DE",
+                    "country IS NULL OR amount < 50": c is None or (a is not None and a < 50),
+                    }[where]
+
+        with Strata(b) as s:
+            log = s.log(topic)
+            everything = list(log.read(0, follow=False))
+            self.assertEqual(len(everything), len(rows))
+            for r in everything:  # values stay the writers' bytes (framed, their schema ids)
+                self.assertEqual(json.loads(r["value"][5:]), rows[(r["partition"], r["offset"])])
+            for where in ("amount >= 1000 AND amount < 1010", "country = 'DE'",
+                          "country IS NULL OR amount < 50"):
+                stats = {}
+                got = [(r["partition"], r["offset"]) for r in
+                       log.read(0, follow=False, where=where, stats=stats)]
+                want = sorted(pos for pos, row in rows.items() if holds(where, row))
+                self.assertEqual(sorted(got), want, where)
+                if where.startswith("amount >="):
+                    self.assertGreater(stats["skipped_batches"], 10, stats)
+
+        # Values no writer schema reads are refused, naming why; nothing is appended.
+        conn = self.conn()
+        for value, why in ((b"plain", "Confluent's framing"),
+                           (b"\x00\x00\x01\x00\x00{}", "is not registered"),
+                           (b"\x00" + refund_id.to_bytes(4, "big") + b'{"amount": "x"}',
+                            "does not match its schema"),
+                           (b"\x00" + self.register(topic + "-Odd", {
+                               "type": "object", "properties": {"colour": {"type": "string"}}})
+                            .to_bytes(4, "big") + b'{"colour": "red"}', "colour")):
+            err, _, rec_errs, _ = pkt.produce_v8(conn, topic, 0, [(b"k", value, [])])
+            self.assertEqual(err, INVALID_RECORD, value)
+            self.assertIn(why, rec_errs[0][1])
+        with Strata(b) as s:
+            self.assertEqual(len(list(s.log(topic).read(0, follow=False))), len(rows))
 
     def test_avro_table_schema_rows_logged_in_avro(self):
         from confluent_kafka.schema_registry import SchemaRegistryClient

@@ -601,7 +601,7 @@ class PythonClientTest(BrokerTestCase):
             p.flush(30)
         self.assertEqual([e.code() if e else None for e in errs],
                          [KafkaError.INVALID_RECORD, KafkaError.INVALID_RECORD])
-        # ReadLog is for log topics; statistics need a typed topic; confluent is for PK tables.
+        # ReadLog is for log topics; statistics need a typed topic; confluent needs its subject.
         with self.assertRaises(StrataError) as cm:
             list(self.client.log(self.topic).read(0, follow=False))
         self.assertEqual(cm.exception.name, "INVALID_REQUEST")
