@@ -245,6 +245,15 @@ class PerfTest(BrokerTestCase):
         for k in ("clean", "crash"):
             self.assertGreater(j[k]["ready_s"], 0)
             self.assertGreaterEqual(j[k]["ready_s"], j[k]["open_s"])
+        # History index layouts: each point (a key written at or before it) is answered, and the
+        # answer's record is found in the log; rows in the index take more bytes than positions.
+        j, _ = perf("history-layouts", "--records", 6000, "--keys", 2000, "--batch", 100,
+                    "--reads", 3000)
+        self.assertEqual((j["reads"]["points"], j["reads"]["found"]), (3000, 3000))
+        self.assertGreater(j["reads"]["log_bytes_per_answer"], 100)
+        w = j["writes"]
+        self.assertLess(w["positions"]["sst_bytes"], w["rows"]["sst_bytes"])
+        self.assertGreater(w["rows"]["records_per_s"], 0)
 
 
 if __name__ == "__main__":

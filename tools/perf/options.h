@@ -92,6 +92,17 @@ struct PkApplyOptions {
   bool history = false;  // also a raw last_row table with table.history.enabled
 };
 
+// The two history-index layouts compared (history_layouts.cc).
+struct HistoryLayoutsOptions {
+  std::string dir;
+  int64_t records = 300000;
+  int64_t keys = 100000;
+  int32_t batch = 500;
+  int64_t value_size = 100;
+  int64_t reads = 100000;  // random points by offset
+  size_t block_cache_mb = 128;
+};
+
 struct PkRestartOptions {
   std::string dir;
   int64_t keys = 1000000;
@@ -108,5 +119,6 @@ Status run_create(const CreateOptions& o);
 Status run_lookup(const LookupOptions& o);
 Status run_pk_apply(const PkApplyOptions& o);
 Status run_pk_restart(const PkRestartOptions& o);
+Status run_history_layouts(const HistoryLayoutsOptions& o);
 
 }  // namespace strata::tools::perf

@@ -1,7 +1,7 @@
 // strata-perf: load and benchmark tool for Strata. Modes: produce, consume,
-// e2e, create (librdkafka), lookup (PK tables over the extension API), pk-apply and pk-restart
-// (in-process primary-key write path versus raw RocksDB, restart time). Progress on stderr, one
-// JSON summary line on stdout. See docs/benchmarks.md.
+// e2e, create (librdkafka), lookup (PK tables over the extension API), pk-apply, history-layouts
+// and pk-restart (in-process primary-key write path versus raw RocksDB, restart time). Progress on
+// stderr, one JSON summary line on stdout. See docs/benchmarks.md.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <functional>
@@ -116,6 +116,20 @@ int main(int argc, char** argv) {
                   "also a raw last_row table keeping history (table.history.enabled)");
   apply->add_flag("--keep", ao.keep, "keep the directory");
   apply->callback([&] { run = [&] { return run_pk_apply(ao); }; });
+
+  HistoryLayoutsOptions ho;
+  auto* layouts = app.add_subcommand(
+      "history-layouts",
+      "in-process: history index keeping rows vs keeping log positions (writes, SST bytes, reads)");
+  layouts->add_option("--records", ho.records)->capture_default_str();
+  layouts->add_option("--keys", ho.keys)->capture_default_str();
+  layouts->add_option("--batch", ho.batch, "records per batch (and per log batch)")
+      ->capture_default_str();
+  layouts->add_option("--value-size", ho.value_size)->capture_default_str();
+  layouts->add_option("--reads", ho.reads, "random points by offset")->capture_default_str();
+  layouts->add_option("--block-cache-mb", ho.block_cache_mb)->capture_default_str();
+  layouts->add_option("--dir", ho.dir, "parent of the temporary directory ($TMPDIR)");
+  layouts->callback([&] { run = [&] { return run_history_layouts(ho); }; });
 
   PkRestartOptions ro;
   auto* restart = app.add_subcommand("pk-restart", "in-process restart time of a large PK table");

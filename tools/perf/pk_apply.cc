@@ -5,11 +5,7 @@
 // options (same PkEnvironment: block cache + write-buffer manager, bloom filter, WAL off).
 // Prints both rates and their ratio.
 #include <rocksdb/db.h>
-#include <rocksdb/filter_policy.h>
-#include <rocksdb/slice_transform.h>
-#include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
-#include <rocksdb/write_buffer_manager.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -32,31 +28,13 @@ struct RawTimes {
 };
 
 // `read_first`: Get every key before its Put (what an upsert must do for the change kind and
-// before-image). `memtable_bloom`: the whole-key memtable bloom filter of a busy PkState
-// partition (PkEnvironment::take_memtable_bloom), here from the start; on by default so the
-// reference has PkState's options; off for the diagnostic variant.
+// before-image). `memtable_bloom`: see open_raw_db; off for the diagnostic variant.
 Result<RawTimes> load_raw(pkindex::PkEnvironment& env, const std::string& path, const Workload& w,
                           int32_t batch, bool read_first = false, bool memtable_bloom = true) {
-  rocksdb::Options o;  // PkState::open's options
-  o.create_if_missing = true;
-  o.write_buffer_manager = env.write_buffer_manager();
-  o.max_background_jobs = 2;
-  o.write_buffer_size = pkindex::PkEnvironment::kMemtableBytes;
-  rocksdb::BlockBasedTableOptions t;
-  t.block_cache = env.block_cache();
-  t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
-  o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
-  if (memtable_bloom) {
-    o.memtable_whole_key_filtering = true;
-    o.memtable_prefix_bloom_size_ratio = pkindex::PkEnvironment::kMemtableBloomRatio;
-  }
-  // PkState's insert hints (one per first key byte); scattered puts gain nothing from them, a
-  // batch written in key order does (PkState::in_key_order).
-  o.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(1));
-  rocksdb::DB* raw = nullptr;
-  rocksdb::Status st = rocksdb::DB::Open(o, path, &raw);
-  if (!st.ok()) return Status(Errc::io_error, "open " + path + ": " + st.ToString());
-  std::unique_ptr<rocksdb::DB> db(raw);
+  auto opened = open_raw_db(env, path, memtable_bloom);
+  if (!opened.ok()) return opened.status();
+  std::unique_ptr<rocksdb::DB> db = std::move(*opened);
+  rocksdb::Status st;
   rocksdb::WriteOptions wo;
   wo.disableWAL = true;
   rocksdb::WriteBatch wb;

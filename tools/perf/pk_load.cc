@@ -1,6 +1,11 @@
 // In-process primary-key load (see pk_load.h).
 #include "tools/perf/pk_load.h"
 
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/slice_transform.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_buffer_manager.h>
+
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -17,6 +22,31 @@
 #include "tools/perf/report.h"
 
 namespace strata::tools::perf {
+
+Result<std::unique_ptr<rocksdb::DB>> open_raw_db(pkindex::PkEnvironment& env,
+                                                 const std::string& path, bool memtable_bloom) {
+  rocksdb::Options o;  // PkState::open's options
+  o.create_if_missing = true;
+  o.write_buffer_manager = env.write_buffer_manager();
+  o.max_background_jobs = 2;
+  o.write_buffer_size = pkindex::PkEnvironment::kMemtableBytes;
+  rocksdb::BlockBasedTableOptions t;
+  t.block_cache = env.block_cache();
+  t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+  if (memtable_bloom) {
+    o.memtable_whole_key_filtering = true;
+    o.memtable_prefix_bloom_size_ratio = pkindex::PkEnvironment::kMemtableBloomRatio;
+  }
+  // PkState's insert hints (one per first key byte); scattered puts gain nothing from them, a
+  // batch written in key order does (PkState::in_key_order).
+  o.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(1));
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status st = rocksdb::DB::Open(o, path, &raw);
+  if (!st.ok()) return Status(Errc::io_error, "open " + path + ": " + st.ToString());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  return db;
+}
 
 int64_t Workload::key_index(int64_t i) const {
   const auto n = static_cast<uint64_t>(key_space);

@@ -6,6 +6,8 @@
 // Owned by tools/perf. One thread.
 #pragma once
 
+#include <rocksdb/db.h>
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -70,6 +72,14 @@ struct LoadTimes {
   int64_t records = 0;
   int64_t log_bytes = 0;
 };
+
+// A plain RocksDB with PkState::open's options (same PkEnvironment: block cache, write-buffer
+// manager, bloom filter, insert hints), for the raw reference runs. `memtable_bloom`: the
+// whole-key memtable bloom filter of a busy PkState partition (PkEnvironment::take_memtable_bloom),
+// here from the start.
+Result<std::unique_ptr<rocksdb::DB>> open_raw_db(pkindex::PkEnvironment& env,
+                                                 const std::string& path,
+                                                 bool memtable_bloom = true);
 
 // Writes the workload in batches of `batch` records through PkState::write.
 Result<LoadTimes> load_pk(PkPartition& p, const Workload& w, int32_t batch);
