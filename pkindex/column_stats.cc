@@ -100,7 +100,8 @@ class RowSummarizer {
     }
     std::span<const uint8_t> bytes = *image;
     if (writers) {
-      auto row = writers->decode(bytes);
+      // Under the partition's append lock: only schemas at hand, never a wait on the network.
+      auto row = writers->decode_at_hand(bytes);
       if (!row.ok()) {
         ++opaque_rows_;
         return;
@@ -508,9 +509,15 @@ std::shared_ptr<const storage::BatchSummarizer> make_summarizer(
       [table, rows, columns = *columns,
        writers = std::move(writers)](std::span<const uint8_t> bytes) -> std::optional<std::string> {
         thread_local protocol::RecordReader reader;  // appends of any partition, one at a time
-        auto s = summarize(reader, protocol::RecordBatchView(bytes), table, columns, rows,
-                           writers.get());
-        return s.ok() ? std::move(*s) : std::nullopt;
+        // Runs after the batch is in the log: a summary that cannot be made is simply absent
+        // (the batch is then read, never skipped), whatever the decoders throw.
+        try {
+          auto s = summarize(reader, protocol::RecordBatchView(bytes), table, columns, rows,
+                             writers.get());
+          return s.ok() ? std::move(*s) : std::nullopt;
+        } catch (const std::exception&) {
+          return std::nullopt;
+        }
       });
 }
 
@@ -543,7 +550,10 @@ Result<std::vector<std::pair<int32_t, std::string>>> invalid_confluent_values(
     if (!*more) break;
     if (!r.value) continue;
     if (auto row = writers.decode(*r.value); !row.ok()) {
+      if (row.status().code() == Errc::unavailable) return row.status();  // retriable
+      // The batch fails anyway: one reason, and no more registry lookups for a hostile batch.
       out.emplace_back(i, row.status().message());
+      break;
     }
   }
   return out;

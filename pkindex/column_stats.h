@@ -54,8 +54,10 @@ enum class Rows : uint8_t { changes, records };
 // The summary of one batch (the side-index payload); nullopt for a batch with no row (a control
 // batch, only `none` records). Errors are the record reader's (a corrupt batch): callers keep no
 // summary then.
-// `writers` decodes a confluent log topic's record values (each by its writer's schema id); a
-// value it cannot decode (the registry not serving yet, say) is a row of unknown columns.
+// `writers` decodes a confluent log topic's record values (each by its writer's schema id, with
+// the schemas this broker holds: summaries are made under the partition's append lock); a value
+// it cannot decode so (the registry not serving yet, a schema not fetched yet) is a row of
+// unknown columns.
 Result<std::optional<std::string>> summarize(protocol::RecordReader& reader,
                                              const protocol::RecordBatchView& batch,
                                              const TableConfig& table, const Columns& columns,
@@ -74,7 +76,9 @@ std::shared_ptr<const storage::BatchSummarizer> make_summarizer(
 Result<std::vector<std::pair<int32_t, std::string>>> invalid_json_values(
     protocol::RecordReader& reader, const protocol::RecordBatchView& batch);
 // A confluent log topic's produce check: every record value (null aside) decodes by its writer's
-// schema into columns of the table schema. The records that do not, with the decoder's reason.
+// schema into columns of the table schema. The first record that does not, with the decoder's
+// reason (the batch fails as a whole); Errc::unavailable when the registry cannot be read (the
+// producer retries).
 Result<std::vector<std::pair<int32_t, std::string>>> invalid_confluent_values(
     protocol::RecordReader& reader, const protocol::RecordBatchView& batch,
     const ConfluentDecoder& writers);

@@ -28,9 +28,17 @@ class ConfluentDecoder {
  public:
   virtual ~ConfluentDecoder() = default;
   // The columns a framed value writes, as a JSON object (the merge takes it as parsed), or why
-  // not (Errc::invalid_argument: unknown id, undecodable body, a field the table lacks, ...).
+  // not (Errc::invalid_argument: unknown id, undecodable body, a field the table lacks, ...;
+  // Errc::unavailable: the registry could not be read — not serving yet, its writer
+  // unreachable — which a retry may cure).
   // Called on the produce path of any partition: thread-safe.
   virtual Result<nlohmann::json> decode(std::span<const uint8_t> framed) const = 0;
+  // decode() with only the schemas this broker already holds: one it would have to fetch from
+  // another broker is Errc::unavailable. For work under a partition's locks (column statistics
+  // at append), which must not wait on the network.
+  virtual Result<nlohmann::json> decode_at_hand(std::span<const uint8_t> framed) const {
+    return decode(framed);
+  }
   // Whether a write's target columns (its strata.columns header) are all columns of the table
   // schema; else why not (Errc::invalid_argument). Thread-safe.
   virtual Status check_columns(const std::vector<std::string>& names) const = 0;

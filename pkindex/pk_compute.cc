@@ -205,6 +205,10 @@ PkState::Computed PkState::compute(const WriteInput& input, int64_t now, Overlay
       }
       auto d = options_.decoder->decode(*r.value);
       if (!d.ok()) {
+        if (d.status().code() == Errc::unavailable) {  // the registry, not the value: retriable
+          res.status = d.status();
+          return res;
+        }
         error(d.status().message());
         continue;
       }

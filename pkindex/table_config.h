@@ -141,11 +141,12 @@ struct AvroTableSchema {
 };
 Result<AvroTableSchema> parse_avro_table_schema(std::string_view text);
 
-// A Protobuf table schema (table.value.schema.protobuf): .proto text importing nothing but the
-// well-known google/protobuf files, whose first message is the row; its fields — the columns —
-// must have presence (proto3 `optional`, messages and wrappers, proto2 `optional`), so that a
-// column a write leaves out reads as null, not as a default; no repeated, map or required
-// fields, no oneof members (setting one clears the others).
+// A Protobuf table schema (table.value.schema.protobuf): .proto text, or the self-contained JSON
+// carrying the files it imports (ProtobufSchema::parse_self_contained), whose first message is
+// the row; its fields — the columns — must have presence (proto3 `optional`, messages and
+// wrappers, proto2 `optional`), so that a column a write leaves out reads as null, not as a
+// default; no repeated, map or required fields, no oneof members (setting one clears the
+// others).
 struct ProtobufTableSchema {
   protocol::schema::ProtobufSchema schema;
   std::vector<std::string> columns;

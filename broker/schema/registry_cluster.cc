@@ -345,6 +345,17 @@ class ForwardedSchemaSource : public SchemaSource {
     return entries_.emplace(id, std::move(*e)).first->second;
   }
 
+  Result<std::shared_ptr<const detail::ParsedSchema>> parsed_at_hand(int32_t id) const override {
+    std::lock_guard l(mu_);
+    if (auto it = parsed_.find(id); it != parsed_.end()) return it->second;
+    return not_at_hand(id);
+  }
+  Result<SchemaEntry> entry_at_hand(int32_t id) const override {
+    std::lock_guard l(mu_);
+    if (auto it = entries_.find(id); it != entries_.end()) return it->second;
+    return not_at_hand(id);
+  }
+
   Result<SchemaEntry> latest(const std::string& subject) const override {
     // A table pins its schema's latest version: the writer's, never a copy's (which may lag).
     auto j = get("/subjects/" + segment(subject) + "/versions/latest", /*copy=*/false);
@@ -353,6 +364,11 @@ class ForwardedSchemaSource : public SchemaSource {
   }
 
  private:
+  static Status not_at_hand(int32_t id) {
+    return Status(Errc::unavailable, "schema id " + std::to_string(id) +
+                                         " has not been read from the registry's writer yet");
+  }
+
   // GET through the router; a 404 is not_found, another error unavailable, with its message.
   Result<json> get(const std::string& path, bool copy) const {
     HttpRequest req;

@@ -26,6 +26,19 @@ namespace pk = protocol::pk;
 
 Status bad(std::string message) { return Status(Errc::invalid_argument, std::move(message)); }
 
+constexpr size_t kMaxPinnedSchemaBytes = 32767;
+
+// A registry that could not be read (not serving yet, its writer unreachable) stays unavailable —
+// a retry may cure it, so Produce answers a retriable error, not INVALID_RECORD; anything else
+// about a schema is the value's fault.
+Status carried(const Status& cause, std::string message) {
+  return Status(cause.code() == Errc::unavailable ? Errc::unavailable : Errc::invalid_argument,
+                std::move(message));
+}
+Status not_serving(const std::string& what) {
+  return Status(Errc::unavailable, "the Schema Registry is not serving: " + what);
+}
+
 // Does a column's JSON Schema accept null? Explicitly: a type naming "null", a combination with
 // a branch that does, an enum or const of null; a schema without a type or a combination accepts
 // anything. A "$ref", allOf or not is not looked into: the column must say null itself.
@@ -129,18 +142,25 @@ class TableDecoder : public pkindex::ConfluentDecoder {
       : handle_(std::move(handle)), table_id_(table_id) {}
 
   Result<json> decode(std::span<const uint8_t> framed) const override {
+    return decode(framed, false);
+  }
+  Result<json> decode_at_hand(std::span<const uint8_t> framed) const override {
+    return decode(framed, true);
+  }
+
+  Result<json> decode(std::span<const uint8_t> framed, bool at_hand) const {
     const SchemaSource* reg = handle_->source.load();
-    if (!reg) return bad("the Schema Registry is not serving: values cannot be decoded");
+    if (!reg) return not_serving("values cannot be decoded");
     if (framed.size() < pkindex::kConfluentHeaderSize || framed[0] != 0) {
       return bad(
           "value is not in Confluent's framing (magic byte 0, a 4-byte schema id, the body)");
     }
     const auto id = static_cast<int32_t>((uint32_t{framed[1]} << 24) | (uint32_t{framed[2]} << 16) |
                                          (uint32_t{framed[3]} << 8) | uint32_t{framed[4]});
-    auto table = facts(*reg);
+    auto table = facts(*reg, at_hand);
     if (!table.ok()) return table.status();
-    auto parsed = reg->parsed(id);
-    if (!parsed.ok()) return bad(parsed.status().message());
+    auto parsed = at_hand ? reg->parsed_at_hand(id) : reg->parsed(id);
+    if (!parsed.ok()) return carried(parsed.status(), parsed.status().message());
     const std::span<const uint8_t> body = framed.subspan(pkindex::kConfluentHeaderSize);
     json row;
     if ((*parsed)->avro) {
@@ -189,7 +209,7 @@ class TableDecoder : public pkindex::ConfluentDecoder {
 
   Status check_columns(const std::vector<std::string>& names) const override {
     const SchemaSource* reg = handle_->source.load();
-    if (!reg) return bad("the Schema Registry is not serving: values cannot be decoded");
+    if (!reg) return not_serving("values cannot be decoded");
     auto table = facts(*reg);
     if (!table.ok()) return table.status();
     for (const auto& name : names) {
@@ -203,7 +223,7 @@ class TableDecoder : public pkindex::ConfluentDecoder {
 
   Status check_row(const json& row) const override {
     const SchemaSource* reg = handle_->source.load();
-    if (!reg) return bad("the Schema Registry is not serving: rows cannot be checked");
+    if (!reg) return not_serving("rows cannot be checked");
     auto table = facts(*reg);
     if (!table.ok()) return table.status();
     if (!(*table)->schema->json) return Status::Ok();
@@ -224,14 +244,15 @@ class TableDecoder : public pkindex::ConfluentDecoder {
   // is not cached). Published through an atomic pointer: the produce path reads them per
   // record without a lock. The registry is read without the lock (in a cluster it is a call to
   // the registry's writer): threads that race read it twice and the first to finish installs.
-  Result<const TableFacts*> facts(const SchemaSource& reg) const {
+  Result<const TableFacts*> facts(const SchemaSource& reg, bool at_hand = false) const {
     if (const auto* f = published_.load(std::memory_order_acquire)) return f;
-    auto e = reg.entry(table_id_);
-    auto parsed = e.ok() ? reg.parsed(table_id_)
-                         : Result<std::shared_ptr<const detail::ParsedSchema>>(e.status());
+    auto e = at_hand ? reg.entry_at_hand(table_id_) : reg.entry(table_id_);
+    auto parsed = !e.ok()   ? Result<std::shared_ptr<const detail::ParsedSchema>>(e.status())
+                  : at_hand ? reg.parsed_at_hand(table_id_)
+                            : reg.parsed(table_id_);
     if (!parsed.ok()) {
-      return bad("the table schema (id " + std::to_string(table_id_) +
-                 ") cannot be read: " + parsed.status().message());
+      return carried(parsed.status(), "the table schema (id " + std::to_string(table_id_) +
+                                          ") cannot be read: " + parsed.status().message());
     }
     auto c = table_columns(reg, *e);
     if (!c.ok()) return c.status();
@@ -251,6 +272,11 @@ class TableDecoder : public pkindex::ConfluentDecoder {
 };
 
 }  // namespace
+
+Result<std::shared_ptr<const detail::ParsedSchema>> SchemaSource::parsed_at_hand(int32_t id) const {
+  return parsed(id);
+}
+Result<SchemaEntry> SchemaSource::entry_at_hand(int32_t id) const { return entry(id); }
 
 // A single node's registry as a schema source.
 class LocalSchemaSource : public SchemaSource {
@@ -306,16 +332,29 @@ Status pin_table_schema(const SchemaSource* registry, std::map<std::string, std:
   if (!columns.ok()) return columns.status();
   configs[std::string(pk::kValueSchemaId)] = std::to_string(v->id);
   // The registry is read again (references): a failure here is reported, not assumed away.
+  std::string_view key;
+  std::string text;
   if (v->type == "AVRO") {
     auto s = avro_table_schema(*registry, *v);
     if (!s.ok()) return s.status();
-    // Compact, every attribute kept (the defaults).
-    configs[std::string(pk::kValueSchemaAvro)] = s->schema.normalized_json();
+    key = pk::kValueSchemaAvro;
+    text = s->schema.normalized_json();  // compact, every attribute kept (the defaults)
   } else if (v->type == "PROTOBUF") {
     auto s = protobuf_table_schema(*registry, *v);
     if (!s.ok()) return s.status();
-    configs[std::string(pk::kValueSchemaProtobuf)] = s->schema.self_contained();
+    key = pk::kValueSchemaProtobuf;
+    text = s->schema.self_contained();
+  } else {
+    return Status::Ok();
   }
+  // A config value travels in Kafka strings (CreateTopics, DescribeConfigs), at most 32767
+  // bytes; a longer one could not be answered.
+  if (text.size() > kMaxPinnedSchemaBytes) {
+    return bad("the table schema (id " + std::to_string(v->id) + ") pinned self-contained is " +
+               std::to_string(text.size()) + " bytes; " + std::string(key) + " holds at most " +
+               std::to_string(kMaxPinnedSchemaBytes) + " (a Kafka string)");
+  }
+  configs[std::string(key)] = std::move(text);
   return Status::Ok();
 }
 

@@ -33,6 +33,11 @@ class SchemaSource {
   virtual Result<SchemaEntry> entry(int32_t id) const = 0;
   // The subject's latest live version (a table schema being pinned).
   virtual Result<SchemaEntry> latest(const std::string& subject) const = 0;
+  // parsed() / entry() without waiting on another broker: what this broker already holds
+  // (errc::unavailable when it would have to ask). For work under a partition's locks.
+  // By default parsed() / entry() themselves (a single node's registry is in memory).
+  virtual Result<std::shared_ptr<const detail::ParsedSchema>> parsed_at_hand(int32_t id) const;
+  virtual Result<SchemaEntry> entry_at_hand(int32_t id) const;
 };
 std::unique_ptr<SchemaSource> local_schema_source(const SchemaRegistry& registry);
 

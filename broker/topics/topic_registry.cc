@@ -1,5 +1,7 @@
 #include "broker/topics/topic_registry.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cstring>
 
 #include "broker/schema/table_schema.h"
@@ -34,6 +36,13 @@ std::shared_ptr<TopicEntry> TopicRegistry::make_entry(const storage::TopicMeta& 
   e->configs = meta.configs;
   e->config = resolve_topic_config(e->configs, defaults);
   e->parse_table();
+  if (!e->table) {
+    // Its table.* keys were accepted at creation; a config that no longer parses (edited on
+    // disk, or written by a newer broker) leaves the topic untyped: said once, at load.
+    auto why = pkindex::parse_table_config(e->configs);
+    spdlog::warn("topic {}: table configuration does not parse, typed reads and checks are off: {}",
+                 e->name, why.ok() ? std::string("?") : why.status().message());
+  }
   for (int32_t i = 0; i < meta.partitions; ++i)
     e->partitions.push_back(logs_.partition(e->name, i));
   if (!e->pk_table) {
@@ -190,10 +199,8 @@ Result<std::shared_ptr<const TopicEntry>> TopicRegistry::alter_configs(
 
 Status TopicRegistry::check_config_change(const std::map<std::string, std::string>& current,
                                           const std::map<std::string, std::string>& next) const {
-  STRATA_RETURN_IF_ERROR(validate_topic_configs(next));
-  STRATA_RETURN_IF_ERROR(check_topic_config_floors(next, *broker_defaults(), current));
   // Read-only keys (the table.* keys, per-column ones included) keep their value: one added,
-  // removed or changed is refused.
+  // removed or changed is refused — first, so that a value nobody may set is never parsed.
   for (const auto* side : {&current, &next}) {
     for (const auto& [k, v] : *side) {
       const TopicKeyDef* def = find_topic_key(k);
@@ -205,7 +212,8 @@ Status TopicRegistry::check_config_change(const std::map<std::string, std::strin
       }
     }
   }
-  return Status::Ok();
+  STRATA_RETURN_IF_ERROR(validate_topic_configs(next));
+  return check_topic_config_floors(next, *broker_defaults(), current);
 }
 
 Result<std::shared_ptr<const TopicEntry>> TopicRegistry::add_partitions(const std::string& name,

@@ -4,8 +4,10 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "protocol/base/base64.h"
@@ -222,22 +224,47 @@ Result<ProtobufSchema> ProtobufSchema::parse_self_contained(std::string_view tex
   if (imports->size() > kMaxSelfContainedImports) {
     return bad("more than " + std::to_string(kMaxSelfContainedImports) + " imported files");
   }
-  // Each file may import those before it; reserve() keeps the references' pointers valid.
-  std::vector<ProtobufSchema> files;
-  files.reserve(imports->size());
-  std::vector<Reference> refs;
+  // One pool, the files built in order (each may import those before it, or well-known files):
+  // linear in the files, where parsing each with references would rebuild its imports.
+  auto file = std::make_shared<detail::ProtoFile>();
+  file->pool = std::make_unique<pb::DescriptorPool>();
+  std::set<std::string> built;
+  BuildErrors errors;
+  std::function<Status(pb::FileDescriptorProto, const std::string&)> build =
+      [&](pb::FileDescriptorProto proto, const std::string& what) -> Status {
+    for (const auto& dep : proto.dependency()) {
+      if (built.count(dep)) continue;
+      const auto* wk = pb::DescriptorPool::generated_pool()->FindFileByName(dep);
+      if (!wk || dep.rfind("google/protobuf/", 0) != 0) {
+        return bad(what + ": import \"" + dep + "\" is not among the files before it");
+      }
+      pb::FileDescriptorProto linked;
+      wk->CopyTo(&linked);
+      if (auto st = build(std::move(linked), dep); !st.ok()) return st;
+    }
+    const pb::FileDescriptor* f = file->pool->BuildFileCollectingErrors(proto, &errors);
+    if (!f) return bad(what + ": " + (errors.first.empty() ? "does not build" : errors.first));
+    built.insert(proto.name());
+    file->protos.push_back(std::move(proto));
+    file->file = f;
+    return Status::Ok();
+  };
   for (const auto& imp : *imports) {
     const auto name = imp.is_object() ? imp.find("name") : imp.end();
     const auto body = imp.is_object() ? imp.find("schema") : imp.end();
     if (name == imp.end() || !name->is_string() || body == imp.end() || !body->is_string()) {
       return bad("an import of a self-contained schema is {\"name\", \"schema\"}");
     }
-    auto f = parse(body->get_ref<const std::string&>(), refs);
-    if (!f.ok()) return bad("import \"" + name->get<std::string>() + "\": " + f.status().message());
-    files.push_back(std::move(*f));
-    refs.emplace_back(name->get<std::string>(), &files.back());
+    const std::string what = "import \"" + name->get<std::string>() + "\"";
+    auto proto = read_file(body->get_ref<const std::string&>());
+    if (!proto.ok()) return bad(what + ": " + proto.status().message());
+    proto->set_name(name->get<std::string>());
+    if (auto st = build(std::move(*proto), what); !st.ok()) return st;
   }
-  return parse(schema->get_ref<const std::string&>(), refs);
+  auto root = read_file(schema->get_ref<const std::string&>());
+  if (!root.ok()) return root.status();
+  if (auto st = build(std::move(*root), "the schema"); !st.ok()) return st;
+  return ProtobufSchema(std::move(file));
 }
 
 }  // namespace strata::protocol::schema

@@ -376,6 +376,19 @@ class ConfluentTablesTest(BrokerTestCase):
         got = {k: v for k, v in self.rows(conn, topic).items() if k in model}
         self.assertEqual(got, model, "after kill -9")
 
+        # A pinned text past a Kafka string's 32767 bytes could not be answered in CreateTopics
+        # or DescribeConfigs: such a table is refused at creation.
+        big = unique_topic("big")
+        self.register(big + "-Big", 'syntax = "proto3";\npackage strata.big;\nmessage Big {\n' +
+                      "".join("  int64 field_number_%04d = %d;\n" % (i, i + 1)
+                              for i in range(1200)) + "}\n", "PROTOBUF")
+        self.register(big + "-value", 'syntax = "proto3";\nimport "big.proto";\n'
+                      "message T {\n  optional strata.big.Big b = 1;\n}\n", "PROTOBUF",
+                      [{"name": "big.proto", "subject": big + "-Big", "version": 1}])
+        self.assertIn("holds at most 32767", self.create_error(big, {
+            "table.type": "primary-key", "table.value.format": "confluent",
+            "table.value.schema.subject": big + "-value"}))
+
     def test_confluent_log_topic_filters_writers_rows(self):
         from confluent_kafka.schema_registry import SchemaRegistryClient
         from confluent_kafka.schema_registry import topic_record_subject_name_strategy

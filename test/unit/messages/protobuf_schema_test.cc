@@ -182,6 +182,41 @@ TEST(ProtobufSchemaParse, SelfContainedCarriesTheImportedFiles) {
       << m.status().message();
 }
 
+// The forms references arrive in round-trip too: a reference registered as a base64 descriptor,
+// a public import, a reference registered under a google/protobuf/ name that is not the linked
+// file; and a bundle whose file imports one not before it is refused, naming both.
+TEST(ProtobufSchemaParse, SelfContainedRoundTripsEveryReferenceForm) {
+  const ProtobufSchema money = must(as_descriptor(
+      "syntax = \"proto3\"; package c; message Money { int64 cents = 1; }", "money.proto"));
+  const ProtobufSchema custom =
+      must("syntax = \"proto3\"; package g; message Extra { string note = 1; }");
+  const ProtobufSchema relay = must(
+      "syntax = \"proto3\"; package r; import public \"common/money.proto\";"
+      " message Relay { c.Money m = 1; }",
+      {{"common/money.proto", &money}});
+  const ProtobufSchema row = must(
+      "syntax = \"proto3\"; import \"relay.proto\"; import \"google/protobuf/extra.proto\";"
+      " message Row { optional c.Money m = 1; optional g.Extra e = 2; optional r.Relay r = 3; }",
+      {{"relay.proto", &relay}, {"google/protobuf/extra.proto", &custom}});
+  auto back = ProtobufSchema::parse_self_contained(row.self_contained());
+  ASSERT_TRUE(back.ok()) << back.status().message() << "\n" << row.self_contained();
+  EXPECT_EQ(back->normalized(), row.normalized());
+  EXPECT_EQ(back->self_contained(), row.self_contained());
+  const json pinned = json::parse(row.self_contained());
+  std::vector<std::string> names;
+  for (const auto& i : pinned["imports"]) names.push_back(i["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"common/money.proto", "relay.proto",
+                                             "google/protobuf/extra.proto"}));
+
+  json swapped = pinned;
+  std::swap(swapped["imports"][0], swapped["imports"][1]);
+  auto bad = ProtobufSchema::parse_self_contained(swapped.dump());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("import \"relay.proto\": import \"common/money.proto\""),
+            std::string::npos)
+      << bad.status().message();
+}
+
 TEST(ProtobufSchemaCompat, CompatibleChangesAsConfluentListsThem) {
   const char* v1 = "syntax = \"proto3\"; message A { int32 x = 1; string s = 2; }";
   EXPECT_TRUE(diff(v1, v1).empty());

@@ -422,7 +422,10 @@ TEST(ColumnStats, ModelNoFalseSkipsOverConfluentWritersValues) {
         // Some records name a schema the registry does not know.
         const int32_t id = i % 4 == 0 && g.pick(4) == 0 ? 9 : 7;
         values.push_back(framed(id, *v));
-        if (id != 7) refused.emplace_back(r, writers.decode(b(*values.back())).status().message());
+        // The batch fails at its first undecodable record (one reason, no further lookups).
+        if (id != 7 && refused.empty()) {
+          refused.emplace_back(r, writers.decode(b(*values.back())).status().message());
+        }
         bb.add(1000 + r, b("k"), b(*values.back()), {});
       }
       auto bytes = bb.build();
@@ -453,6 +456,40 @@ TEST(ColumnStats, ModelNoFalseSkipsOverConfluentWritersValues) {
     }
     EXPECT_GT(skipped, evaluated / 10) << skipped << " of " << evaluated;
   }
+  // A registry that cannot be read fails the produce check as a whole (retriable), and a
+  // summary made at append uses only the schemas at hand: a value whose schema would have to be
+  // fetched is a row of unknown columns, so its batch is never skipped.
+  class Unreachable : public FakeWriters {
+   public:
+    Result<Json> decode(std::span<const uint8_t> framed) const override {
+      if (framed.size() > 4 && framed[4] == 8) return Status(Errc::unavailable, "writer away");
+      return FakeWriters::decode(framed);
+    }
+    Result<Json> decode_at_hand(std::span<const uint8_t> framed) const override {
+      if (framed.size() > 4 && framed[4] == 8) return Status(Errc::unavailable, "not at hand");
+      return FakeWriters::decode(framed);
+    }
+  };
+  const Unreachable away;
+  protocol::RecordBatchBuilder bb;
+  bb.add(1000, b("k"), b(framed(7, R"({"a":1})")), {});
+  bb.add(1001, b("k"), b(framed(8, R"({"a":2})")), {});
+  auto bytes = bb.build();
+  auto bad = invalid_confluent_values(reader, protocol::RecordBatchView(bytes), away);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), Errc::unavailable);
+  auto sum =
+      summarize(reader, protocol::RecordBatchView(bytes), *table, cols, Rows::records, &away);
+  ASSERT_TRUE(sum.ok() && sum->has_value());
+  EXPECT_TRUE(may_match(cmp(Op::eq, "a", int64_t{99}), **sum));
+  // Without the unreachable record the same summary rules the batch out.
+  protocol::RecordBatchBuilder one;
+  one.add(1000, b("k"), b(framed(7, R"({"a":1})")), {});
+  auto one_bytes = one.build();
+  sum = summarize(reader, protocol::RecordBatchView(one_bytes), *table, cols, Rows::records, &away);
+  ASSERT_TRUE(sum.ok() && sum->has_value());
+  EXPECT_FALSE(may_match(cmp(Op::eq, "a", int64_t{99}), **sum));
+
   // The table-schema keys a log topic may carry, and only with confluent.
   EXPECT_FALSE(parse_table_config({{"table.value.format", "confluent"},
                                    {"table.value.schema.subject", "events-value"}})
