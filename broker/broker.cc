@@ -494,6 +494,10 @@ Status Broker::start_schema_registry() {
                                                             const std::string& password) {
       return p->matches(user, password);
     };
+    security.authenticate_at_hand = [p = registry_passwords_.get()](const std::string& user,
+                                                                    const std::string& password) {
+      return p->remembered(user, password);
+    };
     if (!addr->https) {
       spdlog::warn(
           "schema.registry.authentication.method=basic on an http:// schema.registry.listener: "

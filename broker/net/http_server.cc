@@ -269,57 +269,89 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     keep_alive_ = req.keep_alive();
     version_ = req.version();
     head_ = req.method() == http::verb::head;
-    HttpResponse res;
     const auto& o = impl_.opt;
+    HttpRequest r;
+    r.method = std::string(sv(req.method_string()));
+    const std::string target(sv(req.target()));
+    const size_t q = target.find('?');
+    r.path = target.substr(0, q);
+    if (q != std::string::npos) r.query = target.substr(q + 1);
+    for (const auto& f : req) r.headers.emplace_back(lower(sv(f.name_string())), sv(f.value()));
+    r.body = std::move(req.body());
+    r.peer = peer_;
     bool authenticated = true;
-    std::string user;
     if (o.authenticate) {
-      auto c = HttpServer::basic_credentials(sv(req[http::field::authorization]));
-      authenticated = c && o.authenticate(c->first, c->second);
-      if (authenticated) user = std::move(c->first);
-    } else if (!o.basic_auth_user.empty()) {
-      authenticated = HttpServer::basic_auth_matches(sv(req[http::field::authorization]),
-                                                     o.basic_auth_user, o.basic_auth_password);
-      user = o.basic_auth_user;
-    }
-    if (!authenticated) {
-      impl_.stats.unauthorized.fetch_add(1);
-      res.status = 401;
-      res.content_type = o.unauthorized_content_type;
-      res.body = o.unauthorized_body;
-      res.headers.emplace_back("WWW-Authenticate",
-                               "Basic realm=\"" + o.realm + "\", charset=\"UTF-8\"");
-    } else {
-      HttpRequest r;
-      r.method = std::string(sv(req.method_string()));
-      const std::string target(sv(req.target()));
-      const size_t q = target.find('?');
-      r.path = target.substr(0, q);
-      if (q != std::string::npos) r.query = target.substr(q + 1);
-      for (const auto& f : req) r.headers.emplace_back(lower(sv(f.name_string())), sv(f.value()));
-      r.body = std::move(req.body());
-      r.user = std::move(user);
-      r.peer = peer_;
-      const HttpHandler* h = impl_.find_route(r.path);
-      if (h == nullptr) {
-        res.status = 404;
-        res.body = "not found\n";
-      } else if (impl_.blocking && o.may_block(r)) {
-        // Answered from the pool; this connection reads nothing more until then (HTTP/1.1).
-        asio::post(*impl_.blocking, [self = this->shared_from_this(), h, r = std::move(r)] {
-          HttpResponse res = self->call(*h, r);
+      auto c = HttpServer::basic_credentials(r.header("authorization"));
+      std::optional<bool> known;
+      if (!c) {
+        known = false;
+      } else if (o.authenticate_at_hand) {
+        known = o.authenticate_at_hand(c->first, c->second);
+      }
+      if (!known && impl_.blocking) {
+        // The slow check (a key derivation) runs on the pool with the rest of the request, so it
+        // holds no other connection of this thread; this one reads nothing more until answered.
+        asio::post(*impl_.blocking, [self = this->shared_from_this(), c = std::move(*c),
+                                     r = std::move(r)]() mutable {
+          HttpResponse res;
+          if (self->impl_.opt.authenticate(c.first, c.second)) {
+            r.user = std::move(c.first);
+            res = self->dispatch(r);
+          } else {
+            res = self->unauthorized();
+          }
           asio::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
             self->served_ = true;
             self->write(std::move(res));
           });
         });
         return;
-      } else {
-        res = call(*h, r);
       }
+      authenticated = known ? *known : o.authenticate(c->first, c->second);
+      if (authenticated) r.user = std::move(c->first);
+    } else if (!o.basic_auth_user.empty()) {
+      authenticated = HttpServer::basic_auth_matches(r.header("authorization"), o.basic_auth_user,
+                                                     o.basic_auth_password);
+      r.user = o.basic_auth_user;
+    }
+    HttpResponse res;
+    if (!authenticated) {
+      res = unauthorized();
+    } else if (const HttpHandler* h = impl_.find_route(r.path);
+               h != nullptr && impl_.blocking && o.may_block && o.may_block(r)) {
+      // Answered from the pool; this connection reads nothing more until then (HTTP/1.1).
+      asio::post(*impl_.blocking, [self = this->shared_from_this(), r = std::move(r)] {
+        HttpResponse res = self->dispatch(r);
+        asio::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
+          self->served_ = true;
+          self->write(std::move(res));
+        });
+      });
+      return;
+    } else {
+      res = dispatch(r);
     }
     served_ = true;
     write(std::move(res));
+  }
+
+  HttpResponse unauthorized() {
+    const auto& o = impl_.opt;
+    impl_.stats.unauthorized.fetch_add(1);
+    HttpResponse res;
+    res.status = 401;
+    res.content_type = o.unauthorized_content_type;
+    res.body = o.unauthorized_body;
+    res.headers.emplace_back("WWW-Authenticate",
+                             "Basic realm=\"" + o.realm + "\", charset=\"UTF-8\"");
+    return res;
+  }
+
+  // The routed handler's answer (404 without one), on whichever thread calls it.
+  HttpResponse dispatch(const HttpRequest& r) {
+    const HttpHandler* h = impl_.find_route(r.path);
+    if (h == nullptr) return HttpResponse{404, "text/plain; charset=utf-8", "not found\n", {}};
+    return call(*h, r);
   }
 
   HttpResponse call(const HttpHandler& h, const HttpRequest& r) {
@@ -452,7 +484,7 @@ Status HttpServer::start(const std::string& host, uint16_t port) {
     return Status(Errc::io_error, m.opt.name + ": cannot listen on " + where + ": " + ec.message());
   }
   port_ = m.acceptor.local_endpoint().port();
-  if (m.opt.may_block) {
+  if (m.opt.may_block || (m.opt.authenticate && m.opt.authenticate_at_hand)) {
     m.blocking = std::make_unique<asio::thread_pool>(std::max(1, m.opt.blocking_threads));
   }
   m.accept();

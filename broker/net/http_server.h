@@ -67,8 +67,15 @@ struct HttpServerOptions {
   std::string basic_auth_user;                     // both empty = no authentication
   std::string basic_auth_password;
   // Basic auth against a set of users instead of the one pair (the Schema Registry checks the
-  // broker's SCRAM users): (user, password) → valid. May be slow; runs on the server's threads.
+  // broker's SCRAM users): (user, password) → valid. May be slow; runs on the server's threads,
+  // or with `authenticate_at_hand` on the pool (below).
   std::function<bool(const std::string& user, const std::string& password)> authenticate;
+  // The answer `authenticate` would give when it is at hand (a login remembered as good), else
+  // nullopt; runs on the connection's thread and must be quick. A request it cannot answer is
+  // authenticated and served on the pool of `blocking_threads`, so a slow check (a key
+  // derivation, perhaps queued behind a flood of wrong passwords) holds no other connection.
+  std::function<std::optional<bool>(const std::string& user, const std::string& password)>
+      authenticate_at_hand;
   // A 401's content type and body (the registry answers with its JSON error).
   std::string unauthorized_content_type = "text/plain; charset=utf-8";
   std::string unauthorized_body = "unauthorized\n";

@@ -399,6 +399,7 @@ Result<std::unique_ptr<RegistryServer>> RegistryServer::start(const RegistryAddr
   o.name = "schema registry";
   o.tls = std::move(security.tls);
   o.authenticate = std::move(security.authenticate);
+  o.authenticate_at_hand = std::move(security.authenticate_at_hand);
   o.realm = "schema-registry";
   o.unauthorized_content_type = kContentType;
   o.unauthorized_body = json({{"error_code", 401}, {"message", "Unauthorized"}}).dump();

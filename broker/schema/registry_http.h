@@ -31,6 +31,8 @@ struct RegistrySecurity {
   std::shared_ptr<boost::asio::ssl::context> tls;  // set for an https:// listener
   // Set = HTTP basic auth: (user, password) → valid.
   std::function<bool(const std::string&, const std::string&)> authenticate;
+  // authenticate's answer without a derivation, else nullopt (HttpServerOptions).
+  std::function<std::optional<bool>(const std::string&, const std::string&)> authenticate_at_hand;
 };
 
 // A request path's segments, percent-decoded; nullopt when one does not decode to UTF-8.

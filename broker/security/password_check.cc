@@ -114,6 +114,21 @@ bool PasswordCheck::matches(const std::string& user, std::string_view password) 
   return false;
 }
 
+std::optional<bool> PasswordCheck::remembered(const std::string& user,
+                                              std::string_view password) const {
+  if (credentials_ == nullptr) return false;
+  for (auto m : {sasl::ScramMechanism::sha512, sasl::ScramMechanism::sha256}) {
+    auto cred = credentials_->scram(m, user);
+    if (!cred) continue;
+    const std::string key = digest_of(user, password, *cred, m);
+    std::lock_guard lk(mu_);
+    auto it = remembered_.find(key);
+    if (it == remembered_.end()) return std::nullopt;
+    return sasl::constant_time_equal(it->second, cred->stored_key);  // as matches() decides
+  }
+  return std::nullopt;  // an unknown user pays a derivation, as a wrong password does
+}
+
 size_t PasswordCheck::busy_refusals() const { return busy_refusals_.load(); }
 
 size_t PasswordCheck::derivations() const {

@@ -18,16 +18,18 @@
 // logged at most once a second). So a flood of wrong passwords — each a full derivation, on
 // whatever thread checks it (a registry HTTP thread, a Kafka I/O thread) — takes at most one
 // core, where before every such thread could derive at once. The thread waits while it waits:
-// other connections served by a waiting registry or I/O thread wait with it (a remembered
-// login among them); with today's callers (4 registry connection threads, the Kafka I/O
-// threads) the queue bound is a backstop rather than reached. A credential changed while a
-// check waited decides by its new value. Thread-safe.
+// the registry therefore answers remembered logins on its connection threads (remembered()) and
+// derives on its request pool, so a flood holds no remembered client; a Kafka I/O thread doing
+// SASL/PLAIN still waits with the other connections it serves. With today's callers (4 registry
+// pool threads, the Kafka I/O threads) the queue bound is a backstop rather than reached. A
+// credential changed while a check waited decides by its new value. Thread-safe.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -45,6 +47,9 @@ class PasswordCheck {
       : credentials_(credentials), max_waiting_(max_waiting) {}
 
   bool matches(const std::string& user, std::string_view password) const;
+  // matches() when it needs no derivation — a remembered login of the user's current credential
+  // — else nullopt (a first login, a wrong password, an unknown user). Never waits for the turn.
+  std::optional<bool> remembered(const std::string& user, std::string_view password) const;
   size_t derivations() const;    // PBKDF2 runs so far (tests: a remembered match runs none)
   size_t busy_refusals() const;  // checks failed without a derivation: too many waiting
 

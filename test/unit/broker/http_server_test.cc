@@ -342,6 +342,79 @@ TEST(HttpServer, RequestsThatMayBlockRunOnThePool) {
   blocked_handler_holds_no_other_connection(o);
 }
 
+// A login whose check is not at hand (a key derivation) is checked and served on the pool: a
+// slow check holds no other connection of its thread, while remembered logins and requests
+// without credentials are answered on the connection's thread.
+TEST(HttpServer, ALoginNotAtHandIsCheckedOnThePool) {
+  std::mutex mu;  // declared before the server: its stop() may wait for the held check
+  std::condition_variable cv;
+  bool checking = false, released = false;
+  auto release = [&] {
+    {
+      std::lock_guard lock(mu);
+      released = true;
+    }
+    cv.notify_all();
+  };
+  HttpServerOptions o;
+  o.threads = 1;
+  o.blocking_threads = 1;
+  o.authenticate = [&](const std::string& user, const std::string& password) {
+    if (user == "slow") {
+      std::unique_lock lock(mu);
+      checking = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return released; });
+    }
+    return password == "right";
+  };
+  o.authenticate_at_hand = [](const std::string& user,
+                              const std::string& password) -> std::optional<bool> {
+    if (user == "known") return password == "right";
+    return std::nullopt;
+  };
+  auto s = std::make_unique<HttpServer>(o);
+  s->route("/who", [](const HttpRequest& r) {
+    return HttpResponse{200, "text/plain", "hello " + r.user, {}};
+  });
+  ASSERT_TRUE(s->start("127.0.0.1", 0).ok());
+  struct Releases {
+    std::function<void()> f;
+    HttpServer* server;
+    ~Releases() {
+      f();
+      server->stop();
+    }
+  } releases{release, s.get()};
+  auto auth = [](const char* up) { return "Authorization: Basic " + base64_encode(up) + "\r\n"; };
+  Client a(s->port());
+  Client b(s->port());
+  a.send(get("/who", auth("slow:right")));
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(5), [&] { return checking; }));
+  }
+  // The only connection thread is free while the slow check waits on the pool.
+  b.send(get("/who", auth("known:right")));
+  std::string r = b.response();
+  ASSERT_EQ(status_of(r), 200) << r;
+  EXPECT_EQ(body_of(r), "hello known");
+  b.send(get("/who", auth("known:wrong")));
+  EXPECT_EQ(status_of(b.response()), 401);
+  b.send(get("/who"));
+  EXPECT_EQ(status_of(b.response()), 401);
+  release();
+  r = a.response();
+  ASSERT_EQ(status_of(r), 200) << r;
+  EXPECT_EQ(body_of(r), "hello slow");
+  // Checked on the pool and refused; the connection goes on serving.
+  a.send(get("/who", auth("other:wrong")));
+  EXPECT_EQ(status_of(a.response()), 401);
+  a.send(get("/nope", auth("other:right")));
+  EXPECT_EQ(status_of(a.response()), 404);  // authenticated first, routed second
+  EXPECT_EQ(s->stats().unauthorized.load(), 3u);
+}
+
 // stop() racing sessions that end as it closes them (the last reference to a session may be the
 // one stop() holds), with plain connections and TLS handshakes left half done.
 void stop_with_open_connections(const HttpServerOptions& o, const std::string& first_bytes) {

@@ -239,10 +239,15 @@ TEST(PasswordCheck, MatchesScramUsersAndRemembersOnlyMatchesWhileTheCredentialSt
   creds.creds[{sasl::ScramMechanism::sha256, "erin"}] =
       *sasl::make_scram_credential(sasl::ScramMechanism::sha256, "erin:pw", 4096);
   PasswordCheck check(&creds);
+  EXPECT_EQ(check.remembered("erin", "erin:pw"), std::nullopt) << "a first login derives";
   EXPECT_TRUE(check.matches("erin", "erin:pw"));  // a password may hold ':'
   EXPECT_EQ(check.derivations(), 1u);
+  EXPECT_EQ(check.remembered("erin", "erin:pw"), true);
   EXPECT_TRUE(check.matches("erin", "erin:pw"));
   EXPECT_EQ(check.derivations(), 1u) << "a remembered match derives nothing";
+  // Only remembered matches are at hand: a guess or an unknown user needs the derivation.
+  EXPECT_EQ(check.remembered("erin", "erin:px"), std::nullopt);
+  EXPECT_EQ(check.remembered("nobody", "erin:pw"), std::nullopt);
   // Failures are never remembered: every guess pays the derivation.
   EXPECT_FALSE(check.matches("erin", "erin:px"));
   EXPECT_FALSE(check.matches("erin", "erin:px"));
@@ -255,6 +260,7 @@ TEST(PasswordCheck, MatchesScramUsersAndRemembersOnlyMatchesWhileTheCredentialSt
   const auto old = creds.creds[{sasl::ScramMechanism::sha256, "erin"}];
   creds.creds[{sasl::ScramMechanism::sha256, "erin"}] =
       *sasl::make_scram_credential(sasl::ScramMechanism::sha256, "new", 4096, old.salt);
+  EXPECT_EQ(check.remembered("erin", "erin:pw"), false) << "remembered for the old key";
   EXPECT_FALSE(check.matches("erin", "erin:pw"));
   EXPECT_TRUE(check.matches("erin", "new"));
   // Deleted: nothing matches.
