@@ -466,7 +466,10 @@ Status Broker::start() {
 // (one partition, compacted, fsynced per write on a single node), loaded before it serves. In a
 // cluster the topic is replicated and its leader is the one writer (registry_cluster.h).
 Status Broker::start_schema_registry() {
-  if (!registry_address_) return Status::Ok();  // no listener (parsed in start())
+  if (!registry_address_) {  // no listener (parsed in start()): confluent values never decode
+    pk_tables_->registry_handle()->none.store(true);
+    return Status::Ok();
+  }
   const schema::RegistryAddress* addr = registry_address_.get();
   group::OffsetsTopicOptions so;
   so.name = schema::kSchemasTopic;

@@ -205,7 +205,8 @@ PkState::Computed PkState::compute(const WriteInput& input, int64_t now, Overlay
       }
       auto d = options_.decoder->decode(*r.value);
       if (!d.ok()) {
-        if (d.status().code() == Errc::unavailable) {  // the registry, not the value: retriable
+        // The registry, not the value: retriable — unless the batch already fails for good.
+        if (d.status().code() == Errc::unavailable && res.record_errors.empty()) {
           res.status = d.status();
           return res;
         }
@@ -235,6 +236,10 @@ PkState::Computed PkState::compute(const WriteInput& input, int64_t now, Overlay
         // A confluent table's logged rows must keep to its schema: no column it lacks.
         if (confluent && options_.decoder) {
           if (Status st = options_.decoder->check_columns(*columns); !st.ok()) {
+            if (st.code() == Errc::unavailable && res.record_errors.empty()) {
+              res.status = st;  // the registry cannot be read yet: retriable, as above
+              return res;
+            }
             error(st.message());
             bad = true;
             break;

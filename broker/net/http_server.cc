@@ -140,6 +140,10 @@ struct HttpServerImpl {
   // Runs may_block requests (null without). Destroyed before the io_contexts: a request posted
   // to it after stop() joined it holds a session whose socket belongs to one of them.
   std::unique_ptr<asio::thread_pool> blocking;
+  // Checks logins authenticate_at_hand cannot answer (null without it); one thread. Declared
+  // after `blocking`, so destroyed before it: a check may post to the pool.
+  std::unique_ptr<asio::thread_pool> auth;
+  std::atomic<int> auth_queued{0};
 
   static std::vector<std::unique_ptr<asio::io_context>> make_ios(int n) {
     std::vector<std::unique_ptr<asio::io_context>> v;
@@ -288,23 +292,8 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       } else if (o.authenticate_at_hand) {
         known = o.authenticate_at_hand(c->first, c->second);
       }
-      if (!known && impl_.blocking) {
-        // The slow check (a key derivation) runs on the pool with the rest of the request, so it
-        // holds no other connection of this thread; this one reads nothing more until answered.
-        asio::post(*impl_.blocking, [self = this->shared_from_this(), c = std::move(*c),
-                                     r = std::move(r)]() mutable {
-          HttpResponse res;
-          if (self->impl_.opt.authenticate(c.first, c.second)) {
-            r.user = std::move(c.first);
-            res = self->dispatch(r);
-          } else {
-            res = self->unauthorized();
-          }
-          asio::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
-            self->served_ = true;
-            self->write(std::move(res));
-          });
-        });
+      if (!known && impl_.auth) {
+        check_on_auth_thread(std::move(c->first), std::move(c->second), std::move(r));
         return;
       }
       authenticated = known ? *known : o.authenticate(c->first, c->second);
@@ -314,23 +303,55 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
                                                      o.basic_auth_password);
       r.user = o.basic_auth_user;
     }
-    HttpResponse res;
-    if (!authenticated) {
-      res = unauthorized();
-    } else if (const HttpHandler* h = impl_.find_route(r.path);
-               h != nullptr && impl_.blocking && o.may_block && o.may_block(r)) {
-      // Answered from the pool; this connection reads nothing more until then (HTTP/1.1).
+    if (!authenticated) return answer(unauthorized());
+    serve(std::move(r));
+  }
+
+  // A login `authenticate_at_hand` could not answer: checked on the server's one auth thread
+  // (derivations run one at a time anyway), so it holds neither this thread's other connections
+  // nor the pool's requests; then served as any other. At most max_queued_logins wait for it;
+  // one beyond is answered 401 at once (the flood that queue would be is of wrong passwords).
+  void check_on_auth_thread(std::string user, std::string password, HttpRequest r) {
+    if (impl_.auth_queued.fetch_add(1) >= impl_.opt.max_queued_logins) {
+      impl_.auth_queued.fetch_sub(1);
+      impl_.log_refusal("{}: {} logins already wait for their check; one from {} refused",
+                        impl_.opt.name, impl_.opt.max_queued_logins, peer_);
+      return answer(unauthorized());
+    }
+    asio::post(*impl_.auth, [self = this->shared_from_this(), user = std::move(user),
+                             password = std::move(password), r = std::move(r)]() mutable {
+      struct Dequeue {
+        std::atomic<int>& n;
+        ~Dequeue() { n.fetch_sub(1); }
+      } dequeue{self->impl_.auth_queued};
+      if (self->impl_.stopping.load()) return;  // its connection is closed: no derivation
+      if (!self->impl_.opt.authenticate(user, password)) {
+        asio::post(self->stream_.get_executor(), [self] { self->answer(self->unauthorized()); });
+        return;
+      }
+      r.user = std::move(user);
+      asio::post(self->stream_.get_executor(),
+                 [self, r = std::move(r)]() mutable { self->serve(std::move(r)); });
+    });
+  }
+
+  // An authenticated request, on the connection's thread: answered on the pool when it may
+  // block (this connection reads nothing more until then, HTTP/1.1), else here.
+  void serve(HttpRequest r) {
+    const auto& o = impl_.opt;
+    const HttpHandler* h = impl_.find_route(r.path);
+    if (h != nullptr && impl_.blocking && o.may_block && o.may_block(r)) {
       asio::post(*impl_.blocking, [self = this->shared_from_this(), r = std::move(r)] {
         HttpResponse res = self->dispatch(r);
-        asio::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
-          self->served_ = true;
-          self->write(std::move(res));
-        });
+        asio::post(self->stream_.get_executor(),
+                   [self, res = std::move(res)]() mutable { self->answer(std::move(res)); });
       });
       return;
-    } else {
-      res = dispatch(r);
     }
+    answer(dispatch(r));
+  }
+
+  void answer(HttpResponse res) {
     served_ = true;
     write(std::move(res));
   }
@@ -484,8 +505,11 @@ Status HttpServer::start(const std::string& host, uint16_t port) {
     return Status(Errc::io_error, m.opt.name + ": cannot listen on " + where + ": " + ec.message());
   }
   port_ = m.acceptor.local_endpoint().port();
-  if (m.opt.may_block || (m.opt.authenticate && m.opt.authenticate_at_hand)) {
+  if (m.opt.may_block) {
     m.blocking = std::make_unique<asio::thread_pool>(std::max(1, m.opt.blocking_threads));
+  }
+  if (m.opt.authenticate && m.opt.authenticate_at_hand) {
+    m.auth = std::make_unique<asio::thread_pool>(1);
   }
   m.accept();
   m.threads.emplace_back([&m] { m.accept_io.run(); });  // until the acceptor closes
@@ -516,6 +540,8 @@ void HttpServer::stop() {
   open.clear();
   // Requests on the pool finish first (as a handler in progress on a connection's thread does);
   // their answers are posted to connections that are closed by now, while the threads still run.
+  // The auth thread first: a login it admits may still post its request to the pool.
+  if (m.auth) m.auth->join();
   if (m.blocking) m.blocking->join();
   for (auto& g : m.idle_guards) g.reset();
   m.idle_guards.clear();

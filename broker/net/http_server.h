@@ -71,11 +71,14 @@ struct HttpServerOptions {
   // or with `authenticate_at_hand` on the pool (below).
   std::function<bool(const std::string& user, const std::string& password)> authenticate;
   // The answer `authenticate` would give when it is at hand (a login remembered as good), else
-  // nullopt; runs on the connection's thread and must be quick. A request it cannot answer is
-  // authenticated and served on the pool of `blocking_threads`, so a slow check (a key
-  // derivation, perhaps queued behind a flood of wrong passwords) holds no other connection.
+  // nullopt; runs on the connection's thread and must be quick. A login it cannot answer is
+  // checked on a thread of its own (then served as any other), so a slow check (a key
+  // derivation, perhaps queued behind a flood of wrong passwords) holds neither another
+  // connection nor the pool below; at most `max_queued_logins` wait for it, one beyond is
+  // answered 401 at once.
   std::function<std::optional<bool>(const std::string& user, const std::string& password)>
       authenticate_at_hand;
+  int max_queued_logins = 16;
   // A 401's content type and body (the registry answers with its JSON error).
   std::string unauthorized_content_type = "text/plain; charset=utf-8";
   std::string unauthorized_body = "unauthorized\n";

@@ -384,10 +384,15 @@ class ForwardedSchemaSource : public SchemaSource {
     std::string message = j.is_object() && j.contains("message") && j["message"].is_string()
                               ? j["message"].get<std::string>()
                               : "HTTP " + std::to_string(a.status);
-    if (a.status != 404) {
+    if (a.status != 404 && a.status != 401 && a.status != 403) {
       unreachable_until_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
     }
-    return Status(a.status == 404 ? Errc::not_found : Errc::unavailable, std::move(message));
+    // Refused credentials or rights (this broker's inter-broker login) do not pass with time:
+    // what the writer answers with them is an error of the request, not an outage.
+    const Errc code = a.status == 404                      ? Errc::not_found
+                      : a.status == 401 || a.status == 403 ? Errc::invalid_argument
+                                                           : Errc::unavailable;
+    return Status(code, std::move(message));
   }
 
   RegistryRouter& router_;

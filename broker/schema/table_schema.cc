@@ -35,8 +35,12 @@ Status carried(const Status& cause, std::string message) {
   return Status(cause.code() == Errc::unavailable ? Errc::unavailable : Errc::invalid_argument,
                 std::move(message));
 }
-Status not_serving(const std::string& what) {
-  return Status(Errc::unavailable, "the Schema Registry is not serving: " + what);
+Status not_serving(const RegistryHandle& handle, const std::string& what) {
+  if (handle.none.load()) {
+    return Status(Errc::invalid_argument,
+                  "this broker serves no Schema Registry (schema.registry.listener): " + what);
+  }
+  return Status(Errc::unavailable, "the Schema Registry is not serving yet: " + what);
 }
 
 // Does a column's JSON Schema accept null? Explicitly: a type naming "null", a combination with
@@ -150,7 +154,7 @@ class TableDecoder : public pkindex::ConfluentDecoder {
 
   Result<json> decode(std::span<const uint8_t> framed, bool at_hand) const {
     const SchemaSource* reg = handle_->source.load();
-    if (!reg) return not_serving("values cannot be decoded");
+    if (!reg) return not_serving(*handle_, "values cannot be decoded");
     if (framed.size() < pkindex::kConfluentHeaderSize || framed[0] != 0) {
       return bad(
           "value is not in Confluent's framing (magic byte 0, a 4-byte schema id, the body)");
@@ -209,7 +213,7 @@ class TableDecoder : public pkindex::ConfluentDecoder {
 
   Status check_columns(const std::vector<std::string>& names) const override {
     const SchemaSource* reg = handle_->source.load();
-    if (!reg) return not_serving("values cannot be decoded");
+    if (!reg) return not_serving(*handle_, "values cannot be decoded");
     auto table = facts(*reg);
     if (!table.ok()) return table.status();
     for (const auto& name : names) {
@@ -223,7 +227,7 @@ class TableDecoder : public pkindex::ConfluentDecoder {
 
   Status check_row(const json& row) const override {
     const SchemaSource* reg = handle_->source.load();
-    if (!reg) return not_serving("rows cannot be checked");
+    if (!reg) return not_serving(*handle_, "rows cannot be checked");
     auto table = facts(*reg);
     if (!table.ok()) return table.status();
     if (!(*table)->schema->json) return Status::Ok();

@@ -45,6 +45,8 @@ std::unique_ptr<SchemaSource> local_schema_source(const SchemaRegistry& registry
 // PK states open before the registry loads `_schemas`; their decoders reach it through this.
 struct RegistryHandle {
   std::atomic<const SchemaSource*> source{nullptr};
+  // This broker serves no registry (schema.registry.listener is empty): not a passing state.
+  std::atomic<bool> none{false};
 };
 
 // For a confluent table being created: the subject's latest version must be a JSON Schema of an

@@ -19,9 +19,9 @@
 // whatever thread checks it (a registry HTTP thread, a Kafka I/O thread) — takes at most one
 // core, where before every such thread could derive at once. The thread waits while it waits:
 // the registry therefore answers remembered logins on its connection threads (remembered()) and
-// derives on its request pool, so a flood holds no remembered client; a Kafka I/O thread doing
-// SASL/PLAIN still waits with the other connections it serves. With today's callers (4 registry
-// pool threads, the Kafka I/O threads) the queue bound is a backstop rather than reached. A
+// derives on a thread of its own, so a flood holds no remembered client; a Kafka I/O thread
+// doing SASL/PLAIN still waits with the other connections it serves. With today's callers (the
+// registry's auth thread, the Kafka I/O threads) the queue bound is a backstop. A
 // credential changed while a check waited decides by its new value. Thread-safe.
 #pragma once
 

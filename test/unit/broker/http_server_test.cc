@@ -342,10 +342,10 @@ TEST(HttpServer, RequestsThatMayBlockRunOnThePool) {
   blocked_handler_holds_no_other_connection(o);
 }
 
-// A login whose check is not at hand (a key derivation) is checked and served on the pool: a
-// slow check holds no other connection of its thread, while remembered logins and requests
-// without credentials are answered on the connection's thread.
-TEST(HttpServer, ALoginNotAtHandIsCheckedOnThePool) {
+// A login whose check is not at hand (a key derivation) is checked on a thread of its own: a
+// slow check holds neither another connection of its thread nor the pool, while remembered
+// logins and requests without credentials are answered at once; its queue is bounded.
+TEST(HttpServer, ALoginNotAtHandIsCheckedOnItsOwnThread) {
   std::mutex mu;  // declared before the server: its stop() may wait for the held check
   std::condition_variable cv;
   bool checking = false, released = false;
@@ -359,6 +359,8 @@ TEST(HttpServer, ALoginNotAtHandIsCheckedOnThePool) {
   HttpServerOptions o;
   o.threads = 1;
   o.blocking_threads = 1;
+  o.may_block = [](const HttpRequest& r) { return r.path == "/pooled"; };
+  o.max_queued_logins = 1;
   o.authenticate = [&](const std::string& user, const std::string& password) {
     if (user == "slow") {
       std::unique_lock lock(mu);
@@ -374,9 +376,11 @@ TEST(HttpServer, ALoginNotAtHandIsCheckedOnThePool) {
     return std::nullopt;
   };
   auto s = std::make_unique<HttpServer>(o);
-  s->route("/who", [](const HttpRequest& r) {
-    return HttpResponse{200, "text/plain", "hello " + r.user, {}};
-  });
+  for (const char* path : {"/who", "/pooled"}) {
+    s->route(path, [](const HttpRequest& r) {
+      return HttpResponse{200, "text/plain", "hello " + r.user, {}};
+    });
+  }
   ASSERT_TRUE(s->start("127.0.0.1", 0).ok());
   struct Releases {
     std::function<void()> f;
@@ -403,6 +407,15 @@ TEST(HttpServer, ALoginNotAtHandIsCheckedOnThePool) {
   EXPECT_EQ(status_of(b.response()), 401);
   b.send(get("/who"));
   EXPECT_EQ(status_of(b.response()), 401);
+  // Nor the pool: the check waits on a thread of its own.
+  b.send(get("/pooled", auth("known:right")));
+  r = b.response();
+  ASSERT_EQ(status_of(r), 200) << r;
+  EXPECT_EQ(body_of(r), "hello known");
+  // One login may wait for its check; another is refused at once, without one.
+  Client c(s->port());
+  c.send(get("/who", auth("third:right")));
+  EXPECT_EQ(status_of(c.response()), 401);
   release();
   r = a.response();
   ASSERT_EQ(status_of(r), 200) << r;
@@ -411,8 +424,10 @@ TEST(HttpServer, ALoginNotAtHandIsCheckedOnThePool) {
   a.send(get("/who", auth("other:wrong")));
   EXPECT_EQ(status_of(a.response()), 401);
   a.send(get("/nope", auth("other:right")));
-  EXPECT_EQ(status_of(a.response()), 404);  // authenticated first, routed second
-  EXPECT_EQ(s->stats().unauthorized.load(), 3u);
+  EXPECT_EQ(status_of(a.response()), 404);      // authenticated first, routed second
+  a.send(get("/pooled", auth("other:right")));  // checked, then served on the pool
+  EXPECT_EQ(body_of(a.response()), "hello other");
+  EXPECT_EQ(s->stats().unauthorized.load(), 4u);
 }
 
 // stop() racing sessions that end as it closes them (the last reference to a session may be the

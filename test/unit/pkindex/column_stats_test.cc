@@ -459,10 +459,18 @@ TEST(ColumnStats, ModelNoFalseSkipsOverConfluentWritersValues) {
   // A registry that cannot be read fails the produce check as a whole (retriable), and a
   // summary made at append uses only the schemas at hand: a value whose schema would have to be
   // fetched is a row of unknown columns, so its batch is never skipped.
+  // Schema 8 is the registry writer's only: decode() fetches it (or, below, finds it away),
+  // decode_at_hand() never has it.
   class Unreachable : public FakeWriters {
    public:
+    bool away = true;
     Result<Json> decode(std::span<const uint8_t> framed) const override {
-      if (framed.size() > 4 && framed[4] == 8) return Status(Errc::unavailable, "writer away");
+      if (framed.size() > 4 && framed[4] == 8) {
+        if (away) return Status(Errc::unavailable, "writer away");
+        std::string as7(framed.begin(), framed.end());
+        as7[4] = 7;
+        return FakeWriters::decode(b(as7));
+      }
       return FakeWriters::decode(framed);
     }
     Result<Json> decode_at_hand(std::span<const uint8_t> framed) const override {
@@ -470,7 +478,7 @@ TEST(ColumnStats, ModelNoFalseSkipsOverConfluentWritersValues) {
       return FakeWriters::decode(framed);
     }
   };
-  const Unreachable away;
+  Unreachable away;
   protocol::RecordBatchBuilder bb;
   bb.add(1000, b("k"), b(framed(7, R"({"a":1})")), {});
   bb.add(1001, b("k"), b(framed(8, R"({"a":2})")), {});
@@ -478,6 +486,8 @@ TEST(ColumnStats, ModelNoFalseSkipsOverConfluentWritersValues) {
   auto bad = invalid_confluent_values(reader, protocol::RecordBatchView(bytes), away);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), Errc::unavailable);
+  away.away = false;  // reachable now: the produce check would pass, the summary still waits
+  EXPECT_TRUE(invalid_confluent_values(reader, protocol::RecordBatchView(bytes), away)->empty());
   auto sum =
       summarize(reader, protocol::RecordBatchView(bytes), *table, cols, Rows::records, &away);
   ASSERT_TRUE(sum.ok() && sum->has_value());
