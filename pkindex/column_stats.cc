@@ -521,27 +521,16 @@ std::shared_ptr<const storage::BatchSummarizer> make_summarizer(
       });
 }
 
-Result<std::vector<std::pair<int32_t, std::string>>> invalid_json_values(
-    protocol::RecordReader& reader, const protocol::RecordBatchView& batch) {
-  std::vector<std::pair<int32_t, std::string>> out;
-  RowSummarizer shape(Columns{});  // no columns: a walk that only checks the row's shape
-  STRATA_RETURN_IF_ERROR(reader.reset(batch));
-  protocol::Record r;
-  for (int32_t i = 0;; ++i) {
-    auto more = reader.next(r);
-    if (!more.ok()) return more.status();
-    if (!*more) break;
-    if (!r.value || shape.walk(*r.value)) continue;
-    auto row = typed::parse_row(*r.value);  // the reason, as the typed tables give it
-    out.emplace_back(i, row.ok() ? "value is not a JSON object" : row.status().message());
-  }
-  return out;
-}
+namespace {
 
-Result<std::vector<std::pair<int32_t, std::string>>> invalid_confluent_values(
-    protocol::RecordReader& reader, const protocol::RecordBatchView& batch,
-    const ConfluentDecoder& writers) {
-  std::vector<std::pair<int32_t, std::string>> out;
+// The non-null record values of `batch` that `check` refuses (its reason, by record index); a
+// `check` error other than a refusal ends the walk with it. `first_only`: stop at the first.
+using Refusals = std::vector<std::pair<int32_t, std::string>>;
+template <typename Check>
+Result<Refusals> refused_values(protocol::RecordReader& reader,
+                                const protocol::RecordBatchView& batch, bool first_only,
+                                const Check& check) {
+  Refusals out;
   STRATA_RETURN_IF_ERROR(reader.reset(batch));
   protocol::Record r;
   for (int32_t i = 0;; ++i) {
@@ -549,14 +538,42 @@ Result<std::vector<std::pair<int32_t, std::string>>> invalid_confluent_values(
     if (!more.ok()) return more.status();
     if (!*more) break;
     if (!r.value) continue;
-    if (auto row = writers.decode(*r.value); !row.ok()) {
-      if (row.status().code() == Errc::unavailable) return row.status();  // retriable
-      // The batch fails anyway: one reason, and no more registry lookups for a hostile batch.
-      out.emplace_back(i, row.status().message());
-      break;
-    }
+    Result<std::optional<std::string>> why = check(*r.value);
+    if (!why.ok()) return why.status();
+    if (!*why) continue;
+    out.emplace_back(i, std::move(**why));
+    if (first_only) break;
   }
   return out;
+}
+
+}  // namespace
+
+Result<std::vector<std::pair<int32_t, std::string>>> invalid_json_values(
+    protocol::RecordReader& reader, const protocol::RecordBatchView& batch) {
+  RowSummarizer shape(Columns{});  // no columns: a walk that only checks the row's shape
+  return refused_values(
+      reader, batch, false, [&](std::span<const uint8_t> v) -> Result<std::optional<std::string>> {
+        if (shape.walk(v)) return std::optional<std::string>();
+        auto row = typed::parse_row(v);  // the reason, as the typed tables give it
+        return std::optional<std::string>(row.ok() ? "value is not a JSON object"
+                                                   : row.status().message());
+      });
+}
+
+Result<std::vector<std::pair<int32_t, std::string>>> invalid_confluent_values(
+    protocol::RecordReader& reader, const protocol::RecordBatchView& batch,
+    const ConfluentDecoder& writers) {
+  // The batch fails at its first bad value anyway: one reason, and no more registry lookups
+  // for a hostile batch.
+  return refused_values(reader, batch, true,
+                        [&](std::span<const uint8_t> v) -> Result<std::optional<std::string>> {
+                          auto row = writers.decode(v);
+                          if (row.ok()) return std::optional<std::string>();
+                          if (row.status().code() == Errc::unavailable)
+                            return row.status();  // retriable
+                          return std::optional<std::string>(row.status().message());
+                        });
 }
 
 std::string check(const Predicate& p) {

@@ -252,6 +252,44 @@ class ConfluentTablesTest(BrokerTestCase):
         self.assertEqual(self.rows(conn, topic), got,
                          "after kill -9: the framed after-images replayed, nothing summed twice")
 
+    def check_money_table(self, topic, table_id, bad_balance, why):
+        """A table whose `balance` column is a referenced Money type: a JSON writer's balances and
+        counts land as the model says, a balance Money cannot hold (`bad_balance`) fails the
+        batch naming `why`, the changelog is framed with the table schema's id, and after kill -9
+        replay decodes it with the pinned self-contained text alone."""
+        writer_id = self.register(topic + "-Txn", {
+            "type": "object", "properties": {
+                "balance": {"type": "object", "properties": {"cents": {"type": "integer"},
+                                                             "currency": {"type": "string"}}},
+                "txn_count": {"type": "integer"}}})
+        conn = self.conn()
+        model = {}
+        for i, k in enumerate(ACCOUNTS[:6]):
+            key = k.encode()
+            part = pkt.murmur2_partition(key, self.P)
+            for n in range(1, 4):
+                value = {"balance": {"cents": 100 * i + n, "currency": "EUR"}, "txn_count": 1}
+                framed = b"\x00" + writer_id.to_bytes(4, "big") + json.dumps(value).encode()
+                err, _, rec_errs, _ = pkt.produce_v8(conn, topic, part, [(key, framed, [])])
+                self.assertEqual((err, rec_errs), (0, []))
+            model[k] = {"balance": {"cents": 100 * i + 3, "currency": "EUR"}, "txn_count": 3}
+        bad = b"\x00" + writer_id.to_bytes(4, "big") + json.dumps({"balance": bad_balance}).encode()
+        key = ACCOUNTS[0].encode()
+        err, _, rec_errs, _ = pkt.produce_v8(
+            conn, topic, pkt.murmur2_partition(key, self.P), [(key, bad, [])])
+        self.assertEqual(err, INVALID_RECORD)
+        self.assertIn(why, rec_errs[0][1])
+        got = {k: v for k, v in self.rows(conn, topic).items() if k in model}
+        self.assertEqual(got, model)
+        _, replay = pkd.consume_log(self.broker.bootstrap, topic, self.P, conn)
+        for k in model:
+            v = replay[k.encode()]
+            self.assertEqual((v[0], int.from_bytes(v[1:5], "big")), (0, table_id))
+        self.broker.restart(clean=False)
+        conn = self.conn()
+        got = {k: v for k, v in self.rows(conn, topic).items() if k in model}
+        self.assertEqual(got, model, "after kill -9")
+
     def test_avro_table_schema_with_a_reference_is_pinned_self_contained(self):
         topic = unique_topic("account_ref")
         money = {"type": "record", "name": "Money", "namespace": "strata.seed",
@@ -277,41 +315,9 @@ class ConfluentTablesTest(BrokerTestCase):
                          {"type": "record", "name": "Money", "fields": money["fields"]},
                          "the referenced type written inline: replay needs no registry")
 
-        writer_id = self.register(topic + "-Txn", {
-            "type": "object", "properties": {
-                "balance": {"type": "object", "properties": {"cents": {"type": "integer"},
-                                                             "currency": {"type": "string"}}},
-                "txn_count": {"type": "integer"}}})
-        conn = self.conn()
-        model = {}
-        for i, k in enumerate(ACCOUNTS[:6]):
-            key = k.encode()
-            part = pkt.murmur2_partition(key, self.P)
-            for n in range(1, 4):
-                value = {"balance": {"cents": 100 * i + n, "currency": "EUR"}, "txn_count": 1}
-                framed = b"\x00" + writer_id.to_bytes(4, "big") + json.dumps(value).encode()
-                err, _, rec_errs, _ = pkt.produce_v8(conn, topic, part, [(key, framed, [])])
-                self.assertEqual((err, rec_errs), (0, []))
-            model[k] = {"balance": {"cents": 100 * i + 3, "currency": "EUR"}, "txn_count": 3}
         # A balance the referenced record cannot hold (no currency) fails the batch.
-        bad = b"\x00" + writer_id.to_bytes(4, "big") + b'{"balance": {"cents": 5}}'
-        key = ACCOUNTS[0].encode()
-        err, _, rec_errs, _ = pkt.produce_v8(
-            conn, topic, pkt.murmur2_partition(key, self.P), [(key, bad, [])])
-        self.assertEqual(err, INVALID_RECORD)
-        self.assertIn("does not fit the table schema (id %d)" % table_id, rec_errs[0][1])
-        got = {k: v for k, v in self.rows(conn, topic).items() if k in model}
-        self.assertEqual(got, model)
-        _, replay = pkd.consume_log(self.broker.bootstrap, topic, self.P, conn)
-        for k in model:
-            v = replay[k.encode()]
-            self.assertEqual((v[0], int.from_bytes(v[1:5], "big")), (0, table_id))
-
-        # kill -9: replay decodes the log with the pinned text alone.
-        self.broker.restart(clean=False)
-        conn = self.conn()
-        got = {k: v for k, v in self.rows(conn, topic).items() if k in model}
-        self.assertEqual(got, model, "after kill -9")
+        self.check_money_table(topic, table_id, {"cents": 5},
+                               "does not fit the table schema (id %d)" % table_id)
 
     def test_protobuf_table_schema_with_a_reference_is_pinned_self_contained(self):
         topic = unique_topic("account_pref")
@@ -340,41 +346,8 @@ class ConfluentTablesTest(BrokerTestCase):
         self.assertIn("message Money", pinned["imports"][0]["schema"])
         self.assertIn('import "strata/money.proto"', pinned["schema"])
 
-        writer_id = self.register(topic + "-Txn", {
-            "type": "object", "properties": {
-                "balance": {"type": "object", "properties": {"cents": {"type": "integer"},
-                                                             "currency": {"type": "string"}}},
-                "txn_count": {"type": "integer"}}})
-        conn = self.conn()
-        model = {}
-        for i, k in enumerate(ACCOUNTS[:6]):
-            key = k.encode()
-            part = pkt.murmur2_partition(key, self.P)
-            for n in range(1, 4):
-                value = {"balance": {"cents": 100 * i + n, "currency": "EUR"}, "txn_count": 1}
-                framed = b"\x00" + writer_id.to_bytes(4, "big") + json.dumps(value).encode()
-                err, _, rec_errs, _ = pkt.produce_v8(conn, topic, part, [(key, framed, [])])
-                self.assertEqual((err, rec_errs), (0, []))
-            model[k] = {"balance": {"cents": 100 * i + 3, "currency": "EUR"}, "txn_count": 3}
         # A balance the referenced message cannot hold (a field Money lacks) fails the batch.
-        bad = b"\x00" + writer_id.to_bytes(4, "big") + b'{"balance": {"cents": 5, "colour": 1}}'
-        key = ACCOUNTS[0].encode()
-        err, _, rec_errs, _ = pkt.produce_v8(
-            conn, topic, pkt.murmur2_partition(key, self.P), [(key, bad, [])])
-        self.assertEqual(err, INVALID_RECORD)
-        self.assertIn("colour", rec_errs[0][1])
-        got = {k: v for k, v in self.rows(conn, topic).items() if k in model}
-        self.assertEqual(got, model)
-        _, replay = pkd.consume_log(self.broker.bootstrap, topic, self.P, conn)
-        for k in model:
-            v = replay[k.encode()]
-            self.assertEqual((v[0], int.from_bytes(v[1:5], "big"), v[5]), (0, table_id, 0))
-
-        # kill -9: replay decodes the log with the pinned texts alone.
-        self.broker.restart(clean=False)
-        conn = self.conn()
-        got = {k: v for k, v in self.rows(conn, topic).items() if k in model}
-        self.assertEqual(got, model, "after kill -9")
+        self.check_money_table(topic, table_id, {"cents": 5, "colour": 1}, "colour")
 
         # A pinned text past a Kafka string's 32767 bytes could not be answered in CreateTopics
         # or DescribeConfigs: such a table is refused at creation.

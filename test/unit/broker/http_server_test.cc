@@ -277,6 +277,17 @@ TEST(HttpServer, StopClosesOpenConnections) {
 // A handler blocked on /block while the other connection is served three times: with one
 // io_context per thread the first two connections land on different threads; with `may_block`
 // the blocked request runs on the pool and even a single thread serves the other connection.
+// Whatever fails in a test holding a handler or check, the server's stop() must not wait forever:
+// releases it, then stops the server.
+struct Releases {
+  std::function<void()> f;
+  HttpServer* server;
+  ~Releases() {
+    f();
+    server->stop();
+  }
+};
+
 void blocked_handler_holds_no_other_connection(HttpServerOptions o) {
   std::mutex mu;  // declared before the server: its stop() may wait for the held handler
   std::condition_variable cv;
@@ -298,14 +309,7 @@ void blocked_handler_holds_no_other_connection(HttpServerOptions o) {
   });
   s->route("/fast", [](const HttpRequest&) { return HttpResponse{200, "text/plain", "fast", {}}; });
   ASSERT_TRUE(s->start("127.0.0.1", 0).ok());
-  struct Releases {  // whatever fails below, the server's stop() must not wait forever
-    std::function<void()> f;
-    HttpServer* server;
-    ~Releases() {
-      f();
-      server->stop();
-    }
-  } releases{release, s.get()};
+  Releases releases{release, s.get()};
   Client a(s->port());
   Client b(s->port());
   a.send(get("/block"));
@@ -382,14 +386,7 @@ TEST(HttpServer, ALoginNotAtHandIsCheckedOnItsOwnThread) {
     });
   }
   ASSERT_TRUE(s->start("127.0.0.1", 0).ok());
-  struct Releases {
-    std::function<void()> f;
-    HttpServer* server;
-    ~Releases() {
-      f();
-      server->stop();
-    }
-  } releases{release, s.get()};
+  Releases releases{release, s.get()};
   auto auth = [](const char* up) { return "Authorization: Basic " + base64_encode(up) + "\r\n"; };
   Client a(s->port());
   Client b(s->port());
