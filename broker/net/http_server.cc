@@ -320,12 +320,18 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     }
     asio::post(*impl_.auth, [self = this->shared_from_this(), user = std::move(user),
                              password = std::move(password), r = std::move(r)]() mutable {
-      struct Dequeue {
-        std::atomic<int>& n;
-        ~Dequeue() { n.fetch_sub(1); }
-      } dequeue{self->impl_.auth_queued};
-      if (self->impl_.stopping.load()) return;  // its connection is closed: no derivation
-      if (!self->impl_.opt.authenticate(user, password)) {
+      bool ok = false;
+      if (!self->impl_.stopping.load()) {  // else its connection is closed: no derivation
+        try {
+          ok = self->impl_.opt.authenticate(user, password);
+        } catch (const std::exception& e) {
+          spdlog::warn("{}: checking a login failed: {}", self->impl_.opt.name, e.what());
+        }
+      }
+      // Out of the queue before the answer is sent: the client's next login may come at once.
+      self->impl_.auth_queued.fetch_sub(1);
+      if (self->impl_.stopping.load()) return;
+      if (!ok) {
         asio::post(self->stream_.get_executor(), [self] { self->answer(self->unauthorized()); });
         return;
       }
