@@ -65,43 +65,43 @@ bool accepts_null(const json& p) {
   return !p.contains("$ref") && !p.contains("allOf") && !p.contains("not");
 }
 
-// An Avro table schema: a record of nullable fields (parse_avro_table_schema). Recovery reads
-// it from the table's config, without the registry, so it is pinned self-contained: the types
-// its schema references define (read through `source`) written inline at their first use.
+std::string which_schema(const SchemaEntry& e) {
+  return "the table schema (id " + std::to_string(e.id) + ")";
+}
+
+// A table schema's text as the table pins it: recovery reads it from the table's config,
+// without the registry, so a schema with references is made self-contained (read through
+// `source`) — an Avro schema with the referenced types written inline at their first use, a
+// Protobuf file with the files it imports carried along.
+Result<std::string> pinned_text(const SchemaSource& source, const SchemaEntry& e) {
+  if (e.references.empty()) return e.schema;
+  auto parsed = source.parsed(e.id);
+  if (!parsed.ok()) {
+    return bad(which_schema(e) + ": its references cannot be read: " + parsed.status().message());
+  }
+  if ((*parsed)->avro) return (*parsed)->avro->self_contained_json();
+  if ((*parsed)->protobuf) return (*parsed)->protobuf->self_contained();
+  return bad(which_schema(e) + " is neither an Avro nor a Protobuf schema");
+}
+
+// An Avro table schema: a record of nullable fields (parse_avro_table_schema), pinned.
 Result<pkindex::AvroTableSchema> avro_table_schema(const SchemaSource& source,
                                                    const SchemaEntry& e) {
-  const std::string which = "the table schema (id " + std::to_string(e.id) + ")";
-  std::string text = e.schema;
-  if (!e.references.empty()) {
-    auto parsed = source.parsed(e.id);
-    if (!parsed.ok()) {
-      return bad(which + ": its references cannot be read: " + parsed.status().message());
-    }
-    if (!(*parsed)->avro) return bad(which + " is not an Avro schema");
-    text = (*parsed)->avro->self_contained_json();
-  }
-  auto s = pkindex::parse_avro_table_schema(text);
-  if (!s.ok()) return bad(which + ": " + s.status().message());
+  auto text = pinned_text(source, e);
+  if (!text.ok()) return text.status();
+  auto s = pkindex::parse_avro_table_schema(*text);
+  if (!s.ok()) return bad(which_schema(e) + ": " + s.status().message());
   return s;
 }
 
 // A Protobuf table schema: its first message, of fields with presence
-// (parse_protobuf_table_schema). Pinned self-contained, as Avro's: the files it imports through
-// schema references (read through `source`) travel with its text.
+// (parse_protobuf_table_schema), pinned.
 Result<pkindex::ProtobufTableSchema> protobuf_table_schema(const SchemaSource& source,
                                                            const SchemaEntry& e) {
-  const std::string which = "the table schema (id " + std::to_string(e.id) + ")";
-  std::string text = e.schema;
-  if (!e.references.empty()) {
-    auto parsed = source.parsed(e.id);
-    if (!parsed.ok()) {
-      return bad(which + ": its references cannot be read: " + parsed.status().message());
-    }
-    if (!(*parsed)->protobuf) return bad(which + " is not a Protobuf schema");
-    text = (*parsed)->protobuf->self_contained();
-  }
-  auto s = pkindex::parse_protobuf_table_schema(text);
-  if (!s.ok()) return bad(which + ": " + s.status().message());
+  auto text = pinned_text(source, e);
+  if (!text.ok()) return text.status();
+  auto s = pkindex::parse_protobuf_table_schema(*text);
+  if (!s.ok()) return bad(which_schema(e) + ": " + s.status().message());
   return s;
 }
 
