@@ -44,8 +44,15 @@ Result<PkState::MemtableStep> PkState::tend_memtable(int64_t now_ms, int64_t idl
   const size_t after = env_->options().memtable_bloom_after_bytes;
   const bool held = bloom_held_.load(std::memory_order_relaxed);
   const size_t written = written_since_idle_.load(std::memory_order_relaxed);
-  const bool idle = written_since_flush_.load(std::memory_order_acquire) &&
-                    now_ms - last_write_ms_.load(std::memory_order_relaxed) >= idle_ms;
+  const bool dirty = written_since_flush_.load(std::memory_order_acquire);
+  const int64_t quiet_ms = now_ms - last_write_ms_.load(std::memory_order_relaxed);
+  const bool idle = dirty && quiet_ms >= idle_ms;
+  // RocksDB's write-buffer manager only ever flushes the partition being written: memtables of
+  // partitions that just stopped (a table loaded a moment ago) would hold the shared budget for
+  // idle_ms and make every busy partition flush small memtables. Under pressure a partition not
+  // written for kPressureQuietMs flushes (docs/pk-tables.md, "What an idle partition costs").
+  const bool pressed = dirty && !idle && quiet_ms >= kPressureQuietMs &&
+                       env_->write_buffer_usage() >= env_->options().write_buffer_bytes / 2;
   const bool slow = held && window_over && written < after;  // gives its filter back too
   const bool wants =
       !held && written >= after && env_->memtable_blooms_in_use() < env_->memtable_bloom_slots();
@@ -53,7 +60,7 @@ Result<PkState::MemtableStep> PkState::tend_memtable(int64_t now_ms, int64_t idl
     written_since_idle_.fetch_sub(written, std::memory_order_relaxed);
     window_start_ms_.store(now_ms, std::memory_order_relaxed);
   }
-  if (!idle && !slow && !wants) return MemtableStep::none;  // the common case: a few loads
+  if (!idle && !pressed && !slow && !wants) return MemtableStep::none;  // the common case
   if (now_ms < upkeep_retry_ms_.load(std::memory_order_relaxed)) return MemtableStep::none;
   std::lock_guard wl(write_mu_);  // no write in between: the filter's flags are write_mu_'s
   auto lk = read_lock();
@@ -62,10 +69,14 @@ Result<PkState::MemtableStep> PkState::tend_memtable(int64_t now_ms, int64_t idl
   MemtableStep step = MemtableStep::none;
   if (failed_) {  // offline until healed: its RocksDB takes no writes
     st = Status(Errc::io_error, path_ + ": offline after an I/O error");
-  } else if (idle || slow) {
+  } else if (idle || pressed || slow) {
     auto flushed = flush_idle_locked();
     st = flushed.status();
-    if (st.ok()) step = *flushed ? MemtableStep::flushed_idle : MemtableStep::deferred;
+    if (st.ok()) {
+      step = !*flushed      ? MemtableStep::deferred
+             : idle || slow ? MemtableStep::flushed_idle
+                            : MemtableStep::flushed_pressed;
+    }
   } else if (env_->take_memtable_bloom()) {
     st = take_bloom_locked();
     if (!st.ok()) env_->release_memtable_bloom();

@@ -371,7 +371,10 @@ class PkState {
   // put off by a write stall (the partition's earlier memtables are still being flushed) is
   // `deferred`, no failure: the next upkeep tries again. The broker's checkpoint thread calls it
   // every tick; any thread.
-  enum class MemtableStep { none, took_bloom, flushed_idle, deferred };
+  // Also flushes a partition not written for kPressureQuietMs while the write-buffer manager's
+  // memory is at half of write_buffer_bytes or more (`flushed_pressed`).
+  enum class MemtableStep { none, took_bloom, flushed_idle, flushed_pressed, deferred };
+  static constexpr int64_t kPressureQuietMs = 1000;
   Result<MemtableStep> tend_memtable(int64_t now_ms, int64_t idle_ms);
   static int64_t steady_ms();
 
