@@ -49,4 +49,8 @@ void PkEnvironment::release_memtable_bloom() {
 
 size_t PkEnvironment::write_buffer_usage() const { return wbm_->memory_usage(); }
 
+size_t PkEnvironment::write_buffer_mutable_usage() const {
+  return wbm_->mutable_memtable_memory_usage();
+}
+
 }  // namespace strata::pkindex

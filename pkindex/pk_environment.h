@@ -68,6 +68,14 @@ class PkEnvironment {
   void release_memtable_bloom();
   // Memory the write-buffer manager counts now: every partition's memtables (blooms included).
   size_t write_buffer_usage() const;
+  // Of it, memtables still taking writes (those being flushed excluded), and whether they hold
+  // half of write_buffer_bytes or more: then a partition not written for a second flushes if its
+  // memtable holds pressure_flush_floor() or more (PkState::tend_memtable).
+  size_t write_buffer_mutable_usage() const;
+  bool write_buffer_pressed() const {
+    return write_buffer_mutable_usage() >= options_.write_buffer_bytes / 2;
+  }
+  size_t pressure_flush_floor() const { return options_.write_buffer_bytes / 64; }
   PkEnvironment();
   explicit PkEnvironment(Options options);
   ~PkEnvironment();

@@ -3,6 +3,7 @@
 // (pk_environment.h says why; docs/pk-tables.md, "What an idle partition costs").
 #include <rocksdb/db.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -49,13 +50,18 @@ Result<PkState::MemtableStep> PkState::tend_memtable(int64_t now_ms, int64_t idl
   const bool idle = dirty && quiet_ms >= idle_ms;
   // RocksDB's write-buffer manager only ever flushes the partition being written: memtables of
   // partitions that just stopped (a table loaded a moment ago) would hold the shared budget for
-  // idle_ms and make every busy partition flush small memtables. Under pressure a partition not
-  // written for kPressureQuietMs flushes (docs/pk-tables.md, "What an idle partition costs").
-  const bool pressed = dirty && !idle && quiet_ms >= kPressureQuietMs &&
-                       env_->write_buffer_usage() >= env_->options().write_buffer_bytes / 2;
+  // idle_ms and make every busy partition flush small memtables. While the budget is half used
+  // by memtables still taking writes, a partition not written for kPressureQuietMs whose
+  // memtable holds a sizeable share of it flushes (small ones wait to be idle: an SST per
+  // write of every partition that trickles would cost more than their memory).
+  const bool quiet_under_pressure = quiet_ms >= kPressureQuietMs && env_->write_buffer_pressed();
+  const bool pressed =
+      dirty && !idle && quiet_under_pressure &&
+      int_property("rocksdb.cur-size-active-mem-table").value_or(0) >= env_->pressure_flush_floor();
   const bool slow = held && window_over && written < after;  // gives its filter back too
-  const bool wants =
-      !held && written >= after && env_->memtable_blooms_in_use() < env_->memtable_bloom_slots();
+  // Not for a partition the pressure would flush again at its next pause.
+  const bool wants = !held && written >= after && !quiet_under_pressure &&
+                     env_->memtable_blooms_in_use() < env_->memtable_bloom_slots();
   if (window_over) {
     written_since_idle_.fetch_sub(written, std::memory_order_relaxed);
     window_start_ms_.store(now_ms, std::memory_order_relaxed);
@@ -65,9 +71,17 @@ Result<PkState::MemtableStep> PkState::tend_memtable(int64_t now_ms, int64_t idl
   std::lock_guard wl(write_mu_);  // no write in between: the filter's flags are write_mu_'s
   auto lk = read_lock();
   if (!lk) return MemtableStep::none;  // closing
+  // A write may have landed since the decision: it is no longer quiet (nor idle).
+  if ((idle || pressed) && !slow && !wants &&
+      now_ms - last_write_ms_.load(std::memory_order_relaxed) <
+          std::min(idle_ms, kPressureQuietMs)) {
+    return MemtableStep::none;
+  }
   Status st;
   MemtableStep step = MemtableStep::none;
   if (failed_) {  // offline until healed: its RocksDB takes no writes
+    // The pressure alone is no reason to report it again every second.
+    if (!idle && !slow && !wants) return MemtableStep::none;
     st = Status(Errc::io_error, path_ + ": offline after an I/O error");
   } else if (idle || pressed || slow) {
     auto flushed = flush_idle_locked();
