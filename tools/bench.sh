@@ -22,6 +22,9 @@
 #   registry    the embedded Schema Registry's GET /schemas/ids/{id} (wrk, keep-alive) on a
 #               broker with basic auth vs one without, alternating rounds: requests/s, p99,
 #               broker CPU per request (the reference is the same registry without auth)
+#   growth      tools/bench/bench_growth.py, its own brokers: produce over 1,000 partitions vs 6,
+#               RSS of idle log and PK partitions, Lookup p99 at 20M keys vs 1M, restart holding
+#               them, 10,000 idle connections (peak RSS, a producer's ratio) (GROWTH_ROUNDS, 3)
 #   restart     broker restart (clean and kill -9) with the lookup table loaded, until a Lookup
 #               answers; in-process pk-restart of a 10M-key partition (clean and crash)
 #   cluster     (only when named in BENCH_SECTIONS; not in the default set, not run in CI)
@@ -33,7 +36,7 @@
 # environment:
 #   BENCH_SCALE        multiplies every record/key count (default 1); 0.1 = quick
 #   BENCH_SECTIONS     comma list of throughput,upsert,e2e,lookup,projection,filtered,asof,apply,
-#                      registry,restart (default) and cluster
+#                      registry,growth,restart (default) and cluster
 #                      (tools/bench_cluster.sh's own knobs: CLUSTER_ROUNDS, CLUSTER_KILLS, ...)
 #   BENCH_REPEAT       runs per (workload, phase, target) in throughput (default 5; medians)
 #   PARTITIONS         partitions per throughput topic, same for both targets (default 256)
@@ -57,7 +60,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 
 scale=${BENCH_SCALE:-1}
-sections=${BENCH_SECTIONS:-throughput,upsert,e2e,lookup,projection,filtered,asof,apply,registry,restart}
+sections=${BENCH_SECTIONS:-throughput,upsert,e2e,lookup,projection,filtered,asof,apply,registry,growth,restart}
 repeat=${BENCH_REPEAT:-5}
 partitions=${PARTITIONS:-256}
 pk_partitions=${PK_PARTITIONS:-4}
@@ -402,6 +405,17 @@ if want registry; then
     record registry "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["phase"])' "$line")" "$line"
     echo "  registry: $line" >&2
   done
+fi
+
+# --- growth: partitions, keys, connections (tools/bench/bench_growth.py, its own brokers) ---
+if want growth; then
+  echo "bench.sh: growth (own brokers): 1,000 vs 6 partitions, idle partitions, Lookups at 20M vs 1M keys, restart, idle connections" >&2
+  mkdir -p "$work/growth"
+  /usr/bin/python3 "$(dirname "$0")/bench/bench_growth.py" "$BROKER" "$perf" "$work/growth" \
+    "$scale" "${GROWTH_ROUNDS:-3}" "$lookup_seconds" | while read -r line; do
+    record growth "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["phase"])' "$line")" "$line"
+  done
+  rm -rf "$work/growth"
 fi
 
 # --- restart --------------------------------------------------------------------------------

@@ -258,6 +258,57 @@ def main():
                 print(f"| broker restart after {how}, process start -> first Lookup answered "
                       f"| {j['keys']:,} | {j['ready_s']:.3f} |")
 
+    if "growth" in by:
+        g = [r["result"] for r in by["growth"]]
+        print("\n### Growth (each a ratio within this run; tools/bench/bench_growth.py)\n")
+        print("| row | measured | reference | ratio | goal |")
+        print("|---|---|---|---:|---|")
+        for producer in ("default", "sticky0"):
+            xs = [x for x in g if x["phase"] == "partitions" and x["producer"] == producer]
+            by_rep = {}
+            for x in xs:
+                by_rep.setdefault(x["rep"], {})[x["partitions"]] = x
+            pairs = [v for v in by_rep.values() if 6 in v and 1000 in v]
+            if pairs:
+                big = med([v[1000]["records_per_s"] for v in pairs])
+                small = med([v[6]["records_per_s"] for v in pairs])
+                cpus = [v[1000]["server_cpu_s"] / v[6]["server_cpu_s"] for v in pairs
+                        if v[6]["server_cpu_s"] > 0]
+                cpu = f"{med(cpus):.2f}x" if cpus else "n/a"
+                ratio = med([v[1000]["records_per_s"] / v[6]["records_per_s"] for v in pairs])
+                print(f"| produce, 1,000 partitions vs 6 ({producer} batching) | {big:,.0f} rec/s "
+                      f"| {small:,.0f} rec/s | {ratio:.2f} (broker CPU {cpu}) | >= 0.8 |")
+        for phase, label, goal in (("idle-log", "idle log partition", 64),
+                                   ("idle-pk", "idle PK partition", 1024)):
+            for x in (x for x in g if x["phase"] == phase):
+                print(f"| {label} ({x['partitions']} of them) | {x['rss_kib_per_partition']:,.0f} KiB "
+                      f"RSS, {x['fds_per_partition']:.1f} fds | — | — | <= {goal} KiB |")
+        lk = [x for x in g if x["phase"] == "lookup"]
+        for batch in (1, 16):
+            reps = {}
+            for x in (x for x in lk if x["batch"] == batch):
+                reps.setdefault(x["rep"], {})[x["table"]] = x
+            pairs = [v for v in reps.values() if "small" in v and "large" in v]
+            if pairs:
+                p99 = [v["large"]["p99_us"] / v["small"]["p99_us"] for v in pairs]
+                lg, sm = pairs[0]["large"], pairs[0]["small"]
+                print(f"| Lookup p99, {lg['keys']:,} keys vs {sm['keys']:,} (batch {batch}) "
+                      f"| {med([v['large']['p99_us'] for v in pairs]):,.0f} µs, "
+                      f"{med([v['large']['keys_per_s'] for v in pairs]):,.0f} keys/s "
+                      f"| {med([v['small']['p99_us'] for v in pairs]):,.0f} µs, "
+                      f"{med([v['small']['keys_per_s'] for v in pairs]):,.0f} keys/s "
+                      f"| {med(p99):.2f} | <= 1.5 |")
+        for x in (x for x in g if x["phase"] == "connections"):
+            rat = [v.get("produce_mb_s") for v in x["ratios"].values() if v.get("produce_mb_s")]
+            fails = "; failures: " + "; ".join(x["failures"]) if x["failures"] else ""
+            print(f"| {x['idle']:,} idle connections | peak RSS {x['rss_peak_mib']} MiB "
+                  f"| the producer alone | {med(rat) if rat else 0:.2f} (producer MB/s){fails} "
+                  f"| < 1024 MiB, >= 0.9 |")
+        for x in (x for x in g if x["phase"] == "restart"):
+            goal = 10 if x["how"] == "clean" else 20
+            print(f"| restart ({x['how']}) with {x['pk_keys']:,} PK keys and {x['log_partitions']:,} "
+                  f"log partitions: start -> first Lookup | {x['ready_s']:.1f} s | — | — | <= {goal} s |")
+
 
 if __name__ == "__main__":
     main()
