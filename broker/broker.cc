@@ -141,7 +141,7 @@ Status Broker::start() {
         c.replicated = cluster_mode;
         return c;
       },
-      std::move(listeners));
+      std::move(listeners), config_.num_recovery_threads_per_data_dir);
   if (!logs.ok()) return logs.status();
   logs_ = std::move(logs.value());
   topics_ = std::make_unique<TopicRegistry>(*logs_, *dynamic_->effective());

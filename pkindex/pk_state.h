@@ -362,18 +362,18 @@ class PkState {
   // (PkEnvironment::take_memtable_bloom): its memtables made from now on have one.
   bool has_memtable_bloom() const { return bloom_held_.load(std::memory_order_relaxed); }
   // Memtable upkeep (pk_memtable.cc), off the write path (each step rewrites RocksDB's MANIFEST,
-  // a filter's its OPTIONS too): a partition that has written PkEnvironment's memtable_bloom_after_bytes in the
-  // current window of `idle_ms` takes a memtable bloom filter if one is free and switches to a
-  // memtable that has it; one not written for `idle_ms` (steady clock) flushes its memtable, so it
-  // holds no write buffer (RocksDB's write-buffer manager only ever flushes the partition being
-  // written), and gives its filter back, as does one that wrote less than that in a whole window.
-  // Cheap when there is nothing to do; after a failure, not retried for kHealIntervalMs. A flush
-  // put off by a write stall (the partition's earlier memtables are still being flushed) is
-  // `deferred`, no failure: the next upkeep tries again. The broker's checkpoint thread calls it
-  // every tick; any thread.
-  // Also flushes a partition not written for kPressureQuietMs whose memtable holds
-  // PkEnvironment::pressure_flush_floor() or more while the environment's write buffers are
-  // pressed (`flushed_pressed`; PkEnvironment::write_buffer_pressed), and then takes no filter.
+  // a filter's its OPTIONS too): a partition that has written PkEnvironment's
+  // memtable_bloom_after_bytes in the current window of `idle_ms` takes a memtable bloom filter if
+  // one is free and switches to a memtable that has it; one not written for `idle_ms` (steady
+  // clock) flushes its memtable, so it holds no write buffer (RocksDB's write-buffer manager only
+  // ever flushes the partition being written), and gives its filter back, as does one that wrote
+  // less than that in a whole window. Cheap when there is nothing to do; after a failure, not
+  // retried for kHealIntervalMs. A flush put off by a write stall (the partition's earlier
+  // memtables are still being flushed) is `deferred`, no failure: the next upkeep tries again. The
+  // broker's checkpoint thread calls it every tick; any thread. Also flushes a partition not
+  // written for kPressureQuietMs whose memtable holds PkEnvironment::pressure_flush_floor() or more
+  // while the environment's write buffers are pressed (`flushed_pressed`;
+  // PkEnvironment::write_buffer_pressed), and then takes no filter.
   enum class MemtableStep { none, took_bloom, flushed_idle, flushed_pressed, deferred };
   static constexpr int64_t kPressureQuietMs = 1000;
   Result<MemtableStep> tend_memtable(int64_t now_ms, int64_t idle_ms);

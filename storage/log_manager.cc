@@ -2,8 +2,12 @@
 #include "storage/log_manager.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <functional>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "protocol/wire/uuid.h"
 #include "storage/file_names.h"
@@ -52,11 +56,13 @@ LogManager::~LogManager() = default;
 
 Result<std::unique_ptr<LogManager>> LogManager::open(
     Env* env, std::vector<std::string> log_dirs, int32_t node_id, ConfigFn config_for,
-    std::shared_ptr<const PartitionLog::Listeners> listeners) {
+    std::shared_ptr<const PartitionLog::Listeners> listeners, int recovery_threads_per_dir) {
   if (log_dirs.empty()) return Status(Errc::invalid_argument, "no log dirs");
   if (!config_for) config_for = [](const TopicMeta&) { return LogConfig{}; };
+  const size_t dirs = log_dirs.size();
   std::unique_ptr<LogManager> mgr(
       new LogManager(env, std::move(log_dirs), std::move(config_for), std::move(listeners)));
+  mgr->recovery_threads_ = static_cast<size_t>(std::max(1, recovery_threads_per_dir)) * dirs;
   STRATA_RETURN_IF_ERROR(mgr->load(node_id));
   return mgr;
 }
@@ -109,7 +115,14 @@ Status LogManager::load(int32_t node_id) {
     }
   }
 
-  // Open every partition (creating any whose directory a crash prevented).
+  // Open every partition (creating any whose directory a crash prevented): directories chosen
+  // here, the opens themselves in parallel (each writes only its own slot).
+  struct Open {
+    TopicState* state;
+    int32_t partition;
+    bool create;
+  };
+  std::vector<Open> opens;
   for (auto& [name, state] : topics_) {
     for (int32_t p = 0; p < state.meta.partitions; ++p) {
       auto& dir = state.dirs[static_cast<size_t>(p)];
@@ -119,12 +132,40 @@ Status LogManager::load(int32_t node_id) {
         dir = join_path(log_dirs_[d], partition_dir_name(name, p));
         ++dir_load_[d];
       }
-      auto log = open_partition(state.meta, p, dir, create);
-      if (!log.ok()) return log.status();
-      state.partitions[static_cast<size_t>(p)] = std::move(*log);
+      opens.push_back({&state, p, create});
     }
   }
-  return Status::Ok();
+  return for_each_parallel(opens.size(), [&](size_t i) -> Status {
+    const Open& o = opens[i];
+    const auto p = static_cast<size_t>(o.partition);
+    auto log = open_partition(o.state->meta, o.partition, o.state->dirs[p], o.create);
+    if (!log.ok()) return log.status();
+    o.state->partitions[p] = std::move(*log);
+    return Status::Ok();
+  });
+}
+
+Status LogManager::for_each_parallel(size_t n, const std::function<Status(size_t)>& fn) const {
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  Status first;  // guarded by mu
+  std::atomic<bool> failed{false};
+  auto work = [&] {
+    for (size_t i; !failed.load(std::memory_order_relaxed) && (i = next++) < n;) {
+      Status st = fn(i);
+      if (!st.ok()) {
+        std::lock_guard lk(mu);
+        if (first.ok()) first = std::move(st);
+        failed.store(true, std::memory_order_relaxed);
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  const size_t threads = std::min(recovery_threads_, n);
+  for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+  work();
+  for (auto& t : helpers) t.join();
+  return first;
 }
 
 size_t LogManager::least_loaded_dir() const {
@@ -288,11 +329,16 @@ Status LogManager::flush_if_due_all(int64_t now_ms) {
 Status LogManager::close_all() {
   std::lock_guard<std::mutex> admin(admin_mu_);
   closed_ = true;
+  // Every partition is closed, whatever fails: the first failure is reported.
+  const auto logs = all_partitions();
+  std::mutex mu;
   Status first;
-  for (auto& log : all_partitions()) {
-    Status st = log->close();
+  (void)for_each_parallel(logs.size(), [&](size_t i) {
+    Status st = logs[i]->close();
+    std::lock_guard lk(mu);
     if (!st.ok() && first.ok()) first = st;
-  }
+    return Status::Ok();
+  });
   return first;
 }
 

@@ -32,10 +32,14 @@ class LogManager {
  public:
   using ConfigFn = std::function<LogConfig(const TopicMeta&)>;
 
-  // `listeners` (may be null) is given to every partition log it opens or creates.
+  // `listeners` (may be null) is given to every partition log it opens or creates. Partitions are
+  // opened (here) and closed (close_all) by `recovery_threads_per_dir` threads per log dir
+  // (Kafka's num.recovery.threads.per.data.dir): each open and close syncs a partition's
+  // checkpoint files, so a broker of thousands of partitions waits on the disk, not the CPU.
   static Result<std::unique_ptr<LogManager>> open(
       Env* env, std::vector<std::string> log_dirs, int32_t node_id, ConfigFn config_for,
-      std::shared_ptr<const PartitionLog::Listeners> listeners = nullptr);
+      std::shared_ptr<const PartitionLog::Listeners> listeners = nullptr,
+      int recovery_threads_per_dir = 1);
   ~LogManager();
 
   // Persists the metadata, then creates and opens the partitions. Errc::already_exists for a
@@ -94,6 +98,9 @@ class LogManager {
                                                        bool create);
   size_t least_loaded_dir() const;  // admin_mu_ held
   std::vector<std::shared_ptr<PartitionLog>> all_partitions() const;
+  // fn(0..n-1) on recovery_threads_ threads (this one included); the first failure stops the
+  // rest from starting and is returned.
+  Status for_each_parallel(size_t n, const std::function<Status(size_t)>& fn) const;
 
   Env* const env_;
   const std::vector<std::string> log_dirs_;
@@ -101,6 +108,7 @@ class LogManager {
   const std::shared_ptr<const PartitionLog::Listeners> listeners_;
   std::string cluster_id_;
   std::unique_ptr<TopicStore> store_;
+  size_t recovery_threads_ = 1;
 
   std::mutex admin_mu_;                  // create/delete/close, and dir_load_
   std::vector<size_t> dir_load_;         // partitions per log dir

@@ -148,7 +148,11 @@ Status PartitionLog::load_segments(int64_t now_ms) {
                                                  std::to_string(log_end) + "\n"));
   }
   recovery_point_ = clean ? active->next_offset() : active->base_offset();
-  STRATA_RETURN_IF_ERROR(write_recovery_point(recovery_point_));
+  // After a clean close the file already says so, durably (close() wrote it before the marker):
+  // not rewritten, which saves a broker of thousands of partitions three syncs per partition.
+  if (!clean || read_recovery_point(env_, dir_) != recovery_point_) {
+    STRATA_RETURN_IF_ERROR(write_recovery_point(recovery_point_));
+  }
   if (clean) {
     // From here on a crash is unclean again.
     STRATA_RETURN_IF_ERROR(env_->remove_file(clean_marker));

@@ -197,6 +197,9 @@ KeyTable<BrokerConfig> build_table() {
            });
   t.integer("num.io.threads", &C::num_io_threads, "0", 0, 1024,
             "Threads serving network I/O and requests; 0 = number of cores.");
+  t.integer("num.recovery.threads.per.data.dir", &C::num_recovery_threads_per_data_dir, "4", 1, 64,
+            "Threads per log dir opening partitions at start and closing them at stop (each "
+            "syncs its checkpoint files; Kafka's default is 1).");
   t.integer("num.partitions", &C::num_partitions, "1", 1, 100000,
             "Partition count of auto-created topics and of CreateTopics with -1.");
   t.integer("default.replication.factor", &C::default_replication_factor, "1", int16_t{1},
@@ -473,7 +476,9 @@ KeyTable<BrokerConfig> build_table() {
   t.integer("pk.write.buffer.bytes", &C::pk_write_buffer_bytes, "67108864", int64_t{1} << 20,
             int64_t{1} << 40,
             "Memtables of all primary-key partitions together (charged to pk.block.cache.bytes); "
-            "beyond it a partition being written flushes its memtable.");
+            "beyond it a partition being written flushes its memtable, and while memtables "
+            "taking writes hold half of it, a partition not written for 1 s flushes a memtable "
+            "of 1/64 of it or more.");
   t.integer("pk.memtable.idle.flush.ms", &C::pk_memtable_idle_flush_ms, "60000", int64_t{1},
             int64_t{1} << 40,
             "A primary-key partition not written for this long flushes its memtable and gives "

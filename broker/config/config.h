@@ -46,6 +46,7 @@ struct BrokerConfig {
   std::vector<Listener> advertised_listeners;  // empty -> same as listeners (bound port)
   std::vector<std::string> log_dirs;
   int32_t num_io_threads{};  // 0 = number of cores
+  int32_t num_recovery_threads_per_data_dir{};
   int32_t num_partitions{};
   int16_t default_replication_factor{};
   bool auto_create_topics_enable{};

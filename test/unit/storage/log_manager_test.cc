@@ -66,6 +66,66 @@ TEST(LogManager, TopicsSurviveReopen) {
   EXPECT_EQ(m->partition("nope", 0), nullptr);
 }
 
+// Partitions are opened and closed by several threads (num.recovery.threads.per.data.dir): every
+// one ends where it was, is closed cleanly, and a partition that cannot be opened fails the
+// open as a whole (no hang, no crash) whichever thread meets it.
+TEST(LogManager, ParallelOpenAndCloseKeepEveryPartition) {
+  TempDir tmp;
+  const std::vector<std::string> dirs = {tmp.sub("d1"), tmp.sub("d2")};
+  auto open_with = [&](int threads) {
+    return LogManager::open(default_env(), dirs, 1, nullptr, nullptr, threads);
+  };
+  constexpr int kTopics = 3, kParts = 20;
+  auto name = [](int t) { return std::string("t") + static_cast<char>('a' + t); };
+  {
+    auto m = open_with(3);
+    ASSERT_TRUE(m.ok()) << m.status().to_string();
+    for (int t = 0; t < kTopics; ++t) {
+      ASSERT_TRUE((*m)->create_topic(name(t), kParts, {}, id_of(static_cast<uint8_t>(t))).ok());
+      for (int p = 0; p < kParts; ++p) append_n(*(*m)->partition(name(t), p), p % 5 + 1);
+    }
+    ASSERT_TRUE((*m)->close_all().ok());
+  }
+  for (int t = 0; t < kTopics; ++t) {
+    for (int p = 0; p < kParts; ++p) {
+      const std::string d =
+          (fs::exists(tmp.sub("d1/" + name(t) + "-" + std::to_string(p))) ? tmp.sub("d1/")
+                                                                          : tmp.sub("d2/")) +
+          name(t) + "-" + std::to_string(p);
+      EXPECT_TRUE(fs::exists(d + "/clean-shutdown")) << d;
+    }
+  }
+  {
+    auto m = open_with(4);
+    ASSERT_TRUE(m.ok()) << m.status().to_string();
+    for (int t = 0; t < kTopics; ++t) {
+      for (int p = 0; p < kParts; ++p) {
+        auto log = (*m)->partition(name(t), p);
+        ASSERT_NE(log, nullptr);
+        EXPECT_EQ(log->log_end_offset(), p % 5 + 1) << name(t) << "-" << p;
+        append_n(*log, 1);
+      }
+    }
+    // Not closed: the next open recovers every partition (no marker) and keeps the records.
+  }
+  {
+    auto m = open_with(4);
+    ASSERT_TRUE(m.ok()) << m.status().to_string();
+    for (int p = 0; p < kParts; ++p) {
+      EXPECT_EQ((*m)->partition("tb", p)->log_end_offset(), p % 5 + 2) << p;
+    }
+    ASSERT_TRUE((*m)->close_all().ok());
+  }
+  // One partition's segment cannot be opened (a directory where its file should be).
+  const std::string bad = fs::exists(tmp.sub("d1/tc-7")) ? tmp.sub("d1/tc-7") : tmp.sub("d2/tc-7");
+  fs::remove(bad + "/00000000000000000000.log");
+  fs::create_directory(bad + "/00000000000000000000.log");
+  for (int threads : {1, 4}) {
+    auto m = open_with(threads);
+    EXPECT_FALSE(m.ok()) << threads;
+  }
+}
+
 TEST(LogManager, PlacesPartitionsOnTheEmptiestDirAndTagsThem) {
   TempDir tmp;
   auto m = open_mgr(default_env(), {tmp.sub("d1"), tmp.sub("d2")});
