@@ -7,6 +7,7 @@
 #include <functional>
 #include <mutex>
 #include <set>
+#include <system_error>
 #include <thread>
 
 #include "protocol/wire/uuid.h"
@@ -152,7 +153,12 @@ Status LogManager::for_each_parallel(size_t n, const std::function<Status(size_t
   std::atomic<bool> failed{false};
   auto work = [&] {
     for (size_t i; !failed.load(std::memory_order_relaxed) && (i = next++) < n;) {
-      Status st = fn(i);
+      Status st;
+      try {  // a throw on a helper thread would end the process: it is this item's failure
+        st = fn(i);
+      } catch (const std::exception& e) {
+        st = Status(Errc::io_error, std::string("opening or closing a partition: ") + e.what());
+      }
       if (!st.ok()) {
         std::lock_guard lk(mu);
         if (first.ok()) first = std::move(st);
@@ -162,7 +168,13 @@ Status LogManager::for_each_parallel(size_t n, const std::function<Status(size_t
   };
   std::vector<std::thread> helpers;
   const size_t threads = std::min(recovery_threads_, n);
-  for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+  for (size_t t = 1; t < threads; ++t) {
+    try {
+      helpers.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had: the ones running (and this one) do the rest
+    }
+  }
   work();
   for (auto& t : helpers) t.join();
   return first;

@@ -10,10 +10,10 @@ connections, each a ratio within one run (docs/benchmarks.md, "Growth").
    broker's default caches: pk.block.cache.bytes 256 MiB, pk.row.cache.bytes 128 MiB, so the
    20M keys outgrow them), then single-key and 16-key Lookups over 4 connections, the two tables
    alternating, ROUNDS rounds: keys/s and p99.
-3. The same broker restarted after SIGTERM and after kill -9, holding those tables and every log
+3. The same broker restarted after kill -9 and then after SIGTERM, holding those tables and every log
    partition above: seconds from process start to the first Lookup answered on the largest table.
-4. A fresh broker: IDLE_PK tables x 100 PK partitions, each written a few rows, then left alone:
-   RSS and descriptors per idle PK partition (the open-files limit of this machine, 20,000, holds
+4. A fresh broker: IDLE_PK tables x 100 PK partitions, each written a few rows, then left alone
+   for 2 s (before their idle flush, so an upper bound): RSS and descriptors per idle PK partition (the open-files limit of this machine, 20,000, holds
    about 240 PK partitions at 76 reserved descriptors each, not the 2,000 of the issue).
 5. tools/perf/soak_load.py with only its idle connections (10,000 x scale): the broker's peak RSS
    and a producer's throughput with them held against the same producer alone.
@@ -22,6 +22,7 @@ Prints one JSON object per measurement on stdout (progress on stderr).
 
 usage: bench_growth.py BROKER PERF WORK SCALE ROUNDS LOOKUP_SECONDS
 """
+import atexit
 import json
 import os
 import re
@@ -60,6 +61,17 @@ def fds(pid):
     return len(os.listdir("/proc/%d/fd" % pid))
 
 
+started = []  # every broker process, killed at exit whatever ended the run
+
+
+@atexit.register
+def _kill_brokers():
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 class Broker:
     def __init__(self, data, name):
         self.data, self.name = data, name
@@ -74,6 +86,7 @@ class Broker:
                  "--override", "metrics.listener=127.0.0.1:0",
                  "--override", "schema.registry.listener=http://127.0.0.1:0",
                  "--override", "log.dirs=" + self.data], stdout=out, stderr=subprocess.STDOUT)
+        started.append(self.proc)
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline:
             m = re.search(r"listening on PLAINTEXT://127\.0\.0\.1:(\d+)", open(self.log).read())
@@ -164,7 +177,10 @@ def main():
              seconds=time.monotonic() - t0, server_cpu_s=cpu)
     for rep in range(0, rounds + 1):  # round 0 warms the caches, unrecorded
         for batch in (1, 16):
-            for name, keys in sizes.items():
+            order = list(sizes.items())
+            if rep % 2 == 0:
+                order.reverse()  # neither table always first (compactions after the load)
+            for name, keys in order:
                 j, cpu = measured(b, "lookup", "--bootstrap", b.bootstrap,
                                   "--table", "growth-pk-" + name, "--keys", str(keys),
                                   "--batch-size", str(batch), "--concurrency", "4",
@@ -176,9 +192,9 @@ def main():
                          p99_us=j["latency"]["p99_us"],
                          server_cpu_s=cpu, broker_rss_kib=status_kib(b.pid, "VmRSS"))
 
-    # --- 3. restart holding all of it ---------------------------------------------------------
+    # --- 3. restart holding all of it (kill -9 first: the broker has just been written) -------
     log_partitions = 10 * 100 + 6 + 1000
-    for sig, how in ((signal.SIGTERM, "clean"), (signal.SIGKILL, "kill -9")):
+    for sig, how in ((signal.SIGKILL, "kill -9"), (signal.SIGTERM, "clean")):
         b.stop(sig)
         t0 = b.start()
         secs = first_lookup(b, "growth-pk-large", sizes["large"], t0)
@@ -196,8 +212,8 @@ def main():
         perf_json("produce", "--bootstrap", b.bootstrap, "--topic", "idle-pk-%d" % t,
                   "--num-records", "2000", "--record-size", "100", "--key-space", "2000",
                   "--producer-prop", "partitioner=murmur2")
-    time.sleep(2)
-    n = IDLE_PK * 100
+    time.sleep(2)  # before their idle flush (pk.memtable.idle.flush.ms): an upper bound
+    n = max(1, IDLE_PK * 100)
     emit(phase="idle-pk", partitions=n,
          rss_kib_per_partition=(status_kib(b.pid, "VmRSS") - rss0) / n,
          fds_per_partition=(fds(b.pid) - fd0) / n)
@@ -211,7 +227,9 @@ def main():
                     "--never-read", "0", "--bomb-interval", "-1", "--amplifiers", "0",
                     "--amplifiers-never-read", "0", "--duration", str(max(5.0, 20 * scale)),
                     "--rounds", str(rounds), "--json", out], env=env,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                   stdout=subprocess.DEVNULL, stderr=open(out + ".log", "w"))
+    if not os.path.exists(out):
+        sys.exit("bench_growth: soak_load.py wrote no results:\n" + open(out + ".log").read()[-4000:])
     r = json.load(open(out))
     emit(phase="connections", idle=conns, rss_peak_mib=r.get("rss_peak_mib"),
          ratios=r.get("ratios", {}), failures=r.get("failures", []))

@@ -275,7 +275,8 @@ def main():
                 cpus = [v[1000]["server_cpu_s"] / v[6]["server_cpu_s"] for v in pairs
                         if v[6]["server_cpu_s"] > 0]
                 cpu = f"{med(cpus):.2f}x" if cpus else "n/a"
-                ratio = med([v[1000]["records_per_s"] / v[6]["records_per_s"] for v in pairs])
+                ratio = med([v[1000]["records_per_s"] / v[6]["records_per_s"] for v in pairs
+                             if v[6]["records_per_s"] > 0] or [0])
                 print(f"| produce, 1,000 partitions vs 6 ({producer} batching) | {big:,.0f} rec/s "
                       f"| {small:,.0f} rec/s | {ratio:.2f} (broker CPU {cpu}) | >= 0.8 |")
         for phase, label, goal in (("idle-log", "idle log partition", 64),
@@ -290,7 +291,8 @@ def main():
                 reps.setdefault(x["rep"], {})[x["table"]] = x
             pairs = [v for v in reps.values() if "small" in v and "large" in v]
             if pairs:
-                p99 = [v["large"]["p99_us"] / v["small"]["p99_us"] for v in pairs]
+                p99 = [v["large"]["p99_us"] / v["small"]["p99_us"] for v in pairs
+                       if v["small"]["p99_us"] > 0] or [0]
                 lg, sm = pairs[0]["large"], pairs[0]["small"]
                 print(f"| Lookup p99, {lg['keys']:,} keys vs {sm['keys']:,} (batch {batch}) "
                       f"| {med([v['large']['p99_us'] for v in pairs]):,.0f} µs, "

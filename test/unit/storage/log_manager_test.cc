@@ -3,6 +3,7 @@
 #include "storage/log_manager.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 
@@ -95,9 +96,21 @@ TEST(LogManager, ParallelOpenAndCloseKeepEveryPartition) {
       EXPECT_TRUE(fs::exists(d + "/clean-shutdown")) << d;
     }
   }
+  // A clean open keeps the recovery point close() wrote (not replaced: same file).
+  const std::string rp =
+      (fs::exists(tmp.sub("d1/ta-3")) ? tmp.sub("d1/ta-3") : tmp.sub("d2/ta-3")) +
+      "/recovery-point";
+  auto inode = [](const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+  };
+  const auto rp_inode = inode(rp);
+  ASSERT_NE(rp_inode, 0u);
   {
     auto m = open_with(4);
     ASSERT_TRUE(m.ok()) << m.status().to_string();
+    EXPECT_EQ(inode(rp), rp_inode);
+    EXPECT_EQ(*read_file_to_string(default_env(), rp), "4\n");
     for (int t = 0; t < kTopics; ++t) {
       for (int p = 0; p < kParts; ++p) {
         auto log = (*m)->partition(name(t), p);
@@ -114,6 +127,9 @@ TEST(LogManager, ParallelOpenAndCloseKeepEveryPartition) {
     for (int p = 0; p < kParts; ++p) {
       EXPECT_EQ((*m)->partition("tb", p)->log_end_offset(), p % 5 + 2) << p;
     }
+    // After the unclean open it was rewritten (to the active segment's base: recheck from 0).
+    EXPECT_NE(inode(rp), rp_inode);
+    EXPECT_EQ(*read_file_to_string(default_env(), rp), "0\n");
     ASSERT_TRUE((*m)->close_all().ok());
   }
   // One partition's segment cannot be opened (a directory where its file should be).
