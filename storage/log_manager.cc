@@ -122,9 +122,14 @@ Status LogManager::load(int32_t node_id) {
     TopicState* state;
     int32_t partition;
     bool create;
+    size_t config;  // into configs
   };
   std::vector<Open> opens;
+  // Resolved here, once per topic: config_for_ (the broker's config resolution, or a test's
+  // callback) need not be thread-safe.
+  std::vector<LogConfig> configs;
   for (auto& [name, state] : topics_) {
+    configs.push_back(config_for_(state.meta));
     for (int32_t p = 0; p < state.meta.partitions; ++p) {
       auto& dir = state.dirs[static_cast<size_t>(p)];
       bool create = dir.empty();
@@ -133,13 +138,13 @@ Status LogManager::load(int32_t node_id) {
         dir = join_path(log_dirs_[d], partition_dir_name(name, p));
         ++dir_load_[d];
       }
-      opens.push_back({&state, p, create});
+      opens.push_back({&state, p, create, configs.size() - 1});
     }
   }
   return for_each_parallel(opens.size(), [&](size_t i) -> Status {
     const Open& o = opens[i];
     const auto p = static_cast<size_t>(o.partition);
-    auto log = open_partition(o.state->meta, o.partition, o.state->dirs[p], o.create);
+    auto log = open_partition(o.state->meta, o.state->dirs[p], o.create, configs[o.config]);
     if (!log.ok()) return log.status();
     o.state->partitions[p] = std::move(*log);
     return Status::Ok();
@@ -186,17 +191,16 @@ size_t LogManager::least_loaded_dir() const {
 }
 
 Result<std::shared_ptr<PartitionLog>> LogManager::open_partition(const TopicMeta& meta,
-                                                                 int32_t index,
                                                                  const std::string& dir,
-                                                                 bool create) {
-  (void)index;
+                                                                 bool create,
+                                                                 const LogConfig& config) {
   if (create || !env_->file_exists(join_path(dir, kPartitionMetadata))) {
     STRATA_RETURN_IF_ERROR(env_->create_dir(dir));
     STRATA_RETURN_IF_ERROR(env_->sync_dir(parent_dir(dir)));
     STRATA_RETURN_IF_ERROR(write_file_atomically(env_, join_path(dir, kPartitionMetadata),
                                                  partition_metadata_text(meta.topic_id)));
   }
-  auto log = PartitionLog::open(env_, dir, config_for_(meta), wall_clock_ms());
+  auto log = PartitionLog::open(env_, dir, config, wall_clock_ms());
   if (!log.ok()) return log.status();
   (*log)->set_listeners(listeners_);
   return std::shared_ptr<PartitionLog>(std::move(*log));
@@ -231,7 +235,7 @@ Result<TopicInfo> LogManager::create_topic(const std::string& name, int32_t part
       failure = env_->remove_dir_recursive(dir);
       if (!failure.ok()) break;
     }
-    auto log = open_partition(state.meta, p, dir, /*create=*/true);
+    auto log = open_partition(state.meta, dir, /*create=*/true, config_for_(state.meta));
     if (!log.ok()) {
       failure = log.status();
       break;

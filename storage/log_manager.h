@@ -92,10 +92,10 @@ class LogManager {
         listeners_(std::move(listeners)) {}
 
   Status load(int32_t node_id);
-  // Creates (if needed) and opens one partition in `log_dir`.
-  Result<std::shared_ptr<PartitionLog>> open_partition(const TopicMeta& meta, int32_t index,
+  // Creates (if needed) and opens one partition in `partition_dir` with `config`.
+  Result<std::shared_ptr<PartitionLog>> open_partition(const TopicMeta& meta,
                                                        const std::string& partition_dir,
-                                                       bool create);
+                                                       bool create, const LogConfig& config);
   size_t least_loaded_dir() const;  // admin_mu_ held
   std::vector<std::shared_ptr<PartitionLog>> all_partitions() const;
   // fn(0..n-1) on recovery_threads_ threads (this one included); the first failure stops the

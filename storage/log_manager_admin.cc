@@ -60,7 +60,7 @@ Result<TopicInfo> LogManager::add_partitions(const std::string& name, int32_t pa
       failure = env_->remove_dir_recursive(dir);
       if (!failure.ok()) break;
     }
-    auto log = open_partition(meta, p, dir, /*create=*/true);
+    auto log = open_partition(meta, dir, /*create=*/true, config_for_(meta));
     if (!log.ok()) {
       failure = log.status();
       break;
