@@ -380,40 +380,131 @@ size_t PkState::overlay_size() const {
   return overlay_.size();
 }
 
-Result<LookupResult> PkState::lookup(std::span<const uint8_t> key) const {
-  auto lk = read_lock();
-  if (!lk) return Status(Errc::shutting_down, "primary-key state is closed");
-  std::string k;
-  rf::append_row_key(k, key);
-  LookupResult out;
-  // Hot rows from the row cache; a miss reads RocksDB and fills it (row_cache.h: the ticket,
-  // taken before the read, keeps a row a concurrent write replaced out of the cache).
-  RowCache& cache = env_->row_cache();
-  const uint64_t owner = cache_owner_.load(std::memory_order_acquire);
-  RowCache::Pin pin = cache.get(owner, k);
-  rocksdb::PinnableSlice v;
-  std::string_view bytes;
-  uint64_t ticket = 0;
-  if (pin) {
-    bytes = pin.row();
-  } else {
-    ticket = cache.ticket(owner, k);
-    rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), k, &v);
-    if (st.IsNotFound()) return out;
-    if (!st.ok()) return Status(Errc::io_error, st.ToString());
-    bytes = std::string_view(v.data(), v.size());
-  }
-  auto row = rf::decode_row({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+Result<bool> PkState::answer_row(std::string_view stored, int64_t now_ms, LookupResult& out) const {
+  auto row = rf::decode_row({reinterpret_cast<const uint8_t*>(stored.data()), stored.size()});
   if (!row) return Status(Errc::corruption, path_ + ": malformed row");
-  // Expired rows are never cached: compactions drop them from RocksDB without a write, so a
-  // cached copy could outlive them (with a clock stepped back it would read as live again).
-  if (options_.table.ttl_ms > 0 && expired(*row, now_ms())) return out;  // TTL
-  if (!pin) cache.fill(owner, k, bytes, ticket);
+  if (options_.table.ttl_ms > 0 && expired(*row, now_ms)) return false;  // TTL
   out.found = true;
   out.value.assign(reinterpret_cast<const char*>(row->value.data()), row->value.size());
   out.offset = row->offset;
   out.timestamp = row->timestamp;
+  return true;
+}
+
+// Hot rows come from the row cache; a miss reads RocksDB and fills it (row_cache.h: the ticket,
+// taken before the read, keeps a row a concurrent write replaced out of the cache). Expired rows
+// are never cached: compactions drop them from RocksDB without a write, so a cached copy could
+// outlive them (with a clock stepped back it would read as live again).
+Result<LookupResult> PkState::lookup(std::span<const uint8_t> key) const {
+  auto lk = read_lock();
+  if (!lk) return Status(Errc::shutting_down, "primary-key state is closed");
+  thread_local std::string k;  // the row key (keys are short); its capacity stays with the thread
+  k.clear();
+  rf::append_row_key(k, key);
+  LookupResult out;
+  RowCache& cache = env_->row_cache();
+  const uint64_t owner = cache_owner_.load(std::memory_order_acquire);
+  const int64_t now = options_.table.ttl_ms > 0 ? now_ms() : 0;
+  Status bad;
+  if (cache.visit(owner, k, [&](std::string_view stored) {
+        if (auto r = answer_row(stored, now, out); !r.ok()) bad = r.status();
+      })) {
+    if (!bad.ok()) return bad;
+    return out;
+  }
+  const uint64_t ticket = cache.ticket(owner, k);
+  rocksdb::PinnableSlice v;
+  rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), k, &v);
+  if (st.IsNotFound()) return out;
+  if (!st.ok()) return Status(Errc::io_error, st.ToString());
+  const std::string_view stored(v.data(), v.size());
+  auto live = answer_row(stored, now, out);
+  if (!live.ok()) return live.status();
+  if (*live) cache.fill(owner, k, stored, ticket);
   return out;
+}
+
+Status PkState::lookup_many(std::span<const std::span<const uint8_t>> keys,
+                            std::vector<LookupResult>& out) const {
+  out.assign(keys.size(), LookupResult{});
+  if (keys.empty()) return Status::Ok();
+  auto lk = read_lock();
+  if (!lk) return Status(Errc::shutting_down, "primary-key state is closed");
+  // Scratch kept with the thread for requests of usual size (the broker's handler passes at most
+  // 32 keys), so a hit allocates nothing but its answer's value; a larger call uses its own.
+  struct Scratch {
+    std::string row_keys;  // back to back
+    std::vector<size_t> ends;
+    std::vector<std::string_view> views;
+    std::unique_ptr<bool[]> hit;
+    size_t hit_size = 0;
+    std::vector<size_t> missed;
+    std::vector<uint64_t> tickets;
+    std::vector<rocksdb::Slice> slices;
+    std::vector<rocksdb::PinnableSlice> values;
+    std::vector<rocksdb::Status> statuses;
+  };
+  constexpr size_t kKeptKeys = 64;
+  thread_local Scratch kept;
+  Scratch own;
+  Scratch& sc = keys.size() <= kKeptKeys ? kept : own;
+  const size_t n = keys.size();
+  sc.row_keys.clear();
+  sc.ends.clear();
+  sc.views.clear();
+  sc.missed.clear();
+  sc.tickets.clear();
+  sc.slices.clear();
+  if (sc.hit_size < n) {
+    sc.hit = std::make_unique<bool[]>(n);
+    sc.hit_size = n;
+  }
+  for (const auto& key : keys) {
+    rf::append_row_key(sc.row_keys, key);
+    sc.ends.push_back(sc.row_keys.size());
+  }
+  for (size_t i = 0, at = 0; i < n; at = sc.ends[i++])  // views once the buffer no longer moves
+    sc.views.emplace_back(sc.row_keys.data() + at, sc.ends[i] - at);
+  if (sc.row_keys.capacity() > (64u << 10)) sc.row_keys.shrink_to_fit();  // hostile key sizes
+  RowCache& cache = env_->row_cache();
+  const uint64_t owner = cache_owner_.load(std::memory_order_acquire);
+  const int64_t now = options_.table.ttl_ms > 0 ? now_ms() : 0;
+  Status bad;
+  cache.visit_many(owner, sc.views, sc.hit.get(), [&](size_t i, std::string_view stored) {
+    if (auto r = answer_row(stored, now, out[i]); !r.ok()) bad = r.status();
+  });
+  if (!bad.ok()) return bad;
+  for (size_t i = 0; i < n; ++i) {
+    if (sc.hit[i]) continue;
+    sc.missed.push_back(i);
+    sc.tickets.push_back(cache.ticket(owner, sc.views[i]));
+    sc.slices.emplace_back(sc.views[i].data(), sc.views[i].size());
+  }
+  if (sc.missed.empty()) return Status::Ok();
+  const size_t m = sc.missed.size();
+  sc.values.clear();
+  sc.values.resize(m);
+  sc.statuses.assign(m, rocksdb::Status());
+  db_->MultiGet(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), m, sc.slices.data(),
+                sc.values.data(), sc.statuses.data());
+  Status result;
+  for (size_t j = 0; j < m && result.ok(); ++j) {
+    if (sc.statuses[j].IsNotFound()) continue;
+    if (!sc.statuses[j].ok()) {
+      result = Status(Errc::io_error, sc.statuses[j].ToString());
+      break;
+    }
+    const size_t i = sc.missed[j];
+    const std::string_view stored(sc.values[j].data(), sc.values[j].size());
+    auto live = answer_row(stored, now, out[i]);
+    if (!live.ok()) {
+      result = live.status();
+    } else if (*live) {
+      cache.fill(owner, sc.views[i], stored, sc.tickets[j]);
+    }
+  }
+  sc.values.clear();  // unpins the blocks the values pointed into
+  return result;
 }
 
 uint64_t PkState::estimate_rows() const {

@@ -263,6 +263,11 @@ class PkState {
   // Current rows (RocksDB only: applied writes; a produce is acknowledged after apply, so a
   // lookup after the acknowledgement sees it). Errc::io_error on a RocksDB failure.
   Result<LookupResult> lookup(std::span<const uint8_t> key) const;
+  // lookup() of many keys, answers in key order: the row cache probed for all keys together
+  // (their memory fetched in parallel), the keys it does not hold read with one RocksDB MultiGet
+  // (one view of the state, their blocks looked up together). Errors as lookup().
+  Status lookup_many(std::span<const std::span<const uint8_t>> keys,
+                     std::vector<LookupResult>& out) const;
 
   // --- History (table.history.enabled; pk_history.cc) ---
   // The key's row as of `at`: the newest change (in log order) at an offset <= at.at, or with a
@@ -338,6 +343,9 @@ class PkState {
   int64_t restored_from_checkpoint() const { return restored_from_; }
   // TTL: true when the table has a TTL and the row's clock + ttl <= now_ms.
   bool expired(const row_format::RowView& row, int64_t now_ms) const;
+  // A stored row into a lookup's answer: false for an expired row (left not found), corruption
+  // for one that does not decode. `now_ms` matters on TTL tables only.
+  Result<bool> answer_row(std::string_view stored, int64_t now_ms, LookupResult& out) const;
   int64_t now_ms() const { return clock_(); }
   // Memtable flush + full compaction (runs the TTL filter). Tests and the test-fault hook.
   Status compact();

@@ -486,7 +486,7 @@ KeyTable<BrokerConfig> build_table() {
             "idle partitions hold no write buffer.");
   t.integer("pk.row.cache.bytes", &C::pk_row_cache_bytes, "134217728", int64_t{0}, int64_t{1} << 40,
             "Rows kept in memory for lookups, all primary-key partitions together (filled by "
-            "lookups, never by writes; least recently used evicted); 0 = off.");
+            "lookups, never by writes; rows not read lately evicted); 0 = off.");
   // Authorization; docs/security.md
   t.string("authorizer.class.name", &C::authorizer_class_name, "",
            "Empty = no authorization (every request allowed, the ACL APIs answer "
