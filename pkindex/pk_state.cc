@@ -398,7 +398,9 @@ Result<bool> PkState::answer_row(std::string_view stored, int64_t now_ms, Lookup
 Result<LookupResult> PkState::lookup(std::span<const uint8_t> key) const {
   auto lk = read_lock();
   if (!lk) return Status(Errc::shutting_down, "primary-key state is closed");
-  thread_local std::string k;  // the row key (keys are short); its capacity stays with the thread
+  thread_local std::string kept;  // the row key; a short one's buffer stays with the thread
+  std::string own;
+  std::string& k = key.size() < 4096 ? kept : own;
   k.clear();
   rf::append_row_key(k, key);
   LookupResult out;
@@ -448,6 +450,15 @@ Status PkState::lookup_many(std::span<const std::span<const uint8_t>> keys,
   thread_local Scratch kept;
   Scratch own;
   Scratch& sc = keys.size() <= kKeptKeys ? kept : own;
+  // Whatever way this returns (an exception included): no block stays pinned by the scratch, and
+  // the buffer of a call with large keys is not kept.
+  struct Release {
+    Scratch& sc;
+    ~Release() {
+      sc.values.clear();
+      if (sc.row_keys.capacity() > (64u << 10)) std::string().swap(sc.row_keys);
+    }
+  } release{sc};
   const size_t n = keys.size();
   sc.row_keys.clear();
   sc.ends.clear();
@@ -465,7 +476,6 @@ Status PkState::lookup_many(std::span<const std::span<const uint8_t>> keys,
   }
   for (size_t i = 0, at = 0; i < n; at = sc.ends[i++])  // views once the buffer no longer moves
     sc.views.emplace_back(sc.row_keys.data() + at, sc.ends[i] - at);
-  if (sc.row_keys.capacity() > (64u << 10)) sc.row_keys.shrink_to_fit();  // hostile key sizes
   RowCache& cache = env_->row_cache();
   const uint64_t owner = cache_owner_.load(std::memory_order_acquire);
   const int64_t now = options_.table.ttl_ms > 0 ? now_ms() : 0;
@@ -503,7 +513,6 @@ Status PkState::lookup_many(std::span<const std::span<const uint8_t>> keys,
       cache.fill(owner, sc.views[i], stored, sc.tickets[j]);
     }
   }
-  sc.values.clear();  // unpins the blocks the values pointed into
   return result;
 }
 

@@ -158,9 +158,9 @@ struct alignas(64) RowCache::Shard {
       retired.push_back(t);
       table.store(grown, std::memory_order_release);
     }
-    if (free_slots.empty()) {
-      ring.reserve(ring.size() + 1);
-      free_slots.reserve(ring.capacity());
+    if (free_slots.empty()) {  // the insert takes a new ring slot: room for it, geometrically
+      if (ring.size() == ring.capacity()) ring.reserve(std::max<size_t>(16, ring.capacity() * 2));
+      if (free_slots.capacity() < ring.capacity()) free_slots.reserve(ring.capacity());
     }
   }
   void insert(Entry* e) noexcept {  // after reserve()
@@ -255,24 +255,31 @@ uint64_t RowCache::ticket(uint64_t owner, std::string_view key) const {
   return shard_of(h).generation(h).load(std::memory_order_acquire);
 }
 
-void RowCache::fill(uint64_t owner, std::string_view key, std::string_view row, uint64_t ticket) {
+void RowCache::fill(uint64_t owner, std::string_view key, std::string_view row,
+                    uint64_t ticket) noexcept {
   if (!shards_) return;
   constexpr size_t kMaxLen = std::numeric_limits<uint32_t>::max();
   if (key.size() > kMaxLen || row.size() > kMaxLen) return;
   const uint64_t h = hash_of(owner, key);
   Shard& s = shard_of(h);
   if (Entry::charge_of(key, row) > s.capacity / 2) return;
-  std::unique_ptr<Entry, Entry::Free> e(Entry::make(h, owner, key, row));  // outside the lock
-  std::lock_guard lk(s.mu);
-  if (s.generation(h).load(std::memory_order_relaxed) != ticket) {
+  // Out of memory, a fill is only skipped: the lookup that read the row still answers.
+  try {
+    std::unique_ptr<Entry, Entry::Free> e(Entry::make(h, owner, key, row));  // outside the lock
+    std::lock_guard lk(s.mu);
+    if (s.generation(h).load(std::memory_order_relaxed) != ticket) {
+      ++s.refused;
+      return;
+    }
+    s.reserve();
+    if (Entry* old = s.find(h, owner, key)) s.remove(old);  // two misses of a key both fill
+    s.evict_for(e->charge);
+    s.insert(e.release());
+    ++s.fills;
+  } catch (const std::bad_alloc&) {
+    std::lock_guard lk(s.mu);
     ++s.refused;
-    return;
   }
-  s.reserve();
-  if (Entry* old = s.find(h, owner, key)) s.remove(old);  // two misses of a key both fill
-  s.evict_for(e->charge);
-  s.insert(e.release());
-  ++s.fills;
 }
 
 void RowCache::erase(uint64_t owner, std::string_view key) {

@@ -79,10 +79,11 @@ class RowCache {
   }
   // Taken before reading `key` from RocksDB; passed to fill() with what was read.
   uint64_t ticket(uint64_t owner, std::string_view key) const;
-  // Inserts (or replaces) `row` unless an erase of a key of the same generation stripe (1/4096
-  // of the keys) landed since `ticket` (then the read may be stale). Rows over half a shard's
+  // Inserts (or replaces) `row` unless an erase of a key of the same generation stripe (1/64 of a
+  // shard's keys) landed since `ticket` (then the read may be stale). Rows over half a shard's
   // budget are not cached (they would push out many others).
-  void fill(uint64_t owner, std::string_view key, std::string_view row, uint64_t ticket);
+  // Out of memory, the row is just not cached (counted as refused).
+  void fill(uint64_t owner, std::string_view key, std::string_view row, uint64_t ticket) noexcept;
   // `key` changed in RocksDB (call after the write): drops its entry, refuses fills begun before.
   void erase(uint64_t owner, std::string_view key);
 
