@@ -209,7 +209,7 @@ Status Broker::start() {
       pk_tables_->on_role(topic, partition, leader);
     };
     hooks.reopen_pk = [this](const std::string& topic, int32_t partition) {
-      pk_tables_->retry_open(topic, partition);
+      return pk_tables_->retry_open(topic, partition);
     };
     cluster_ = std::make_unique<cluster::ClusterNode>(std::move(co), *topics_, std::move(hooks));
     STRATA_RETURN_IF_ERROR(cluster_->connect(logs_->cluster_id()));

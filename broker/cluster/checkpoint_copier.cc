@@ -40,9 +40,16 @@ void CheckpointCopier::request(const std::string& topic, int32_t partition) {
   {
     std::lock_guard l(mu_);
     if (stopping_ || !pending_.insert({topic, partition}).second) return;
+    pending_count_.store(pending_.size(), std::memory_order_release);
     queue_.push_back({topic, partition});
   }
   cv_.notify_all();
+}
+
+bool CheckpointCopier::pending(const std::string& topic, int32_t partition) const {
+  if (pending_count_.load(std::memory_order_acquire) == 0) return false;
+  std::lock_guard l(mu_);
+  return pending_.count({topic, partition}) > 0;
 }
 
 uint64_t CheckpointCopier::copied_bytes() const {
@@ -67,6 +74,7 @@ void CheckpointCopier::loop() {
     l.lock();
     if (st.ok()) {
       pending_.erase(k);
+      pending_count_.store(pending_.size(), std::memory_order_release);
       ++completed_;
       continue;
     }
@@ -166,7 +174,9 @@ Status CheckpointCopier::copy(const Key& k) {
       return Status(Errc::shutting_down, "stopping");
     }
   }
-  options_.reopen(topic, partition);
+  if (!options_.reopen(topic, partition)) {
+    return Status(Errc::unavailable, "the state did not open from the copied checkpoint");
+  }
   return Status::Ok();
 }
 

@@ -11,6 +11,7 @@
 // Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -39,8 +40,9 @@ class CheckpointCopier {
   struct Options {
     // The partition leader's address now (nullopt: none, or this broker).
     std::function<std::optional<std::pair<std::string, int>>(const std::string&, int32_t)> leader;
-    // Reopens the partition's state once the checkpoint is in place.
-    std::function<void(const std::string&, int32_t)> reopen;
+    // Reopens the partition's state once the checkpoint is in place: true once it is open (else
+    // the copy is retried).
+    std::function<bool(const std::string&, int32_t)> reopen;
     std::shared_ptr<ReplicationThrottle> throttle;  // may be null
     int32_t chunk_bytes = 1 << 20;
     int64_t wait_for_log_ms = 600000;  // for the local log to reach the checkpoint
@@ -51,6 +53,8 @@ class CheckpointCopier {
 
   // Queues a copy for `topic`-`partition` (no-op while one is queued or running).
   void request(const std::string& topic, int32_t partition);
+  // From request() until the state is open again (the replica stays out of the ISR meanwhile).
+  bool pending(const std::string& topic, int32_t partition) const;
   void stop();
   uint64_t copied_bytes() const;
   uint64_t completed() const;
@@ -66,6 +70,7 @@ class CheckpointCopier {
   std::condition_variable cv_;
   std::deque<Key> queue_;
   std::set<Key> pending_;
+  std::atomic<size_t> pending_count_{0};  // pending_.size(): most fetch rounds skip the lock
   bool stopping_ = false;
   uint64_t copied_bytes_ = 0;
   uint64_t completed_ = 0;

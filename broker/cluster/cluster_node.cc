@@ -80,9 +80,12 @@ Status ClusterNode::start(const std::string& host, int32_t port,
       return std::make_pair(b->second.host, b->second.port);
     };
     co.reopen = [this](const std::string& topic, int32_t partition) {
-      if (hooks_.reopen_pk) hooks_.reopen_pk(topic, partition);
+      return hooks_.reopen_pk && hooks_.reopen_pk(topic, partition);
     };
     copier_ = std::make_unique<CheckpointCopier>(topics_, std::move(co));
+    ro.state_pending = [copier = copier_.get()](const std::string& topic, int32_t partition) {
+      return copier->pending(topic, partition);
+    };
   }
   ro.before_delete = hooks_.before_delete;
   ro.after_delete = hooks_.after_delete;
@@ -307,8 +310,10 @@ std::vector<int32_t> ClusterNode::isr(std::string_view topic, int32_t partition)
 }
 
 void ClusterNode::on_follower_fetch(std::string_view topic, int32_t partition, int32_t replica,
-                                    int64_t fetch_offset, int64_t leader_log_end) {
-  replicas_->on_follower_fetch(topic, partition, replica, fetch_offset, leader_log_end);
+                                    int64_t fetch_offset, int64_t leader_log_end,
+                                    bool state_pending) {
+  replicas_->on_follower_fetch(topic, partition, replica, fetch_offset, leader_log_end,
+                               state_pending);
 }
 
 void ClusterNode::on_log_end(const storage::PartitionLog& log, int64_t) {

@@ -76,8 +76,9 @@ struct LocalTopicHooks {
   std::function<void(const std::string&)> after_delete;
   // A partition's role here changed (leader = true): PK states follow it (ReplicaManager).
   std::function<void(const std::string& topic, int32_t partition, bool leader)> on_role;
-  // A new replica's PK state was put in place from the leader's checkpoint: reopen it.
-  std::function<void(const std::string& topic, int32_t partition)> reopen_pk;
+  // A new replica's PK state was put in place from the leader's checkpoint: reopen it (true once
+  // it is open).
+  std::function<bool(const std::string& topic, int32_t partition)> reopen_pk;
 };
 
 class ClusterNode {
@@ -153,9 +154,10 @@ class ClusterNode {
   // The ISR as this leader last wrote or read it (empty when not the leader).
   std::vector<int32_t> isr(std::string_view topic, int32_t partition) const;
   // A follower fetched at `fetch_offset` while the leader's log ended at `leader_log_end`: moves
-  // its position and maybe the high watermark; may propose an ISR expansion.
+  // its position and maybe the high watermark; may propose an ISR expansion (not while the
+  // follower says its primary-key state is pending).
   void on_follower_fetch(std::string_view topic, int32_t partition, int32_t replica,
-                         int64_t fetch_offset, int64_t leader_log_end);
+                         int64_t fetch_offset, int64_t leader_log_end, bool state_pending = false);
   // The replica manager's counters and partitions (metrics).
   ReplicaManagerStats replica_stats() const;
   // This broker's PK state of the partition cannot be rebuilt from its log (the log no longer
@@ -173,8 +175,9 @@ class ClusterNode {
   std::unique_ptr<MetadataView> view_;
   std::unique_ptr<Membership> membership_;
   std::unique_ptr<Controller> controller_;
-  std::unique_ptr<ReplicaManager> replicas_;
+  // Before replicas_: its fetchers ask the copier about pending states until they stop.
   std::unique_ptr<CheckpointCopier> copier_;
+  std::unique_ptr<ReplicaManager> replicas_;
   // Waits (bounded) until the view reflects etcd as it is now.
   void catch_up();
   std::string cluster_id_;

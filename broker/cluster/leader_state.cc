@@ -50,10 +50,19 @@ void LeaderState::on_leader_durable_end(int64_t durable_end) {
 }
 
 void LeaderState::on_follower_fetch(int32_t replica, int64_t fetch_offset, int64_t leader_log_end,
-                                    int64_t now_ms) {
+                                    int64_t now_ms, bool state_pending) {
   auto it = followers_.find(replica);
   if (it == followers_.end()) return;  // not a replica of this partition
   Follower& f = it->second;
+  f.state_pending = state_pending;
+  if (state_pending) {
+    // Its position still bounds the high watermark while it is in the ISR; it is not caught up.
+    f.position = fetch_offset;
+    f.last_fetch_ms = now_ms;
+    f.last_fetch_leader_end = -1;  // the next fetch does not inherit this one as caught up
+    advance_hw();
+    return;
+  }
   if (fetch_offset >= leader_log_end) {
     f.last_caught_up_ms = std::max(f.last_caught_up_ms, now_ms);
   } else if (f.last_fetch_leader_end >= 0 && fetch_offset >= f.last_fetch_leader_end) {
@@ -93,7 +102,7 @@ std::optional<std::vector<int32_t>> LeaderState::shrink_candidate(int64_t now_ms
 std::optional<std::vector<int32_t>> LeaderState::expand_candidate() const {
   std::vector<int32_t> next = isr_;
   for (const auto& [r, f] : followers_) {
-    if (in_isr(r) || f.position < 0) continue;
+    if (in_isr(r) || f.position < 0 || f.state_pending) continue;
     if (f.position >= hw_ && f.position >= epoch_start_) next.push_back(r);
   }
   if (next.size() == isr_.size()) return std::nullopt;

@@ -4,7 +4,9 @@
 //    follower fsyncs what it appended before fetching again when the flush policy requires it, so
 //    the position is also its durable end);
 //  - it is caught up at a fetch whose offset reaches the leader's log end, or the log end the
-//    leader had at its previous fetch (lastCaughtUpTime);
+//    leader had at its previous fetch (lastCaughtUpTime) — never at a fetch that says its
+//    primary-key state is still pending (a checkpoint copy): its log may be complete, but it could
+//    not serve the table as a leader;
 //  - high watermark = min over the ISR of the leader's durable end and the followers' positions;
 //    it never goes back;
 //  - shrink: an ISR follower not caught up for replica.lag.time.max.ms leaves; expand: a follower
@@ -28,9 +30,10 @@ class LeaderState {
               int64_t epoch_start_offset, int64_t high_watermark, int64_t now_ms);
 
   void on_leader_durable_end(int64_t durable_end);
-  // A follower's Fetch at `fetch_offset` while the leader's log end was `leader_log_end`.
+  // A follower's Fetch at `fetch_offset` while the leader's log end was `leader_log_end`;
+  // `state_pending`: the follower's primary-key state is not open yet (not caught up, no ISR).
   void on_follower_fetch(int32_t replica, int64_t fetch_offset, int64_t leader_log_end,
-                         int64_t now_ms);
+                         int64_t now_ms, bool state_pending = false);
 
   int64_t high_watermark() const { return hw_; }
   const std::vector<int32_t>& isr() const { return isr_; }
@@ -49,7 +52,8 @@ class LeaderState {
     int64_t position = -1;  // -1: no fetch yet in this epoch
     int64_t last_caught_up_ms = 0;
     int64_t last_fetch_ms = 0;
-    int64_t last_fetch_leader_end = -1;
+    int64_t last_fetch_leader_end = -1;  // -1: none, or its fetch had the state pending
+    bool state_pending = false;          // at its latest fetch
   };
   void advance_hw();
   bool in_isr(int32_t replica) const;

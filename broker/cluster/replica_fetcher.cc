@@ -218,6 +218,8 @@ bool ReplicaFetcher::fetch_round(std::unique_lock<std::mutex>& lk) {
     p.last_fetched_epoch = pos.last_fetched_epoch;
     p.log_start_offset = e->replica.log().log_start_offset();
     p.partition_max_bytes = options_.max_bytes;
+    p.strata_state_pending =
+        options_.state_pending && options_.state_pending(key.first, key.second);
     round.emplace(key, e);
   }
   if (round.empty()) return true;

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -58,6 +59,9 @@ class ReplicaFetcher {
     // Shared by the broker's fetchers; applies to partitions added with throttled = true.
     std::shared_ptr<ReplicationThrottle> throttle;
     client::ClientSecurity security;  // of the connection to the leader
+    // True while a partition's primary-key state is not open yet (a checkpoint copy is pending):
+    // its fetches say so, and the leader keeps it out of the ISR. Called under the fetcher's lock.
+    std::function<bool(const std::string&, int32_t)> state_pending;
   };
   struct Counters {
     uint64_t fetches = 0;      // Fetch requests answered

@@ -168,13 +168,14 @@ void ReplicaManager::publish_hw(Leading& l) {
 }
 
 void ReplicaManager::on_follower_fetch(std::string_view topic, int32_t partition, int32_t replica,
-                                       int64_t fetch_offset, int64_t leader_log_end) {
+                                       int64_t fetch_offset, int64_t leader_log_end,
+                                       bool state_pending) {
   auto l = find(topic, partition);
   if (!l) return;
   bool expand = false;
   {
     std::lock_guard lk(l->mu);
-    l->state.on_follower_fetch(replica, fetch_offset, leader_log_end, wall_ms());
+    l->state.on_follower_fetch(replica, fetch_offset, leader_log_end, wall_ms(), state_pending);
     if (!l->expand_due && l->state.expand_candidate()) expand = l->expand_due = true;
   }
   publish_hw(*l);
@@ -450,6 +451,7 @@ void ReplicaManager::follow(const Key& tp, const PartitionRole& role, const Clus
     fo.backoff_ms = options_.fetch_backoff_ms;
     fo.throttle = options_.throttle;
     fo.security = options_.security;
+    fo.state_pending = options_.state_pending;
     std::string client_id("strata-replica-");
     client_id.append(std::to_string(options_.self));
     fo.client_id = std::move(client_id);

@@ -81,6 +81,8 @@ class ReplicaManager {
     // follower.replication.throttled.rate for replicas a reassignment is adding (null = none).
     std::shared_ptr<ReplicationThrottle> throttle;
     client::ClientSecurity security;  // of connections to leaders
+    // A followed partition's primary-key state is not open yet (ReplicaFetcher::Options).
+    std::function<bool(const std::string&, int32_t)> state_pending;
     // Called before a deleted topic's local data goes (close its PK states) and after.
     std::function<void(const TopicEntry&)> before_delete;
     std::function<void(const std::string&)> after_delete;
@@ -104,7 +106,7 @@ class ReplicaManager {
                                     int32_t min_isr) const;
   std::vector<int32_t> isr(std::string_view topic, int32_t partition) const;
   void on_follower_fetch(std::string_view topic, int32_t partition, int32_t replica,
-                         int64_t fetch_offset, int64_t leader_log_end);
+                         int64_t fetch_offset, int64_t leader_log_end, bool state_pending = false);
   void on_log_end(const storage::PartitionLog& log);
   // Partitions this broker leads that have another live in-sync replica to take over (a clean
   // shutdown waits for these to move).

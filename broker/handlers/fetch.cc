@@ -211,7 +211,7 @@ class PendingFetch : public LongPoll<PendingFetch> {
       wait.add_log_end(&log, hw, end);
       if (replication_ && !reported_) {
         ctx_.svc.cluster->on_follower_fetch(rt.topic, rp.partition, req_.replica_id,
-                                            rp.fetch_offset, end);
+                                            rp.fetch_offset, end, rp.strata_state_pending);
       }
     } else {
       wait.add(&log, hw);

@@ -132,9 +132,9 @@ void PkTables::on_role(const std::string& topic, int32_t partition, bool leader)
   apply_role(**state, *t->partitions[partition], leader, topic, partition);
 }
 
-void PkTables::retry_open(const std::string& topic, int32_t partition) {
+bool PkTables::retry_open(const std::string& topic, int32_t partition) {
   auto t = topics_.find(topic);
-  if (!t) return;
+  if (!t) return true;
   {
     std::lock_guard lk(mu_);
     offline_.erase(key_of(*t, partition));
@@ -144,7 +144,9 @@ void PkTables::retry_open(const std::string& topic, int32_t partition) {
   if (state.ok() && *state) {
     spdlog::info("primary-key state of {}-{} open again (restored from checkpoint {})", topic,
                  partition, (*state)->restored_from_checkpoint());
+    return true;
   }
+  return false;
 }
 
 void PkTables::on_high_watermark(const storage::PartitionLog& log, int64_t hw) {

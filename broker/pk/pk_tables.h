@@ -83,7 +83,8 @@ class PkTables {
   void set_behind_log_start(std::function<void(const std::string&, int32_t)> fn) {
     behind_log_start_ = std::move(fn);
   }
-  void retry_open(const std::string& topic, int32_t partition);
+  // True once the state is open (or the topic is gone: nothing left to open).
+  bool retry_open(const std::string& topic, int32_t partition);
 
   // --- Checkpoints (pk_checkpoints.cc) ---
   struct Tasks {

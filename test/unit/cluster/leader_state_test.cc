@@ -71,6 +71,36 @@ TEST(LeaderState, NewLeaderWaitsForFollowersOfItsEpoch) {
   EXPECT_TRUE(s.expand_candidate());
 }
 
+TEST(LeaderState, AFollowerWhosePrimaryKeyStateIsPendingStaysOutOfTheIsr) {
+  // A new replica copying the leader's checkpoint: its log is complete, its state is not.
+  LeaderState s(1, {1, 2}, {1}, 0, 100, 0);
+  s.on_leader_durable_end(100);
+  s.on_follower_fetch(2, 100, 100, 10, /*state_pending=*/true);
+  EXPECT_FALSE(s.expand_candidate()) << "at the log end, but its state is not open";
+  EXPECT_EQ(*s.position(2), 100);
+  s.on_follower_fetch(2, 100, 100, 20, /*state_pending=*/false);
+  auto expand = s.expand_candidate();
+  ASSERT_TRUE(expand);
+  EXPECT_EQ(*expand, (std::vector<int32_t>{1, 2}));
+  s.set_isr(*expand);
+
+  // In the ISR, then its state is pending again: it is not caught up from then on, so it leaves
+  // after the lag time even though its fetches keep reaching the log end.
+  for (int64_t t = 100; t <= 2000; t += 100) {
+    s.on_follower_fetch(2, 100, 100, t, /*state_pending=*/t >= 500);
+  }
+  auto shrink = s.shrink_candidate(2000, 1000);
+  ASSERT_TRUE(shrink) << "last caught up at 400";
+  EXPECT_EQ(*shrink, (std::vector<int32_t>{1}));
+  // The first fetch after the state is open does not inherit the pending one as caught up.
+  LeaderState t(1, {1, 2}, {1}, 0, 0, 0);
+  t.on_leader_durable_end(50);
+  t.on_follower_fetch(2, 50, 60, 100, /*state_pending=*/true);
+  t.on_leader_durable_end(60);
+  t.on_follower_fetch(2, 55, 70, 200, /*state_pending=*/false);
+  EXPECT_FALSE(t.expand_candidate()) << "55 is below the high watermark 60";
+}
+
 TEST(LeaderStateModel, RandomWalk) {
   for (uint32_t seed = 1; seed <= 100; ++seed) {
     std::mt19937 rng(seed);
@@ -80,10 +110,12 @@ TEST(LeaderStateModel, RandomWalk) {
     std::map<int32_t, int64_t> pos;                       // model positions (-1 = no fetch)
     std::map<int32_t, int64_t> caught;                    // model last caught-up time
     std::map<int32_t, std::pair<int64_t, int64_t>> last;  // (time, leader end) of last fetch
+    std::map<int32_t, bool> pending;                      // its PK state pending at that fetch
     for (int32_t r : {2, 3, 4}) {
       pos[r] = -1;
       caught[r] = 0;
       last[r] = {0, -1};
+      pending[r] = false;
     }
     int64_t end = 0, now = 0, hw = 0;
     const int64_t lag = 500;
@@ -99,14 +131,21 @@ TEST(LeaderStateModel, RandomWalk) {
           const int32_t r = static_cast<int32_t>(2 + pick(3));
           if (r == 4 && seed % 2 == 0) break;  // a stuck follower in half the runs
           const int64_t at = std::min(end, std::max<int64_t>(pos[r], 0) + pick(30));
-          if (at >= end) {
-            caught[r] = now;
-          } else if (last[r].second >= 0 && at >= last[r].second) {
-            caught[r] = std::max(caught[r], last[r].first);
+          // Replica 3's state is pending at some of its fetches (a checkpoint copy).
+          const bool state_pending = r == 3 && pick(3) == 0;
+          if (state_pending) {
+            last[r] = {now, -1};
+          } else {
+            if (at >= end) {
+              caught[r] = now;
+            } else if (last[r].second >= 0 && at >= last[r].second) {
+              caught[r] = std::max(caught[r], last[r].first);
+            }
+            last[r] = {now, end};
           }
-          last[r] = {now, end};
+          pending[r] = state_pending;
           pos[r] = at;
-          s.on_follower_fetch(r, at, end, now);
+          s.on_follower_fetch(r, at, end, now, state_pending);
           break;
         }
         default:
@@ -118,14 +157,25 @@ TEST(LeaderStateModel, RandomWalk) {
               }
             }
             s.set_isr(*shrink);
-          } else if (auto expand = s.expand_candidate()) {
-            for (int32_t r : *expand) {
-              const bool was = std::find(s.isr().begin(), s.isr().end(), r) != s.isr().end();
-              if (!was) {
-                EXPECT_GE(pos[r], s.high_watermark()) << "seed " << seed;
+          } else {
+            // Exactly the followers outside the ISR at or past the high watermark whose state
+            // was open at their latest fetch join.
+            std::vector<int32_t> want = s.isr();
+            for (int32_t r : {2, 3, 4}) {
+              const bool in = std::find(want.begin(), want.end(), r) != want.end();
+              if (!in && pos[r] >= 0 && pos[r] >= s.high_watermark() && !pending[r]) {
+                want.push_back(r);
               }
             }
-            s.set_isr(*expand);
+            auto expand = s.expand_candidate();
+            if (want.size() == s.isr().size()) {
+              EXPECT_FALSE(expand) << "seed " << seed;
+            } else if (expand) {
+              EXPECT_EQ(*expand, want) << "seed " << seed;
+              s.set_isr(*expand);
+            } else {
+              ADD_FAILURE() << "seed " << seed << ": no expansion";
+            }
           }
       }
       // The high watermark: monotonic, never past any in-sync replica, exact once all reported.
