@@ -39,7 +39,13 @@ void CheckpointCopier::stop() {
 void CheckpointCopier::request(const std::string& topic, int32_t partition) {
   {
     std::lock_guard l(mu_);
-    if (stopping_ || !pending_.insert({topic, partition}).second) return;
+    if (stopping_) return;
+    if (!pending_.insert({topic, partition}).second) {
+      // Queued: nothing to do. Being copied: the state went offline again after (or while) it
+      // reopened, so copy once more after this one.
+      if (running_ == Key{topic, partition}) again_ = true;
+      return;
+    }
     pending_count_.store(pending_.size(), std::memory_order_release);
     queue_.push_back({topic, partition});
   }
@@ -69,9 +75,16 @@ void CheckpointCopier::loop() {
     if (stopping_) return;
     Key k = queue_.front();
     queue_.pop_front();
+    running_ = k;
+    again_ = false;
     l.unlock();
     Status st = copy(k);
     l.lock();
+    running_.reset();
+    if (st.ok() && again_) {
+      queue_.push_back(k);  // still pending
+      continue;
+    }
     if (st.ok()) {
       pending_.erase(k);
       pending_count_.store(pending_.size(), std::memory_order_release);

@@ -69,7 +69,9 @@ class CheckpointCopier {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Key> queue_;
-  std::set<Key> pending_;
+  std::set<Key> pending_;                 // queued or being copied
+  std::optional<Key> running_;            // being copied
+  bool again_ = false;                    // running_ was requested again meanwhile
   std::atomic<size_t> pending_count_{0};  // pending_.size(): most fetch rounds skip the lock
   bool stopping_ = false;
   uint64_t copied_bytes_ = 0;

@@ -91,7 +91,11 @@ std::optional<std::vector<int32_t>> LeaderState::shrink_candidate(int64_t now_ms
   for (int32_t r : isr_) {
     if (r != self_) {
       auto it = followers_.find(r);
-      if (it != followers_.end() && now_ms - it->second.last_caught_up_ms > lag_max_ms) continue;
+      // A member whose state went pending leaves at once: it could not serve as the leader.
+      if (it != followers_.end() &&
+          (it->second.state_pending || now_ms - it->second.last_caught_up_ms > lag_max_ms)) {
+        continue;
+      }
     }
     next.push_back(r);
   }

@@ -9,7 +9,8 @@
 //    not serve the table as a leader;
 //  - high watermark = min over the ISR of the leader's durable end and the followers' positions;
 //    it never goes back;
-//  - shrink: an ISR follower not caught up for replica.lag.time.max.ms leaves; expand: a follower
+//  - shrink: an ISR follower not caught up for replica.lag.time.max.ms leaves (one whose state
+//    is pending at once); expand: a follower
 //    outside the ISR joins once its position reaches the high watermark and the start offset of
 //    this leader epoch (so it has truncated to this leader's history).
 // ISR changes are proposed here and take effect through set_isr() after the compare-and-swap in

@@ -144,9 +144,8 @@ bool PkTables::retry_open(const std::string& topic, int32_t partition) {
   if (state.ok() && *state) {
     spdlog::info("primary-key state of {}-{} open again (restored from checkpoint {})", topic,
                  partition, (*state)->restored_from_checkpoint());
-    return true;
   }
-  return false;
+  return state.ok();  // an ok null state: not a PK table (any more)
 }
 
 void PkTables::on_high_watermark(const storage::PartitionLog& log, int64_t hw) {
