@@ -181,13 +181,12 @@ void Connection::tls_handshake() {
 }
 
 template <typename Buffers, typename Handler>
-void Connection::read_exact(const Buffers& buffers, Handler&& handler) {
+void Connection::read_some(const Buffers& buffers, Handler&& handler) {
   if (tls_) {
-    asio::async_read(tls_->stream, buffers,
-                     asio::bind_executor(strand_, std::forward<Handler>(handler)));
+    tls_->stream.async_read_some(buffers,
+                                 asio::bind_executor(strand_, std::forward<Handler>(handler)));
   } else {
-    asio::async_read(socket_, buffers,
-                     asio::bind_executor(strand_, std::forward<Handler>(handler)));
+    socket_.async_read_some(buffers, asio::bind_executor(strand_, std::forward<Handler>(handler)));
   }
 }
 
@@ -216,37 +215,48 @@ void Connection::read_size() {
     if (muted()) arm_mute_timer();
     return;
   }
-  reading_ = true;
-  read_exact(asio::buffer(size_buf_, 4), [self = shared_from_this()](boost::system::error_code ec,
-                                                                     size_t) {
-    self->reading_ = false;
-    if (ec) {
-      self->close(ec == asio::error::eof ? "" : ec.message());
-      return;
+  if (head_buffered() < 4) {
+    // Keep the partial prefix at the front and ask the socket for as much as fits.
+    if (head_pos_ > 0) {
+      std::memmove(head_, head_ + head_pos_, head_buffered());
+      head_end_ = static_cast<uint16_t>(head_buffered());
+      head_pos_ = 0;
     }
-    self->touch();
-    uint32_t size = (uint32_t(self->size_buf_[0]) << 24) | (uint32_t(self->size_buf_[1]) << 16) |
-                    (uint32_t(self->size_buf_[2]) << 8) | uint32_t(self->size_buf_[3]);
-    int32_t ssize = static_cast<int32_t>(size);
-    // Before authentication a frame is at most sasl.server.max.receive.size (Kafka's rule); a
-    // bare SASL token has no Kafka header, so it may be shorter than one.
-    const Session& s = self->session_;
-    const int32_t max = s.authenticated() ? self->limits_->max_request_bytes
-                                          : std::min(self->limits_->max_request_bytes,
-                                                     self->limits_->max_unauthenticated_bytes);
-    const int32_t min = s.sasl == Session::Sasl::raw_token ? 1 : 8;
-    if (ssize < min || ssize > max) {
-      // Kafka closes the connection on a size it will not read (InvalidReceive). A TLS client
-      // on a plaintext port reads as ~369 MB here (its ClientHello's first bytes).
-      spdlog::warn("closing {}: request size {} outside [{}, {}] ({})", self->peer_, ssize, min,
-                   max,
-                   s.authenticated() ? "socket.request.max.bytes"
-                                     : "sasl.server.max.receive.size before authentication");
-      self->close("bad frame size");
-      return;
-    }
-    self->read_body(size);
-  });
+    reading_ = true;
+    read_some(asio::buffer(head_ + head_end_, kHead - head_end_),
+              [self = shared_from_this()](boost::system::error_code ec, size_t n) {
+                self->reading_ = false;
+                if (ec) {
+                  self->close(ec == asio::error::eof ? "" : ec.message());
+                  return;
+                }
+                self->head_end_ = static_cast<uint16_t>(self->head_end_ + n);
+                self->touch();
+                self->read_size();  // parses the prefix, or reads more of it
+              });
+    return;
+  }
+  const uint8_t* p = head_ + head_pos_;
+  head_pos_ = static_cast<uint16_t>(head_pos_ + 4);
+  const uint32_t size =
+      (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | uint32_t(p[3]);
+  const auto ssize = static_cast<int32_t>(size);
+  // Before authentication a frame is at most sasl.server.max.receive.size (Kafka's rule); a
+  // bare SASL token has no Kafka header, so it may be shorter than one.
+  const int32_t max = session_.authenticated() ? limits_->max_request_bytes
+                                               : std::min(limits_->max_request_bytes,
+                                                          limits_->max_unauthenticated_bytes);
+  const int32_t min = session_.sasl == Session::Sasl::raw_token ? 1 : 8;
+  if (ssize < min || ssize > max) {
+    // Kafka closes the connection on a size it will not read (InvalidReceive). A TLS client
+    // on a plaintext port reads as ~369 MB here (its ClientHello's first bytes).
+    spdlog::warn("closing {}: request size {} outside [{}, {}] ({})", peer_, ssize, min, max,
+                 session_.authenticated() ? "socket.request.max.bytes"
+                                          : "sasl.server.max.receive.size before authentication");
+    close("bad frame size");
+    return;
+  }
+  read_body(size);
 }
 
 // The body's bytes come from the broker-wide request pool (queued.max.request.bytes) as they
@@ -261,6 +271,7 @@ void Connection::read_body(uint32_t size) {
   body_->bytes = limits_->pool->take_buffer(size);
   body_->pool = limits_->pool;
   body_size_ = size;
+  first_socket_read_ = true;
   reading_ = true;
   if (limits_->request_read_timeout_ms > 0) {
     frame_timer_.expires_after(std::chrono::milliseconds(limits_->request_read_timeout_ms));
@@ -286,13 +297,17 @@ void Connection::read_more_body() {
     on_frame(std::move(body_));
     return;
   }
-  // A rest below the minimum read is taken whole without asking the socket what it has.
-  size_t available = 0;
-  if (body_size_ - have > kMinBodyRead) {
-    boost::system::error_code ec;
-    available = socket_.available(ec);  // TLS: the ciphertext, a fair estimate
+  // What the read-ahead holds first; then a rest below the minimum read is taken whole without
+  // asking the socket what it has.
+  size_t want = std::min<size_t>(body_size_ - have, head_buffered());
+  if (want == 0) {
+    size_t available = 0;
+    if (body_size_ - have > kMinBodyRead) {
+      boost::system::error_code ec;
+      available = socket_.available(ec);  // TLS: the ciphertext, a fair estimate
+    }
+    want = std::min<size_t>(body_size_ - have, std::max(available, kMinBodyRead));
   }
-  const size_t want = std::min<size_t>(body_size_ - have, std::max(available, kMinBodyRead));
   const auto bytes = static_cast<int64_t>(want);
   std::weak_ptr<Connection> weak = weak_from_this();
   auto on_grant = [weak, bytes, pool = limits_->pool] {
@@ -337,16 +352,26 @@ void Connection::read_body_bytes(size_t want) {
     }
     self->read_more_body();
   };
+  if (const size_t buffered = head_buffered(); buffered > 0) {
+    // From the read-ahead (reserve_or_wait kept it there while the pool was used up).
+    const size_t n = std::min(want, buffered);
+    std::memcpy(b.data() + have, head_ + head_pos_, n);
+    head_pos_ = static_cast<uint16_t>(head_pos_ + n);
+    on_read({}, n);
+    return;
+  }
   auto buf = asio::buffer(b.data() + have, want);
   if (tls_) {
     tls_->stream.async_read_some(buf, asio::bind_executor(strand_, std::move(on_read)));
     return;
   }
-  // The first read of a body: it usually arrived with its size, so read it here at once rather
-  // than through the reactor, whose completion is posted and often wakes another I/O thread (a
-  // hand-off per request). Only the first read of a frame, so this never recurses past one level.
-  if (have == 0) {
-    const ssize_t n = ::recv(socket_.native_handle(), b.data(), want, MSG_DONTWAIT);
+  // The body's first read from the socket: the rest of a frame that did not fit the read-ahead
+  // usually arrived with it, so read it here at once rather than through the reactor, whose
+  // completion is posted and often wakes another I/O thread (a hand-off per request). Once per
+  // frame, so this never recurses past one level.
+  if (first_socket_read_) {
+    first_socket_read_ = false;
+    const ssize_t n = ::recv(socket_.native_handle(), b.data() + have, want, MSG_DONTWAIT);
     if (n > 0) {
       on_read({}, static_cast<size_t>(n));
       return;

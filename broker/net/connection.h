@@ -104,7 +104,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void write_file_copy(int fd, uint64_t offset, uint32_t remaining);  // TLS: no sendfile
   // The socket or, on a TLS listener, the TLS stream over it.
   template <typename Buffers, typename Handler>
-  void read_exact(const Buffers& buffers, Handler&& handler);
+  void read_some(const Buffers& buffers, Handler&& handler);
   template <typename Buffers, typename Handler>
   void write_all(const Buffers& buffers, Handler&& handler);
   void close(const std::string& reason);
@@ -152,10 +152,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
   void touch() { last_activity_.store(steady_now_ns(), std::memory_order_relaxed); }
   boost::asio::steady_timer frame_timer_;  // socket.request.read.timeout.ms
-  uint8_t size_buf_[4];
+  // Read-ahead: a size read asks the socket for up to kHead bytes, so a small request arrives
+  // with its size prefix in one recv (and pipelined ones after it); [head_pos_, head_end_) is
+  // not parsed yet. Bodies take their first bytes from here, the rest from the socket.
+  static constexpr size_t kHead = 1024;
+  uint8_t head_[kHead];
+  uint16_t head_pos_ = 0;
+  uint16_t head_end_ = 0;
+  size_t head_buffered() const { return head_end_ - head_pos_; }
   // The frame being read and its announced size: its bytes are taken from the pool as they come.
   std::shared_ptr<RequestFrame> body_;
   uint32_t body_size_ = 0;
+  bool first_socket_read_ = false;              // the frame's body has not asked the socket yet
   static constexpr size_t kMinBodyRead = 4096;  // what a read waiting for bytes holds meanwhile
   std::deque<Slot> slots_;
   uint64_t next_seq_ = 0;

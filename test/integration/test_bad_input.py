@@ -238,6 +238,41 @@ class BadInput(itutil.BrokerTestCase):
             self.assertEqual(err, 0)
         self.assertEqual(self.high_watermark(1), hw + 15 * 2 + 15 * 1)
 
+    def test_pipelined_requests_arriving_in_random_pieces(self):
+        """The broker reads ahead (a size read takes up to 1 KiB): frames small and large (past
+        the read-ahead), pipelined, arriving in pieces cut anywhere — inside a size prefix, across
+        two frames — are each answered once, in order, and every record is appended."""
+        import random
+        import time
+        rnd = random.Random(7)
+        hw = self.high_watermark(1)
+        records = 0
+        with RawConn(self.broker.port) as conn:
+            frames, expect = [], []
+            for i in range(80):
+                corr = 5000 + i
+                if i % 3 == 0:
+                    frames.append(itutil.request_frame(itutil.API_API_VERSIONS, 0, corr, b""))
+                else:
+                    n = rnd.choice([1, 2, 40, 120])  # 120 records: a frame of several KiB
+                    records += n
+                    body = itutil.produce_body({self.topic: {1: self.good_batch(n)}}, acks=1)
+                    frames.append(itutil.request_frame(itutil.API_PRODUCE, 3, corr, body))
+                expect.append(corr)
+            data = b"".join(frames)
+            pos = 0
+            while pos < len(data):
+                step = rnd.choice([1, 2, 3, 5, 700, 1024, 1500, 5000])
+                conn.send_raw(data[pos:pos + step])
+                pos += step
+                if rnd.random() < 0.3:
+                    time.sleep(0.002)  # lets the broker read what came so far on its own
+            got = [struct.unpack(">i", conn.recv_frame()[:4])[0] for _ in expect]
+            self.assertEqual(got, expect)
+            err, _ = itutil.api_versions(conn, 0)
+            self.assertEqual(err, 0)
+        self.assertEqual(self.high_watermark(1), hw + records)
+
     # ------------------------------------------------------------ create topics
 
     def _create_error(self, name, partitions=1, rf=1, **kw):
