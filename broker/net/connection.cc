@@ -208,7 +208,23 @@ void Connection::drain() {
   });
 }
 
+// Frames already read ahead are parsed by this loop, one after another: a read_size() reached
+// from within (on_frame after a dispatch, or a write's completion resuming reading) only asks
+// for another turn, so the stack does not grow with the number of pipelined frames.
 void Connection::read_size() {
+  if (in_read_size_) {
+    read_size_again_ = true;
+    return;
+  }
+  in_read_size_ = true;
+  do {
+    read_size_again_ = false;
+    read_next_frame();
+  } while (read_size_again_ && !closed_);
+  in_read_size_ = false;
+}
+
+void Connection::read_next_frame() {
   if (closed_ || draining_) return;
   if (slots_.size() >= kMaxInFlight || response_queue_full() || muted()) {
     read_paused_ = true;  // backpressure or a quota mute: resume once responses drain / it ends
@@ -273,7 +289,9 @@ void Connection::read_body(uint32_t size) {
   body_size_ = size;
   first_socket_read_ = true;
   reading_ = true;
-  if (limits_->request_read_timeout_ms > 0) {
+  // A frame already read ahead whole needs no timer (and saves arming one per small request).
+  frame_timer_armed_ = limits_->request_read_timeout_ms > 0 && size > head_buffered();
+  if (frame_timer_armed_) {
     frame_timer_.expires_after(std::chrono::milliseconds(limits_->request_read_timeout_ms));
     frame_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
       if (ec || self->closed_) return;
@@ -292,7 +310,8 @@ void Connection::read_more_body() {
   const size_t have = body_->bytes.size();
   if (have == body_size_) {
     reading_ = false;
-    frame_timer_.cancel();
+    if (frame_timer_armed_) frame_timer_.cancel();
+    frame_timer_armed_ = false;
     touch();
     on_frame(std::move(body_));
     return;
@@ -317,6 +336,7 @@ void Connection::read_more_body() {
       return;
     }
     asio::post(self->strand_, [self, bytes] {
+      self->pool_wait_self_.reset();
       if (self->closed_) {
         self->limits_->pool->release(bytes);  // body_ is gone with what it held
         return;
@@ -325,7 +345,14 @@ void Connection::read_more_body() {
       self->read_body_bytes(static_cast<size_t>(bytes));
     });
   };
-  if (!limits_->pool->reserve_or_wait(bytes, body_->pooled_bytes, std::move(on_grant))) return;
+  if (!limits_->pool->reserve_or_wait(bytes, body_->pooled_bytes, std::move(on_grant))) {
+    // Nothing else may hold the connection while it waits (no read or timer is pending when the
+    // frame was read ahead whole, or without socket.request.read.timeout.ms): the pool holds it
+    // weakly, so a closed connection is not kept; this keeps an open one. The grant runs on this
+    // strand after this handler returns, so setting it here is in time.
+    pool_wait_self_ = shared_from_this();
+    return;
+  }
   body_->pooled_bytes += bytes;
   read_body_bytes(want);
 }
@@ -340,7 +367,7 @@ void Connection::read_body_bytes(size_t want) {
   b.resize(have + want);
   // The handler owns the frame too: its buffer must outlive a read that close() cancels.
   auto on_read = [self = shared_from_this(), frame = body_, have, want](
-                     boost::system::error_code ec, size_t n) {
+                     boost::system::error_code ec, size_t n) mutable {
     if (self->closed_) return;  // `frame` gives its bytes back as it goes
     frame->bytes.resize(have + n);
     const auto unused = static_cast<int64_t>(want - n);
@@ -350,6 +377,7 @@ void Connection::read_body_bytes(size_t want) {
       self->close(ec == asio::error::eof ? "truncated frame" : ec.message());
       return;
     }
+    frame.reset();  // body_ holds it; a finished frame is not pinned by this call's stack
     self->read_more_body();
   };
   if (const size_t buffered = head_buffered(); buffered > 0) {
@@ -368,7 +396,7 @@ void Connection::read_body_bytes(size_t want) {
   // The body's first read from the socket: the rest of a frame that did not fit the read-ahead
   // usually arrived with it, so read it here at once rather than through the reactor, whose
   // completion is posted and often wakes another I/O thread (a hand-off per request). Once per
-  // frame, so this never recurses past one level.
+  // frame; the frames after it are parsed by read_size()'s loop, not deeper in this stack.
   if (first_socket_read_) {
     first_socket_read_ = false;
     const ssize_t n = ::recv(socket_.native_handle(), b.data() + have, want, MSG_DONTWAIT);
@@ -729,6 +757,8 @@ void Connection::arm_mute_timer() {
 void Connection::close(const std::string& reason) {
   if (closed_) return;
   closed_ = true;
+  // Dropped as close() returns (its callers hold the connection), not in the middle of it.
+  const auto waiting = std::move(pool_wait_self_);
   frame_timer_.cancel();
   mute_timer_.cancel();
   held_frame_.reset();

@@ -92,6 +92,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void tls_handshake();
   void read_size();
+  void read_next_frame();  // one turn of read_size()'s loop
   void read_body(uint32_t size);
   void read_more_body();
   void read_body_bytes(size_t want);
@@ -164,6 +165,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::shared_ptr<RequestFrame> body_;
   uint32_t body_size_ = 0;
   bool first_socket_read_ = false;              // the frame's body has not asked the socket yet
+  std::shared_ptr<Connection> pool_wait_self_;  // while waiting for the request pool
+  bool frame_timer_armed_ = false;              // for the frame being read
+  bool in_read_size_ = false;                   // read_size()'s loop is on the stack
+  bool read_size_again_ = false;                // ... and was asked for another turn
   static constexpr size_t kMinBodyRead = 4096;  // what a read waiting for bytes holds meanwhile
   std::deque<Slot> slots_;
   uint64_t next_seq_ = 0;
