@@ -396,34 +396,11 @@ Result<bool> PkState::answer_row(std::string_view stored, int64_t now_ms, Lookup
 // are never cached: compactions drop them from RocksDB without a write, so a cached copy could
 // outlive them (with a clock stepped back it would read as live again).
 Result<LookupResult> PkState::lookup(std::span<const uint8_t> key) const {
-  auto lk = read_lock();
-  if (!lk) return Status(Errc::shutting_down, "primary-key state is closed");
-  thread_local std::string kept;  // the row key; a short one's buffer stays with the thread
-  std::string own;
-  std::string& k = key.size() < 4096 ? kept : own;
-  k.clear();
-  rf::append_row_key(k, key);
-  LookupResult out;
-  RowCache& cache = env_->row_cache();
-  const uint64_t owner = cache_owner_.load(std::memory_order_acquire);
-  const int64_t now = options_.table.ttl_ms > 0 ? now_ms() : 0;
-  Status bad;
-  if (cache.visit(owner, k, [&](std::string_view stored) {
-        if (auto r = answer_row(stored, now, out); !r.ok()) bad = r.status();
-      })) {
-    if (!bad.ok()) return bad;
-    return out;
-  }
-  const uint64_t ticket = cache.ticket(owner, k);
-  rocksdb::PinnableSlice v;
-  rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), k, &v);
-  if (st.IsNotFound()) return out;
-  if (!st.ok()) return Status(Errc::io_error, st.ToString());
-  const std::string_view stored(v.data(), v.size());
-  auto live = answer_row(stored, now, out);
-  if (!live.ok()) return live.status();
-  if (*live) cache.fill(owner, k, stored, ticket);
-  return out;
+  // One key through the batch path: the same cache probe, fill ticket, read and answer.
+  const std::span<const uint8_t> one[1] = {key};
+  std::vector<LookupResult> out;
+  STRATA_RETURN_IF_ERROR(lookup_many(one, out));
+  return std::move(out[0]);
 }
 
 Status PkState::lookup_many(std::span<const std::span<const uint8_t>> keys,

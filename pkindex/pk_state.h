@@ -261,7 +261,8 @@ class PkState {
   Status apply_committed(int64_t hw);
 
   // Current rows (RocksDB only: applied writes; a produce is acknowledged after apply, so a
-  // lookup after the acknowledgement sees it). Errc::io_error on a RocksDB failure.
+  // lookup after the acknowledgement sees it). Errc::io_error on a RocksDB failure. lookup_many()
+  // of one key (tools and tests; the broker's handlers read in batches).
   Result<LookupResult> lookup(std::span<const uint8_t> key) const;
   // lookup() of many keys, answers in key order: the row cache probed for all keys together
   // (their memory fetched in parallel), the keys it does not hold read with one RocksDB MultiGet
