@@ -83,14 +83,33 @@ int64_t now_ms() {
       .count();
 }
 
+namespace {
+// Threads for handlers that may block (admin requests waiting on etcd, small fsynced files):
+// Kafka's request-handler pool has 8; ours only takes those few request kinds.
+constexpr int kBlockingHandlerThreads = 4;
+
+std::vector<std::unique_ptr<asio::io_context>> make_connection_ios(int32_t num_io_threads) {
+  const unsigned n = num_io_threads > 0 ? static_cast<unsigned>(num_io_threads)
+                                        : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::unique_ptr<asio::io_context>> v;
+  // Concurrency hint 1: one thread runs each, so Asio may skip its cross-thread hand-offs.
+  for (unsigned i = 0; i < n; ++i) v.push_back(std::make_unique<asio::io_context>(1));
+  return v;
+}
+}  // namespace
+
 Broker::Broker(BrokerConfig config, storage::Env* env)
     : config_(std::move(config)),
       env_(env ? env : storage::default_env()),
+      connection_ios_(make_connection_ios(config_.num_io_threads)),
+      io_(1),
       work_(asio::make_work_guard(io_)),
       producer_expiry_timer_(io_),
       signals_(io_, SIGINT, SIGTERM),
       flush_timer_(io_),
-      shutdown_timer_(io_) {}
+      shutdown_timer_(io_) {
+  for (auto& c : connection_ios_) connection_work_.push_back(asio::make_work_guard(*c));
+}
 
 Broker::~Broker() {
   // The registry's threads reach the cluster node, the journal and the PK tables: they stop
@@ -296,7 +315,6 @@ Status Broker::start() {
                                           *producer_ids_,
                                           *quotas_,
                                           *metrics_,
-                                          io_,
                                           stopping_,
                                           config_.node_id,
                                           cluster_ ? cluster_->cluster_id() : logs_->cluster_id(),
@@ -355,7 +373,8 @@ Status Broker::start() {
     services_->sasl = sasl_.get();
   }
   services_->authorizer = authorizer_.get();
-  dispatcher_ = std::make_unique<RequestDispatcher>(*services_);
+  blocking_pool_ = std::make_unique<asio::thread_pool>(kBlockingHandlerThreads);
+  dispatcher_ = std::make_unique<RequestDispatcher>(*services_, blocking_pool_.get());
   Server::Options so;
   so.limits.max_request_bytes = config_.socket_request_max_bytes;
   so.limits.idle_ms = config_.connections_max_idle_ms;
@@ -366,7 +385,9 @@ Status Broker::start() {
   so.limits.max_unauthenticated_bytes = config_.sasl_server_max_receive_size;
   so.max_connections = config_.max_connections;
   so.max_connections_per_ip = config_.max_connections_per_ip;
-  server_ = std::make_unique<Server>(io_, *dispatcher_, std::move(so));
+  std::vector<asio::io_context*> connection_ios;
+  for (auto& c : connection_ios_) connection_ios.push_back(c.get());
+  server_ = std::make_unique<Server>(io_, std::move(connection_ios), *dispatcher_, std::move(so));
   std::vector<std::shared_ptr<const ListenerSecurity>> security;
   tls_reloader_ = std::make_unique<security::TlsReloader>();
   for (const auto& l : config_.listeners) {
@@ -603,12 +624,16 @@ void Broker::schedule_producer_expiry() {
 }
 
 void Broker::run() {
-  unsigned n = config_.num_io_threads > 0 ? static_cast<unsigned>(config_.num_io_threads)
-                                          : std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::thread> threads;
-  for (unsigned i = 1; i < n; ++i) threads.emplace_back([this] { run_io_thread(); });
-  run_io_thread();
+  for (auto& c : connection_ios_) threads.emplace_back([&ctx = *c] { run_io_thread(ctx); });
+  run_io_thread(io_);
   for (auto& t : threads) t.join();
+  // Handlers not yet started there are dropped, as frames not yet dispatched are; one already
+  // running finishes (its answer goes nowhere: the contexts stopped).
+  if (blocking_pool_) {
+    blocking_pool_->stop();
+    blocking_pool_->join();
+  }
   if (shutdown_thread_.joinable()) shutdown_thread_.join();
   // No request may write `_schemas` past this; and its requests check passwords and ACLs
   // (the stores below).
@@ -641,10 +666,10 @@ void Broker::run() {
 // The one place where an exception escaping a posted handler or a timer lands: it is logged and
 // the thread goes back to serving (the failing operation is lost, the broker is not). Handlers
 // already catch per request; this catches what runs outside a request (timers, completions).
-void Broker::run_io_thread() {
+void Broker::run_io_thread(asio::io_context& io) {
   for (;;) {
     try {
-      io_.run();
+      io.run();
       return;
     } catch (const std::exception& e) {
       spdlog::error("unhandled exception on an I/O thread (the broker keeps serving): {}",
@@ -689,6 +714,8 @@ void Broker::finish_shutdown() {
   if (server_->open_connections() == 0 || ++shutdown_polls_ > 200) {
     work_.reset();
     io_.stop();
+    connection_work_.clear();
+    for (auto& c : connection_ios_) c->stop();
     return;
   }
   watchers_.wake_all();

@@ -1,9 +1,9 @@
 // Broker: owns the process-wide services and their lifecycle: start() opens storage, recovers PK
-// states and binds listeners, run() serves on num.io.threads threads until SIGTERM/SIGINT or
-// shutdown(), then drains connections (in-flight requests answered) and flushes and closes every
-// log. Handlers never see it: they get the services through RequestContext::svc
-// (broker/services.h). Used by main.cc and tests; accessors are safe from any thread once start()
-// has returned.
+// states and binds listeners, run() serves (num.io.threads connection threads plus the calling
+// thread for timers, signals and accepts) until SIGTERM/SIGINT or shutdown(), then drains
+// connections (in-flight requests answered) and flushes and closes every log. Handlers never see
+// it: they get the services through RequestContext::svc (broker/services.h). Used by main.cc and
+// tests; accessors are safe from any thread once start() has returned.
 #pragma once
 
 #include <memory>
@@ -99,7 +99,6 @@ class Broker {
   group::GroupCoordinator& groups() { return *groups_; }
   // Idempotent-producer ids.
   ProducerIdManager& producer_ids() { return *producer_ids_; }
-  boost::asio::io_context& io() { return io_; }
   int32_t node_id() const { return config_.node_id; }
   bool stopping() const { return stopping_.load(); }
   const std::string& cluster_id() const;
@@ -112,12 +111,20 @@ class Broker {
   Status start_schema_registry();
   void finish_shutdown();
   void drain_and_stop();
-  void run_io_thread();
+  static void run_io_thread(boost::asio::io_context& io);
 
   BrokerConfig config_;
   storage::Env* env_;
+  // One context per I/O thread, each run by that thread alone: a connection lives on one of them
+  // (Server, round robin), so its reads, handlers, long-poll wake-ups and writes stay on one
+  // thread with no hand-off between threads. Declared before io_ (destroyed after it): io_'s
+  // pending handlers may still hold connections whose sockets belong to these.
+  std::vector<std::unique_ptr<boost::asio::io_context>> connection_ios_;
+  // Broker-wide timers, signals, acceptors, journals and the shutdown poll; run by run()'s caller.
   boost::asio::io_context io_;
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+  using WorkGuard = boost::asio::executor_work_guard<boost::asio::io_context::executor_type>;
+  WorkGuard work_;
+  std::vector<WorkGuard> connection_work_;
   std::unique_ptr<storage::LogManager> logs_;
   std::unique_ptr<DynamicConfig> dynamic_;
   std::unique_ptr<TopicRegistry> topics_;
@@ -151,6 +158,11 @@ class Broker {
   std::unique_ptr<metrics::BrokerMetrics> metrics_;  // outlives dispatcher_ and server_
   std::unique_ptr<Services> services_;  // refers to the services above; outlives dispatcher_
   std::unique_ptr<RequestDispatcher> dispatcher_;
+  // Runs the handlers that may block (HandlerDef::may_block), off the connection threads. Its
+  // work uses the services (cluster_, scram_, authorizer_ ... too): run() stops and joins it
+  // once the I/O threads stop, before any of them is torn down; declared after the connection
+  // contexts (it holds connections).
+  std::unique_ptr<boost::asio::thread_pool> blocking_pool_;
   std::unique_ptr<Server> server_;
   boost::asio::signal_set signals_;
   boost::asio::steady_timer flush_timer_;

@@ -17,15 +17,17 @@ namespace strata::broker {
 namespace p = strata::protocol;
 
 namespace {
+constexpr bool kMayBlock = true;
+
 template <typename Req>
-HandlerDef def(HandlerFn fn) {
-  return HandlerDef{Req::kApiKey, Req::kMinVersion, Req::kMaxVersion, fn};
+HandlerDef def(HandlerFn fn, bool may_block = false) {
+  return HandlerDef{Req::kApiKey, Req::kMinVersion, Req::kMaxVersion, fn, may_block};
 }
 
 // An extension API: its versions come from the one key table (protocol/ext/api_keys.h).
-HandlerDef ext_def(int16_t api_key, HandlerFn fn) {
+HandlerDef ext_def(int16_t api_key, HandlerFn fn, bool may_block = false) {
   const protocol::ext::ApiInfo* api = protocol::ext::find_api(api_key);
-  return HandlerDef{api_key, api->min_version, api->max_version, fn};
+  return HandlerDef{api_key, api->min_version, api->max_version, fn, may_block};
 }
 }  // namespace
 
@@ -38,25 +40,26 @@ const std::vector<HandlerDef>& handler_table() {
         def<p::MetadataRequest>(handlers::metadata),
         def<p::FindCoordinatorRequest>(handlers::find_coordinator),
         def<p::ApiVersionsRequest>(handlers::api_versions),
-        def<p::CreateTopicsRequest>(handlers::create_topics),
-        def<p::DeleteTopicsRequest>(handlers::delete_topics),
+        def<p::CreateTopicsRequest>(handlers::create_topics, kMayBlock),
+        def<p::DeleteTopicsRequest>(handlers::delete_topics, kMayBlock),
         // Admin half.
-        def<p::DescribeConfigsRequest>(handlers::describe_configs),
-        def<p::AlterConfigsRequest>(handlers::alter_configs),
-        def<p::IncrementalAlterConfigsRequest>(handlers::incremental_alter_configs),
-        def<p::CreatePartitionsRequest>(handlers::create_partitions),
-        def<p::DeleteRecordsRequest>(handlers::delete_records),
+        def<p::DescribeConfigsRequest>(handlers::describe_configs, kMayBlock),
+        def<p::AlterConfigsRequest>(handlers::alter_configs, kMayBlock),
+        def<p::IncrementalAlterConfigsRequest>(handlers::incremental_alter_configs, kMayBlock),
+        def<p::CreatePartitionsRequest>(handlers::create_partitions, kMayBlock),
+        def<p::DeleteRecordsRequest>(handlers::delete_records, kMayBlock),
         def<p::DescribeClusterRequest>(handlers::describe_cluster),
         def<p::OffsetForLeaderEpochRequest>(handlers::offset_for_leader_epoch),
-        def<p::ElectLeadersRequest>(handlers::elect_leaders),
-        def<p::AlterPartitionReassignmentsRequest>(handlers::alter_partition_reassignments),
+        def<p::ElectLeadersRequest>(handlers::elect_leaders, kMayBlock),
+        def<p::AlterPartitionReassignmentsRequest>(handlers::alter_partition_reassignments,
+                                                   kMayBlock),
         def<p::ListPartitionReassignmentsRequest>(handlers::list_partition_reassignments),
         // Client quotas
         def<p::DescribeClientQuotasRequest>(handlers::describe_client_quotas),
-        def<p::AlterClientQuotasRequest>(handlers::alter_client_quotas),
+        def<p::AlterClientQuotasRequest>(handlers::alter_client_quotas, kMayBlock),
         // SCRAM credentials
         def<p::DescribeUserScramCredentialsRequest>(handlers::describe_user_scram_credentials),
-        def<p::AlterUserScramCredentialsRequest>(handlers::alter_user_scram_credentials),
+        def<p::AlterUserScramCredentialsRequest>(handlers::alter_user_scram_credentials, kMayBlock),
         // Consumer groups
         def<p::JoinGroupRequest>(handlers::join_group),
         def<p::SyncGroupRequest>(handlers::sync_group),
@@ -73,10 +76,10 @@ const std::vector<HandlerDef>& handler_table() {
         def<p::SaslAuthenticateRequest>(handlers::sasl_authenticate),
         // ACL administration
         def<p::DescribeAclsRequest>(handlers::describe_acls),
-        def<p::CreateAclsRequest>(handlers::create_acls),
-        def<p::DeleteAclsRequest>(handlers::delete_acls),
+        def<p::CreateAclsRequest>(handlers::create_acls, kMayBlock),
+        def<p::DeleteAclsRequest>(handlers::delete_acls, kMayBlock),
         // Idempotent producer
-        def<p::InitProducerIdRequest>(handlers::init_producer_id),
+        def<p::InitProducerIdRequest>(handlers::init_producer_id, kMayBlock),
         // Transactions
         def<p::AddPartitionsToTxnRequest>(handlers::add_partitions_to_txn),
         def<p::AddOffsetsToTxnRequest>(handlers::add_offsets_to_txn),
@@ -91,7 +94,7 @@ const std::vector<HandlerDef>& handler_table() {
         ext_def(protocol::ext::kLookup, handlers::ext_lookup),
         ext_def(protocol::ext::kLookupAsOf, handlers::ext_lookup_as_of),
         ext_def(protocol::ext::kPrefixLookup, handlers::ext_prefix_lookup),
-        ext_def(protocol::ext::kDescribeTable, handlers::ext_describe_table),
+        ext_def(protocol::ext::kDescribeTable, handlers::ext_describe_table, kMayBlock),
         ext_def(protocol::ext::kReplicaCheckpoint, handlers::ext_replica_checkpoint),
         ext_def(protocol::ext::kEndTxnOffsets, handlers::ext_end_txn_offsets),
         ext_def(protocol::ext::kScan, handlers::ext_scan),
@@ -138,20 +141,20 @@ bool RequestDispatcher::admit(const RequestFrame& frame, const Responder& respon
   return true;
 }
 
-void RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder responder) {
+bool RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder responder) {
   if (frame->raw_sasl_token) {
     svc_.metrics.request_received(frame->api_key);
     handlers::sasl_raw_token(svc_, *frame, responder);
-    return;
+    return true;
   }
-  if (!admit(*frame, responder)) return;
+  if (!admit(*frame, responder)) return true;
   const auto& table = handler_table();
   auto it = std::find_if(table.begin(), table.end(),
                          [&](const HandlerDef& h) { return h.api_key == frame->api_key; });
   if (it == table.end()) {
     spdlog::warn("closing {}: unknown api key {}", responder.peer(), frame->api_key);
     responder.close("unknown api key");
-    return;
+    return true;
   }
   auto& metrics = svc_.metrics;
   metrics.request_received(frame->api_key);
@@ -166,15 +169,29 @@ void RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder 
       k.max_version = it->max_version;
       metrics.request_error(it->api_key, resp.error_code);
       responder.send(encode_response(it->api_key, 0, frame->correlation_id, resp));
-      return;
+      return true;
     }
     metrics.request_error(frame->api_key, p::ErrorCode::unsupported_version);
     spdlog::warn("closing {}: api key {} version {} is not supported (range {}-{})",
                  responder.peer(), frame->api_key, frame->api_version, it->min_version,
                  it->max_version);
     responder.close("unsupported version");
-    return;
+    return true;
   }
+  if (it->may_block && blocking_) {
+    boost::asio::post(*blocking_, [this, &h = *it, frame = std::move(frame), responder] {
+      run(h, frame, responder);  // catches everything: the connection must hear back
+      responder.handler_returned();
+    });
+    return false;
+  }
+  run(*it, std::move(frame), responder);
+  return true;
+}
+
+void RequestDispatcher::run(const HandlerDef& h, std::shared_ptr<RequestFrame> frame,
+                            const Responder& responder) {
+  auto& metrics = svc_.metrics;
   try {
     p::Reader r(frame->bytes.data(), frame->bytes.size());
     RequestContext ctx{svc_,
@@ -188,7 +205,7 @@ void RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder 
     // request_percentage counts the handler's own time (a long-poll's wait is not handler time);
     // it throttles the client's later responses.
     const auto started = std::chrono::steady_clock::now();
-    it->fn(ctx, r);
+    h.fn(ctx, r);
     svc_.quotas.record_request_time(quota_client(ctx),
                                     std::chrono::duration_cast<std::chrono::nanoseconds>(
                                         std::chrono::steady_clock::now() - started)
@@ -202,6 +219,11 @@ void RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder 
     // A bug, not bad input; this connection pays for it, the broker keeps serving.
     spdlog::error("closing {}: api key {} v{} handler failed: {}", responder.peer(), frame->api_key,
                   frame->api_version, e.what());
+    metrics.request_error(frame->api_key, p::ErrorCode::unknown_server_error);
+    responder.close("internal error");
+  } catch (...) {
+    spdlog::error("closing {}: api key {} v{} handler failed with a non-standard exception",
+                  responder.peer(), frame->api_key, frame->api_version);
     metrics.request_error(frame->api_key, p::ErrorCode::unknown_server_error);
     responder.close("internal error");
   }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "broker/handler.h"
+#include "broker/net/asio.h"
 #include "broker/net/dispatcher.h"
 
 namespace strata::broker {
@@ -16,8 +17,10 @@ const std::vector<HandlerDef>& handler_table();
 
 class RequestDispatcher : public Dispatcher {
  public:
-  explicit RequestDispatcher(Services& svc) : svc_(svc) {}
-  void dispatch(std::shared_ptr<RequestFrame> frame, Responder responder) override;
+  // `blocking`: where may_block handlers run (null: on the strand like the others).
+  explicit RequestDispatcher(Services& svc, boost::asio::thread_pool* blocking = nullptr)
+      : svc_(svc), blocking_(blocking) {}
+  bool dispatch(std::shared_ptr<RequestFrame> frame, Responder responder) override;
   // metrics hooks (broker/metrics/broker_metrics.h).
   void request_completed(int16_t api_key, std::chrono::steady_clock::duration elapsed) override;
   void connection_opened() override;
@@ -25,7 +28,9 @@ class RequestDispatcher : public Dispatcher {
 
  private:
   bool admit(const RequestFrame& frame, const Responder& responder);
+  void run(const HandlerDef& h, std::shared_ptr<RequestFrame> frame, const Responder& responder);
   Services& svc_;
+  boost::asio::thread_pool* const blocking_;
 };
 
 }  // namespace strata::broker

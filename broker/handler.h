@@ -1,8 +1,9 @@
 // The request-handler contract. Each Kafka API is one HandlerDef (key, supported version range,
 // function) defined in broker/handlers/<api>.cc; the table in dispatch.cc is the only input to the
 // ApiVersions answer, so nothing is advertised that has no handler. A handler runs on the
-// connection's strand, decodes its body (a DecodeError closes the connection), and completes
-// ctx.responder exactly once — immediately or later from another thread (Fetch long-polls).
+// connection's strand (or, marked may_block, on the blocking pool while its connection waits),
+// decodes its body (a DecodeError closes the connection), and completes ctx.responder exactly
+// once — immediately or later from another thread (Fetch long-polls).
 #pragma once
 
 #include <algorithm>
@@ -35,7 +36,7 @@ struct RequestContext {
   // strand, where the Session must not be read.
   std::string quota_user;
 
-  // Who sent it (Session, on the connection's strand: read it before going asynchronous).
+  // Who sent it (Session: read it where the handler runs, before going asynchronous).
   const std::string& principal() const { return responder.session().principal; }
   const std::string& client_host() const { return responder.session().host; }
 
@@ -63,6 +64,10 @@ struct HandlerDef {
   int16_t min_version;
   int16_t max_version;
   HandlerFn fn;
+  // The handler may block its thread for milliseconds to seconds (a synchronous etcd call and
+  // the wait for the cluster view in cluster mode, a small file written and fsynced, a topic's
+  // files created): it runs on the dispatcher's blocking pool, not on the connection's thread.
+  bool may_block = false;
 };
 
 // Frames `resp` (size prefix + response header + body).

@@ -58,7 +58,6 @@ struct Services {
   ProducerIdManager& producer_ids;     // idempotent-producer ids
   quota::ClientQuotas& quotas;         // client quotas: durable config + throttling
   metrics::BrokerMetrics& metrics;     // request and topic counters
-  boost::asio::io_context& io;         // the I/O threads' context (timers, posts)
   const std::atomic<bool>& stopping_;  // set once a graceful stop began
 
   int32_t node_id = 0;

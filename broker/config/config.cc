@@ -196,7 +196,9 @@ KeyTable<BrokerConfig> build_table() {
              return Status::Ok();
            });
   t.integer("num.io.threads", &C::num_io_threads, "0", 0, 1024,
-            "Threads serving network I/O and requests; 0 = number of cores.");
+            "Connection threads, each serving the I/O and requests of the connections given to "
+            "it (plus one for timers and accepts, 4 for admin requests that may block); 0 = "
+            "number of cores.");
   t.integer("num.recovery.threads.per.data.dir", &C::num_recovery_threads_per_data_dir, "4", 1, 64,
             "Threads per log dir opening partitions at start and closing them at stop (each "
             "syncs its checkpoint files; Kafka's default is 1).");

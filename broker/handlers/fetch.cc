@@ -52,7 +52,7 @@ class PendingFetch : public LongPoll<PendingFetch> {
  public:
   // `denied`: the topics the principal may not read (decided on the strand, before any attempt).
   PendingFetch(RequestContext ctx, protocol::FetchRequest req, std::set<std::string> denied)
-      : LongPoll(ctx.svc, req.max_wait_ms),
+      : LongPoll(ctx.svc, ctx.responder.executor(), req.max_wait_ms),
         ctx_(std::move(ctx)),
         req_(std::move(req)),
         denied_(std::move(denied)),

@@ -92,7 +92,7 @@ class Pending : public LongPoll<Pending<Read>> {
   using Response = typename Read::Response;
   Pending(RequestContext ctx, Request req, std::shared_ptr<const TopicEntry> topic,
           std::optional<Filter> filter, std::shared_ptr<const pkindex::TableConfig> confluent)
-      : LongPoll<Pending<Read>>(ctx.svc, req.max_wait_ms()),
+      : LongPoll<Pending<Read>>(ctx.svc, ctx.responder.executor(), req.max_wait_ms()),
         ctx_(std::move(ctx)),
         req_(std::move(req)),
         topic_(std::move(topic)),

@@ -9,7 +9,8 @@
 // when it is ready, or `out_of_time`, or `wait.logs` stayed empty, send it and return true;
 // otherwise fill `wait` and return false. Owned by shared_ptr (the watch and the timer hold it
 // while waiting; both references are dropped when it answers). Thread-safe: run() serialises on
-// a mutex, wake-ups are posted to the io_context.
+// a mutex; wake-ups and the deadline run on the request's connection strand (its I/O thread), so
+// the answer is written from there without another hand-off.
 #pragma once
 
 #include <chrono>
@@ -63,7 +64,8 @@ class LongPoll : public std::enable_shared_from_this<Request> {
     auto self = this->shared_from_this();
     watch_ = svc_.watchers.watch_logs(
         wait.logs, wait.seen_hw,
-        [self] { boost::asio::post(self->svc_.io, [self] { self->run(false); }); }, wait.seen_end);
+        [self] { boost::asio::post(self->timer_.get_executor(), [self] { self->run(false); }); },
+        wait.seen_end);
     if (!timer_armed_) {
       timer_armed_ = true;
       timer_.expires_at(deadline_);
@@ -74,10 +76,11 @@ class LongPoll : public std::enable_shared_from_this<Request> {
   }
 
  protected:
-  LongPoll(Services& svc, int32_t max_wait_ms)
+  // `executor`: the request's connection strand (Responder::executor()).
+  LongPoll(Services& svc, boost::asio::any_io_executor executor, int32_t max_wait_ms)
       : svc_(svc),
         max_wait_ms_(max_wait_ms),
-        timer_(svc.io),
+        timer_(std::move(executor)),
         deadline_(std::chrono::steady_clock::now() +
                   std::chrono::milliseconds(std::max(0, max_wait_ms))) {}
 

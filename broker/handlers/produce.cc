@@ -215,7 +215,7 @@ class PendingAcks : public LongPoll<PendingAcks> {
  public:
   PendingAcks(RequestContext ctx, protocol::ProduceResponse resp, std::vector<AwaitedAck> acks,
               int32_t timeout_ms)
-      : LongPoll(ctx.svc, timeout_ms),
+      : LongPoll(ctx.svc, ctx.responder.executor(), timeout_ms),
         ctx_(std::move(ctx)),
         resp_(std::move(resp)),
         acks_(std::move(acks)) {}

@@ -38,8 +38,8 @@ void answer_failure_later(Services& svc, const Responder& responder, ResponseFra
     responder.send(std::move(frame));
     return;
   }
-  auto timer =
-      std::make_shared<boost::asio::steady_timer>(svc.io, std::chrono::milliseconds(delay));
+  auto timer = std::make_shared<boost::asio::steady_timer>(responder.executor(),
+                                                           std::chrono::milliseconds(delay));
   timer->async_wait([timer, responder, frame = std::move(frame)](
                         boost::system::error_code) mutable { responder.send(std::move(frame)); });
 }
@@ -154,8 +154,8 @@ void sasl_raw_token(Services& svc, const RequestFrame& frame, const Responder& r
     s.sasl = Session::Sasl::handshake;
     // v0 has no error frame: the client sees the connection close.
     const int64_t delay = svc.config.connection_failed_authentication_delay_ms;
-    auto timer =
-        std::make_shared<boost::asio::steady_timer>(svc.io, std::chrono::milliseconds(delay));
+    auto timer = std::make_shared<boost::asio::steady_timer>(responder.executor(),
+                                                             std::chrono::milliseconds(delay));
     timer->async_wait([timer, responder](boost::system::error_code) {
       responder.close("authentication failed");
     });

@@ -47,7 +47,7 @@ class PendingMarkers : public LongPoll<PendingMarkers> {
  public:
   PendingMarkers(RequestContext ctx, protocol::WriteTxnMarkersResponse resp,
                  std::vector<AwaitedMarker> awaited)
-      : LongPoll(ctx.svc, kReplicationWaitMs),
+      : LongPoll(ctx.svc, ctx.responder.executor(), kReplicationWaitMs),
         ctx_(std::move(ctx)),
         resp_(std::move(resp)),
         awaited_(std::move(awaited)) {}

@@ -40,6 +40,8 @@ void Responder::close(const std::string& reason) const {
 const std::string& Responder::peer() const { return conn_->peer(); }
 uint64_t Responder::connection_id() const { return conn_->id(); }
 Session& Responder::session() const { return conn_->session(); }
+asio::any_io_executor Responder::executor() const { return conn_->strand_; }
+void Responder::handler_returned() const { conn_->resume_after_handler(); }
 
 namespace {
 std::atomic<uint64_t> next_connection_id{1};  // 0 is never a connection's id
@@ -225,7 +227,7 @@ void Connection::read_size() {
 }
 
 void Connection::read_next_frame() {
-  if (closed_ || draining_) return;
+  if (closed_ || draining_ || handler_away_) return;
   if (slots_.size() >= kMaxInFlight || response_queue_full() || muted()) {
     read_paused_ = true;  // backpressure or a quota mute: resume once responses drain / it ends
     if (muted()) arm_mute_timer();
@@ -462,8 +464,19 @@ void Connection::on_frame(std::shared_ptr<RequestFrame> frame) {
   slot.api_key = frame->api_key;
   slot.received = std::chrono::steady_clock::now();
   slots_.push_back(std::move(slot));
-  dispatcher_.dispatch(std::move(frame), Responder(shared_from_this(), seq));
+  if (!dispatcher_.dispatch(std::move(frame), Responder(shared_from_this(), seq))) {
+    handler_away_ = true;  // resume_after_handler() reads on (its post runs after this returns)
+    return;
+  }
   read_size();
+}
+
+void Connection::resume_after_handler() {
+  asio::post(strand_, [self = shared_from_this()] {
+    self->handler_away_ = false;
+    // Nothing started a read meanwhile (read_next_frame() returned at once).
+    if (!self->reading_) self->read_size();
+  });
 }
 
 void Connection::complete(uint64_t seq, SlotState state, ResponseFrame frame, std::string reason) {

@@ -35,9 +35,16 @@ class Responder {
   // The connection's id (Connection::id()): what per-connection state such as Scan sessions is
   // bound to.
   uint64_t connection_id() const;
-  // The connection's Session: only on the connection's strand, where handlers run (an
-  // asynchronous completion must copy what it needs first).
+  // The connection's Session: only where handlers run — on the connection's strand, or on the
+  // thread a handler was handed to while the connection waits for it (Dispatcher) — so an
+  // asynchronous completion must copy what it needs first.
   Session& session() const;
+  // A handler handed to another thread (Dispatcher::dispatch returned false) has returned: the
+  // connection dispatches its next frame. Once, from that thread, after the handler.
+  void handler_returned() const;
+  // The connection's strand: where a handler's own timers and wake-ups belong, so its later
+  // work runs on the connection's I/O thread and answers without another hand-off.
+  boost::asio::any_io_executor executor() const;
 
  private:
   std::shared_ptr<Connection> conn_;
@@ -97,6 +104,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void read_more_body();
   void read_body_bytes(size_t want);
   void on_frame(std::shared_ptr<RequestFrame> frame);
+  void resume_after_handler();
   void complete(uint64_t seq, SlotState state, ResponseFrame frame, std::string reason);
   void pump();
   void write_next();
@@ -180,6 +188,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // response carrying a throttle is written, nothing more is read from the client until
   // muted_until_ (a frame whose read was already under way is held, undispatched, until then).
   bool read_paused_ = false;
+  // A handler runs on another thread (Dispatcher): nothing is read or dispatched until it returns.
+  bool handler_away_ = false;
   std::chrono::steady_clock::time_point muted_until_{};
   boost::asio::steady_timer mute_timer_;
   int64_t pending_mute_ms_ = 0;  // the largest throttle of the responses being written

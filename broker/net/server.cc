@@ -9,8 +9,10 @@ namespace strata::broker {
 
 namespace asio = boost::asio;
 
-Server::Server(asio::io_context& io, Dispatcher& dispatcher, Options options)
+Server::Server(asio::io_context& io, std::vector<asio::io_context*> connection_contexts,
+               Dispatcher& dispatcher, Options options)
     : io_(io),
+      connection_contexts_(std::move(connection_contexts)),
       dispatcher_(dispatcher),
       options_(std::move(options)),
       limits_(std::make_shared<const ConnectionLimits>(options_.limits)),
@@ -88,8 +90,13 @@ bool Server::admit(const std::string& address) {
 }
 
 void Server::accept(size_t i) {
-  acceptors_[i]->async_accept(asio::make_strand(io_), [this, i](boost::system::error_code ec,
-                                                                asio::ip::tcp::socket socket) {
+  // The socket's executor is the context itself: the connection adds its own strand on it.
+  asio::io_context& ctx =
+      connection_contexts_.empty()
+          ? io_
+          : *connection_contexts_[next_context_++ % connection_contexts_.size()];
+  acceptors_[i]->async_accept(ctx.get_executor(), [this, i](boost::system::error_code ec,
+                                                            asio::ip::tcp::socket socket) {
     if (ec) {
       if (ec == asio::error::operation_aborted) return;
       if (!acceptors_[i]->is_open()) return;

@@ -1,6 +1,8 @@
 // The TCP front end: binds the configured listeners (port 0 = a free port, reported by
 // bound_ports()), accepts connections and tracks them for a graceful drain at shutdown.
-// Runs on the shared io_context; start()/drain() may be called from any thread.
+// Acceptors, the idle sweep and the accept back-off run on `io`; each accepted connection lives
+// on one of the connection contexts (round robin), whose one thread reads, handles and answers
+// its requests. start()/drain() may be called from any thread.
 #pragma once
 
 #include <chrono>
@@ -26,7 +28,9 @@ class Server {
     int32_t max_connections = INT32_MAX;         // max.connections
     int32_t max_connections_per_ip = INT32_MAX;  // max.connections.per.ip
   };
-  Server(boost::asio::io_context& io, Dispatcher& dispatcher, Options options);
+  // `connection_contexts` empty: connections live on `io` too.
+  Server(boost::asio::io_context& io, std::vector<boost::asio::io_context*> connection_contexts,
+         Dispatcher& dispatcher, Options options);
   // security[i] belongs to listeners[i] (missing or null: PLAINTEXT).
   Status listen(const std::vector<Listener>& listeners,
                 std::vector<std::shared_ptr<const ListenerSecurity>> security = {});
@@ -42,6 +46,8 @@ class Server {
   void backoff_accept(size_t i, const boost::system::error_code& ec);
 
   boost::asio::io_context& io_;
+  const std::vector<boost::asio::io_context*> connection_contexts_;
+  size_t next_context_ = 0;  // round robin (io thread)
   Dispatcher& dispatcher_;
   const Options options_;
   const std::shared_ptr<const ConnectionLimits> limits_;

@@ -1,7 +1,8 @@
 // Who is at the other end of one connection: the listener it came in on, its security protocol,
 // and the principal it authenticated as (Kafka's KafkaPrincipal, "User:name"). Owned by the
-// Connection and touched only on its strand — request handlers run there, so SaslHandshake and
-// SaslAuthenticate change it in place and every later request sees the result.
+// Connection and touched only where its request handlers run — its strand, or the blocking pool
+// while the connection waits for that handler (Dispatcher) — so SaslHandshake and
+// SaslAuthenticate (on the strand) change it in place and every later request sees the result.
 #pragma once
 
 #include <cstdint>

@@ -98,7 +98,7 @@ class SchemaRegistry {
  public:
   // `journal`: partition 0 of `_schemas`; outlives the registry. A write waits for its append,
   // which the journal always answers (fsynced, failed, or its commit timeout) on the broker's
-  // I/O threads — up to `write_wait_ms`, which only matters while they stop (then 50002).
+  // main context — up to `write_wait_ms`, which only matters while it stops (then 50002).
   explicit SchemaRegistry(group::GroupJournal& journal, int64_t write_wait_ms = 15000);
 
   // Replays `_schemas` into memory (before serving). Unreadable records are skipped and counted.

@@ -1,6 +1,6 @@
 // The one check every request handler makes before touching a resource, as Kafka's
 // AuthHelper.authorize: Services::authorizer decides for the connection's principal and host
-// (ctx.principal() / ctx.client_host(); read on the strand, so before a handler goes
+// (ctx.principal() / ctx.client_host(); read where the handler runs, so before it goes
 // asynchronous). No authorizer configured = everything is allowed.
 // A denial is counted (strata_authorization_denials_total, by API) and audited: one log line per
 // second at most for each principal + operation, carrying how many denials it stands for.

@@ -35,7 +35,7 @@ class FuzzDispatcher : public strata::broker::Dispatcher {
  public:
   explicit FuzzDispatcher(asio::io_context& io) : io_(io) {}
   std::vector<int32_t> answered;  // correlation ids given a response, in request order
-  void dispatch(std::shared_ptr<RequestFrame> frame, Responder responder) override {
+  bool dispatch(std::shared_ptr<RequestFrame> frame, Responder responder) override {
     const int32_t id = frame->correlation_id;
     const uint32_t what = static_cast<uint32_t>(id) % 4;
     if (what == 0 || what == 2) answered.push_back(id);  // dispatch runs in request order
@@ -53,6 +53,7 @@ class FuzzDispatcher : public strata::broker::Dispatcher {
         responder.close("fuzz: close on request");
         break;
     }
+    return true;
   }
 
  private:

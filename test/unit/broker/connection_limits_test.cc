@@ -149,7 +149,7 @@ class EchoDispatcher : public Dispatcher {
  public:
   std::atomic<int> dispatched{0};
   size_t big = 0;
-  void dispatch(std::shared_ptr<RequestFrame>, Responder responder) override {
+  bool dispatch(std::shared_ptr<RequestFrame>, Responder responder) override {
     dispatched.fetch_add(1);
     const size_t body = big ? big : 4;
     ResponseFrame f;
@@ -157,6 +157,7 @@ class EchoDispatcher : public Dispatcher {
     const auto size = static_cast<uint32_t>(body);
     for (int i = 0; i < 4; ++i) f.bytes[i] = uint8_t(size >> (24 - 8 * i));
     responder.send(std::move(f));
+    return true;
   }
 };
 

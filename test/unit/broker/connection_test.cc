@@ -34,7 +34,7 @@ class BigDispatcher : public Dispatcher {
   std::atomic<int> dispatched{0};
   // The largest process-wide queued response bytes seen when a request was read.
   std::atomic<int64_t> max_queued_at_read{0};
-  void dispatch(std::shared_ptr<RequestFrame> frame, Responder responder) override {
+  bool dispatch(std::shared_ptr<RequestFrame> frame, Responder responder) override {
     const int64_t q = Connection::total_queued_response_bytes();
     if (q > max_queued_at_read.load()) max_queued_at_read.store(q);
     dispatched.fetch_add(1);
@@ -53,6 +53,7 @@ class BigDispatcher : public Dispatcher {
       f.external.emplace_back(f.bytes.size(), part);
     }
     responder.send(std::move(f));
+    return true;
   }
 
  private:
