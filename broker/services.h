@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "broker/config/config.h"
-#include "broker/net/asio.h"
 
 namespace strata::broker {
 

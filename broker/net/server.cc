@@ -50,8 +50,11 @@ Status Server::listen(const std::vector<Listener>& listeners,
 }
 
 void Server::start() {
-  for (size_t i = 0; i < acceptors_.size(); ++i) accept(i);
-  if (limits_->idle_ms >= 0) schedule_idle_sweep();
+  // On `io`: accept() picks each connection's context round robin, state of the io thread.
+  asio::post(io_, [this] {
+    for (size_t i = 0; i < acceptors_.size(); ++i) accept(i);
+    if (limits_->idle_ms >= 0) schedule_idle_sweep();
+  });
 }
 
 // Every connection is checked about ten times per idle period (at most once a second).
