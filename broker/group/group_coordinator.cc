@@ -136,15 +136,20 @@ void GroupCoordinator::persist(const Group& g, std::function<void(ErrorCode)> do
 }
 
 void GroupCoordinator::write_tombstones(const std::string& group_id,
-                                        const std::vector<OffsetKey>& keys, bool group_too) {
+                                        const std::vector<OffsetKey>& keys, bool group_too,
+                                        ErrorCallback done) {
   std::vector<JournalRecord> recs;
   for (const auto& k : keys) recs.push_back({records::offset_key(k), std::nullopt});
   if (group_too) recs.push_back({records::group_key(group_id), std::nullopt});
-  if (recs.empty()) return;
-  write(group_id, std::move(recs), [group_id](ErrorCode e, int64_t) {
+  if (recs.empty()) {
+    if (done) deferred_.push_back([done = std::move(done)] { done(ErrorCode::none); });
+    return;
+  }
+  write(group_id, std::move(recs), [group_id, done = std::move(done)](ErrorCode e, int64_t) {
     if (e != ErrorCode::none) {
       spdlog::warn("tombstones of group {} not written: {}", group_id, protocol::error_name(e));
     }
+    if (done) done(e);
   });
 }
 

@@ -171,11 +171,19 @@ class GroupCoordinator {
       std::vector<FetchedPartition>& out);
   GroupSummary describe(const std::string& group_id);
   std::vector<ListedGroup> list();
-  protocol::ErrorCode delete_group(const std::string& group_id);
-  // Per-partition errors are pre-set by the handler (unknown topics); returns the group error.
-  // `subscribed` tells whether the group still consumes a topic (Kafka: GROUP_SUBSCRIBED_TO_TOPIC).
-  protocol::ErrorCode delete_offsets(const std::string& group_id,
-                                     std::vector<TopicPartitionError>& parts);
+  // Deletions are answered once their tombstones are durable (as a commit is), so a crash after
+  // the answer cannot bring the offsets back. The group (or its offsets) leaves memory at once,
+  // as in Kafka; should the tombstones fail, the answer is the write's error
+  // (NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE) and the next load may bring them back.
+  using ErrorCallback = std::function<void(protocol::ErrorCode)>;
+  void delete_group(const std::string& group_id, ErrorCallback done);
+  // Per-partition errors are pre-set by the handler (unknown topics); `done` gets the group error
+  // and the partitions with theirs (Kafka: GROUP_SUBSCRIBED_TO_TOPIC for a topic the group still
+  // consumes).
+  using DeleteOffsetsCallback =
+      std::function<void(protocol::ErrorCode, std::vector<TopicPartitionError>)>;
+  void delete_offsets(const std::string& group_id, std::vector<TopicPartitionError> parts,
+                      DeleteOffsetsCallback done);
   // Drops every committed offset of a deleted topic.
   void on_topic_deleted(const std::string& topic);
   // Expires offsets of empty groups older than the retention; removes groups left with nothing.
@@ -235,8 +243,9 @@ class GroupCoordinator {
   void write(const std::string& group_id, std::vector<JournalRecord> records,
              std::function<void(protocol::ErrorCode, int64_t)> done = nullptr);
   // Tombstones for offsets (and the group record when `group_too`).
+  // `done` (optional) gets the write's error once it is durable or failed.
   void write_tombstones(const std::string& group_id, const std::vector<OffsetKey>& keys,
-                        bool group_too);
+                        bool group_too, ErrorCallback done = nullptr);
   // none when this broker serves the group now, else NOT_COORDINATOR /
   // COORDINATOR_LOAD_IN_PROGRESS.
   protocol::ErrorCode owner_error(const std::string& group_id) const;

@@ -26,7 +26,7 @@ class GroupJournal {
   // `error` is what the coordinator answers (Kafka's mapping of append errors for group writes):
   // none, not_coordinator (no longer the partition's leader), coordinator_not_available (not
   // replicated in time, too few in-sync replicas), invalid_commit_offset_size (too large).
-  // `last_offset` is the offset of the batch's last record (orders completions of one key).
+  // `last_offset` is the offset of the write's last record (orders completions of one key).
   using AppendDone = std::function<void(protocol::ErrorCode error, int64_t last_offset)>;
 
   virtual ~GroupJournal() = default;
@@ -34,9 +34,10 @@ class GroupJournal {
   // True once partitions() can no longer change: the topic exists (its partition count is fixed,
   // CreatePartitions of it is refused), so the coordinator caches the count from then on.
   virtual bool partitions_fixed() const = 0;
-  // Appends `records` as one batch to `partition`, batches of one partition in call order, and
-  // calls `done` once the batch is durable (in every in-sync replica; fsynced on a single node)
-  // or failed. `done` never runs inside append() (the caller may hold its lock), on any thread.
+  // Appends `records` to `partition` whole inside one batch (which may hold other writes too),
+  // the writes of one partition in call order, and calls `done` once they are durable (in every
+  // in-sync replica; fsynced on a single node) or failed. `done` never runs inside append() (the
+  // caller may hold its lock), on any thread.
   virtual void append(int32_t partition, std::vector<JournalRecord> records, AppendDone done) = 0;
   // Calls `fn` for every record of `partition` in log order, on the calling thread.
   virtual Status replay(int32_t partition,

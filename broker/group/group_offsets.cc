@@ -200,32 +200,40 @@ std::vector<ListedGroup> GroupCoordinator::list() {
   return out;
 }
 
-ErrorCode GroupCoordinator::delete_group(const std::string& group_id) {
+void GroupCoordinator::delete_group(const std::string& group_id, ErrorCallback done) {
   Locked lk(*this);
-  if (ErrorCode e = owner_error(group_id); e != ErrorCode::none) return e;
+  auto reply = [&](ErrorCode e) { deferred_.push_back([done = std::move(done), e] { done(e); }); };
+  if (ErrorCode e = owner_error(group_id); e != ErrorCode::none) return reply(e);
   Group* g = find(group_id);
-  if (!g) return ErrorCode::group_id_not_found;
-  if (g->state != GroupState::empty) return ErrorCode::non_empty_group;
+  if (!g) return reply(ErrorCode::group_id_not_found);
+  if (g->state != GroupState::empty) return reply(ErrorCode::non_empty_group);
   std::vector<OffsetKey> keys;
   for (const auto& [tp, e] : g->offsets) keys.push_back({group_id, tp.first, tp.second});
-  write_tombstones(group_id, keys, true);
+  write_tombstones(group_id, keys, true, std::move(done));
   if (g->join_timer) timers_.cancel(g->join_timer);
   groups_.erase(group_id);
   spdlog::info("deleted group {}", group_id);
-  return ErrorCode::none;
 }
 
-ErrorCode GroupCoordinator::delete_offsets(const std::string& group_id,
-                                           std::vector<TopicPartitionError>& parts) {
+void GroupCoordinator::delete_offsets(const std::string& group_id,
+                                      std::vector<TopicPartitionError> parts,
+                                      DeleteOffsetsCallback done) {
   Locked lk(*this);
-  if (group_id.empty()) return ErrorCode::invalid_group_id;
-  if (ErrorCode e = owner_error(group_id); e != ErrorCode::none) return e;
+  auto reply = [&](ErrorCode e) {
+    deferred_.push_back([done = std::move(done), e, parts = std::move(parts)]() mutable {
+      done(e, std::move(parts));
+    });
+  };
+  if (group_id.empty()) return reply(ErrorCode::invalid_group_id);
+  if (ErrorCode e = owner_error(group_id); e != ErrorCode::none) return reply(e);
   Group* g = find(group_id);
-  if (!g) return ErrorCode::group_id_not_found;
+  if (!g) return reply(ErrorCode::group_id_not_found);
   std::vector<std::string> subscribed;
   bool all_subscribed = false;
   if (g->state != GroupState::empty) {
-    if (g->protocol_type != std::string(kConsumerProtocolType)) return ErrorCode::non_empty_group;
+    if (g->protocol_type != std::string(kConsumerProtocolType)) {
+      return reply(ErrorCode::non_empty_group);
+    }
     bool known = false;
     subscribed = subscribed_topics(*g, known);
     all_subscribed = !known;
@@ -241,9 +249,11 @@ ErrorCode GroupCoordinator::delete_offsets(const std::string& group_id,
     }
     if (g->offsets.count({p.topic, p.partition})) keys.push_back({group_id, p.topic, p.partition});
   }
-  write_tombstones(group_id, keys, false);
   for (const auto& k : keys) g->offsets.erase({k.topic, k.partition});
-  return ErrorCode::none;
+  write_tombstones(group_id, keys, false,
+                   [done = std::move(done), parts = std::move(parts)](ErrorCode e) mutable {
+                     done(e, std::move(parts));
+                   });
 }
 
 std::vector<std::string> GroupCoordinator::subscribed_topics(const Group& g, bool& known) const {

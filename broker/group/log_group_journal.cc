@@ -2,7 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
+#include <span>
 
 #include "broker/cluster/cluster_node.h"
 #include "broker/group/group_records.h"
@@ -44,15 +46,14 @@ constexpr size_t kImportBatchBytes = size_t{1} << 20;
 class LogGroupJournal::Wait : public std::enable_shared_from_this<Wait> {
  public:
   Wait(LogGroupJournal& j, std::shared_ptr<const TopicEntry> topic, int32_t partition,
-       int64_t required_hw, int32_t epoch, int64_t last_offset, AppendDone done)
+       int64_t required_hw, int32_t epoch, std::vector<Answer> answers)
       : j_(j),
         topic_(std::move(topic)),
         log_(topic_->partition(partition)),
         partition_(partition),
         required_hw_(required_hw),
         epoch_(epoch),
-        last_offset_(last_offset),
-        done_(std::move(done)),
+        answers_(std::move(answers)),
         timer_(j.io_) {}
 
   void start() {
@@ -86,7 +87,9 @@ class LogGroupJournal::Wait : public std::enable_shared_from_this<Wait> {
     finished_ = true;
     timer_.cancel();
     watch_.reset();
-    boost::asio::post(j_.io_, [done = std::move(done_), e, last = last_offset_] { done(e, last); });
+    boost::asio::post(j_.io_, [answers = std::move(answers_), e] {
+      for (const auto& a : answers) a.done(e, a.last_offset);
+    });
   }
 
   LogGroupJournal& j_;
@@ -95,8 +98,7 @@ class LogGroupJournal::Wait : public std::enable_shared_from_this<Wait> {
   const int32_t partition_;
   const int64_t required_hw_;
   const int32_t epoch_;
-  const int64_t last_offset_;
-  AppendDone done_;
+  std::vector<Answer> answers_;  // one per write in the batch, in call order
   boost::asio::steady_timer timer_;
   std::mutex mu_;
   bool finished_ = false;
@@ -111,7 +113,8 @@ LogGroupJournal::LogGroupJournal(OffsetsTopicOptions options, TopicRegistry& top
       watchers_(watchers),
       io_(io),
       cluster_(cluster),
-      thread_([this] { worker(); }) {}
+      thread_([this] { worker(); }),
+      writer_thread_([this] { writer(); }) {}
 
 LogGroupJournal::~LogGroupJournal() { stop(); }
 
@@ -123,6 +126,12 @@ void LogGroupJournal::stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  {
+    std::lock_guard l(write_mu_);
+    writer_stopping_ = true;
+  }
+  write_cv_.notify_all();
+  if (writer_thread_.joinable()) writer_thread_.join();
 }
 
 void LogGroupJournal::run_async(std::function<void()> fn) {
@@ -223,32 +232,146 @@ std::shared_ptr<const TopicEntry> LogGroupJournal::local_topic(bool create) {
   return created.value();
 }
 
+void LogGroupJournal::fail(AppendDone done, ErrorCode e) {
+  boost::asio::post(io_, [done = std::move(done), e] { done(e, -1); });
+}
+
 void LogGroupJournal::append(int32_t partition, std::vector<JournalRecord> records,
                              AppendDone done) {
-  auto fail = [&](ErrorCode e) {
-    boost::asio::post(io_, [done = std::move(done), e] { done(e, -1); });
-  };
-  auto topic = local_topic(true);
-  if (!topic) {
-    return fail(cluster_ ? ErrorCode::not_coordinator : ErrorCode::coordinator_not_available);
-  }
-  storage::PartitionLog* log = topic->partition(partition);
-  if (!log) return fail(ErrorCode::not_coordinator);
+  // Cluster: the leader term the caller sees now. A write still queued when leadership moved
+  // away and back must not land in the new term, whose load did not see it.
   int32_t epoch = -1;
   if (cluster_) {
-    if (cluster_->leader_check(options_.name, partition, -1) != ErrorCode::none) {
-      return fail(ErrorCode::not_coordinator);
+    auto topic = local_topic(false);
+    storage::PartitionLog* log = topic ? topic->partition(partition) : nullptr;
+    if (!log) return fail(std::move(done), ErrorCode::not_coordinator);
+    epoch = log->latest_epoch();
+  }
+  {
+    std::lock_guard l(write_mu_);
+    if (!writer_stopping_) {
+      writes_.push_back({partition, epoch, std::move(records), std::move(done)});
+      write_cv_.notify_one();
+      return;
+    }
+  }
+  fail(std::move(done), ErrorCode::coordinator_not_available);
+}
+
+void LogGroupJournal::writer() {
+  std::vector<Queued> taken;
+  std::map<int32_t, std::vector<Queued*>> by_partition;
+  for (;;) {
+    bool stopping = false;
+    {
+      std::unique_lock l(write_mu_);
+      write_cv_.wait(l, [this] { return writer_stopping_ || !writes_.empty(); });
+      if (writes_.empty()) return;
+      stopping = writer_stopping_;
+      taken.swap(writes_);
+    }
+    for (auto& w : taken) by_partition[w.partition].push_back(&w);
+    for (auto& [p, writes] : by_partition) {
+      if (stopping && cluster_) {
+        // The replica manager has stopped: nothing would replicate them or wake their waits.
+        for (Queued* w : writes) fail(std::move(w->done), ErrorCode::not_coordinator);
+        continue;
+      }
+      // On a single node the writes queued before stop() are still written (and fsynced).
+      try {
+        write_partition(p, writes);
+      } catch (const std::exception& e) {
+        spdlog::error("writing to {}-{} failed: {}", options_.name, p, e.what());
+        for (Queued* w : writes) {
+          if (w->done) fail(std::move(w->done), ErrorCode::coordinator_not_available);
+        }
+      }
+    }
+    by_partition.clear();
+    taken.clear();
+  }
+}
+
+std::vector<size_t> journal_runs(std::span<const size_t> write_bytes, size_t max_bytes) {
+  std::vector<size_t> ends;
+  size_t run = protocol::batch_format::kHeaderSize;
+  for (size_t i = 0; i < write_bytes.size(); ++i) {
+    if (i > 0 && run + write_bytes[i] > max_bytes) {
+      ends.push_back(i);
+      run = protocol::batch_format::kHeaderSize;
+    }
+    run += write_bytes[i];
+  }
+  if (!write_bytes.empty()) ends.push_back(write_bytes.size());
+  return ends;
+}
+
+void LogGroupJournal::write_partition(int32_t partition, std::vector<Queued*>& writes) {
+  auto topic = local_topic(true);
+  if (!topic || !topic->partition(partition)) {
+    const ErrorCode e =
+        !topic && !cluster_ ? ErrorCode::coordinator_not_available : ErrorCode::not_coordinator;
+    for (Queued* w : writes) fail(std::move(w->done), e);
+    return;
+  }
+  // Runs of consecutive writes of one leader term within max.message.bytes, by an upper bound of
+  // each record's encoded size (lengths, deltas, attributes and the header count take at most 32
+  // bytes); a write beyond the limit alone is built alone and refused.
+  constexpr size_t kRecordOverhead = 32;
+  const auto max = static_cast<size_t>(std::max<int64_t>(topic->config.max_message_bytes, 0));
+  std::vector<size_t> bytes;
+  for (size_t start = 0; start < writes.size();) {
+    size_t end = start;
+    bytes.clear();
+    while (end < writes.size() && writes[end]->epoch == writes[start]->epoch) {
+      size_t b = 0;
+      for (const auto& r : writes[end]->records) {
+        b += r.key.size() + (r.value ? r.value->size() : 0) + kRecordOverhead;
+      }
+      bytes.push_back(b);
+      ++end;
+    }
+    size_t from = start;
+    for (size_t to : journal_runs(bytes, max)) {
+      append_run(partition, topic, std::span(writes).subspan(from, start + to - from));
+      from = start + to;
+    }
+    start = end;
+  }
+}
+
+void LogGroupJournal::append_run(int32_t partition, const std::shared_ptr<const TopicEntry>& topic,
+                                 std::span<Queued* const> run) {
+  auto fail_all = [&](ErrorCode e) {
+    for (Queued* w : run) fail(std::move(w->done), e);
+  };
+  storage::PartitionLog* log = topic->partition(partition);
+  const int32_t epoch = run.front()->epoch;
+  if (cluster_) {
+    if (cluster_->leader_check(options_.name, partition, epoch) != ErrorCode::none ||
+        log->latest_epoch() != epoch) {
+      return fail_all(ErrorCode::not_coordinator);
     }
     if (cluster_->min_isr_check(options_.name, partition, topic->config.min_insync_replicas) !=
         ErrorCode::none) {
-      return fail(ErrorCode::coordinator_not_available);
+      return fail_all(ErrorCode::coordinator_not_available);
     }
-    epoch = log->latest_epoch();
   }
   const int64_t now = now_ms();
-  std::vector<uint8_t> batch = build_batch(records, now);
+  protocol::RecordBatchBuilder builder;
+  std::vector<int64_t> last_deltas;  // of each write's last record
+  last_deltas.reserve(run.size());
+  for (Queued* w : run) {
+    for (const auto& r : w->records) {
+      std::optional<std::span<const uint8_t>> value;
+      if (r.value) value = bytes_of(*r.value);
+      builder.add(now, bytes_of(r.key), value);
+    }
+    last_deltas.push_back(builder.record_count() - 1);
+  }
+  std::vector<uint8_t> batch = builder.build();
   if (static_cast<int64_t>(batch.size()) > topic->config.max_message_bytes) {
-    return fail(ErrorCode::invalid_commit_offset_size);
+    return fail_all(ErrorCode::invalid_commit_offset_size);
   }
   auto info = log->append(batch, now);
   if (!info.ok()) {
@@ -256,11 +379,17 @@ void LogGroupJournal::append(int32_t partition, std::vector<JournalRecord> recor
     spdlog::warn("appending to {}-{} failed: {}", options_.name, partition,
                  info.status().to_string());
     // Kafka: a storage error means another broker should coordinate; a shortage is transient.
-    return fail(c == Errc::no_space || c == Errc::unavailable ? ErrorCode::coordinator_not_available
-                                                              : ErrorCode::not_coordinator);
+    return fail_all(c == Errc::no_space || c == Errc::unavailable
+                        ? ErrorCode::coordinator_not_available
+                        : ErrorCode::not_coordinator);
   }
-  auto wait = std::make_shared<Wait>(*this, std::move(topic), partition, info->last_offset + 1,
-                                     epoch, info->last_offset, std::move(done));
+  std::vector<Answer> answers;
+  answers.reserve(run.size());
+  for (size_t i = 0; i < run.size(); ++i) {
+    answers.push_back({std::move(run[i]->done), info->base_offset + last_deltas[i]});
+  }
+  auto wait = std::make_shared<Wait>(*this, topic, partition, info->last_offset + 1, epoch,
+                                     std::move(answers));
   wait->start();
 }
 

@@ -2,12 +2,18 @@
 // coordinator's on `__consumer_offsets` (`offsets.topic.num.partitions` partitions, replicated like
 // any topic in cluster mode with `offsets.topic.replication.factor`), the transaction
 // coordinator's on `__transaction_state` (`transaction.state.log.*`).
-//  - append: one record batch on the partition's leader log — refused unless this broker leads
-//    it with enough in-sync replicas — answered once the high watermark passed it (every in-sync
-//    replica has it) in the same leader term, else after `offsets.commit.timeout.ms`
-//    (COORDINATOR_NOT_AVAILABLE, as Kafka maps REQUEST_TIMED_OUT). On a single node the topic is
-//    created on first use with flush.messages=1: each write is fsynced before it is answered
-//    (no replica would survive a crash for it).
+//  - append: queued for the journal's writer thread, which appends the records to the partition's
+//    leader log — refused unless this broker leads it with enough in-sync replicas — and answers
+//    once the high watermark passed them (every in-sync replica has them) in the same leader
+//    term, else after `offsets.commit.timeout.ms` (COORDINATOR_NOT_AVAILABLE, as Kafka maps
+//    REQUEST_TIMED_OUT). On a single node the topic is created on first use with
+//    flush.messages=1: each write is fsynced before it is answered (no replica would survive a
+//    crash for it). The writer appends the writes queued for a partition meanwhile as shared
+//    batches (each write whole inside one, in call order, up to the topic's max.message.bytes):
+//    on a single node one fsync for all the commits that arrived during the last one (group
+//    commit), in a cluster fewer, larger batches to replicate; and the callers (which hold their
+//    coordinator's lock) never wait for the disk. A cluster write keeps the leader term of its
+//    append() call: queued across a change of leadership it is refused (not_coordinator).
 //  - replay: the partition's records from its log start to its log end (a new leader loads what
 //    its log holds; nothing past it can become committed without it).
 //  - run_async: one worker thread for partition loads.
@@ -21,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 
@@ -48,6 +55,12 @@ struct OffsetsTopicOptions {
   int32_t min_insync_replicas = 0;    // the topic's min.insync.replicas (0 = the broker default)
 };
 
+// How the writer splits consecutive writes of `write_bytes` (each an upper bound of its encoded
+// records) into batches of at most `max_bytes`: the end index of each run, in order. A write that
+// does not fit beside the ones before it starts a run; one too large alone is a run of its own
+// (then refused when built).
+std::vector<size_t> journal_runs(std::span<const size_t> write_bytes, size_t max_bytes);
+
 class LogGroupJournal : public GroupJournal {
  public:
   // `cluster` null = a single node. Everything referenced outlives the journal.
@@ -67,7 +80,10 @@ class LogGroupJournal : public GroupJournal {
   Result<int64_t> replay_committed(int32_t partition,
                                    const std::function<Status(const JournalRecord&)>& fn);
   void run_async(std::function<void()> fn) override;
-  // Stops the worker (queued loads are dropped). Idempotent; before the coordinator goes.
+  // Stops the worker (queued loads are dropped) and the writer: on a single node the writes
+  // queued before are appended first; in a cluster (its replication stopped) they are answered
+  // not_coordinator; a later append is answered coordinator_not_available. Idempotent; before
+  // the coordinator goes.
   void stop();
 
   // The topic's own configs (compacted; fsync per write on a single node).
@@ -85,7 +101,26 @@ class LogGroupJournal : public GroupJournal {
 
  private:
   class Wait;
+  // A write waiting for the writer thread, and its answer once appended.
+  struct Queued {
+    int32_t partition;
+    int32_t epoch;  // cluster: the partition's leader term at append(); -1 on a single node
+    std::vector<JournalRecord> records;
+    AppendDone done;
+  };
+  struct Answer {
+    AppendDone done;
+    int64_t last_offset;
+  };
   void worker();
+  void writer();
+  // Appends `writes` (one partition's, in call order) as batches of one leader term each, of at
+  // most max.message.bytes.
+  void write_partition(int32_t partition, std::vector<Queued*>& writes);
+  // Appends the records of `run` as one batch and hands their answers to a Wait.
+  void append_run(int32_t partition, const std::shared_ptr<const TopicEntry>& topic,
+                  std::span<Queued* const> run);
+  void fail(AppendDone done, protocol::ErrorCode e);
   // Creates the topic in etcd and waits for the view to have it (up to 5 s). None, or
   // coordinator_not_available (too few live brokers for the replication factor, etcd unreachable).
   protocol::ErrorCode create_cluster_topic();
@@ -107,6 +142,12 @@ class LogGroupJournal : public GroupJournal {
   std::deque<std::function<void()>> queue_;
   bool stopping_ = false;
   std::thread thread_;
+
+  std::mutex write_mu_;
+  std::condition_variable write_cv_;
+  std::vector<Queued> writes_;  // in call order
+  bool writer_stopping_ = false;
+  std::thread writer_thread_;
 };
 
 }  // namespace strata::broker::group

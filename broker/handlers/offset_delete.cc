@@ -2,6 +2,8 @@
 // (GROUP_SUBSCRIBED_TO_TOPIC for topics its members still subscribe to).
 #include "protocol/messages/offset_delete.h"
 
+#include <memory>
+
 #include "broker/group/group_coordinator.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/partition_loop.h"
@@ -35,15 +37,22 @@ void offset_delete(RequestContext& ctx, protocol::Reader& body) {
       parts.push_back(std::move(tp));
     }
   }
-  protocol::OffsetDeleteResponse resp;
-  resp.error_code = ctx.svc.groups.delete_offsets(req.group_id, parts);
-  if (resp.error_code == protocol::ErrorCode::none) {
-    size_t i = 0;
-    mirror_partitions(
-        req.topics, resp.topics, protocol::OffsetDeleteResponse::Partition{},
-        [&](const auto&, const auto&, auto& op) { op.error_code = parts[i++].error; });
-  }
-  ctx.respond(resp);
+  // Answered once the tombstones are durable (or failed).
+  RequestContext c = ctx;
+  auto shared = std::make_shared<protocol::OffsetDeleteRequest>(std::move(req));
+  ctx.svc.groups.delete_offsets(
+      shared->group_id, std::move(parts),
+      [c, shared](protocol::ErrorCode e, std::vector<group::TopicPartitionError> done) {
+        protocol::OffsetDeleteResponse resp;
+        resp.error_code = e;
+        if (e == protocol::ErrorCode::none) {
+          size_t i = 0;
+          mirror_partitions(
+              shared->topics, resp.topics, protocol::OffsetDeleteResponse::Partition{},
+              [&](const auto&, const auto&, auto& op) { op.error_code = done[i++].error; });
+        }
+        c.respond(resp);
+      });
 }
 
 }  // namespace strata::broker::handlers

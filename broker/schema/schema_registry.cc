@@ -218,7 +218,15 @@ bool SchemaRegistry::apply_locked(const group::JournalRecord& r) {
 
 std::optional<RegistryError> SchemaRegistry::refresh_locked() {
   if (!stale_) return std::nullopt;
-  // An earlier append's outcome is unknown: the topic is the truth.
+  // An earlier append's outcome is unknown: the topic is the truth — once that append is no
+  // longer queued or being written (read before, it could take the id a later write takes).
+  if (unanswered_.valid()) {
+    if (unanswered_.wait_for(std::chrono::milliseconds(write_wait_ms_)) !=
+        std::future_status::ready) {
+      return err(500, 50002, "Operation timed out writing to the schemas topic");
+    }
+    unanswered_ = {};
+  }
   Status st = replace_locked([this](const auto& apply) { return journal_.replay(0, apply); });
   if (!st.ok()) return err(500, 50001, "Error while reading the schemas topic: " + st.message());
   stale_ = false;
@@ -253,6 +261,7 @@ Answer<bool> SchemaRegistry::write_locked(std::vector<group::JournalRecord> reco
   // unknown outcome (the wait's bound passed) makes the next write read the topic again first.
   if (result.wait_for(std::chrono::milliseconds(write_wait_ms_)) != std::future_status::ready) {
     stale_ = true;
+    unanswered_ = std::move(result);
     return fail<bool>(err(500, 50002, "Operation timed out writing to the schemas topic"));
   }
   const protocol::ErrorCode e = result.get();

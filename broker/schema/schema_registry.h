@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -98,7 +99,8 @@ class SchemaRegistry {
  public:
   // `journal`: partition 0 of `_schemas`; outlives the registry. A write waits for its append,
   // which the journal always answers (fsynced, failed, or its commit timeout) on the broker's
-  // main context — up to `write_wait_ms`, which only matters while it stops (then 50002).
+  // main context — up to `write_wait_ms` (then 50002; the next write first waits for that
+  // answer, then reads the topic again).
   explicit SchemaRegistry(group::GroupJournal& journal, int64_t write_wait_ms = 15000);
 
   // Replays `_schemas` into memory (before serving). Unreadable records are skipped and counted.
@@ -202,8 +204,9 @@ class SchemaRegistry {
 
   group::GroupJournal& journal_;
   int64_t write_wait_ms_;
-  bool stale_ = false;   // an append's outcome is unknown (guarded by write_mu_)
-  std::mutex write_mu_;  // one writer at a time (ids, versions)
+  bool stale_ = false;  // an append's outcome is unknown (guarded by write_mu_)
+  std::future<protocol::ErrorCode> unanswered_;  // that append's answer (guarded by write_mu_)
+  std::mutex write_mu_;                          // one writer at a time (ids, versions)
   mutable std::shared_mutex mu_;
   std::map<std::string, Subject> subjects_;
   std::map<int32_t, SchemaEntry> by_id_;

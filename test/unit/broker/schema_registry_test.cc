@@ -37,9 +37,9 @@ class MemJournal : public group::GroupJournal {
     protocol::ErrorCode e = protocol::ErrorCode::none;
     {
       std::lock_guard lk(mu_);
-      if (hold_next) {  // written, but the answer comes only at release()
+      if (hold_next) {  // still queued: written and answered only at release()
         hold_next = false;
-        for (auto& r : records) log_.push_back(std::move(r));
+        held_records_ = std::move(records);
         held_ = std::move(done);
         return;
       }
@@ -63,6 +63,10 @@ class MemJournal : public group::GroupJournal {
     return log_.size();
   }
   void release() {
+    {
+      std::lock_guard lk(mu_);
+      for (auto& r : held_records_) log_.push_back(std::move(r));
+    }
     if (held_) held_(protocol::ErrorCode::none, 0);
   }
   bool fail_next = false;
@@ -70,6 +74,7 @@ class MemJournal : public group::GroupJournal {
 
  private:
   AppendDone held_;
+  std::vector<group::JournalRecord> held_records_;
   std::mutex mu_;
   std::vector<group::JournalRecord> log_;
   std::vector<std::thread> threads_;
@@ -253,15 +258,19 @@ TEST(SchemaRegistry, ProtobufSchemasRegisterLookUpCheckCompatibilityAndReference
 TEST(SchemaRegistry, AnAppendWithoutAnswerMakesTheNextWriteReadTheTopicFirst) {
   MemJournal j;
   SchemaRegistry reg(j, /*write_wait_ms=*/50);
-  j.hold_next = true;  // the broker's I/O threads stopped answering: the record did land
+  j.hold_next = true;  // the journal is slow: the record is still queued when the wait ends
   auto lost = reg.register_schema("s", avro(record_schema("A", 1)));
   EXPECT_EQ(lost.error.error_code, 50002);
   EXPECT_TRUE(reg.subjects(false).empty()) << "memory waits for the answer";
+  auto refused = reg.register_schema("t", avro(record_schema("B", 1)));
+  EXPECT_EQ(refused.error.error_code, 50002)
+      << "while the earlier append may still land, the topic does not tell the next free id";
+  EXPECT_EQ(j.size(), 0u);
+  j.release();  // the record lands, with id 1
   auto next = reg.register_schema("t", avro(record_schema("B", 1)));
   ASSERT_TRUE(next.ok()) << next.error.message;
   EXPECT_EQ(*next.value, 2) << "id 1 is in the topic: never handed out twice";
   EXPECT_EQ(reg.subjects(false), (std::vector<std::string>{"s", "t"}));
-  j.release();
 }
 
 // A broker that is not the writer keeps a copy: rebuilt from a prefix of the topic (its replica's

@@ -53,6 +53,25 @@ class CoordinatorTest : public ::testing::Test {
     EXPECT_TRUE(out.has_value());
     return out.value_or(std::vector<CommitPartition>{});
   }
+  // Deletes and waits for the journal; returns the answer.
+  ErrorCode delete_group(const std::string& group) {
+    std::optional<ErrorCode> out;
+    c_->delete_group(group, [&out](ErrorCode e) { out = e; });
+    if (journal_) journal_->drain();
+    EXPECT_TRUE(out.has_value());
+    return out.value_or(ErrorCode::unknown_server_error);
+  }
+  // As delete_group; `parts` gets the partitions' answers.
+  ErrorCode delete_offsets(const std::string& group, std::vector<TopicPartitionError>& parts) {
+    std::optional<ErrorCode> out;
+    c_->delete_offsets(group, parts, [&](ErrorCode e, std::vector<TopicPartitionError> r) {
+      out = e;
+      parts = std::move(r);
+    });
+    if (journal_) journal_->drain();
+    EXPECT_TRUE(out.has_value());
+    return out.value_or(ErrorCode::unknown_server_error);
+  }
   void SetUp() override {
     cfg_.initial_rebalance_delay_ms = 0;
     make();

@@ -95,7 +95,20 @@ TEST_F(JournalTest, DeletionsWriteTombstonesThatSurviveReload) {
   std::vector<CommitPartition> two{cp("t1", 0, 1), cp("t2", 0, 2)};
   commit("s1", -1, "", two);
   commit("s2", -1, "", two);
-  EXPECT_EQ(c_->delete_group("s1"), ErrorCode::none);
+  std::optional<ErrorCode> deleted;
+  c_->delete_group("s1", [&](ErrorCode e) { deleted = e; });
+  EXPECT_FALSE(deleted.has_value()) << "answered once the tombstones are durable";
+  journal_store_.drain();
+  EXPECT_EQ(deleted, ErrorCode::none);
+  // Tombstones that fail: their error is the answer, and the next load has the offsets again.
+  std::optional<ErrorCode> offsets_deleted;
+  journal_store_.fail_appends_with = ErrorCode::not_coordinator;
+  c_->delete_offsets("s2", {{"t2", 0, ErrorCode::none}},
+                     [&](ErrorCode e, std::vector<TopicPartitionError>) { offsets_deleted = e; });
+  EXPECT_FALSE(offsets_deleted.has_value());
+  journal_store_.drain();
+  EXPECT_EQ(offsets_deleted, ErrorCode::not_coordinator);
+  journal_store_.fail_appends_with = ErrorCode::none;
   c_->on_topic_deleted("t1");
   journal_store_.drain();
   const auto& log = journal_store_.log(c_->partition_for("s1"));
@@ -249,14 +262,14 @@ TEST_F(JournalTest, ModelBasedRandomOperationsAndReloads) {
         model[g][{r.topic, r.partition}] = r.offset;
       }
     } else if (op < 62) {
-      const ErrorCode e = c_->delete_group(g);  // offsets-only groups are Empty: deletable
+      const ErrorCode e = delete_group(g);  // offsets-only groups are Empty: deletable
       EXPECT_TRUE(e == ErrorCode::none || e == ErrorCode::group_id_not_found)
           << protocol::error_name(e);
       model.erase(g);
     } else if (op < 70) {
       const std::string t = pick(topics);
       std::vector<TopicPartitionError> del{{t, 0, ErrorCode::none}, {t, 1, ErrorCode::none}};
-      (void)c_->delete_offsets(g, del);
+      (void)delete_offsets(g, del);
       model[g].erase({t, 0});
       model[g].erase({t, 1});
     } else if (op < 75) {

@@ -92,13 +92,13 @@ TEST_F(CoordinatorTest, DescribeShowsMembersAndAssignmentsWhenStable) {
 }
 
 TEST_F(CoordinatorTest, DeleteGroup) {
-  EXPECT_EQ(c_->delete_group("nope"), ErrorCode::group_id_not_found);
+  EXPECT_EQ(delete_group("nope"), ErrorCode::group_id_not_found);
   auto [a, gen] = stable_single();
   std::vector<CommitPartition> parts{cp("t1", 0, 5)};
   parts = commit(group_, gen, a, parts);
-  EXPECT_EQ(c_->delete_group(group_), ErrorCode::non_empty_group);
+  EXPECT_EQ(delete_group(group_), ErrorCode::non_empty_group);
   c_->leave(group_, {{a, std::nullopt}});
-  EXPECT_EQ(c_->delete_group(group_), ErrorCode::none);
+  EXPECT_EQ(delete_group(group_), ErrorCode::none);
   EXPECT_TRUE(c_->list().empty());
   std::vector<FetchedPartition> got;
   c_->fetch_offsets(group_, std::nullopt, got);
@@ -110,7 +110,7 @@ TEST_F(CoordinatorTest, OffsetDeleteRefusesSubscribedTopics) {
   std::vector<CommitPartition> parts{cp("t1", 0, 5), cp("t2", 0, 6)};
   parts = commit(group_, gen, a, parts);
   std::vector<TopicPartitionError> del{{"t1", 0, ErrorCode::none}, {"t2", 0, ErrorCode::none}};
-  EXPECT_EQ(c_->delete_offsets(group_, del), ErrorCode::none);
+  EXPECT_EQ(delete_offsets(group_, del), ErrorCode::none);
   EXPECT_EQ(del[0].error, ErrorCode::group_subscribed_to_topic);
   EXPECT_EQ(del[1].error, ErrorCode::none);
   std::vector<FetchedPartition> got;
@@ -118,8 +118,8 @@ TEST_F(CoordinatorTest, OffsetDeleteRefusesSubscribedTopics) {
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].topic, "t1");
   std::vector<TopicPartitionError> none;
-  EXPECT_EQ(c_->delete_offsets("nope", none), ErrorCode::group_id_not_found);
-  EXPECT_EQ(c_->delete_offsets("", none), ErrorCode::invalid_group_id);
+  EXPECT_EQ(delete_offsets("nope", none), ErrorCode::group_id_not_found);
+  EXPECT_EQ(delete_offsets("", none), ErrorCode::invalid_group_id);
 }
 
 TEST_F(CoordinatorTest, TopicDeletionDropsOffsets) {
