@@ -90,6 +90,13 @@ struct Group {
   std::map<std::string, std::string> static_members;  // instance id -> member id
   std::map<std::string, uint64_t> pending_members;    // MEMBER_ID_REQUIRED handshake -> token
   std::map<std::pair<std::string, int32_t>, OffsetEntry> offsets;
+  // Offset writes handed to the journal and not answered yet: how many per key, and per key the
+  // sequence of the last deletion since (a write queued before a deletion never lands in memory;
+  // the deletion's tombstones follow it in the log). `incarnation` tells a group deleted and
+  // created again from the one a write was queued for.
+  uint64_t incarnation = 0;
+  std::map<std::pair<std::string, int32_t>, int> pending_offsets;
+  std::map<std::pair<std::string, int32_t>, uint64_t> deleted_at;
   int64_t empty_since_ms = 0;  // wall clock when the group last became Empty
   // The pending join completion (rebalance or initial delay) timer.
   uint64_t join_timer = 0;

@@ -96,6 +96,7 @@ Group& GroupCoordinator::get_or_create(const std::string& id) {
   Group& g = groups_[id];
   if (g.id.empty() && g.members.empty()) {
     g.id = id;
+    g.incarnation = ++next_seq_;
     g.empty_since_ms = timers_.wall_ms();
   }
   return g;
@@ -138,19 +139,42 @@ void GroupCoordinator::persist(const Group& g, std::function<void(ErrorCode)> do
 void GroupCoordinator::write_tombstones(const std::string& group_id,
                                         const std::vector<OffsetKey>& keys, bool group_too,
                                         ErrorCallback done) {
-  std::vector<JournalRecord> recs;
-  for (const auto& k : keys) recs.push_back({records::offset_key(k), std::nullopt});
-  if (group_too) recs.push_back({records::group_key(group_id), std::nullopt});
-  if (recs.empty()) {
+  // In writes of at most ~256 KiB (tombstones need no atomicity; one write over the topic's
+  // max.message.bytes would be refused whole): `done` gets the first error, after the last.
+  constexpr size_t kChunkBytes = size_t{256} << 10;
+  std::vector<std::vector<JournalRecord>> chunks(1);
+  size_t bytes = 0;
+  auto add = [&](std::string key) {
+    if (bytes + key.size() > kChunkBytes && !chunks.back().empty()) {
+      chunks.emplace_back();
+      bytes = 0;
+    }
+    bytes += key.size() + 32;
+    chunks.back().push_back({std::move(key), std::nullopt});
+  };
+  for (const auto& k : keys) add(records::offset_key(k));
+  if (group_too) add(records::group_key(group_id));  // last: the group goes once all else did
+  if (chunks.back().empty()) {
     if (done) deferred_.push_back([done = std::move(done)] { done(ErrorCode::none); });
     return;
   }
-  write(group_id, std::move(recs), [group_id, done = std::move(done)](ErrorCode e, int64_t) {
-    if (e != ErrorCode::none) {
-      spdlog::warn("tombstones of group {} not written: {}", group_id, protocol::error_name(e));
-    }
-    if (done) done(e);
-  });
+  struct Outcome {
+    size_t left;
+    ErrorCode first = ErrorCode::none;
+    ErrorCallback done;
+  };
+  auto outcome =
+      std::make_shared<Outcome>(Outcome{chunks.size(), ErrorCode::none, std::move(done)});
+  for (auto& chunk : chunks) {
+    // The answers of one partition's writes all come from one thread, so `outcome` needs no lock.
+    write(group_id, std::move(chunk), [group_id, outcome](ErrorCode e, int64_t) {
+      if (e != ErrorCode::none) {
+        spdlog::warn("tombstones of group {} not written: {}", group_id, protocol::error_name(e));
+        if (outcome->first == ErrorCode::none) outcome->first = e;
+      }
+      if (--outcome->left == 0 && outcome->done) outcome->done(outcome->first);
+    });
+  }
 }
 
 // ---------------------------------------------------------------- JoinGroup

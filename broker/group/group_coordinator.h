@@ -271,6 +271,7 @@ class GroupCoordinator {
   mutable std::mutex mu_;
   std::map<int32_t, Ownership> owned_;  // by journal partition; absent = not owned
   int64_t next_local_offset_ = 0;       // orders completions without a journal
+  uint64_t next_seq_ = 0;               // group incarnations, offset writes and deletions
   std::map<std::string, Group> groups_;
   Deferred deferred_;  // callbacks to run once mu_ is released
   uint64_t next_token_ = 1;

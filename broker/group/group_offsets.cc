@@ -93,32 +93,51 @@ void GroupCoordinator::write_offsets(const std::string& group_id, int64_t retent
   if (batch.empty()) return finish();
   // Visible to OffsetFetch once durable, and only while this broker still owns the partition.
   const uint64_t token = owned_.at(partition_for(group_id)).token;  // owned: checked above
-  write(group_id, std::move(recs),
-        [this, token, group_id, batch = std::move(batch), parts = std::move(parts),
-         done = std::move(done)](ErrorCode e, int64_t last_offset) mutable {
-          {
-            Locked relk(*this);
-            auto o = owned_.find(partition_for(group_id));
-            if (e == ErrorCode::none && (o == owned_.end() || o->second.token != token ||
-                                         o->second.state != Ownership::State::loaded)) {
-              e = ErrorCode::not_coordinator;
-            }
-            if (e != ErrorCode::none) {
-              spdlog::warn("committing offsets of group {} failed: {}", group_id,
-                           protocol::error_name(e));
-              for (auto& [i, entry] : batch) parts[i].error = e;
-            } else {
-              Group& g = get_or_create(group_id);
-              for (auto& [i, entry] : batch) {
-                OffsetEntry& slot = g.offsets[{parts[i].topic, parts[i].partition}];
-                if (slot.log_offset > last_offset) continue;  // a newer commit completed first
-                entry.log_offset = last_offset;
-                slot = std::move(entry);
+  Group& queued_for = get_or_create(group_id);
+  const uint64_t incarnation = queued_for.incarnation;
+  const uint64_t seq = ++next_seq_;
+  for (auto& [i, entry] : batch) ++queued_for.pending_offsets[{parts[i].topic, parts[i].partition}];
+  write(
+      group_id, std::move(recs),
+      [this, token, group_id, incarnation, seq, batch = std::move(batch), parts = std::move(parts),
+       done = std::move(done)](ErrorCode e, int64_t last_offset) mutable {
+        {
+          Locked relk(*this);
+          auto o = owned_.find(partition_for(group_id));
+          if (e == ErrorCode::none && (o == owned_.end() || o->second.token != token ||
+                                       o->second.state != Ownership::State::loaded)) {
+            e = ErrorCode::not_coordinator;
+          }
+          // Deleted (and maybe created again) since: the deletion's tombstones cover this write.
+          Group* g = find(group_id);
+          if (g && g->incarnation != incarnation) g = nullptr;
+          if (e != ErrorCode::none) {
+            spdlog::warn("committing offsets of group {} failed: {}", group_id,
+                         protocol::error_name(e));
+            for (auto& [i, entry] : batch) parts[i].error = e;
+          }
+          if (g) {
+            for (auto& [i, entry] : batch) {
+              const std::pair<std::string, int32_t> key{parts[i].topic, parts[i].partition};
+              auto deleted = g->deleted_at.find(key);
+              if (e == ErrorCode::none &&
+                  (deleted == g->deleted_at.end() || deleted->second < seq)) {
+                OffsetEntry& slot = g->offsets[key];
+                if (slot.log_offset <= last_offset) {  // else a newer commit completed first
+                  entry.log_offset = last_offset;
+                  slot = std::move(entry);
+                }
+              }
+              auto pending = g->pending_offsets.find(key);
+              if (pending != g->pending_offsets.end() && --pending->second == 0) {
+                g->pending_offsets.erase(pending);
               }
             }
+            if (g->pending_offsets.empty()) g->deleted_at.clear();  // no write from before
           }
-          done(std::move(parts));
-        });
+        }
+        done(std::move(parts));
+      });
 }
 
 ErrorCode GroupCoordinator::fetch_offsets(
@@ -207,8 +226,12 @@ void GroupCoordinator::delete_group(const std::string& group_id, ErrorCallback d
   Group* g = find(group_id);
   if (!g) return reply(ErrorCode::group_id_not_found);
   if (g->state != GroupState::empty) return reply(ErrorCode::non_empty_group);
+  // Offsets still being written too: their records are in the log before these tombstones.
   std::vector<OffsetKey> keys;
   for (const auto& [tp, e] : g->offsets) keys.push_back({group_id, tp.first, tp.second});
+  for (const auto& [tp, n] : g->pending_offsets) {
+    if (!g->offsets.count(tp)) keys.push_back({group_id, tp.first, tp.second});
+  }
   write_tombstones(group_id, keys, true, std::move(done));
   if (g->join_timer) timers_.cancel(g->join_timer);
   groups_.erase(group_id);
@@ -247,7 +270,13 @@ void GroupCoordinator::delete_offsets(const std::string& group_id,
       p.error = ErrorCode::group_subscribed_to_topic;
       continue;
     }
-    if (g->offsets.count({p.topic, p.partition})) keys.push_back({group_id, p.topic, p.partition});
+    const std::pair<std::string, int32_t> key{p.topic, p.partition};
+    if (g->pending_offsets.count(key)) {
+      g->deleted_at[key] = ++next_seq_;  // a commit answered after this must not bring it back
+    } else if (!g->offsets.count(key)) {
+      continue;
+    }
+    keys.push_back({group_id, p.topic, p.partition});
   }
   for (const auto& k : keys) g->offsets.erase({k.topic, k.partition});
   write_tombstones(group_id, keys, false,
@@ -304,7 +333,8 @@ void GroupCoordinator::expire_offsets() {
     }
     expired += keys.size();
     for (const auto& k : keys) g.offsets.erase({k.topic, k.partition});
-    const bool gone = g.offsets.empty() && g.members.empty();
+    // A group whose first commit is still being written stays: that commit lands in it.
+    const bool gone = g.offsets.empty() && g.members.empty() && g.pending_offsets.empty();
     write_tombstones(id, keys, gone);
     if (gone) dead.push_back(id);
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <span>
+#include <utility>
 
 #include "broker/cluster/cluster_node.h"
 #include "broker/group/group_records.h"
@@ -87,8 +88,14 @@ class LogGroupJournal::Wait : public std::enable_shared_from_this<Wait> {
     finished_ = true;
     timer_.cancel();
     watch_.reset();
-    boost::asio::post(j_.io_, [answers = std::move(answers_), e] {
-      for (const auto& a : answers) a.done(e, a.last_offset);
+    boost::asio::post(j_.io_, [answers = std::move(answers_), e, name = j_.options_.name] {
+      for (const auto& a : answers) {
+        try {  // one throwing answer must not strand the other writes of the batch
+          a.done(e, a.last_offset);
+        } catch (const std::exception& ex) {
+          spdlog::error("answering a write to {} failed: {}", name, ex.what());
+        }
+      }
     });
   }
 
@@ -274,7 +281,7 @@ void LogGroupJournal::writer() {
     for (auto& [p, writes] : by_partition) {
       if (stopping && cluster_) {
         // The replica manager has stopped: nothing would replicate them or wake their waits.
-        for (Queued* w : writes) fail(std::move(w->done), ErrorCode::not_coordinator);
+        for (Queued* w : writes) fail(std::exchange(w->done, nullptr), ErrorCode::not_coordinator);
         continue;
       }
       // On a single node the writes queued before stop() are still written (and fsynced).
@@ -283,7 +290,7 @@ void LogGroupJournal::writer() {
       } catch (const std::exception& e) {
         spdlog::error("writing to {}-{} failed: {}", options_.name, p, e.what());
         for (Queued* w : writes) {
-          if (w->done) fail(std::move(w->done), ErrorCode::coordinator_not_available);
+          if (w->done) fail(std::exchange(w->done, nullptr), ErrorCode::coordinator_not_available);
         }
       }
     }
@@ -311,7 +318,7 @@ void LogGroupJournal::write_partition(int32_t partition, std::vector<Queued*>& w
   if (!topic || !topic->partition(partition)) {
     const ErrorCode e =
         !topic && !cluster_ ? ErrorCode::coordinator_not_available : ErrorCode::not_coordinator;
-    for (Queued* w : writes) fail(std::move(w->done), e);
+    for (Queued* w : writes) fail(std::exchange(w->done, nullptr), e);
     return;
   }
   // Runs of consecutive writes of one leader term within max.message.bytes, by an upper bound of
@@ -343,7 +350,7 @@ void LogGroupJournal::write_partition(int32_t partition, std::vector<Queued*>& w
 void LogGroupJournal::append_run(int32_t partition, const std::shared_ptr<const TopicEntry>& topic,
                                  std::span<Queued* const> run) {
   auto fail_all = [&](ErrorCode e) {
-    for (Queued* w : run) fail(std::move(w->done), e);
+    for (Queued* w : run) fail(std::exchange(w->done, nullptr), e);
   };
   storage::PartitionLog* log = topic->partition(partition);
   const int32_t epoch = run.front()->epoch;
@@ -386,7 +393,7 @@ void LogGroupJournal::append_run(int32_t partition, const std::shared_ptr<const 
   std::vector<Answer> answers;
   answers.reserve(run.size());
   for (size_t i = 0; i < run.size(); ++i) {
-    answers.push_back({std::move(run[i]->done), info->base_offset + last_deltas[i]});
+    answers.push_back({std::exchange(run[i]->done, nullptr), info->base_offset + last_deltas[i]});
   }
   auto wait = std::make_shared<Wait>(*this, topic, partition, info->last_offset + 1, epoch,
                                      std::move(answers));

@@ -266,6 +266,9 @@ Answer<bool> SchemaRegistry::write_locked(std::vector<group::JournalRecord> reco
   }
   const protocol::ErrorCode e = result.get();
   if (e != protocol::ErrorCode::none) {
+    // In a cluster a write refused after its append (its commit timeout, a lost leadership) may
+    // still become committed: the next write reads the topic first.
+    stale_ = true;
     return fail<bool>(
         err(500, 50001,
             "Error while writing to the schemas topic: " + std::string(protocol::error_name(e))));

@@ -46,6 +46,10 @@ class MemJournal : public group::GroupJournal {
       if (fail_next) {
         fail_next = false;
         e = protocol::ErrorCode::not_coordinator;
+      } else if (written_but_failed_next) {  // a cluster's commit timeout: the record stays
+        written_but_failed_next = false;
+        e = protocol::ErrorCode::coordinator_not_available;
+        for (auto& r : records) log_.push_back(std::move(r));
       } else {
         for (auto& r : records) log_.push_back(std::move(r));
       }
@@ -70,6 +74,7 @@ class MemJournal : public group::GroupJournal {
     if (held_) held_(protocol::ErrorCode::none, 0);
   }
   bool fail_next = false;
+  bool written_but_failed_next = false;
   bool hold_next = false;
 
  private:
@@ -271,6 +276,18 @@ TEST(SchemaRegistry, AnAppendWithoutAnswerMakesTheNextWriteReadTheTopicFirst) {
   ASSERT_TRUE(next.ok()) << next.error.message;
   EXPECT_EQ(*next.value, 2) << "id 1 is in the topic: never handed out twice";
   EXPECT_EQ(reg.subjects(false), (std::vector<std::string>{"s", "t"}));
+}
+
+TEST(SchemaRegistry, AFailedAnswerForAWrittenRecordMakesTheNextWriteReadTheTopicFirst) {
+  MemJournal j;
+  SchemaRegistry reg(j);
+  j.written_but_failed_next = true;
+  auto failed = reg.register_schema("s", avro(record_schema("A", 1)));
+  EXPECT_EQ(failed.error.error_code, 50001);
+  EXPECT_TRUE(reg.subjects(false).empty());
+  auto next = reg.register_schema("t", avro(record_schema("B", 1)));
+  ASSERT_TRUE(next.ok()) << next.error.message;
+  EXPECT_EQ(*next.value, 2) << "id 1 is in the topic: never handed out twice";
 }
 
 // A broker that is not the writer keeps a copy: rebuilt from a prefix of the topic (its replica's

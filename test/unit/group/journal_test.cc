@@ -120,6 +120,60 @@ TEST_F(JournalTest, DeletionsWriteTombstonesThatSurviveReload) {
   EXPECT_EQ(offsets_of("s2"), (std::map<std::pair<std::string, int32_t>, int64_t>{{{"t2", 0}, 2}}));
 }
 
+// A commit still being written when its group (or its offset) is deleted: the commit is answered,
+// but neither memory nor a reload brings back what the deletion was answered for.
+TEST_F(JournalTest, DeletionsCoverCommitsStillBeingWritten) {
+  using Offsets = std::map<std::pair<std::string, int32_t>, int64_t>;
+  commit("s", -1, "", {cp("t", 0, 1)});
+  std::optional<std::vector<CommitPartition>> out;
+  auto answered = [&](std::vector<CommitPartition> r) { out = std::move(r); };
+  c_->commit("s", -1, "", std::nullopt, -1, {cp("t", 1, 7)}, answered);
+  std::optional<ErrorCode> deleted;
+  c_->delete_group("s", [&](ErrorCode e) { deleted = e; });
+  journal_store_.drain();
+  ASSERT_TRUE(out.has_value());
+  EXPECT_EQ((*out)[0].error, ErrorCode::none);
+  EXPECT_EQ(deleted, ErrorCode::none);
+  EXPECT_TRUE(offsets_of("s").empty()) << "the group is not created again by the late commit";
+
+  commit("s2", -1, "", {cp("t", 0, 1)});
+  out.reset();
+  c_->commit("s2", -1, "", std::nullopt, -1, {cp("t", 1, 9)}, answered);
+  std::optional<ErrorCode> offsets_deleted;
+  c_->delete_offsets("s2", {{"t", 1, ErrorCode::none}},
+                     [&](ErrorCode e, std::vector<TopicPartitionError>) { offsets_deleted = e; });
+  journal_store_.drain_reversed();  // the tombstone answered before the commit
+  ASSERT_TRUE(out.has_value());
+  EXPECT_EQ((*out)[0].error, ErrorCode::none);
+  EXPECT_EQ(offsets_deleted, ErrorCode::none);
+  EXPECT_EQ(offsets_of("s2"), (Offsets{{{"t", 0}, 1}}));
+  // A commit after the deletion lands again.
+  commit("s2", -1, "", {cp("t", 1, 10)});
+  EXPECT_EQ(offsets_of("s2"), (Offsets{{{"t", 0}, 1}, {{"t", 1}, 10}}));
+  reopen();
+  EXPECT_TRUE(offsets_of("s").empty()) << "the tombstones follow the commit in the log";
+  EXPECT_EQ(offsets_of("s2"), (Offsets{{{"t", 0}, 1}, {{"t", 1}, 10}}));
+}
+
+// A group with more offsets than one batch may hold is deleted in several writes, answered once
+// all of them are durable.
+TEST_F(JournalTest, ManyOffsetsAreDeletedInSeveralWrites) {
+  const std::string topic(200, 't');
+  std::vector<CommitPartition> parts;
+  for (int32_t p = 0; p < 2000; ++p) parts.push_back(cp(topic, p, p));
+  commit("big", -1, "", parts);
+  EXPECT_EQ(offsets_of("big").size(), 2000u);
+  const int before = journal_store_.appends;
+  std::optional<ErrorCode> deleted;
+  c_->delete_group("big", [&](ErrorCode e) { deleted = e; });
+  EXPECT_GE(journal_store_.appends - before, 2) << "~420 KB of tombstones in writes of 256 KiB";
+  EXPECT_FALSE(deleted.has_value());
+  journal_store_.drain();
+  EXPECT_EQ(deleted, ErrorCode::none);
+  reopen();
+  EXPECT_TRUE(offsets_of("big").empty());
+}
+
 TEST_F(JournalTest, CommitIsAnsweredAndVisibleOnlyOnceDurable) {
   std::optional<std::vector<CommitPartition>> out;
   c_->commit("s", -1, "", std::nullopt, -1, {cp("t", 0, 5)},
