@@ -145,12 +145,14 @@ void GroupCoordinator::write_tombstones(const std::string& group_id,
   std::vector<std::vector<JournalRecord>> chunks(1);
   size_t bytes = 0;
   auto add = [&](std::string key) {
-    if (bytes + key.size() > kChunkBytes && !chunks.back().empty()) {
+    JournalRecord r{std::move(key), std::nullopt};
+    const size_t b = encoded_bound(r);
+    if (bytes + b > kChunkBytes && !chunks.back().empty()) {
       chunks.emplace_back();
       bytes = 0;
     }
-    bytes += key.size() + 32;
-    chunks.back().push_back({std::move(key), std::nullopt});
+    bytes += b;
+    chunks.back().push_back(std::move(r));
   };
   for (const auto& k : keys) add(records::offset_key(k));
   if (group_too) add(records::group_key(group_id));  // last: the group goes once all else did

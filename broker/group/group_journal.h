@@ -4,6 +4,7 @@
 // and the coordinator serves a group only while it owns (leads) that partition and has loaded it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -20,6 +21,13 @@ struct JournalRecord {
   std::string key;
   std::optional<std::string> value;
 };
+
+// An upper bound of `r`'s encoded size inside a record batch: key and value, plus at most 32
+// bytes of lengths, deltas, attributes and header count. Writes are sized by it to stay within
+// the topic's max.message.bytes.
+inline size_t encoded_bound(const JournalRecord& r) {
+  return r.key.size() + (r.value ? r.value->size() : 0) + 32;
+}
 
 class GroupJournal {
  public:

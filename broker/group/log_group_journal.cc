@@ -26,16 +26,15 @@ std::span<const uint8_t> bytes_of(const std::string& s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
 
-// One record batch holding `records` in order (a nullopt value is a tombstone), for the group
-// writes and for the import of an old store alike.
-std::vector<uint8_t> build_batch(std::span<const JournalRecord> records, int64_t now) {
-  protocol::RecordBatchBuilder builder;
+// Adds `records` in order (a nullopt value is a tombstone), for the group writes and for the
+// import of an old store alike.
+void add_records(protocol::RecordBatchBuilder& builder, std::span<const JournalRecord> records,
+                 int64_t now) {
   for (const auto& r : records) {
     std::optional<std::span<const uint8_t>> value;
     if (r.value) value = bytes_of(*r.value);
     builder.add(now, bytes_of(r.key), value);
   }
-  return builder.build();
 }
 
 // An import's batches stay around this size (a group with many offsets is split).
@@ -322,9 +321,7 @@ void LogGroupJournal::write_partition(int32_t partition, std::vector<Queued*>& w
     return;
   }
   // Runs of consecutive writes of one leader term within max.message.bytes, by an upper bound of
-  // each record's encoded size (lengths, deltas, attributes and the header count take at most 32
-  // bytes); a write beyond the limit alone is built alone and refused.
-  constexpr size_t kRecordOverhead = 32;
+  // each record's encoded size; a write beyond the limit alone is built alone and refused.
   const auto max = static_cast<size_t>(std::max<int64_t>(topic->config.max_message_bytes, 0));
   std::vector<size_t> bytes;
   for (size_t start = 0; start < writes.size();) {
@@ -332,9 +329,7 @@ void LogGroupJournal::write_partition(int32_t partition, std::vector<Queued*>& w
     bytes.clear();
     while (end < writes.size() && writes[end]->epoch == writes[start]->epoch) {
       size_t b = 0;
-      for (const auto& r : writes[end]->records) {
-        b += r.key.size() + (r.value ? r.value->size() : 0) + kRecordOverhead;
-      }
+      for (const auto& r : writes[end]->records) b += encoded_bound(r);
       bytes.push_back(b);
       ++end;
     }
@@ -369,11 +364,7 @@ void LogGroupJournal::append_run(int32_t partition, const std::shared_ptr<const 
   std::vector<int64_t> last_deltas;  // of each write's last record
   last_deltas.reserve(run.size());
   for (Queued* w : run) {
-    for (const auto& r : w->records) {
-      std::optional<std::span<const uint8_t>> value;
-      if (r.value) value = bytes_of(*r.value);
-      builder.add(now, bytes_of(r.key), value);
-    }
+    add_records(builder, w->records, now);
     last_deltas.push_back(builder.record_count() - 1);
   }
   std::vector<uint8_t> batch = builder.build();
@@ -420,10 +411,12 @@ Status LogGroupJournal::import_records(const std::vector<JournalRecord>& records
       size_t n = 0;
       size_t bytes = 0;
       while (n < rest.size() && (n == 0 || bytes < kImportBatchBytes)) {
-        bytes += rest[n].key.size() + (rest[n].value ? rest[n].value->size() : 0);
+        bytes += encoded_bound(rest[n]);
         ++n;
       }
-      std::vector<uint8_t> batch = build_batch(rest.first(n), now);
+      protocol::RecordBatchBuilder builder;
+      add_records(builder, rest.first(n), now);
+      std::vector<uint8_t> batch = builder.build();
       auto info = log->append(batch, now);
       if (!info.ok()) return info.status();
       rest = rest.subspan(n);

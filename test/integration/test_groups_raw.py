@@ -95,10 +95,14 @@ def offset_delete(conn, group, topic, partitions):
     return err, out
 
 
-def delete_groups(conn, groups):
+def delete_groups_list(conn, groups):
     r = conn.request(DELETE_GROUPS, 1, array32([str16(g) for g in groups]))
     r.i32()
-    return dict(r.array(lambda: (r.str16(), r.i16())))
+    return r.array(lambda: (r.str16(), r.i16()))
+
+
+def delete_groups(conn, groups):
+    return dict(delete_groups_list(conn, groups))
 
 
 class GroupsRawTest(itutil.BrokerTestCase):
@@ -233,7 +237,9 @@ class GroupsRawTest(itutil.BrokerTestCase):
             self.assertEqual(err, NONE)
             self.assertEqual(parts, {(self.topic, 0): NONE, (self.topic, 9): UNKNOWN_TOPIC})
             self.assertEqual(fetch_v5(c, group, self.topic, [0])[1][(self.topic, 0)][0], -1)
-            self.assertEqual(delete_groups(c, [group]), {group: NONE})
+            # A name given twice is one group: deleted, answered once (Kafka answers distinct names).
+            self.assertEqual(delete_groups_list(c, [group, "never-seen-4", group]),
+                             [(group, NONE), ("never-seen-4", GROUP_ID_NOT_FOUND)])
             self.assertEqual(delete_groups(c, [group]), {group: GROUP_ID_NOT_FOUND})
 
     def test_join_waits_for_rebalance_and_keeps_response_order(self):
