@@ -28,6 +28,7 @@ std::span<const uint8_t> as_span(std::string_view s) {
 }  // namespace
 
 WriteResult PkState::write(const WriteInput& input, int64_t now_ms, const AppendFn& append) {
+  quiet_perf_context();
   WriteResult out;
   std::lock_guard wl(write_mu_);
   WritingScope writing(this);

@@ -106,6 +106,7 @@ Result<AsOfResult> PkState::lookup_as_of(std::span<const uint8_t> key, const AsO
 }
 
 Result<PkState::HistoryReader> PkState::history_reader() const {
+  quiet_perf_context();
   if (!options_.table.history) {
     return Status(Errc::invalid_argument,
                   "the table keeps no history (created without table.history.enabled=true)");

@@ -14,6 +14,7 @@ namespace rf = row_format;
 Result<PrefixPage> PkState::prefix_lookup(std::span<const uint8_t> prefix,
                                           std::optional<std::span<const uint8_t>> cursor,
                                           uint32_t limit) const {
+  quiet_perf_context();
   auto db_lock = read_lock();
   if (!db_lock) return Status(Errc::shutting_down, "primary-key state is closed");
   std::string lo;

@@ -105,6 +105,7 @@ Status after_images(const protocol::RecordBatchView& batch, int64_t base_offset,
 }  // namespace
 
 Status PkState::apply_changelog(const protocol::RecordBatchView& batch, int64_t base_offset) {
+  quiet_perf_context();
   std::lock_guard wl(write_mu_);
   return apply_changelog_locked(batch, base_offset);
 }
@@ -188,6 +189,7 @@ Status PkState::replay_range_locked(int64_t end) {
 }
 
 Status PkState::replay() {
+  quiet_perf_context();
   if (options_.replicated) return Status::Ok();  // catches up once its role is known
   const int64_t end = log_.high_watermark();
   int64_t from = applied_offset() + 1;
@@ -266,6 +268,7 @@ PkState::WritingScope::WritingScope(const PkState* s) : previous_(tl_writing) { 
 PkState::WritingScope::~WritingScope() { tl_writing = previous_; }
 
 Status PkState::apply_committed(int64_t hw) {
+  quiet_perf_context();
   if (tl_writing == this) return Status::Ok();  // inside write(): the writer calls again
   std::lock_guard wl(write_mu_);
   if (failed_) STRATA_RETURN_IF_ERROR(heal_locked());

@@ -113,6 +113,7 @@ Result<std::shared_ptr<PkSnapshot>> PkState::open_snapshot() {
 Result<ScanPage> PkState::scan(const PkSnapshot& snapshot,
                                std::optional<std::span<const uint8_t>> after, uint32_t limit,
                                size_t max_bytes) const {
+  quiet_perf_context();
   // TTL: rows expired by the table's TTL are never returned.
   const int64_t now = now_ms();
   return snapshot.scan(after, limit, max_bytes,

@@ -5,6 +5,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/listener.h>
+#include <rocksdb/perf_level.h>
 #include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
@@ -202,6 +203,14 @@ Status PkState::flush() {
 uint64_t PkState::log_syncs() const { return listener_->syncs_.load(); }
 uint64_t PkState::log_sync_failures() const { return listener_->failures_.load(); }
 
+// RocksDB counts into a thread-local perf context on every read and write unless the thread turns
+// it off (its default level is kEnableCount); nothing here reads those counters, and with a shared
+// librocksdb each access is a general-dynamic TLS lookup. Measured (callgrind, strata-perf
+// pk-apply): 16 % of the apply's instructions, 4 % of compute's, 17 % of the raw puts'. The level
+// is per thread and the threads calling in are many (I/O, pools, replication), so the hot entry
+// points set it; one thread-local store each.
+void PkState::quiet_perf_context() { rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable); }
+
 int32_t PkState::partition_for(std::span<const uint8_t> key) const {
   return partition_for_key(options_.table.partitioner, key, options_.partition_count);
 }
@@ -369,6 +378,7 @@ Status PkState::apply_front() {
 }
 
 Status PkState::apply_at(int64_t offset) {
+  quiet_perf_context();
   std::lock_guard wl(write_mu_);
   if (failed_) STRATA_RETURN_IF_ERROR(heal_locked());
   while (overlay_.ready(offset)) STRATA_RETURN_IF_ERROR(apply_front());
@@ -405,6 +415,7 @@ Result<LookupResult> PkState::lookup(std::span<const uint8_t> key) const {
 
 Status PkState::lookup_many(std::span<const std::span<const uint8_t>> keys,
                             std::vector<LookupResult>& out) const {
+  quiet_perf_context();
   out.assign(keys.size(), LookupResult{});
   if (keys.empty()) return Status::Ok();
   auto lk = read_lock();

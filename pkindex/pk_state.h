@@ -387,6 +387,8 @@ class PkState {
   static constexpr int64_t kPressureQuietMs = 1000;
   Result<MemtableStep> tend_memtable(int64_t now_ms, int64_t idle_ms);
   static int64_t steady_ms();
+  // Turns off RocksDB's per-thread perf context for the calling thread (see pk_state.cc).
+  static void quiet_perf_context();
 
  private:
   struct Computed {
