@@ -204,11 +204,12 @@ uint64_t PkState::log_syncs() const { return listener_->syncs_.load(); }
 uint64_t PkState::log_sync_failures() const { return listener_->failures_.load(); }
 
 // RocksDB counts into a thread-local perf context on every read and write unless the thread turns
-// it off (its default level is kEnableCount); nothing here reads those counters, and with a shared
-// librocksdb each access is a general-dynamic TLS lookup. Measured (callgrind, strata-perf
-// pk-apply): 16 % of the apply's instructions, 4 % of compute's, 17 % of the raw puts'. The level
-// is per thread and the threads calling in are many (I/O, pools, replication), so the hot entry
-// points set it; one thread-local store each.
+// it off (its default level is kEnableCount); nothing here reads those counters (metrics use
+// rocksdb::Statistics, which this does not affect), and with a shared librocksdb each access is
+// a general-dynamic TLS lookup. Measured (callgrind, strata-perf pk-apply): 16 % of the apply's
+// instructions, 17 % of the raw puts'. The level is per thread and stays set, and the threads
+// calling in are many (I/O, pools, replication), so the hot entry points set it; one
+// thread-local store each. Per-thread perf-context diagnostics would have to set it back.
 void PkState::quiet_perf_context() { rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable); }
 
 int32_t PkState::partition_for(std::span<const uint8_t> key) const {

@@ -16,6 +16,7 @@ namespace rf = row_format;
 
 Result<storage::PartitionLog::AppendInfo> PkState::end_transaction(int64_t producer_id, bool commit,
                                                                    const MarkerAppendFn& append) {
+  quiet_perf_context();
   std::lock_guard wl(write_mu_);
   WritingScope writing(this);
   if (failed_) STRATA_RETURN_IF_ERROR(heal_locked());
