@@ -181,10 +181,14 @@ TEST(ReplicaManager, LaggingFollowerLeavesTheIsrAndRejoinsOnceCaughtUp) {
   ASSERT_TRUE(eventually([&] { return f.stored("t").isr == std::vector<int32_t>{1, 2}; }));
   EXPECT_EQ(f.stored("t").partition_epoch, 3);
   EXPECT_TRUE(eventually([&] { return f.manager.load()->isr("t", 0).size() == 2; }));
-  const auto st = f.manager.load()->stats();
-  EXPECT_EQ(st.isr_shrinks, 1u);
-  EXPECT_EQ(st.isr_expands, 1u);
-  EXPECT_EQ(st.isr_write_conflicts, 0u);
+  // The counters move just after the ISR they count is visible: wait for them too.
+  EXPECT_TRUE(eventually([&] {
+    const auto st = f.manager.load()->stats();
+    return st.isr_shrinks == 1u && st.isr_expands == 1u;
+  })) << "shrinks "
+      << f.manager.load()->stats().isr_shrinks << ", expands "
+      << f.manager.load()->stats().isr_expands;
+  EXPECT_EQ(f.manager.load()->stats().isr_write_conflicts, 0u);
 }
 
 TEST(ReplicaManager, ReplicaAddedByAReassignmentJoinsTheIsrAndTheReassignmentStays) {
