@@ -139,15 +139,17 @@ void GroupCoordinator::persist(const Group& g, std::function<void(ErrorCode)> do
 void GroupCoordinator::write_tombstones(const std::string& group_id,
                                         const std::vector<OffsetKey>& keys, bool group_too,
                                         ErrorCallback done) {
-  // In writes of at most ~256 KiB (tombstones need no atomicity; one write over the topic's
-  // max.message.bytes would be refused whole): `done` gets the first error, after the last.
-  constexpr size_t kChunkBytes = size_t{256} << 10;
+  // In writes of at most ~256 KiB, and within what one batch of the topic may hold (tombstones
+  // need no atomicity; one write over the topic's max.message.bytes would be refused whole):
+  // `done` gets the first error, after the last.
+  const size_t chunk_bytes =
+      std::min(size_t{256} << 10, journal_ ? journal_->max_write_bytes() : size_t{256} << 10);
   std::vector<std::vector<JournalRecord>> chunks(1);
   size_t bytes = 0;
   auto add = [&](std::string key) {
     JournalRecord r{std::move(key), std::nullopt};
     const size_t b = encoded_bound(r);
-    if (bytes + b > kChunkBytes && !chunks.back().empty()) {
+    if (bytes + b > chunk_bytes && !chunks.back().empty()) {
       chunks.emplace_back();
       bytes = 0;
     }
@@ -161,20 +163,24 @@ void GroupCoordinator::write_tombstones(const std::string& group_id,
     return;
   }
   struct Outcome {
+    size_t writes;
     size_t left;
+    size_t failed = 0;
     ErrorCode first = ErrorCode::none;
     ErrorCallback done;
   };
-  auto outcome =
-      std::make_shared<Outcome>(Outcome{chunks.size(), ErrorCode::none, std::move(done)});
+  auto outcome = std::make_shared<Outcome>(
+      Outcome{chunks.size(), chunks.size(), 0, ErrorCode::none, std::move(done)});
   for (auto& chunk : chunks) {
     // The answers of one partition's writes all come from one thread, so `outcome` needs no lock.
     write(group_id, std::move(chunk), [group_id, outcome](ErrorCode e, int64_t) {
-      if (e != ErrorCode::none) {
-        spdlog::warn("tombstones of group {} not written: {}", group_id, protocol::error_name(e));
-        if (outcome->first == ErrorCode::none) outcome->first = e;
+      if (e != ErrorCode::none && outcome->failed++ == 0) outcome->first = e;
+      if (--outcome->left > 0) return;
+      if (outcome->failed > 0) {  // once per deletion, however many writes it took
+        spdlog::warn("tombstones of group {} not written: {} ({} of {} writes failed)", group_id,
+                     protocol::error_name(outcome->first), outcome->failed, outcome->writes);
       }
-      if (--outcome->left == 0 && outcome->done) outcome->done(outcome->first);
+      if (outcome->done) outcome->done(outcome->first);
     });
   }
 }

@@ -47,6 +47,10 @@ class GroupJournal {
   // in-sync replica; fsynced on a single node) or failed. `done` never runs inside append() (the
   // caller may hold its lock), on any thread.
   virtual void append(int32_t partition, std::vector<JournalRecord> records, AppendDone done) = 0;
+  // The most one write may hold, counted by encoded_bound(), and still fit one batch under the
+  // topic's max.message.bytes: a writer that may split (tombstones) keeps its writes within it.
+  // May be 0, or less than one record's bound (a tiny max.message.bytes): such writes fail.
+  virtual size_t max_write_bytes() const = 0;
   // Calls `fn` for every record of `partition` in log order, on the calling thread.
   virtual Status replay(int32_t partition,
                         const std::function<Status(const JournalRecord&)>& fn) = 0;

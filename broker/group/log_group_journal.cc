@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <span>
 #include <utility>
 
@@ -236,6 +237,13 @@ std::shared_ptr<const TopicEntry> LogGroupJournal::local_topic(bool create) {
   }
   spdlog::info("created {} ({} partitions)", options_.name, options_.partitions);
   return created.value();
+}
+
+size_t LogGroupJournal::max_write_bytes() const {
+  auto topic = topics_.find(options_.name);
+  if (!topic) return std::numeric_limits<size_t>::max();
+  const auto max = static_cast<size_t>(std::max<int64_t>(topic->config.max_message_bytes, 0));
+  return max > protocol::batch_format::kHeaderSize ? max - protocol::batch_format::kHeaderSize : 0;
 }
 
 void LogGroupJournal::fail(AppendDone done, ErrorCode e) {

@@ -73,6 +73,10 @@ class LogGroupJournal : public GroupJournal {
   int32_t partitions() const override;
   bool partitions_fixed() const override;
   void append(int32_t partition, std::vector<JournalRecord> records, AppendDone done) override;
+  // max.message.bytes less the batch header (0 when the limit is below a header); unbounded while
+  // the topic does not exist here — a cluster's writes then fail whatever their size; a single
+  // node creates the topic at its first write (with the broker's message.max.bytes).
+  size_t max_write_bytes() const override;
   Status replay(int32_t partition, const std::function<Status(const JournalRecord&)>& fn) override;
   // replay() of the committed records only: those below this broker's replica's high watermark
   // (a follower's copy must not hold what a new leader may truncate). Returns that high

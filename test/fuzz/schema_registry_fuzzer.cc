@@ -12,6 +12,7 @@
 // basic-auth header for its parser.
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -38,6 +39,7 @@ class SyncJournal : public broker::group::GroupJournal {
  public:
   int32_t partitions() const override { return 1; }
   bool partitions_fixed() const override { return true; }
+  size_t max_write_bytes() const override { return std::numeric_limits<size_t>::max(); }
   void append(int32_t, std::vector<broker::group::JournalRecord> records,
               AppendDone done) override {
     if (log_.size() > 10000) log_.clear();

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -33,6 +34,7 @@ class MemJournal : public group::GroupJournal {
   }
   int32_t partitions() const override { return 1; }
   bool partitions_fixed() const override { return true; }
+  size_t max_write_bytes() const override { return std::numeric_limits<size_t>::max(); }
   void append(int32_t, std::vector<group::JournalRecord> records, AppendDone done) override {
     protocol::ErrorCode e = protocol::ErrorCode::none;
     {

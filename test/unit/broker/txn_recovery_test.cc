@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -87,6 +88,7 @@ struct CrashJournal : group::GroupJournal {
 
   int32_t partitions() const override { return static_cast<int32_t>(logs.size()); }
   bool partitions_fixed() const override { return true; }
+  size_t max_write_bytes() const override { return std::numeric_limits<size_t>::max(); }
   void append(int32_t partition, std::vector<group::JournalRecord> records,
               AppendDone done) override {
     pending.push_back({partition, std::move(records), std::move(done)});

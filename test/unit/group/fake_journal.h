@@ -6,6 +6,7 @@
 
 #include <deque>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "broker/group/group_journal.h"
@@ -21,12 +22,17 @@ class FakeJournal : public GroupJournal {
     return static_cast<int32_t>(logs_.size());
   }
   bool partitions_fixed() const override { return fixed; }
+  size_t max_write_bytes() const override { return max_write; }
   // Another partition count (an offsets topic not created yet follows the broker's setting).
   void resize(int32_t partitions) { logs_.resize(static_cast<size_t>(partitions)); }
   void append(int32_t partition, std::vector<JournalRecord> records, AppendDone done) override {
     ++appends;
-    if (fail_appends_with != protocol::ErrorCode::none) {
-      const auto e = fail_appends_with;
+    size_t bytes = 0;
+    for (const auto& r : records) bytes += encoded_bound(r);
+    // As the real journal: a write over the batch limit is refused whole.
+    const auto e =
+        bytes > max_write ? protocol::ErrorCode::invalid_commit_offset_size : fail_appends_with;
+    if (e != protocol::ErrorCode::none) {
       queued_.push_back([done = std::move(done), e] { done(e, -1); });
       return;
     }
@@ -66,6 +72,7 @@ class FakeJournal : public GroupJournal {
 
   protocol::ErrorCode fail_appends_with = protocol::ErrorCode::none;
   bool fixed = true;
+  size_t max_write = std::numeric_limits<size_t>::max();
   mutable int partitions_asked = 0;
   int appends = 0;
   int replays = 0;

@@ -120,6 +120,30 @@ TEST_F(JournalTest, DeletionsWriteTombstonesThatSurviveReload) {
   EXPECT_EQ(offsets_of("s2"), (std::map<std::pair<std::string, int32_t>, int64_t>{{{"t2", 0}, 2}}));
 }
 
+// A group whose tombstones outgrow one batch of the offsets topic (a small max.message.bytes):
+// they are written in several writes that each fit, and the deletion holds after a reload.
+TEST_F(JournalTest, TombstonesOfALargeGroupFitTheTopicsBatchLimit) {
+  std::vector<CommitPartition> many;
+  for (int32_t p = 0; p < 40; ++p) many.push_back(cp("a-topic-with-a-long-name", p, p));
+  ASSERT_EQ(commit("big", -1, "", many).size(), 40u);
+  ASSERT_EQ(offsets_of("big").size(), 40u);
+  const auto& log = journal_store_.log(c_->partition_for("big"));
+  const size_t before = log.size();
+  journal_store_.max_write = 600;  // a few tombstones per write; all of them ≈ 3 KiB
+  const int appends_before = journal_store_.appends;
+  std::optional<ErrorCode> deleted;
+  c_->delete_group("big", [&](ErrorCode e) { deleted = e; });
+  journal_store_.drain();
+  EXPECT_EQ(deleted, ErrorCode::none);
+  EXPECT_GT(journal_store_.appends - appends_before, 2) << "split into several writes";
+  ASSERT_EQ(log.size(), before + 41) << "a tombstone per offset, then the group's";
+  for (size_t i = before; i < log.size(); ++i) EXPECT_FALSE(log[i].value.has_value());
+  EXPECT_EQ(log.back().key, records::group_key("big"));
+  reopen();
+  EXPECT_TRUE(offsets_of("big").empty());
+  EXPECT_FALSE(c_->state_of("big").has_value()) << "the group is gone too";
+}
+
 // A commit still being written when its group (or its offset) is deleted: the commit is answered,
 // but neither memory nor a reload brings back what the deletion was answered for.
 TEST_F(JournalTest, DeletionsCoverCommitsStillBeingWritten) {

@@ -247,6 +247,27 @@ TEST(LogGroupJournal, OversizedWriteRefusedAlone) {
                   .ok());
 }
 
+// What a splitting writer may put in one write: a write of exactly max_write_bytes() (by
+// encoded_bound) fits one batch; one well past it does not.
+TEST(LogGroupJournal, MaxWriteBytesFitsOneBatch) {
+  storage::testing::TempDir dir;
+  Node n(dir.sub("d"), 1);
+  ASSERT_NE(n.journal->local_topic(true), nullptr);
+  const size_t limit = n.journal->max_write_bytes();
+  ASSERT_LT(limit, size_t{1} << 30);
+  auto write = [&](size_t bound) {
+    JournalRecord r{"k", std::string(bound - 1 - 32, 'v')};
+    EXPECT_EQ(encoded_bound(r), bound);
+    std::promise<protocol::ErrorCode> done;
+    n.journal->append(0, {std::move(r)},
+                      [&](protocol::ErrorCode e, int64_t) { done.set_value(e); });
+    return done.get_future().get();
+  };
+  EXPECT_EQ(write(limit), protocol::ErrorCode::none);
+  // The bound overestimates this record's encoding by ~21 bytes: 64 more puts the batch over.
+  EXPECT_EQ(write(limit + 64), protocol::ErrorCode::invalid_commit_offset_size);
+}
+
 TEST(LogGroupJournal, LegacyStoreIsMigratedOnceAndServed) {
   storage::testing::TempDir dir;
   const std::string legacy = dir.sub("d") + "/__strata_groups";
