@@ -70,7 +70,11 @@ struct HandlerDef {
   bool may_block = false;
 };
 
-// Frames `resp` (size prefix + response header + body).
+// Frames `resp` (size prefix + response header + body). A response that cannot be encoded (a
+// string over 32,767 bytes where the version has an int16 length: a member id built from a
+// client id of 32,731 bytes or more, in the JoinGroup answer of that member or of its group's
+// leader, or in DescribeGroups v0-4) is marked unencodable: Responder::send closes the connection
+// instead of sending a string whose length wrapped (a Java broker fails to serialize it too).
 template <typename Resp>
 ResponseFrame encode_response(int16_t api_key, int16_t version, int32_t correlation_id,
                               const Resp& resp) {
@@ -80,6 +84,14 @@ ResponseFrame encode_response(int16_t api_key, int16_t version, int32_t correlat
   h.correlation_id = correlation_id;
   h.encode(w, protocol::response_header_version(api_key, version));
   resp.encode(w, version);
+  if (w.overflowed()) {
+    ResponseFrame unencodable;
+    unencodable.unencodable = "the response to api key " + std::to_string(api_key) + " v" +
+                              std::to_string(version) + " (correlation id " +
+                              std::to_string(correlation_id) +
+                              ") has a string over 32767 bytes, which that version cannot encode";
+    return unencodable;
+  }
   w.patch_int32(0, static_cast<int32_t>(w.total_size() - 4));
   ResponseFrame f;
   f.external = w.external();

@@ -8,6 +8,7 @@
 // set, a session past its lifetime is closed at its next request (broker/dispatch.cc).
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "broker/handlers/handlers.h"
@@ -164,9 +165,10 @@ void sasl_raw_token(Services& svc, const RequestFrame& frame, const Responder& r
   // The server's token, size-prefixed and nothing else (PLAIN's success is an empty one).
   ResponseFrame f;
   const auto n = static_cast<uint32_t>(step.response.size());
-  f.bytes = {static_cast<uint8_t>(n >> 24), static_cast<uint8_t>(n >> 16),
-             static_cast<uint8_t>(n >> 8), static_cast<uint8_t>(n)};
-  f.bytes.insert(f.bytes.end(), step.response.begin(), step.response.end());
+  // Sized once and filled (GCC 12 misreads a 4-byte vector grown by insert as out of bounds).
+  f.bytes.resize(4 + step.response.size());
+  for (int i = 0; i < 4; ++i) f.bytes[i] = static_cast<uint8_t>(n >> (24 - 8 * i));
+  std::copy(step.response.begin(), step.response.end(), f.bytes.begin() + 4);
   responder.send(std::move(f));
 }
 

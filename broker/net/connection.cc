@@ -27,6 +27,7 @@ struct Connection::Tls {
 };
 
 void Responder::send(ResponseFrame frame) const {
+  if (!frame.unencodable.empty()) return close(frame.unencodable);
   conn_->complete(seq_, Connection::SlotState::ready, std::move(frame), {});
 }
 void Responder::no_response(int64_t throttle_ms) const {

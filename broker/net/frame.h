@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -44,6 +45,9 @@ struct ResponseFrame {
   int64_t throttle_ms = 0;
   // Close the connection once this response is written (a failed authentication).
   bool close_after = false;
+  // Non-empty: the response could not be encoded (why); nothing is sent and the connection
+  // closes, its frames before this one written first (Responder::send).
+  std::string unencodable;
 };
 
 }  // namespace strata::broker

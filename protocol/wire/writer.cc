@@ -10,6 +10,7 @@ namespace strata::protocol {
 void Writer::write_float64(double v) { put_be(std::bit_cast<uint64_t>(v)); }
 
 void Writer::write_string(std::string_view s) {
+  if (s.size() > 0x7fff) overflowed_ = true;
   write_int16(static_cast<int16_t>(s.size()));
   write_raw(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size()));
 }

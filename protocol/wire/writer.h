@@ -36,7 +36,11 @@ class Writer {
     buf_.clear();
     external_.clear();
     external_bytes_ = 0;
+    overflowed_ = false;
   }
+  // A string longer than its int16 length can say (32,767 bytes) was written: what the buffer
+  // holds is not a valid encoding and must not be sent (Kafka's generated writers throw).
+  bool overflowed() const { return overflowed_; }
 
   void write_int8(int8_t v) { put_be(static_cast<uint8_t>(v)); }
   void write_int16(int16_t v) { put_be(static_cast<uint16_t>(v)); }
@@ -115,6 +119,7 @@ class Writer {
   std::vector<uint8_t> buf_;
   std::vector<std::pair<size_t, RecordsPart>> external_;
   size_t external_bytes_ = 0;
+  bool overflowed_ = false;
 };
 
 // Materialises buffer + external parts (pread for file parts) into one vector. For tests and

@@ -142,6 +142,42 @@ class GroupsRawTest(itutil.BrokerTestCase):
         for k, v in expect.items():
             self.assertEqual(apis.get(k), v, "api %d" % k)
 
+    def test_member_id_too_long_for_its_version_closes_that_connection(self):
+        # A member id is the client id + "-" + a UUID: from a 32,767-byte client id it no longer
+        # fits JoinGroup v5's int16-length string. The broker must not send the string with a
+        # length that wrapped; it closes that connection (a Java broker fails to serialize it)
+        # and serves on.
+        group = "long-client-" + itutil.unique_topic("g")
+        body = (str16(group) + struct.pack(">ii", 6000, 10000) + str16("") + str16(None) +
+                str16("consumer") + array32([str16("range") + bytes32(subscription([self.topic]))]))
+        with RawConn(self.broker.port, client_id="c" * 32767) as c:
+            c.send_raw(itutil.request_frame(JOIN, 5, 1, body, client_id=c.client_id))
+            self.assertTrue(c.wait_closed(), "the connection stays open")
+        # Flexible versions carry the same member id as a compact string: answered.
+        with RawConn(self.broker.port, client_id="c" * 32767) as c:
+            flex = (itutil.compact_str(group) + struct.pack(">ii", 6000, 10000) +
+                    itutil.compact_str("") + itutil.compact_str(None) +
+                    itutil.compact_str("consumer") +
+                    itutil.compact_array([itutil.compact_str("range") +
+                                          itutil.uvarint(len(subscription([self.topic])) + 1) +
+                                          subscription([self.topic]) + b"\x00"]) +
+                    itutil.compact_str(None) + b"\x00")
+            r = c.request(JOIN, 9, flex, flexible=True)
+            r.i32()  # throttle
+            err = r.i16()
+            r.i32()  # generation
+            r.compact_str()  # protocol type
+            r.compact_str()  # protocol name
+            r.compact_str()  # leader
+            r.i8()  # skip_assignment
+            member = r.compact_str()
+            self.assertEqual(err, MEMBER_ID_REQUIRED)
+            self.assertEqual(len(member), 32767 + 1 + 36)
+            self.assertTrue(member.startswith("c" * 32767 + "-"))
+        with self.conn() as c:
+            self.stable_member(c, group + "-short")
+        self.assertBrokerAlive()
+
     def test_group_state_lives_in_an_internal_topic(self):
         """Committed offsets are records of __consumer_offsets (50 partitions, Metadata marks it
         internal); Produce to it is refused with INVALID_TOPIC_EXCEPTION."""

@@ -5,6 +5,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "protocol/wire/reader.h"
@@ -55,6 +57,22 @@ TEST(Writer, StringsAndArrays) {
   w.write_compact_array_length(3);
   EXPECT_EQ(w.buffer(), (std::vector<uint8_t>{0x00, 0x02, 'a', 'b', 0xff, 0xff, 0x04, 'x', 'y', 'z',
                                               0x00, 0x00, 0x00, 0x02, 0x00, 0x04}));
+}
+
+// An int16-length string holds at most 32,767 bytes: a longer one flags the writer (its bytes
+// must not be sent); compact strings have no such limit; clear() starts over.
+TEST(Writer, StringTooLongForInt16LengthFlagsTheWriter) {
+  Writer w;
+  w.write_string(std::string(0x7fff, 'a'));
+  w.write_nullable_string(std::nullopt);
+  w.write_compact_string(std::string(0x8000, 'b'));
+  EXPECT_FALSE(w.overflowed());
+  w.write_nullable_string(std::string(0x8000, 'c'));
+  EXPECT_TRUE(w.overflowed());
+  w.clear();
+  EXPECT_FALSE(w.overflowed());
+  w.write_string(std::string(0x10000, 'd'));  // would wrap to a length of 0
+  EXPECT_TRUE(w.overflowed());
 }
 
 TEST(Writer, PatchInt32) {
