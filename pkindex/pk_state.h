@@ -387,10 +387,11 @@ class PkState {
   static constexpr int64_t kPressureQuietMs = 1000;
   Result<MemtableStep> tend_memtable(int64_t now_ms, int64_t idle_ms);
   static int64_t steady_ms();
+
+ private:
   // Turns off RocksDB's per-thread perf context for the calling thread (see pk_state.cc).
   static void quiet_perf_context();
 
- private:
   struct Computed {
     Status status;
     std::vector<RecordError> record_errors;
