@@ -22,9 +22,11 @@
 #   registry    the embedded Schema Registry's GET /schemas/ids/{id} (wrk, keep-alive) on a
 #               broker with basic auth vs one without, alternating rounds: requests/s, p99,
 #               broker CPU per request (the reference is the same registry without auth)
-#   growth      tools/bench/bench_growth.py, its own brokers: produce over 1,000 partitions vs 6,
+#   growth      tools/bench/bench_growth.py, its own brokers: produce over 1,000 partitions vs 6
+#               (the same rounds against the mock cluster: the load generator's own ratio),
 #               RSS of idle log and PK partitions, Lookup p99 at 20M keys vs 1M, restart holding
-#               them, 10,000 idle connections (peak RSS, a producer's ratio) (GROWTH_ROUNDS, 3)
+#               them, 10,000 idle connections (peak RSS, a producer's ratio) (GROWTH_ROUNDS, 3;
+#               GROWTH_PARTITIONS_ONLY=1: only the idle log partitions and the 6 vs 1,000 rounds)
 #   restart     broker restart (clean and kill -9) with the lookup table loaded, until a Lookup
 #               answers; in-process pk-restart of a 10M-key partition (clean and crash)
 #   cluster     (only when named in BENCH_SECTIONS; not in the default set, not run in CI)
@@ -412,7 +414,7 @@ if want growth; then
   echo "bench.sh: growth (own brokers): 1,000 vs 6 partitions, idle partitions, Lookups at 20M vs 1M keys, restart, idle connections" >&2
   mkdir -p "$work/growth"
   /usr/bin/python3 "$(dirname "$0")/bench/bench_growth.py" "$BROKER" "$perf" "$work/growth" \
-    "$scale" "${GROWTH_ROUNDS:-3}" "$lookup_seconds" | while read -r line; do
+    "$scale" "${GROWTH_ROUNDS:-3}" "$lookup_seconds" "$mock" | while read -r line; do
     record growth "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["phase"])' "$line")" "$line"
   done
   rm -rf "$work/growth"

@@ -5,7 +5,10 @@ connections, each a ratio within one run (docs/benchmarks.md, "Growth").
    descriptors per idle log partition); then produce into a topic of 6 partitions and one of
    1,000, alternating, ROUNDS paired rounds each with librdkafka's default batching and with
    sticky.partitioning.linger.ms=0 (small batches over every partition): records/s and broker
-   CPU-s. (strata-perf produce writes one topic, so the 1,000 partitions are one topic's.)
+   CPU-s. (strata-perf produce writes one topic, so the 1,000 partitions are one topic's.) The
+   same rounds against librdkafka's in-memory mock cluster (MOCK, when given): the reference's
+   own 1,000 / 6 ratio, i.e. what the load generator loses by itself on these two cores; and the
+   load generator's CPU-s per run (getrusage of the finished child) for both targets.
 2. The same broker: PK tables of 1M and 20M keys x 100 B (scaled; 4 partitions each, the
    broker's default caches: pk.block.cache.bytes 256 MiB, pk.row.cache.bytes 128 MiB, so the
    20M keys outgrow them), then single-key and 16-key Lookups over 4 connections, the two tables
@@ -18,14 +21,16 @@ connections, each a ratio within one run (docs/benchmarks.md, "Growth").
 5. tools/perf/soak_load.py with only its idle connections (10,000 x scale): the broker's peak RSS
    and a producer's throughput with them held against the same producer alone.
 
-Prints one JSON object per measurement on stdout (progress on stderr).
+Prints one JSON object per measurement on stdout (progress on stderr). GROWTH_PARTITIONS_ONLY=1
+stops after step 1 (its idle log partitions and the 6 vs 1,000 partition rounds).
 
-usage: bench_growth.py BROKER PERF WORK SCALE ROUNDS LOOKUP_SECONDS
+usage: bench_growth.py BROKER PERF WORK SCALE ROUNDS LOOKUP_SECONDS [MOCK]
 """
 import atexit
 import json
 import os
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -36,7 +41,9 @@ from proc_cpu import cpu_seconds  # noqa: E402
 
 broker_bin, perf, work = sys.argv[1], sys.argv[2], sys.argv[3]
 scale, rounds, lookup_s = float(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])
+mock_bin = sys.argv[7] if len(sys.argv) > 7 else ""
 IDLE_PK = int(os.environ.get("IDLE_PK_TABLES", "2"))
+PARTITIONS_ONLY = os.environ.get("GROWTH_PARTITIONS_ONLY") == "1"
 SOAK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "perf", "soak_load.py")
 
 
@@ -121,10 +128,44 @@ def create(b, topic, partitions, *configs):
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
 
 
+def children_cpu_s():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def measured(b, *args):
     c0 = cpu_seconds(b.pid)
     j = perf_json(*args)
     return j, cpu_seconds(b.pid) - c0
+
+
+class Mock:
+    """librdkafka's mock cluster (tools/bench/mock-cluster) holding the given topic:partitions."""
+
+    def __init__(self, *topics):
+        self.out = os.path.join(work, "growth-mock.out")
+        with open(self.out, "w") as out:
+            self.proc = subprocess.Popen([mock_bin, *topics], stdout=out,
+                                         stderr=subprocess.DEVNULL)
+        started.append(self.proc)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = open(self.out).readline().strip()
+            if ":" in line:
+                self.bootstrap = line
+                return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        sys.exit("bench_growth: mock-cluster did not start")
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
 
 
 def first_lookup(b, table, keys, t0):
@@ -153,16 +194,30 @@ def main():
          fds_per_partition=(fd1 - fd0) / 1000)
     create(b, "growth-p6", 6)
     create(b, "growth-p1000", 1000)
+    targets = [("strata", b)]
+    mock = None
+    if mock_bin:
+        mock = Mock("growth-p6:6", "growth-p1000:1000")
+        targets.append(("mock", mock))
     records = scaled(2_000_000)
     for producer, props in (("default", []),
                             ("sticky0", ["--producer-prop", "sticky.partitioning.linger.ms=0"])):
         for rep in range(1, rounds + 1):
-            for parts in (6, 1000):
-                j, cpu = measured(b, "produce", "--bootstrap", b.bootstrap,
-                                  "--topic", "growth-p%d" % parts, "--num-records", str(records),
-                                  "--record-size", "100", "--producer-prop", "acks=1", *props)
-                emit(phase="partitions", producer=producer, partitions=parts, rep=rep,
-                     records_per_s=j["records_per_s"], server_cpu_s=cpu)
+            for target, t in targets:  # back to back, so both see the same background load
+                for parts in (6, 1000):
+                    c0 = children_cpu_s()
+                    j, cpu = measured(t, "produce", "--bootstrap", t.bootstrap,
+                                      "--topic", "growth-p%d" % parts,
+                                      "--num-records", str(records), "--record-size", "100",
+                                      "--producer-prop", "acks=1", *props)
+                    emit(phase="partitions", target=target, producer=producer, partitions=parts,
+                         rep=rep, records_per_s=j["records_per_s"], server_cpu_s=cpu,
+                         client_cpu_s=children_cpu_s() - c0)
+    if mock:
+        mock.stop()  # its records stay in memory otherwise
+    if PARTITIONS_ONLY:
+        b.stop()
+        return
 
     # --- 2. Lookups at 1M vs 20M keys --------------------------------------------------------
     sizes = {"small": scaled(1_000_000), "large": scaled(20_000_000)}

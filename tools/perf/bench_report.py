@@ -263,22 +263,48 @@ def main():
         print("\n### Growth (each a ratio within this run; tools/bench/bench_growth.py)\n")
         print("| row | measured | reference | ratio | goal |")
         print("|---|---|---|---:|---|")
-        for producer in ("default", "sticky0"):
-            xs = [x for x in g if x["phase"] == "partitions" and x["producer"] == producer]
+        def partition_pairs(target, producer):
             by_rep = {}
-            for x in xs:
-                by_rep.setdefault(x["rep"], {})[x["partitions"]] = x
-            pairs = [v for v in by_rep.values() if 6 in v and 1000 in v]
+            for x in g:
+                if (x["phase"] == "partitions" and x["producer"] == producer
+                        and x.get("target", "strata") == target):
+                    by_rep.setdefault(x["rep"], {})[x["partitions"]] = x
+            return {rep: v for rep, v in by_rep.items() if 6 in v and 1000 in v}
+
+        def growth_ratio(v):
+            return v[1000]["records_per_s"] / v[6]["records_per_s"] if v[6]["records_per_s"] else 0
+
+        partition_notes = []
+        for producer in ("default", "sticky0"):
+            pairs = partition_pairs("strata", producer)
             if pairs:
-                big = med([v[1000]["records_per_s"] for v in pairs])
-                small = med([v[6]["records_per_s"] for v in pairs])
-                cpus = [v[1000]["server_cpu_s"] / v[6]["server_cpu_s"] for v in pairs
+                vs = list(pairs.values())
+                big = med([v[1000]["records_per_s"] for v in vs])
+                small = med([v[6]["records_per_s"] for v in vs])
+                cpus = [v[1000]["server_cpu_s"] / v[6]["server_cpu_s"] for v in vs
                         if v[6]["server_cpu_s"] > 0]
                 cpu = f"{med(cpus):.2f}x" if cpus else "n/a"
-                ratio = med([v[1000]["records_per_s"] / v[6]["records_per_s"] for v in pairs
-                             if v[6]["records_per_s"] > 0] or [0])
+                ratio = med([growth_ratio(v) for v in vs] or [0])
                 print(f"| produce, 1,000 partitions vs 6 ({producer} batching) | {big:,.0f} rec/s "
                       f"| {small:,.0f} rec/s | {ratio:.2f} (broker CPU {cpu}) | >= 0.8 |")
+            mocks = partition_pairs("mock", producer)
+            both = [r for r in pairs if r in mocks]
+            if both:
+                m = med([growth_ratio(mocks[r]) for r in both])
+                norm = med([growth_ratio(pairs[r]) / growth_ratio(mocks[r]) for r in both
+                            if growth_ratio(mocks[r]) > 0] or [0])
+                def cpu_of(target_pairs, parts, key):
+                    return med([target_pairs[r][parts][key] for r in both])
+                partition_notes.append(
+                    f"- {producer} batching: the mock cluster's own 1,000 / 6 ratio "
+                    f"{m:.2f} (same client, same rounds); Strata's ratio over the mock's "
+                    f"{norm:.2f} (paired). Load generator CPU-s per run, 6 / 1,000 partitions: "
+                    f"against Strata {cpu_of(pairs, 6, 'client_cpu_s'):.2f} / "
+                    f"{cpu_of(pairs, 1000, 'client_cpu_s'):.2f}, against the mock "
+                    f"{cpu_of(mocks, 6, 'client_cpu_s'):.2f} / "
+                    f"{cpu_of(mocks, 1000, 'client_cpu_s'):.2f}; server CPU-s at 1,000 "
+                    f"partitions: Strata {cpu_of(pairs, 1000, 'server_cpu_s'):.2f}, mock "
+                    f"{cpu_of(mocks, 1000, 'server_cpu_s'):.2f}.")
         for phase, label, goal in (("idle-log", "idle log partition", 64),
                                    ("idle-pk", "idle PK partition", 1024)):
             for x in (x for x in g if x["phase"] == phase):
@@ -310,6 +336,10 @@ def main():
             goal = 10 if x["how"] == "clean" else 20
             print(f"| restart ({x['how']}) with {x['pk_keys']:,} PK keys and {x['log_partitions']:,} "
                   f"log partitions: start -> first Lookup | {x['ready_s']:.1f} s | — | — | <= {goal} s |")
+        if partition_notes:
+            print("\nThe partitions rows' reference: the same load generator against librdkafka's "
+                  "mock cluster.\n")
+            print("\n".join(partition_notes))
 
 
 if __name__ == "__main__":
