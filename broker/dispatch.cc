@@ -179,18 +179,24 @@ bool RequestDispatcher::dispatch(std::shared_ptr<RequestFrame> frame, Responder 
     return true;
   }
   if (it->may_block && blocking_) {
-    boost::asio::post(*blocking_, [this, &h = *it, frame = std::move(frame), responder] {
-      run(h, frame, responder);  // catches everything: the connection must hear back
-      responder.handler_returned();
-    });
+    run_on_pool(*it, std::move(frame), std::move(responder));
     return false;
   }
-  run(*it, std::move(frame), responder);
-  return true;
+  if (run(*it, frame, responder, blocking_ == nullptr)) return true;
+  run_on_pool(*it, std::move(frame), std::move(responder));  // the handler asked for the pool
+  return false;
 }
 
-void RequestDispatcher::run(const HandlerDef& h, std::shared_ptr<RequestFrame> frame,
-                            const Responder& responder) {
+void RequestDispatcher::run_on_pool(const HandlerDef& h, std::shared_ptr<RequestFrame> frame,
+                                    Responder responder) {
+  boost::asio::post(*blocking_, [this, &h, frame = std::move(frame), responder] {
+    run(h, frame, responder, true);  // catches everything: the connection must hear back
+    responder.handler_returned();
+  });
+}
+
+bool RequestDispatcher::run(const HandlerDef& h, const std::shared_ptr<RequestFrame>& frame,
+                            const Responder& responder, bool may_block) {
   auto& metrics = svc_.metrics;
   try {
     p::Reader r(frame->bytes.data(), frame->bytes.size());
@@ -200,7 +206,8 @@ void RequestDispatcher::run(const HandlerDef& h, std::shared_ptr<RequestFrame> f
                        frame->api_key,
                        frame->api_version,
                        responder,
-                       std::string(quota::quota_user(responder.session().principal))};
+                       std::string(quota::quota_user(responder.session().principal)),
+                       may_block};
     ctx.header.decode(r, p::request_header_version(frame->api_key, frame->api_version));
     // request_percentage counts the handler's own time (a long-poll's wait is not handler time);
     // it throttles the client's later responses.
@@ -210,6 +217,7 @@ void RequestDispatcher::run(const HandlerDef& h, std::shared_ptr<RequestFrame> f
                                     std::chrono::duration_cast<std::chrono::nanoseconds>(
                                         std::chrono::steady_clock::now() - started)
                                         .count());
+    if (ctx.run_again_blocking && !may_block) return false;
   } catch (const p::DecodeError& e) {
     spdlog::warn("closing {}: malformed api key {} v{} request: {}", responder.peer(),
                  frame->api_key, frame->api_version, e.what());
@@ -227,6 +235,7 @@ void RequestDispatcher::run(const HandlerDef& h, std::shared_ptr<RequestFrame> f
     metrics.request_error(frame->api_key, p::ErrorCode::unknown_server_error);
     responder.close("internal error");
   }
+  return true;
 }
 
 int64_t request_quota_throttle(const RequestContext& ctx) {

@@ -28,7 +28,13 @@ class RequestDispatcher : public Dispatcher {
 
  private:
   bool admit(const RequestFrame& frame, const Responder& responder);
-  void run(const HandlerDef& h, std::shared_ptr<RequestFrame> frame, const Responder& responder);
+  // Runs the handler; false when it asked to run again on the blocking pool
+  // (RequestContext::run_again_blocking) and has not answered. `may_block`: on the pool, or no
+  // pool at all.
+  bool run(const HandlerDef& h, const std::shared_ptr<RequestFrame>& frame,
+           const Responder& responder, bool may_block);
+  // Runs it on the blocking pool; its connection waits for Responder::handler_returned().
+  void run_on_pool(const HandlerDef& h, std::shared_ptr<RequestFrame> frame, Responder responder);
   Services& svc_;
   boost::asio::thread_pool* const blocking_;
 };

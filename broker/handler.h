@@ -3,7 +3,10 @@
 // ApiVersions answer, so nothing is advertised that has no handler. A handler runs on the
 // connection's strand (or, marked may_block, on the blocking pool while its connection waits),
 // decodes its body (a DecodeError closes the connection), and completes ctx.responder exactly
-// once — immediately or later from another thread (Fetch long-polls).
+// once — immediately or later from another thread (Fetch long-polls). A handler that finds only
+// after decoding that its answer needs blocking work (Metadata auto-creating a topic) sets
+// ctx.run_again_blocking and returns without answering: it runs again, from the start, on the
+// blocking pool.
 #pragma once
 
 #include <algorithm>
@@ -35,6 +38,10 @@ struct RequestContext {
   // Kafka's quota user (the principal's name), taken at dispatch: a long-poll answers off the
   // strand, where the Session must not be read.
   std::string quota_user;
+  // Where the handler runs may block (the blocking pool, or a dispatcher without one).
+  bool may_block = false;
+  // Set by a handler where !may_block, returning without an answer: run me on the blocking pool.
+  bool run_again_blocking = false;
 
   // Who sent it (Session: read it where the handler runs, before going asynchronous).
   const std::string& principal() const { return responder.session().principal; }

@@ -1,7 +1,10 @@
 // Metadata (3): brokers (just this one), cluster id, this broker as controller, and topics with
 // their ids, partitions and current leader epochs. Topic list semantics: v0 empty = all topics;
 // v1+ null = all, empty = none. v10+ may name topics by id (v12: unknown id → UNKNOWN_TOPIC_ID).
-// Unknown names are auto-created when auto.create.topics.enable and the request allows it (v4+).
+// Unknown names are auto-created when auto.create.topics.enable and the request allows it (v4+);
+// such a request is answered from the blocking pool (a topic's files created and synced, or an
+// etcd write in cluster mode), not on its connection's I/O thread, whose other connections wait
+// for nothing.
 #include "protocol/messages/metadata.h"
 
 #include <spdlog/spdlog.h>
@@ -77,6 +80,19 @@ void fill_cluster_topic(const cluster::ClusterSnapshot& s, const cluster::TopicR
     if (vp) p.isr_nodes = vp->state.isr;
     p.error_code = p.leader_id < 0 ? ErrorCode::leader_not_available : ErrorCode::none;
   }
+}
+
+// Whether answering may auto-create a topic: a valid name the broker does not know. (The
+// principal's right to create is checked later, where the answer is built.)
+template <typename Known>
+bool may_create_any(const protocol::MetadataRequest& req, Known known) {
+  if (!req.topics) return false;
+  for (const auto& rt : *req.topics) {
+    if (rt.name && !rt.name->empty() && valid_topic_name(*rt.name) && !known(*rt.name)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 void metadata_cluster(RequestContext& ctx, const protocol::MetadataRequest& req) {
@@ -178,6 +194,15 @@ void metadata(RequestContext& ctx, protocol::Reader& body) {
   protocol::MetadataRequest req;
   req.decode(body, ctx.version);
   auto& svc = ctx.svc;
+  if (!ctx.may_block && svc.config.auto_create_topics_enable && req.allow_auto_topic_creation) {
+    const auto view = svc.cluster ? svc.cluster->snapshot() : nullptr;
+    if (may_create_any(req, [&](const std::string& name) {
+          return view ? view->topics.count(name) > 0 : svc.topics.find(name) != nullptr;
+        })) {
+      ctx.run_again_blocking = true;
+      return;
+    }
+  }
   if (svc.cluster) {
     metadata_cluster(ctx, req);
     return;

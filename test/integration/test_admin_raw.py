@@ -4,11 +4,14 @@ documentation and types, AlterConfigs on the cluster-default broker resource, Cr
 negative count, DescribeCluster v0/v1, OffsetForLeaderEpoch v2-v4 across a restart (two leader
 epochs), and DeleteRecords through KafkaJS (admin.deleteTopicRecords): fetches below the new log
 start get OFFSET_OUT_OF_RANGE, ListOffsets earliest moves, beyond the high watermark →
-OFFSET_OUT_OF_RANGE and nothing changes on disk."""
+OFFSET_OUT_OF_RANGE and nothing changes on disk. Also: a Metadata request auto-creating a topic
+does not hold up the other connections of its I/O thread."""
 import json
 import os
 import struct
 import subprocess
+import threading
+import time
 import unittest
 
 import itutil
@@ -298,6 +301,41 @@ class AdminRawTest(BrokerTestCase):
             got = offset_for_leader_epoch(c, 4, topic, [(0, epoch - 1, epoch), (0, epoch + 1, 0),
                                                         (7, -1, 0)])
             self.assertEqual([g[0] for g in got], [74, 75, 3])  # FENCED / UNKNOWN_LEADER_EPOCH
+
+
+
+class AutoCreateOffTheIoThread(BrokerTestCase):
+    """Metadata auto-creating a topic runs on the blocking pool: the one I/O thread (num.io.threads=1)
+    keeps answering its other connections while the topic's partitions are created."""
+    PARTITIONS = 400
+    overrides = {"num.io.threads": "1", "num.partitions": str(PARTITIONS),
+                 "auto.create.topics.enable": "true"}
+
+    def test_other_connections_are_answered_while_a_topic_is_auto_created(self):
+        topic = unique_topic("auto")
+        done = {}
+        with RawConn(self.broker.port) as creator, RawConn(self.broker.port) as other:
+            self.assertEqual(itutil.api_versions(other, 3)[0], 0)  # connected, placed, served
+
+            def create():
+                t0 = time.monotonic()
+                done["md"] = itutil.metadata_v10(creator, [topic], allow_auto_create=True)
+                done["created_s"], done["at"] = time.monotonic() - t0, time.monotonic()
+
+            th = threading.Thread(target=create)
+            th.start()
+            time.sleep(0.05)  # the creator's request is in the broker first
+            self.assertEqual(itutil.api_versions(other, 3)[0], 0)
+            other_at = time.monotonic()
+            th.join(60)
+            self.assertFalse(th.is_alive())
+        self.assertEqual(done["md"][topic]["error"], 0)
+        self.assertEqual(len(done["md"][topic]["partitions"]), self.PARTITIONS)
+        # Meaningful only if the creation outlasted the other request (it does by far here:
+        # hundreds of partitions' files and syncs); before, the other connection's answer waited
+        # for the creation to end.
+        self.assertGreater(done["created_s"], 0.1)
+        self.assertLess(other_at, done["at"], "the other connection waited for the auto-creation")
 
 
 if __name__ == "__main__":

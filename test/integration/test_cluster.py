@@ -34,7 +34,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cluster_clients import DEADLINE, ClusterClientCase, admin  # noqa: E402
 from cluster_harness import Cluster, ClusterTestCase, Etcd, EtcdCluster  # noqa: E402
 from harness import wait_until  # noqa: E402
-from itutil import unique_topic  # noqa: E402
+import itutil  # noqa: E402
+from itutil import RawConn, unique_topic  # noqa: E402
 
 N = 3
 
@@ -178,6 +179,20 @@ class ClusterTest(ClusterClientCase):
             self.assertIn(p.leader, p.replicas)
         # The broker registrations are in etcd under this cluster's prefix.
         self.assertEqual(len(self.etcd.get_prefix(self.cluster.prefix + "/brokers/")), 3)
+
+    def test_metadata_auto_creates_a_topic(self):
+        # Created through the controller's etcd write (on the blocking pool, not the I/O thread).
+        topic = unique_topic("auto")
+        with RawConn(self.cluster.ports[1]) as c:
+            err = itutil.metadata_v10(c, [topic], allow_auto_create=True)[topic]["error"]
+        self.assertIn(err, (0, 5))  # LEADER_NOT_AVAILABLE right after creation, as Kafka answers
+        md = self.wait_metadata(topic, lambda md: len(self.partitions(md, topic)) == 1 and all(
+            p.leader in (1, 2, 3) for p in self.partitions(md, topic).values()),
+            "the auto-created topic with a leader")
+        (p,) = self.partitions(md, topic).values()
+        self.assertEqual(len(p.replicas), 1)  # num.partitions 1, default.replication.factor 1
+        with RawConn(self.cluster.ports[2]) as c:  # the same topic seen by another broker
+            self.assertEqual(itutil.metadata_v10(c, [topic])[topic]["error"], 0)
 
     def test_leader_kill_loses_no_acknowledged_record(self):
         topic = unique_topic("failover")
