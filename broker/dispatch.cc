@@ -217,7 +217,14 @@ bool RequestDispatcher::run(const HandlerDef& h, const std::shared_ptr<RequestFr
                                     std::chrono::duration_cast<std::chrono::nanoseconds>(
                                         std::chrono::steady_clock::now() - started)
                                         .count());
-    if (ctx.run_again_blocking && !may_block) return false;
+    if (ctx.run_again_blocking) {
+      if (!may_block) return false;
+      // Already where it may block: a handler bug, and nothing will answer — close.
+      spdlog::error("closing {}: api key {} v{} handler asked for the blocking pool on it",
+                    responder.peer(), frame->api_key, frame->api_version);
+      metrics.request_error(frame->api_key, p::ErrorCode::unknown_server_error);
+      responder.close("internal error");
+    }
   } catch (const p::DecodeError& e) {
     spdlog::warn("closing {}: malformed api key {} v{} request: {}", responder.peer(),
                  frame->api_key, frame->api_version, e.what());

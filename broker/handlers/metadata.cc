@@ -82,13 +82,24 @@ void fill_cluster_topic(const cluster::ClusterSnapshot& s, const cluster::TopicR
   }
 }
 
-// Whether answering may auto-create a topic: a valid name the broker does not know. (The
-// principal's right to create is checked later, where the answer is built.)
+// Whether answering would create a topic here: a valid name the broker does not know, that the
+// principal may describe and create (checked without audit: the pass that answers audits), and
+// that this broker creates itself (in cluster mode an internal topic is only asked for, from its
+// coordinator, asynchronously). A creation that then fails (a policy, the descriptor budget)
+// has still taken the trip to the pool.
 template <typename Known>
-bool may_create_any(const protocol::MetadataRequest& req, Known known) {
+bool would_create(const RequestContext& ctx, const protocol::MetadataRequest& req, Known known) {
   if (!req.topics) return false;
   for (const auto& rt : *req.topics) {
-    if (rt.name && !rt.name->empty() && valid_topic_name(*rt.name) && !known(*rt.name)) {
+    if (!rt.name || rt.name->empty()) continue;
+    const std::string& name = *rt.name;
+    if (!valid_topic_name(name) || known(name)) continue;
+    if (is_internal_topic(name) && (ctx.svc.cluster || !ctx.svc.internal_topic_journal(name))) {
+      continue;
+    }
+    if (may(ctx, AclOperation::describe, ResourceType::topic, name) &&
+        (may(ctx, AclOperation::create, ResourceType::cluster, security::kClusterName) ||
+         may(ctx, AclOperation::create, ResourceType::topic, name))) {
       return true;
     }
   }
@@ -174,6 +185,10 @@ void metadata_cluster(RequestContext& ctx, const protocol::MetadataRequest& req)
     nt.topic_id = protocol::Uuid::random().to_string();
     nt.partitions = svc.config.num_partitions;
     nt.replication_factor = cluster.options().default_replication_factor;
+    if (!ctx.may_block) {  // deleted since the pre-check found it (a race): the pool creates it
+      ctx.run_again_blocking = true;
+      return;
+    }
     auto created = cluster.create_topic(nt);
     if (created.ok() || created.status().code() == Errc::already_exists) {
       if (created.ok()) {
@@ -196,7 +211,7 @@ void metadata(RequestContext& ctx, protocol::Reader& body) {
   auto& svc = ctx.svc;
   if (!ctx.may_block && svc.config.auto_create_topics_enable && req.allow_auto_topic_creation) {
     const auto view = svc.cluster ? svc.cluster->snapshot() : nullptr;
-    if (may_create_any(req, [&](const std::string& name) {
+    if (would_create(ctx, req, [&](const std::string& name) {
           return view ? view->topics.count(name) > 0 : svc.topics.find(name) != nullptr;
         })) {
       ctx.run_again_blocking = true;
@@ -260,6 +275,10 @@ void metadata(RequestContext& ctx, protocol::Reader& body) {
       if (!t && may_create && !may_auto_create(ctx, name)) {
         refuse(out, name);
         continue;
+      }
+      if (!t && may_create && !ctx.may_block) {  // deleted since the pre-check found it (a race)
+        ctx.run_again_blocking = true;
+        return;
       }
       if (!t && may_create && is_internal_topic(name)) {
         if (auto* journal = svc.internal_topic_journal(name)) {

@@ -181,14 +181,14 @@ class ClusterTest(ClusterClientCase):
         self.assertEqual(len(self.etcd.get_prefix(self.cluster.prefix + "/brokers/")), 3)
 
     def test_metadata_auto_creates_a_topic(self):
-        # Created through the controller's etcd write (on the blocking pool, not the I/O thread).
+        # The receiving broker writes the topic to etcd (from the blocking pool).
         topic = unique_topic("auto")
         with RawConn(self.cluster.ports[1]) as c:
             err = itutil.metadata_v10(c, [topic], allow_auto_create=True)[topic]["error"]
         self.assertIn(err, (0, 5))  # LEADER_NOT_AVAILABLE right after creation, as Kafka answers
         md = self.wait_metadata(topic, lambda md: len(self.partitions(md, topic)) == 1 and all(
             p.leader in (1, 2, 3) for p in self.partitions(md, topic).values()),
-            "the auto-created topic with a leader")
+            "the auto-created topic with a leader", via=self.cluster.address(2))
         (p,) = self.partitions(md, topic).values()
         self.assertEqual(len(p.replicas), 1)  # num.partitions 1, default.replication.factor 1
         with RawConn(self.cluster.ports[2]) as c:  # the same topic seen by another broker
