@@ -163,6 +163,7 @@ Status Broker::start() {
       std::move(listeners), config_.num_recovery_threads_per_data_dir);
   if (!logs.ok()) return logs.status();
   logs_ = std::move(logs.value());
+  logs_->start_write_back(static_cast<uint64_t>(config_.log_segment_write_back_bytes));
   topics_ = std::make_unique<TopicRegistry>(*logs_, *dynamic_->effective());
   STRATA_RETURN_IF_ERROR(topics_->load());
   // primary-key table states, recovered by log replay before serving.

@@ -53,7 +53,32 @@ bool LogManager::valid_topic_name(const std::string& name) {
   });
 }
 
-LogManager::~LogManager() = default;
+LogManager::~LogManager() { stop_write_back(); }
+
+void LogManager::start_write_back(uint64_t bytes) {
+  if (bytes == 0 || write_back_thread_.joinable()) return;
+  write_back_thread_ = std::thread([this, bytes] {
+    std::unique_lock lk(write_back_mu_);
+    while (!write_back_cv_.wait_for(lk, std::chrono::milliseconds(100),
+                                    [this] { return write_back_stop_; })) {
+      lk.unlock();
+      for (auto& log : all_partitions()) {
+        // An error here is the writer's to report: its own fsync sees it too.
+        (void)log->write_back_ahead(bytes);
+      }
+      lk.lock();
+    }
+  });
+}
+
+void LogManager::stop_write_back() {
+  {
+    std::lock_guard lk(write_back_mu_);
+    write_back_stop_ = true;
+  }
+  write_back_cv_.notify_all();
+  if (write_back_thread_.joinable()) write_back_thread_.join();
+}
 
 Result<std::unique_ptr<LogManager>> LogManager::open(
     Env* env, std::vector<std::string> log_dirs, int32_t node_id, ConfigFn config_for,
@@ -343,6 +368,7 @@ Status LogManager::flush_if_due_all(int64_t now_ms) {
 }
 
 Status LogManager::close_all() {
+  stop_write_back();
   std::lock_guard<std::mutex> admin(admin_mu_);
   closed_ = true;
   // Every partition is closed, whatever fails: the first failure is reported.

@@ -8,6 +8,7 @@
 // create/delete are serialised among themselves and do their file I/O outside the lookup lock.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -16,6 +17,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "protocol/base/result.h"
@@ -73,6 +75,9 @@ class LogManager {
 
   Status flush_all();
   Status flush_if_due_all(int64_t now_ms);  // for the broker's log.flush.interval.ms timer
+  // Starts a thread that calls every partition's write_back_ahead(bytes) every 100 ms (0: none;
+  // once). Stopped by close_all() and the destructor.
+  void start_write_back(uint64_t bytes);
   Status close_all();
 
   static bool valid_topic_name(const std::string& name);
@@ -116,6 +121,12 @@ class LogManager {
   std::map<std::string, TopicState> topics_;
   std::map<TopicId, std::string> names_by_id_;
   bool closed_ = false;
+
+  void stop_write_back();
+  std::thread write_back_thread_;
+  std::mutex write_back_mu_;
+  std::condition_variable write_back_cv_;
+  bool write_back_stop_ = false;  // guarded by write_back_mu_
 };
 
 }  // namespace strata::storage

@@ -189,6 +189,29 @@ Status PartitionLog::roll_step(int64_t new_base_offset) {
   return Status::Ok();
 }
 
+Status PartitionLog::write_back_ahead(uint64_t min_bytes) {
+  std::shared_ptr<RandomAccessFile> file;
+  int64_t base = 0;
+  uint64_t size = 0;
+  {
+    // Segment sizes change under the state lock; the reader's descriptor lives as long as `file`
+    // (a roll or a deletion meanwhile only makes the write-back moot).
+    std::shared_lock<std::shared_mutex> state(state_mu_);
+    if (segments_.empty()) return Status::Ok();
+    const Segment& active = *segments_.back();
+    base = active.base_offset();
+    size = active.size();
+    const uint64_t done = written_back_base_.load(std::memory_order_relaxed) == base
+                              ? written_back_size_.load(std::memory_order_relaxed)
+                              : 0;
+    if (size < done + min_bytes) return Status::Ok();
+    file = active.log_file();
+  }
+  written_back_base_.store(base, std::memory_order_relaxed);
+  written_back_size_.store(size, std::memory_order_relaxed);
+  return file->write_back();
+}
+
 Status PartitionLog::flush_locked() {
   if (unflushed_messages_ == 0) return Status::Ok();
   Status st = segments_.back()->sync_log();

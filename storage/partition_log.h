@@ -126,6 +126,14 @@ class PartitionLog {
   Status flush();
   // log.flush.interval.ms: flushes when unflushed data is older than the interval.
   Status flush_if_due(int64_t now_ms);
+  // Writes the active segment's pages to the device (RandomAccessFile::write_back) once
+  // `min_bytes` more have been appended to it since the last time: the fsync a roll makes on the
+  // appending thread (sealing the old segment) then finds little left to write, instead of up to
+  // a whole segment's worth (seconds at log.segment.bytes 1 GiB, with every connection of that
+  // thread waiting). Makes no durability claim. Called by one thread (LogManager's write-back).
+  Status write_back_ahead(uint64_t min_bytes);
+  // Bytes of the active segment written back so far (introspection, tests).
+  uint64_t written_back_bytes() const { return written_back_size_.load(std::memory_order_relaxed); }
   // Flush, seal the active segment, persist the recovery point and the clean-shutdown marker.
   // Later appends fail with Errc::shutting_down; reads keep working.
   Status close();
@@ -361,6 +369,11 @@ class PartitionLog {
   std::atomic<int32_t> leader_epoch_{0};  // stamped by append(); written under append_mu_
   // Replicated mode: become_leader() ran and no follower operation since (guarded by append_mu_).
   bool leading_ = false;
+
+  // write_back_ahead()'s progress: the segment (base offset) and size it last wrote back. Written
+  // by the write-back thread only.
+  std::atomic<int64_t> written_back_base_{-1};
+  std::atomic<uint64_t> written_back_size_{0};
 
   // Guarded by append_mu_.
   int64_t recovery_point_ = 0;

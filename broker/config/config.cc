@@ -228,6 +228,11 @@ KeyTable<BrokerConfig> build_table() {
             kDyn);
   t.integer("log.flush.scheduler.interval.ms", &C::log_flush_scheduler_interval_ms, "1000",
             int64_t{1}, kI64Max, "How often the time-based flush policy is checked.");
+  t.integer("log.segment.write.back.bytes", &C::log_segment_write_back_bytes, "67108864",
+            int64_t{0}, kI64Max,
+            "Write an active segment's pages to disk in the background each time this many more "
+            "bytes were appended to it, so the fsync of a segment roll (on the appending thread) "
+            "has little left to write; 0 = off (the OS writes back on its own).");
   t.integer("log.index.interval.bytes", &C::log_index_interval_bytes, "4096", 0, kI32Max,
             "Bytes between two entries of the sparse offset index.", kDyn);
   t.integer("log.index.size.max.bytes", &C::log_index_size_max_bytes, "10485760", 4, kI32Max,

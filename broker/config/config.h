@@ -56,6 +56,7 @@ struct BrokerConfig {
   int64_t log_flush_interval_messages{};
   int64_t log_flush_interval_ms{};
   int64_t log_flush_scheduler_interval_ms{};
+  int64_t log_segment_write_back_bytes{};  // 0 = off (LogManager::start_write_back)
   int32_t log_index_interval_bytes{};
   int32_t log_index_size_max_bytes{};
   int32_t message_max_bytes{};

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "protocol/wire/uuid.h"
 #include "storage/file_util.h"
@@ -29,6 +31,22 @@ std::unique_ptr<LogManager> open_mgr(Env* env, std::vector<std::string> dirs, in
   auto m = LogManager::open(env, std::move(dirs), node, nullptr);
   EXPECT_TRUE(m.ok()) << m.status().to_string();
   return m.ok() ? std::move(*m) : nullptr;
+}
+
+TEST(LogManager, WriteBackThreadWritesBackActiveSegmentsAndStopsAtClose) {
+  TempDir tmp;
+  auto m = open_mgr(default_env(), {tmp.sub("d1")});
+  ASSERT_TRUE(m->create_topic("wb", 2, {}, id_of(7)).ok());
+  m->start_write_back(4 << 10);
+  append_n(*m->partition("wb", 1), 10, 1000, 0, 1000);  // ~10 KiB: past the step
+  append_n(*m->partition("wb", 0), 1, 1000, 0, 100);    // below it
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (m->partition("wb", 1)->written_back_bytes() == 0) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no write-back within 20 s";
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(m->partition("wb", 0)->written_back_bytes(), 0u);
+  ASSERT_TRUE(m->close_all().ok());  // joins the thread (a hang fails the test by its timeout)
 }
 
 TEST(LogManager, TopicsSurviveReopen) {

@@ -146,6 +146,40 @@ TEST(PartitionLog, RollsBySize) {
   EXPECT_EQ(log->segment_base_offsets().size(), 4u);
 }
 
+TEST(PartitionLog, WritesBackTheActiveSegmentEveryMinBytes) {
+  TempDir tmp;
+  LogConfig config;
+  config.segment_bytes = 64 << 10;
+  auto log = open_log(default_env(), tmp.sub("t-0"), config);
+  const uint64_t step = 8 << 10;
+  ASSERT_TRUE(log->write_back_ahead(step).ok());
+  EXPECT_EQ(log->written_back_bytes(), 0u);  // nothing appended yet
+  append_n(*log, 10, 1000, 0, 1000);         // ~10 KiB
+  const std::string active = segment_log_path(tmp.sub("t-0"), 0);
+  ASSERT_TRUE(log->write_back_ahead(step).ok());  // sync_file_range on the real file
+  EXPECT_EQ(log->written_back_bytes(), file_size(active));
+  const uint64_t first = log->written_back_bytes();
+  append_n(*log, 2, 1000, 0, 1000);  // less than a step more: not yet
+  ASSERT_TRUE(log->write_back_ahead(step).ok());
+  EXPECT_EQ(log->written_back_bytes(), first);
+  append_n(*log, 8, 1000, 0, 1000);  // a step past the last write-back
+  ASSERT_TRUE(log->write_back_ahead(step).ok());
+  EXPECT_EQ(log->written_back_bytes(), file_size(active));
+  EXPECT_GE(log->written_back_bytes(), first + step);
+  const uint64_t before_roll = log->written_back_bytes();
+  // After a roll the new active segment counts from its own start: less than a step of it is
+  // not written back, however much the old one had.
+  while (log->segment_base_offsets().size() < 2) append_n(*log, 1, 1000, 0, 1000);
+  const int64_t base = log->segment_base_offsets().back();
+  const std::string next = segment_log_path(tmp.sub("t-0"), base);
+  ASSERT_LT(file_size(next), step);
+  ASSERT_TRUE(log->write_back_ahead(step).ok());
+  EXPECT_EQ(log->written_back_bytes(), before_roll);
+  while (file_size(next) < step) append_n(*log, 2, 1000, 0, 1000);
+  ASSERT_TRUE(log->write_back_ahead(step).ok());
+  EXPECT_EQ(log->written_back_bytes(), file_size(next));
+}
+
 TEST(PartitionLog, RollsByTime) {
   TempDir tmp;
   LogConfig config;
