@@ -49,10 +49,10 @@ class RandomAccessFile {
   // The OS descriptor (valid while this object lives), for zero-copy sends. -1 if not file-backed.
   virtual int fd() const = 0;
   virtual const std::string& path() const = 0;
-  // Writes the file's dirty pages to the device now and waits for them, ahead of an fsync that
-  // would otherwise write them all at once (sync_file_range). Makes no durability claim: no
-  // metadata, no device cache flush; a writer's sync() is still what makes bytes durable (and
-  // still reports a write error). Default: nothing to write.
+  // Starts writing the file's dirty pages to the device, ahead of an fsync that would otherwise
+  // write them all at once (sync_file_range, without waiting). Makes no durability claim and
+  // consumes no write error: a writer's sync() is still what makes bytes durable and reports a
+  // failed write. Default: nothing to write.
   virtual Status write_back() const { return Status::Ok(); }
 };
 

@@ -1,6 +1,8 @@
 // LogManager (see log_manager.h).
 #include "storage/log_manager.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -63,8 +65,14 @@ void LogManager::start_write_back(uint64_t bytes) {
                                     [this] { return write_back_stop_; })) {
       lk.unlock();
       for (auto& log : all_partitions()) {
-        // An error here is the writer's to report: its own fsync sees it too.
-        (void)log->write_back_ahead(bytes);
+        {
+          std::lock_guard stop(write_back_mu_);  // a closing broker does not wait for the pass
+          if (write_back_stop_) return;
+        }
+        // Not the partition's failure: the writer's own fsync hears of a failed write.
+        if (Status st = log->write_back_ahead(bytes); !st.ok()) {
+          spdlog::warn("{}: background write-back: {}", log->dir(), st.to_string());
+        }
       }
       lk.lock();
     }

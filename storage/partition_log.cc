@@ -201,12 +201,15 @@ Status PartitionLog::write_back_ahead(uint64_t min_bytes) {
     const Segment& active = *segments_.back();
     base = active.base_offset();
     size = active.size();
-    const uint64_t done = written_back_base_.load(std::memory_order_relaxed) == base
-                              ? written_back_size_.load(std::memory_order_relaxed)
-                              : 0;
+    uint64_t done = written_back_base_.load(std::memory_order_relaxed) == base
+                        ? written_back_size_.load(std::memory_order_relaxed)
+                        : 0;
+    if (size < done) done = 0;  // truncated (a follower's truncate_to, reset_to) since
     if (size < done + min_bytes) return Status::Ok();
     file = active.log_file();
   }
+  // Counted as done even when it fails (the caller logs it): tried again a step later, not on
+  // every pass.
   written_back_base_.store(base, std::memory_order_relaxed);
   written_back_size_.store(size, std::memory_order_relaxed);
   return file->write_back();

@@ -89,11 +89,11 @@ class PosixRandomAccessFile final : public RandomAccessFile {
   ~PosixRandomAccessFile() override { ::close(fd_); }
 
   Status write_back() const override {
-    // The whole file (nbytes 0 = to its end): pages already under writeback are waited for,
-    // the rest written and waited for.
-    const unsigned flags =
-        SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
-    while (::sync_file_range(fd_, 0, 0, flags) != 0) {
+    // Starts writeback of the whole file's dirty pages (nbytes 0 = to its end) and does not
+    // wait, as RocksDB's range sync: waiting (WAIT_BEFORE / WAIT_AFTER) would check and advance
+    // this descriptor's write-error cursor, marking an error seen, and a writer opened later
+    // (a truncation's reopen, the open after a crash) would then fsync without hearing of it.
+    while (::sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE) != 0) {
       if (errno != EINTR) return posix_error("sync_file_range", path_, errno);
     }
     return Status::Ok();

@@ -140,10 +140,48 @@ int64_t FaultInjectionEnv::op_count() const {
   return ops_;
 }
 
+namespace {
+
+// The base Env's reader, with its write-backs counted.
+class CountingReader final : public RandomAccessFile {
+ public:
+  CountingReader(std::shared_ptr<RandomAccessFile> base, FaultInjectionEnv* env)
+      : base_(std::move(base)), env_(env) {}
+  Result<size_t> read(uint64_t offset, size_t n, uint8_t* dst) const override {
+    return base_->read(offset, n, dst);
+  }
+  Result<uint64_t> size() const override { return base_->size(); }
+  int fd() const override { return base_->fd(); }
+  const std::string& path() const override { return base_->path(); }
+  Status write_back() const override {
+    env_->on_write_back(base_->path());
+    return base_->write_back();
+  }
+
+ private:
+  std::shared_ptr<RandomAccessFile> base_;
+  FaultInjectionEnv* env_;
+};
+
+}  // namespace
+
 Result<std::shared_ptr<RandomAccessFile>> FaultInjectionEnv::new_random_access_file(
     const std::string& path) {
   if (auto f = take_fault(FaultOp::open, path)) return file_error("injected open", path, f->err);
-  return base_->new_random_access_file(path);
+  auto base = base_->new_random_access_file(path);
+  if (!base.ok()) return base.status();
+  return std::shared_ptr<RandomAccessFile>(std::make_shared<CountingReader>(*base, this));
+}
+
+int64_t FaultInjectionEnv::write_backs(const std::string& path) const {
+  std::lock_guard lk(mu_);
+  auto it = write_backs_.find(path);
+  return it == write_backs_.end() ? 0 : it->second;
+}
+
+void FaultInjectionEnv::on_write_back(const std::string& path) {
+  std::lock_guard lk(mu_);
+  ++write_backs_[path];
 }
 
 Result<std::unique_ptr<WritableFile>> FaultInjectionEnv::new_writable_file(const std::string& path,

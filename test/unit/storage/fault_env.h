@@ -75,6 +75,10 @@ class FaultInjectionEnv final : public Env {
   int64_t injected_count() const;
   // Mutating operations attempted so far.
   int64_t op_count() const;
+  // RandomAccessFile::write_back calls on files opened through this Env, per path (they make no
+  // durability claim, so drop_unsynced_data ignores them).
+  int64_t write_backs(const std::string& path) const;
+  void on_write_back(const std::string& path);
 
   // Env
   Result<std::unique_ptr<WritableFile>> new_writable_file(const std::string& path,
@@ -120,6 +124,7 @@ class FaultInjectionEnv final : public Env {
   bool torn_ = false;
   std::map<FaultOp, Fault> faults_;  // pending injected failures per kind (count != 0)
   int64_t injected_ = 0;
+  std::map<std::string, int64_t> write_backs_;
   Hook hook_;
 };
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "protocol/wire/uuid.h"
+#include "storage/file_names.h"
 #include "storage/file_util.h"
 #include "storage/meta_properties.h"
 #include "test/unit/storage/fault_env.h"
@@ -35,7 +36,8 @@ std::unique_ptr<LogManager> open_mgr(Env* env, std::vector<std::string> dirs, in
 
 TEST(LogManager, WriteBackThreadWritesBackActiveSegmentsAndStopsAtClose) {
   TempDir tmp;
-  auto m = open_mgr(default_env(), {tmp.sub("d1")});
+  FaultInjectionEnv env;  // counts write-backs
+  auto m = open_mgr(&env, {tmp.sub("d1")});
   ASSERT_TRUE(m->create_topic("wb", 2, {}, id_of(7)).ok());
   m->start_write_back(4 << 10);
   append_n(*m->partition("wb", 1), 10, 1000, 0, 1000);  // ~10 KiB: past the step
@@ -46,6 +48,10 @@ TEST(LogManager, WriteBackThreadWritesBackActiveSegmentsAndStopsAtClose) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_EQ(m->partition("wb", 0)->written_back_bytes(), 0u);
+  const std::string p0 = segment_log_path(m->partition("wb", 0)->dir(), 0);
+  const std::string p1 = segment_log_path(m->partition("wb", 1)->dir(), 0);
+  EXPECT_EQ(env.write_backs(p1), 1);
+  EXPECT_EQ(env.write_backs(p0), 0);
   ASSERT_TRUE(m->close_all().ok());  // joins the thread (a hang fails the test by its timeout)
 }
 

@@ -8,6 +8,7 @@
 
 #include "storage/file_names.h"
 #include "storage/file_util.h"
+#include "test/unit/storage/fault_env.h"
 #include "test/unit/storage/test_util.h"
 
 namespace strata::storage {
@@ -150,20 +151,25 @@ TEST(PartitionLog, WritesBackTheActiveSegmentEveryMinBytes) {
   TempDir tmp;
   LogConfig config;
   config.segment_bytes = 64 << 10;
-  auto log = open_log(default_env(), tmp.sub("t-0"), config);
+  FaultInjectionEnv env;  // counts write-backs; the files are real (sync_file_range runs)
+  auto log = open_log(&env, tmp.sub("t-0"), config);
   const uint64_t step = 8 << 10;
+  const std::string active = segment_log_path(tmp.sub("t-0"), 0);
   ASSERT_TRUE(log->write_back_ahead(step).ok());
   EXPECT_EQ(log->written_back_bytes(), 0u);  // nothing appended yet
-  append_n(*log, 10, 1000, 0, 1000);         // ~10 KiB
-  const std::string active = segment_log_path(tmp.sub("t-0"), 0);
-  ASSERT_TRUE(log->write_back_ahead(step).ok());  // sync_file_range on the real file
+  EXPECT_EQ(env.write_backs(active), 0);
+  append_n(*log, 10, 1000, 0, 1000);  // ~10 KiB
+  ASSERT_TRUE(log->write_back_ahead(step).ok());
+  EXPECT_EQ(env.write_backs(active), 1);
   EXPECT_EQ(log->written_back_bytes(), file_size(active));
   const uint64_t first = log->written_back_bytes();
   append_n(*log, 2, 1000, 0, 1000);  // less than a step more: not yet
   ASSERT_TRUE(log->write_back_ahead(step).ok());
+  EXPECT_EQ(env.write_backs(active), 1);
   EXPECT_EQ(log->written_back_bytes(), first);
   append_n(*log, 8, 1000, 0, 1000);  // a step past the last write-back
   ASSERT_TRUE(log->write_back_ahead(step).ok());
+  EXPECT_EQ(env.write_backs(active), 2);
   EXPECT_EQ(log->written_back_bytes(), file_size(active));
   EXPECT_GE(log->written_back_bytes(), first + step);
   const uint64_t before_roll = log->written_back_bytes();
@@ -175,8 +181,10 @@ TEST(PartitionLog, WritesBackTheActiveSegmentEveryMinBytes) {
   ASSERT_LT(file_size(next), step);
   ASSERT_TRUE(log->write_back_ahead(step).ok());
   EXPECT_EQ(log->written_back_bytes(), before_roll);
+  EXPECT_EQ(env.write_backs(next), 0);
   while (file_size(next) < step) append_n(*log, 2, 1000, 0, 1000);
   ASSERT_TRUE(log->write_back_ahead(step).ok());
+  EXPECT_EQ(env.write_backs(next), 1);
   EXPECT_EQ(log->written_back_bytes(), file_size(next));
 }
 
